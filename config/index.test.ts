@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './index.ts';
+
+describe('loadConfig', () => {
+  it('uses the documented defaults when nothing is set', () => {
+    const config = loadConfig({}, '/srv/lookout');
+    expect(config).toMatchObject({
+      host: '127.0.0.1',
+      port: 3000,
+      redisUrl: null,
+      mongoUrl: null,
+      mongoDb: 'lookout',
+      dataDir: '/srv/lookout/.data',
+      concurrency: { sessions: 8, events: 8, maintenance: 1 },
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.concurrency)).toBe(true);
+  });
+
+  it('names every bad variable in one error', () => {
+    try {
+      loadConfig({ PORT: 'eighty', REDIS_URL: 'http://x', MONGODB_URL: '::nope', LOG_LEVEL: 'loud', WORKER_CONCURRENCY_EVENTS: '0' });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      const problems = (err as ConfigError).problems.join('\n');
+      for (const name of ['PORT', 'REDIS_URL', 'MONGODB_URL', 'LOG_LEVEL', 'WORKER_CONCURRENCY_EVENTS']) {
+        expect(problems).toContain(name);
+      }
+    }
+  });
+
+  it('takes the URLs when set', () => {
+    const config = loadConfig({ REDIS_URL: 'redis://r:6379', MONGODB_URL: 'mongodb://m:27017/?replicaSet=rs0' });
+    expect(config.redisUrl).toBe('redis://r:6379');
+    expect(config.mongoUrl).toBe('mongodb://m:27017/?replicaSet=rs0');
+  });
+});

@@ -1,0 +1,137 @@
+/**
+ * The one place that reads the environment. `loadConfig` validates every
+ * variable and throws one ConfigError naming all bad ones, before any
+ * connection is opened. The result is frozen and passed around as a parameter.
+ */
+import path from 'node:path';
+
+export const QUEUE_NAMES = ['sessions', 'events', 'maintenance'] as const;
+export type QueueKey = (typeof QUEUE_NAMES)[number];
+
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  /** null: start the embedded redis-server */
+  readonly redisUrl: string | null;
+  /** null: start the embedded FerretDB */
+  readonly mongoUrl: string | null;
+  readonly mongoDb: string;
+  readonly dataDir: string;
+  readonly cacheDir: string;
+  readonly embeddedRedisPort: number;
+  readonly embeddedMongoPort: number;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  readonly bodyLimitBytes: number;
+  readonly queuePrefix: string;
+  readonly concurrency: Readonly<Record<QueueKey, number>>;
+  readonly shutdownTimeoutMs: number;
+  /** Seconds a resolved key stays cached in an API process. */
+  readonly keyCacheSeconds: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Documented defaults; README's configuration table mirrors this list. */
+export const DEFAULTS = {
+  HOST: '127.0.0.1',
+  PORT: '3000',
+  MONGODB_DB: 'lookout',
+  LOOKOUT_DATA_DIR: '.data',
+  LOOKOUT_CACHE_DIR: '.cache',
+  LOOKOUT_EMBEDDED_REDIS_PORT: '6390',
+  LOOKOUT_EMBEDDED_MONGODB_PORT: '27027',
+  LOG_LEVEL: 'info',
+  BODY_LIMIT_BYTES: '1048576',
+  QUEUE_PREFIX: 'lookout',
+  WORKER_CONCURRENCY_SESSIONS: '8',
+  WORKER_CONCURRENCY_EVENTS: '8',
+  WORKER_CONCURRENCY_MAINTENANCE: '1',
+  SHUTDOWN_TIMEOUT_MS: '10000',
+  KEY_CACHE_SECONDS: '5',
+} as const;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
+  const problems: string[] = [];
+  const raw = (name: keyof typeof DEFAULTS): string => {
+    const value = env[name];
+    return value === undefined || value === '' ? DEFAULTS[name] : value;
+  };
+  const int = (name: keyof typeof DEFAULTS, min: number, max: number): number => {
+    const text = raw(name);
+    const value = Number(text);
+    if (!/^\d+$/.test(text) || value < min || value > max) {
+      problems.push(`${name}=${JSON.stringify(text)}: expected an integer from ${min} to ${max}`);
+      return Number(DEFAULTS[name]);
+    }
+    return value;
+  };
+  const url = (name: string, schemes: string[]): string | null => {
+    const text = env[name];
+    if (text === undefined || text === '') return null;
+    let scheme: string;
+    try {
+      scheme = new URL(text).protocol.replace(/:$/, '');
+    } catch {
+      problems.push(`${name}: not a URL`);
+      return null;
+    }
+    if (!schemes.includes(scheme)) {
+      problems.push(`${name}: expected a ${schemes.join(' or ')} URL, got ${scheme}:`);
+      return null;
+    }
+    return text;
+  };
+
+  const logLevel = raw('LOG_LEVEL');
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    problems.push(`LOG_LEVEL=${JSON.stringify(logLevel)}: expected one of ${LOG_LEVELS.join(', ')}`);
+  }
+  const mongoDb = raw('MONGODB_DB');
+  if (!/^[A-Za-z0-9_-]{1,63}$/.test(mongoDb)) {
+    problems.push(`MONGODB_DB=${JSON.stringify(mongoDb)}: letters, digits, _ and - only, at most 63`);
+  }
+  const queuePrefix = raw('QUEUE_PREFIX');
+  if (!/^[A-Za-z0-9_{}:-]{1,64}$/.test(queuePrefix)) {
+    problems.push(`QUEUE_PREFIX=${JSON.stringify(queuePrefix)}: letters, digits, _ - : { } only`);
+  }
+
+  const config: Config = {
+    host: raw('HOST'),
+    port: int('PORT', 0, 65535),
+    redisUrl: url('REDIS_URL', ['redis', 'rediss']),
+    mongoUrl: url('MONGODB_URL', ['mongodb', 'mongodb+srv']),
+    mongoDb,
+    dataDir: path.resolve(cwd, raw('LOOKOUT_DATA_DIR')),
+    cacheDir: path.resolve(cwd, raw('LOOKOUT_CACHE_DIR')),
+    embeddedRedisPort: int('LOOKOUT_EMBEDDED_REDIS_PORT', 1, 65535),
+    embeddedMongoPort: int('LOOKOUT_EMBEDDED_MONGODB_PORT', 1, 65535),
+    logLevel: logLevel as Config['logLevel'],
+    bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024, 64 * 1024 * 1024),
+    queuePrefix,
+    concurrency: {
+      sessions: int('WORKER_CONCURRENCY_SESSIONS', 1, 1000),
+      events: int('WORKER_CONCURRENCY_EVENTS', 1, 1000),
+      maintenance: int('WORKER_CONCURRENCY_MAINTENANCE', 1, 100),
+    },
+    shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 100, 600_000),
+    keyCacheSeconds: int('KEY_CACHE_SECONDS', 0, 3600),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze(config);
+}
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const inner of Object.values(value)) {
+    if (inner && typeof inner === 'object') deepFreeze(inner as object);
+  }
+  return Object.freeze(value);
+}

@@ -1,0 +1,78 @@
+/**
+ * The embedded MongoDB-compatible store: FerretDB v1.24.2 on its SQLite
+ * backend. The binary is a small Go wrapper (tools/ferretdb) around FerretDB's
+ * embeddable package, built once into the cache folder and rebuilt only when
+ * the wrapper's sources change.
+ */
+import { spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawnManaged, stopStale, type ManagedProcess } from './process.ts';
+
+const SOURCE_DIR = fileURLToPath(new URL('../../tools/ferretdb/', import.meta.url));
+const SOURCES = ['main.go', 'go.mod', 'go.sum'];
+
+function findGo(): string {
+  const found = spawnSync('sh', ['-c', 'command -v go'], { encoding: 'utf8' });
+  if (found.status === 0 && found.stdout.trim()) return found.stdout.trim();
+  if (fs.existsSync('/usr/local/go/bin/go')) return '/usr/local/go/bin/go';
+  throw new Error(
+    'Go is needed once to build the embedded FerretDB (tools/ferretdb), and none was found. ' +
+      'Install Go 1.22+ or set MONGODB_URL to a MongoDB 6+ server.',
+  );
+}
+
+/** Returns the path of the FerretDB binary, building it when missing or stale. */
+export function ensureFerretBinary(cacheDir: string, log: (line: string) => void = () => {}): string {
+  const hash = crypto.createHash('sha256');
+  for (const file of SOURCES) hash.update(fs.readFileSync(path.join(SOURCE_DIR, file)));
+  const stamp = hash.digest('hex').slice(0, 16);
+  const binDir = path.join(cacheDir, 'bin');
+  const binary = path.join(binDir, `ferretdb-embedded-${stamp}`);
+  if (fs.existsSync(binary)) return binary;
+
+  fs.mkdirSync(binDir, { recursive: true });
+  const go = findGo();
+  log('building the embedded FerretDB once (a few minutes on a fresh machine)…');
+  const build = (extra: string[]) =>
+    spawnSync(go, ['build', '-trimpath', ...extra, '-o', `${binary}.tmp`, '.'], {
+      cwd: SOURCE_DIR,
+      encoding: 'utf8',
+      env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false', GOTOOLCHAIN: 'local' },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+  let result = build([]);
+  // Newer Go linkers refuse some //go:linkname references in dependencies.
+  if (result.status !== 0 && /linkname/.test(result.stderr)) result = build(['-ldflags=-checklinkname=0']);
+  if (result.status !== 0) {
+    throw new Error(`building FerretDB failed:\n${result.stderr}`);
+  }
+  fs.renameSync(`${binary}.tmp`, binary);
+  return binary;
+}
+
+export async function startFerret(opts: {
+  dir: string;
+  port: number;
+  cacheDir: string;
+  pidFile?: boolean;
+  log?: (line: string) => void;
+}): Promise<ManagedProcess> {
+  const binary = ensureFerretBinary(opts.cacheDir, opts.log);
+  const sqliteDir = path.join(opts.dir, 'sqlite');
+  fs.mkdirSync(sqliteDir, { recursive: true });
+  const pidFile = opts.pidFile === false ? undefined : path.join(opts.dir, 'ferretdb.pid');
+  if (pidFile) await stopStale(pidFile);
+  return spawnManaged({
+    name: 'ferretdb',
+    command: binary,
+    args: ['-listen-addr', `127.0.0.1:${opts.port}`, '-handler', 'sqlite', '-sqlite-url', `file:${sqliteDir}/`],
+    port: opts.port,
+    url: `mongodb://127.0.0.1:${opts.port}/`,
+    pidFile,
+    logFile: path.join(opts.dir, 'ferretdb.log'),
+    timeoutMs: 60_000,
+  });
+}

@@ -1,0 +1,52 @@
+/**
+ * The embedded Redis: a local redis-server with its data in the data folder,
+ * append-only file on and `maxmemory-policy noeviction` (BullMQ needs it).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnManaged, stopStale, type ManagedProcess } from './process.ts';
+
+export function findRedisServer(): string {
+  const found = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' });
+  if (found.status === 0 && found.stdout.trim()) return found.stdout.trim();
+  if (process.getuid?.() === 0 && fs.existsSync('/usr/bin/apt-get')) {
+    process.stderr.write('redis-server is missing: installing the Debian package redis-server\n');
+    execFileSync('apt-get', ['update', '-q'], { stdio: 'inherit' });
+    execFileSync('apt-get', ['install', '-y', '-q', 'redis-server'], {
+      stdio: 'inherit',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
+    return findRedisServer();
+  }
+  throw new Error(
+    'redis-server is not installed. Install it (Debian/Ubuntu: `sudo apt-get install redis-server`) ' +
+      'or set REDIS_URL to a Redis 6.2+ server with maxmemory-policy noeviction.',
+  );
+}
+
+export async function startRedis(opts: { dir: string; port: number; pidFile?: boolean }): Promise<ManagedProcess> {
+  const binary = findRedisServer();
+  fs.mkdirSync(opts.dir, { recursive: true });
+  const pidFile = opts.pidFile === false ? undefined : path.join(opts.dir, 'redis.pid');
+  if (pidFile) await stopStale(pidFile);
+  return spawnManaged({
+    name: 'redis',
+    command: binary,
+    args: [
+      '--port', String(opts.port),
+      '--bind', '127.0.0.1',
+      '--dir', opts.dir,
+      '--appendonly', 'yes',
+      '--appendfsync', 'everysec',
+      '--maxmemory-policy', 'noeviction',
+      '--save', '',
+      '--daemonize', 'no',
+      '--protected-mode', 'yes',
+    ],
+    port: opts.port,
+    url: `redis://127.0.0.1:${opts.port}`,
+    pidFile,
+    logFile: path.join(opts.dir, 'redis.log'),
+  });
+}

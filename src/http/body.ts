@@ -1,0 +1,62 @@
+/**
+ * Reads and parses a request body: media type, size limit, JSON syntax and
+ * keys that a document store would interpret ($-prefixed, dotted,
+ * __proto__), each with its own 4xx. Nothing is written before this passes.
+ */
+import type { Context } from 'koa';
+import getRawBody from 'raw-body';
+import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.ts';
+
+const MAX_DEPTH = 32;
+
+export async function readJson(
+  ctx: Context,
+  limit: number,
+  mediaTypes: readonly string[] = ['application/json'],
+): Promise<unknown> {
+  const type = (ctx.get('content-type').split(';')[0] ?? '').trim().toLowerCase();
+  if (!mediaTypes.includes(type)) throw new UnsupportedMediaTypeError([...mediaTypes]);
+  const text = await readText(ctx, limit);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new BadRequestError('malformed_json', `the body is not valid JSON: ${(err as Error).message}`);
+  }
+  checkKeys(value);
+  return value;
+}
+
+export async function readText(ctx: Context, limit: number): Promise<string> {
+  const encoding = ctx.get('content-encoding');
+  if (encoding && encoding.toLowerCase() !== 'identity') {
+    throw new BadRequestError('unsupported_encoding', 'Content-Encoding is not supported; send the body uncompressed');
+  }
+  try {
+    return await getRawBody(ctx.req, { limit, encoding: 'utf8', length: ctx.get('content-length') || undefined });
+  } catch (err) {
+    const type = (err as { type?: string }).type;
+    if (type === 'entity.too.large') throw new PayloadTooLargeError(limit);
+    if (type === 'request.size.invalid') throw new BadRequestError('bad_length', 'the body length does not match Content-Length');
+    if (type === 'request.aborted') throw new BadRequestError('aborted', 'the client aborted the request');
+    throw err;
+  }
+}
+
+/** Rejects keys a document store would interpret, anywhere in the value. */
+export function checkKeys(value: unknown, path = '', depth = 0): void {
+  if (depth > MAX_DEPTH) throw new BadRequestError('too_deep', `the body nests deeper than ${MAX_DEPTH} levels`);
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => checkKeys(item, `${path}/${i}`, depth + 1));
+    return;
+  }
+  if (value === null || typeof value !== 'object') return;
+  for (const [key, inner] of Object.entries(value)) {
+    if (key.startsWith('$') || key.includes('.') || key.includes('\0') || key === '__proto__' || key === '') {
+      throw new BadRequestError('forbidden_key', `${path}/${key}: keys may not be empty, start with $, or contain . or NUL`, {
+        errors: [{ path: `${path}/${key}`, message: 'forbidden key' }],
+      });
+    }
+    checkKeys(inner, `${path}/${key}`, depth + 1);
+  }
+}

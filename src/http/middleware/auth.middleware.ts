@@ -1,0 +1,39 @@
+/** Spec 5: which credential an endpoint takes, and the instance rule. */
+import type { Middleware } from 'koa';
+import { checkInstance } from '../../domain/binding.ts';
+import { ForbiddenError, UnauthorizedError } from '../../errors.ts';
+import type { KeyKind, KeyResolver, ResolvedKey } from '../../services/key-resolver.ts';
+import type { AppState } from '../app.ts';
+
+export async function authenticate(resolver: KeyResolver, key: string | undefined, wanted: KeyKind): Promise<ResolvedKey> {
+  if (!key) throw new UnauthorizedError('missing_key', 'send the project key in the X-Service-Key header');
+  const resolved = await resolver.resolve(key);
+  if (!resolved) throw new UnauthorizedError('unknown_key', 'the key is not known');
+  if (resolved.kind !== wanted) {
+    throw wanted === 'secret'
+      ? new ForbiddenError('secret_key_required', 'this endpoint takes the project secret key, not the public key')
+      : new ForbiddenError('public_key_required', 'this endpoint takes the project public key; never send the secret key from a client');
+  }
+  return resolved;
+}
+
+/**
+ * Secret-key endpoints. Once the project is bound to an installation every
+ * request must carry that installation's X-Service-Instance.
+ */
+export function requireSecretKey(resolver: KeyResolver, opts: { instance: boolean }): Middleware<AppState> {
+  return async (ctx, next) => {
+    const { project } = await authenticate(resolver, ctx.get('x-service-key') || undefined, 'secret');
+    if (opts.instance) {
+      const check = checkInstance(project.instance_id, ctx.get('x-service-instance') || undefined);
+      if (check === 'missing') {
+        throw new ForbiddenError('instance_required', 'this key is bound to an installation: send its X-Service-Instance header');
+      }
+      if (check === 'mismatch') {
+        throw new ForbiddenError('instance_mismatch', 'this key is bound to a different instance');
+      }
+    }
+    ctx.state.project = project;
+    await next();
+  };
+}

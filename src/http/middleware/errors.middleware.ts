@@ -1,0 +1,38 @@
+/**
+ * The one place that maps errors to HTTP bodies: every non-2xx answer is
+ * JSON `{reason, message, ...}`. Unknown errors are logged with the request
+ * id and answered with a 500 that names only that id.
+ */
+import type { Middleware } from 'koa';
+import { AppError } from '../../errors.ts';
+import type { AppState } from '../app.ts';
+
+export function errorsMiddleware(): Middleware<AppState> {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        ctx.status = 404;
+        ctx.body = { reason: 'route_not_found', message: `no route for ${ctx.method} ${ctx.path}` };
+      }
+    } catch (err) {
+      if (err instanceof AppError) {
+        ctx.status = err.status;
+        ctx.set(err.headers);
+        ctx.body = { reason: err.reason, message: err.message, ...err.details };
+        ctx.state.log.info({ status: err.status, reason: err.reason }, 'request refused');
+        return;
+      }
+      const status = (err as { status?: number; expose?: boolean }).status;
+      if (typeof status === 'number' && status >= 400 && status < 500) {
+        // Koa's own client errors (for example a malformed URL).
+        ctx.status = status;
+        ctx.body = { reason: 'bad_request', message: (err as Error).message };
+        return;
+      }
+      ctx.state.log.error({ err }, 'unhandled error');
+      ctx.status = 500;
+      ctx.body = { reason: 'internal', message: 'internal error', request_id: ctx.state.requestId };
+    }
+  };
+}

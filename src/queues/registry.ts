@@ -1,0 +1,63 @@
+/**
+ * The one typed job registry: each job name maps to its queue and options.
+ * Jobs are enqueued only through `makeQueues().enqueue`, and workers check at
+ * start that every job has exactly one handler.
+ */
+import { Queue, type JobsOptions } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { QueueKey } from '../../config/index.ts';
+
+/** Payload of each job, by name. */
+export interface JobPayloads {
+  /** placeholder so the map is never empty; each feature adds its jobs here */
+  'maintenance.noop': Record<string, never>;
+}
+export type JobName = keyof JobPayloads;
+
+const RETRY: JobsOptions = {
+  attempts: 10,
+  backoff: { type: 'exponential', delay: 500 },
+  removeOnComplete: { count: 1000 },
+  removeOnFail: { count: 10_000 },
+};
+
+export const JOBS: { readonly [N in JobName]: { queue: QueueKey; opts: JobsOptions } } = {
+  'maintenance.noop': { queue: 'maintenance', opts: RETRY },
+};
+
+export function redisConnection(url: string): Redis {
+  // BullMQ needs maxRetriesPerRequest null on connections that block (workers).
+  return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
+}
+
+export function makeQueues(redisUrl: string, prefix: string) {
+  const connection = redisConnection(redisUrl);
+  const queues = new Map<QueueKey, Queue>();
+  const queue = (key: QueueKey): Queue => {
+    let found = queues.get(key);
+    if (!found) {
+      found = new Queue(key, { connection, prefix });
+      queues.set(key, found);
+    }
+    return found;
+  };
+  return {
+    connection,
+    queue,
+    async enqueue<N extends JobName>(name: N, payload: JobPayloads[N], jobId?: string) {
+      const def = JOBS[name];
+      return queue(def.queue).add(name, payload, { ...def.opts, ...(jobId ? { jobId } : {}) });
+    },
+    async enqueueBulk<N extends JobName>(name: N, items: { payload: JobPayloads[N]; jobId?: string }[]) {
+      const def = JOBS[name];
+      return queue(def.queue).addBulk(
+        items.map((item) => ({ name, data: item.payload, opts: { ...def.opts, ...(item.jobId ? { jobId: item.jobId } : {}) } })),
+      );
+    },
+    async close() {
+      await Promise.all([...queues.values()].map((q) => q.close()));
+      connection.disconnect();
+    },
+  };
+}
+export type Queues = ReturnType<typeof makeQueues>;

@@ -1,0 +1,49 @@
+/**
+ * MongoDB connection. Every write is acknowledged by the majority and
+ * journaled (`w: majority, j: true`): a 2xx is sent only after the data it
+ * stands for is durable.
+ */
+import { MongoClient, MongoServerError, type Collection, type Db, type IndexDescription } from 'mongodb';
+
+export interface Mongo {
+  client: MongoClient;
+  db: Db;
+}
+
+export async function connectMongo(url: string, dbName: string): Promise<Mongo> {
+  const client = new MongoClient(url, {
+    writeConcern: { w: 'majority', journal: true },
+    serverSelectionTimeoutMS: 10_000,
+    maxPoolSize: 50,
+    appName: 'lookout',
+  });
+  await client.connect();
+  return { client, db: client.db(dbName) };
+}
+
+export function isDuplicateKey(err: unknown): boolean {
+  return err instanceof MongoServerError && err.code === 11000;
+}
+
+/**
+ * Creates the indexes a collection lacks. FerretDB v1.24 (SQLite) panics on
+ * a createIndexes that names an index that already exists, so existing
+ * names are listed first and skipped.
+ */
+export async function ensureIndexes(collection: Collection<any>, specs: IndexDescription[], attempt = 1): Promise<void> {
+  let existing: string[] = [];
+  try {
+    existing = (await collection.listIndexes().toArray()).map((index) => index.name as string);
+  } catch (err) {
+    if (!(err instanceof MongoServerError && err.code === 26)) throw err; // 26: namespace does not exist yet
+  }
+  const missing = specs.filter((spec) => !existing.includes(spec.name!));
+  if (missing.length === 0) return;
+  try {
+    await collection.createIndexes(missing);
+  } catch (err) {
+    // Another process may have created them between the list and the create.
+    if (attempt >= 3) throw err;
+    await ensureIndexes(collection, specs, attempt + 1);
+  }
+}

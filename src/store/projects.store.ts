@@ -1,0 +1,102 @@
+import type { Db, IndexDescription } from 'mongodb';
+import { nextId } from './counters.store.ts';
+import { ensureIndexes } from './mongo.ts';
+
+export interface AlertSettings {
+  /** failed sign-ins of one (actor, ip) inside the window that raise an issue */
+  threshold: number;
+  window_seconds: number;
+  /** quiet period after an issue is raised, during which bursts update it */
+  cooldown_seconds: number;
+  /** distinct actors failing from one ip inside the window (credential stuffing) */
+  stuffing_threshold: number;
+}
+
+export const DEFAULT_ALERTS: AlertSettings = {
+  threshold: 5,
+  window_seconds: 600,
+  cooldown_seconds: 1800,
+  stuffing_threshold: 10,
+};
+
+export interface Installation {
+  instance_id: string;
+  base_url: string | null;
+  platform: string | null;
+  platform_version: string | null;
+  terms_version: string | null;
+  accepted_by: string | null;
+  activated_at: Date;
+  last_activated_at: Date;
+}
+
+export interface ProjectDoc {
+  _id: number;
+  org_id: number;
+  name: string;
+  enabled: boolean;
+  security_monitoring: boolean;
+  public_key: string;
+  /** sha256 of the secret key, hex; the key itself is never stored */
+  secret_hash: string;
+  /** the bound installation's instance_id, null while unbound */
+  instance_id: string | null;
+  installation: Installation | null;
+  alerts: AlertSettings;
+  created_at: Date;
+}
+
+export const projectIndexes: IndexDescription[] = [
+  { key: { secret_hash: 1 }, name: 'secret_hash', unique: true },
+  { key: { public_key: 1 }, name: 'public_key', unique: true },
+  { key: { org_id: 1 }, name: 'org_id' },
+];
+
+export function makeProjectsStore(db: Db) {
+  const projects = db.collection<ProjectDoc>('projects');
+  return {
+    async ensureIndexes() {
+      await ensureIndexes(projects, projectIndexes);
+    },
+    async create(input: Omit<ProjectDoc, '_id'>): Promise<ProjectDoc> {
+      const doc: ProjectDoc = { _id: await nextId(db, 'projects'), ...input };
+      await projects.insertOne(doc);
+      return doc;
+    },
+    get(id: number): Promise<ProjectDoc | null> {
+      return projects.findOne({ _id: id });
+    },
+    bySecretHash(hash: string): Promise<ProjectDoc | null> {
+      return projects.findOne({ secret_hash: hash });
+    },
+    byPublicKey(key: string): Promise<ProjectDoc | null> {
+      return projects.findOne({ public_key: key });
+    },
+    inOrg(orgId: number): Promise<ProjectDoc[]> {
+      return projects.find({ org_id: orgId }).toArray();
+    },
+    async update(id: number, set: Partial<Omit<ProjectDoc, '_id'>>): Promise<ProjectDoc | null> {
+      return projects.findOneAndUpdate({ _id: id }, { $set: set }, { returnDocument: 'after' });
+    },
+    /**
+     * Binds the project to `instanceId` unless it is bound to another
+     * instance. Returns the project after the update, or null when it is
+     * bound elsewhere (or missing).
+     */
+    async bind(id: number, installation: Installation): Promise<ProjectDoc | null> {
+      return projects.findOneAndUpdate(
+        { _id: id, instance_id: { $in: [null, installation.instance_id] } },
+        { $set: { instance_id: installation.instance_id, installation } },
+        { returnDocument: 'after' },
+      );
+    },
+    async unbind(id: number): Promise<ProjectDoc | null> {
+      return projects.findOneAndUpdate(
+        { _id: id },
+        { $set: { instance_id: null, installation: null } },
+        { returnDocument: 'before' },
+      );
+    },
+  };
+}
+export type ProjectsStore = ReturnType<typeof makeProjectsStore>;

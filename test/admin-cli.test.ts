@@ -1,0 +1,101 @@
+/** The admin CLI as an operator runs it: one JSON document on stdout, errors on stderr. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { call, startTestContext, type TestContext } from './helpers/context.ts';
+import { runCli } from './helpers/process.ts';
+
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await startTestContext();
+});
+afterAll(async () => {
+  await ctx?.close();
+});
+
+const admin = async (...args: string[]) => {
+  const res = await runCli(['admin', ...args], ctx.env);
+  return { ...res, json: res.code === 0 ? JSON.parse(res.stdout) : undefined };
+};
+
+describe('lookout admin', () => {
+  it('creates an organisation and a project whose keys work against the API', async () => {
+    const org = await admin('org', 'create', '--name', 'Acme', '--plan', 'team', '--seats', '3');
+    expect(org.code).toBe(0);
+    expect(org.json).toMatchObject({ id: expect.any(String), name: 'Acme', plan: 'team', seats: 3, used: 0 });
+
+    const project = await admin('project', 'create', '--org', org.json.id, '--name', 'shop', '--security-monitoring', 'off');
+    expect(project.json).toEqual({ id: expect.any(String), org: org.json.id, name: 'shop', public_key: expect.stringMatching(/^[0-9a-f]{32}$/), secret_key: expect.stringMatching(/^lk_sk_/) });
+
+    const res = await call(ctx, 'POST', '/api/v1/sdk/activate', { key: project.json.secret_key, body: { instance_id: 'inst-cli-00001' } });
+    expect(res.status).toBe(200);
+    expect(res.body.features).toEqual({ security_monitoring: false, plan: 'team', seats: 3 });
+
+    const shown = await admin('project', 'show', '--project', project.json.id);
+    expect(shown.json).toMatchObject({ id: project.json.id, instance_id: 'inst-cli-00001', security_monitoring: false });
+    expect(shown.stdout).not.toContain(project.json.secret_key);
+    expect(shown.stdout).not.toContain('secret');
+
+    expect((await admin('project', 'set', '--project', project.json.id, '--enabled', 'off', '--security-monitoring', 'on')).json).toMatchObject({ enabled: false, security_monitoring: true });
+
+    const unbound = await admin('project', 'unbind', '--project', project.json.id);
+    expect(unbound.json).toEqual({ id: project.json.id, unbound: 'inst-cli-00001' });
+
+    const rotated = await admin('key', 'rotate', '--project', project.json.id, '--kind', 'secret');
+    expect(rotated.json.secret_key).toMatch(/^lk_sk_/);
+    expect((await call(ctx, 'GET', '/api/v1/sdk/config', { key: project.json.secret_key })).status).toBe(401);
+    expect((await call(ctx, 'GET', '/api/v1/sdk/config', { key: rotated.json.secret_key })).status).toBe(200);
+
+    const pub = await admin('key', 'rotate', '--project', project.json.id, '--kind', 'public');
+    expect(pub.json.public_key).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it('manages members, invites and email rules and shows seat usage', async () => {
+    const org = (await admin('org', 'create', '--name', 'People', '--seats', 'unlimited')).json;
+    expect(org.seats).toBeNull();
+    await admin('member', 'add', '--org', org.id, '--email', 'Boss@Acme.test');
+    await admin('invite', 'add', '--org', org.id, '--email', 'new@acme.test');
+    const rule = await admin('email-rule', 'add', '--org', org.id, '--email', 'boss@acme.test');
+    expect(rule.json).toMatchObject({ members: ['boss@acme.test'], invites: ['new@acme.test'], email_rules: ['boss@acme.test'], used: 2 });
+    const removed = await admin('invite', 'remove', '--org', org.id, '--email', 'new@acme.test');
+    expect(removed.json).toMatchObject({ invites: [], used: 1 });
+    expect((await admin('org', 'set', '--org', org.id, '--plan', 'business', '--seats', '10')).json).toMatchObject({ plan: 'business', seats: 10 });
+  });
+
+  it('sets alert settings', async () => {
+    const org = (await admin('org', 'create', '--name', 'Alerts')).json;
+    const project = (await admin('project', 'create', '--org', org.id, '--name', 'p')).json;
+    const set = await admin('alerts', 'set', '--project', project.id, '--threshold', '3', '--window-seconds', '60', '--cooldown-seconds', '120');
+    expect(set.json.alerts).toEqual({ threshold: 3, window_seconds: 60, cooldown_seconds: 120, stuffing_threshold: 10 });
+  });
+
+  it.each([
+    [['org', 'create'], 2, /--name is required/],
+    [['org', 'create', '--name', 'x', '--seats', 'lots'], 2, /--seats/],
+    [['project', 'show', '--project', '999999'], 1, /project_not_found/],
+    [['project', 'show', '--project', 'abc'], 2, /numeric id/],
+    [['key', 'rotate', '--project', '1', '--kind', 'both'], 2, /secret or public/],
+    [['member', 'add', '--org', '1', '--email', 'not-an-email'], 1, /invalid_email|org_not_found/],
+    [['fly', 'away'], 2, /unknown command/],
+    [['org', 'create', '--name', 'x', '--bogus'], 2, /bogus/],
+  ])('%j fails with exit %i and a message on stderr', async (args, code, message) => {
+    const res = await admin(...(args as string[]));
+    expect(res.code).toBe(code);
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toMatch(message);
+  });
+
+  it('reaches the embedded stores when no URL is set', async () => {
+    const port = new URL(inject('mongoUrl')).port;
+    const { MONGODB_URL: _m, ...env } = ctx.env;
+    const res = await runCli(['admin', 'org', 'create', '--name', 'Embedded'], { ...env, LOOKOUT_EMBEDDED_MONGODB_PORT: port });
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.stdout).name).toBe('Embedded');
+  });
+
+  it('stops with one message naming every bad variable', async () => {
+    const res = await runCli(['admin', 'org', 'show', '--org', '1'], { ...ctx.env, PORT: 'x', REDIS_URL: 'ftp://nope' });
+    expect(res.code).toBe(78);
+    expect(res.stderr).toMatch(/PORT/);
+    expect(res.stderr).toMatch(/REDIS_URL/);
+  });
+});

@@ -1,0 +1,96 @@
+/**
+ * Per-test-file context: a fresh database and queue prefix on the shared
+ * test servers, a runtime, and an API listening on a free loopback port.
+ * MONGODB_URL in the environment points the suite at a real MongoDB instead.
+ */
+import crypto from 'node:crypto';
+import { inject } from 'vitest';
+import { loadConfig, type Config } from '../../config/index.ts';
+import { startApi } from '../../src/http/server.ts';
+import { makeLogger } from '../../src/log.ts';
+import { makeRuntime, type Runtime } from '../../src/runtime.ts';
+
+export interface TestContext {
+  config: Config;
+  runtime: Runtime;
+  api: string;
+  urls: { redisUrl: string; mongoUrl: string };
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export function testEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const suffix = crypto.randomBytes(4).toString('hex');
+  return {
+    REDIS_URL: inject('redisUrl'),
+    MONGODB_URL: process.env.LOOKOUT_TEST_MONGODB_URL || inject('mongoUrl'),
+    MONGODB_DB: `lookout_test_${suffix}`,
+    QUEUE_PREFIX: `lookout_test_${suffix}`,
+    LOG_LEVEL: process.env.LOOKOUT_TEST_LOG_LEVEL ?? 'silent',
+    KEY_CACHE_SECONDS: '0',
+    ...extra,
+  };
+}
+
+export async function startTestContext(extra: Record<string, string> = {}): Promise<TestContext> {
+  const env = testEnv(extra);
+  const config = loadConfig(env);
+  const urls = { redisUrl: config.redisUrl!, mongoUrl: config.mongoUrl! };
+  const runtime = await makeRuntime(config, urls, makeLogger(config.logLevel, 'test'));
+  const api = await startApi(runtime, { host: '127.0.0.1', port: 0 });
+  return {
+    config,
+    runtime,
+    api: api.url,
+    urls,
+    env,
+    async close() {
+      await api.close();
+      await runtime.mongo.db.dropDatabase().catch(() => {});
+      await runtime.close();
+    },
+  };
+}
+
+/** A project ready for SDK calls: its org, ids and keys. */
+export async function makeProject(
+  ctx: TestContext,
+  opts: { plan?: string; seats?: number | null; securityMonitoring?: boolean } = {},
+) {
+  const org = await ctx.runtime.admin.createOrg({ name: 'Acme', plan: opts.plan ?? 'business', seats: opts.seats ?? null });
+  const project = await ctx.runtime.admin.createProject({
+    org: Number(org.id),
+    name: 'shop',
+    securityMonitoring: opts.securityMonitoring ?? true,
+  });
+  return { org, project, secret: project.secret_key, publicKey: project.public_key };
+}
+
+export interface CallOptions {
+  key?: string;
+  instance?: string;
+  body?: unknown;
+  raw?: string;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+/** One HTTP call to the API; the body is parsed as JSON when it is JSON. */
+export async function call(ctx: TestContext, method: string, path: string, opts: CallOptions = {}) {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key !== undefined) headers['x-service-key'] = opts.key;
+  if (opts.instance !== undefined) headers['x-service-instance'] = opts.instance;
+  let body: string | undefined;
+  if (opts.raw !== undefined) body = opts.raw;
+  else if (opts.body !== undefined) body = JSON.stringify(opts.body);
+  if (body !== undefined) headers['content-type'] = opts.contentType ?? 'application/json';
+  const res = await fetch(`${ctx.api}${path}`, { method, headers, body });
+  const text = await res.text();
+  let json: any = undefined;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.status, body: json, text, headers: res.headers };
+}

@@ -1,0 +1,11 @@
+/** Job name → handler. A handler is a plain function of its payload and the runtime. */
+import type { Job } from 'bullmq';
+import type { JobName, JobPayloads } from '../src/queues/registry.ts';
+import type { Runtime } from '../src/runtime.ts';
+
+export type Handler<N extends JobName> = (payload: JobPayloads[N], runtime: Runtime, job: Job) => Promise<unknown>;
+export type HandlerMap = { [N in JobName]: Handler<N> };
+
+export const handlers: HandlerMap = {
+  'maintenance.noop': async () => null,
+};

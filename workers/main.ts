@@ -1,0 +1,86 @@
+/**
+ * A worker process: one BullMQ Worker per queue it serves, each with the
+ * concurrency from config (or --concurrency). On SIGTERM it stops fetching,
+ * lets running jobs finish within SHUTDOWN_TIMEOUT_MS, then exits; a job cut
+ * off by the deadline is retried by another worker (BullMQ's stalled check).
+ */
+import { UnrecoverableError, Worker } from 'bullmq';
+import { parseArgs } from 'node:util';
+import { QUEUE_NAMES, type Config, type QueueKey } from '../config/index.ts';
+import { storeUrls } from '../src/embedded/stores.ts';
+import { makeLogger } from '../src/log.ts';
+import { JOBS, redisConnection, type JobName } from '../src/queues/registry.ts';
+import { makeRuntime, type Runtime } from '../src/runtime.ts';
+import { handlers, type HandlerMap } from './handlers.ts';
+
+/** Start-up fails when a job has no handler or a handler has no job. */
+export function checkHandlers(map: HandlerMap): void {
+  const jobs = Object.keys(JOBS).sort();
+  const handled = Object.keys(map).sort();
+  const missing = jobs.filter((j) => !handled.includes(j));
+  const orphan = handled.filter((h) => !jobs.includes(h));
+  if (missing.length || orphan.length) {
+    throw new Error(`job registry and handlers disagree: no handler for [${missing}], no job for [${orphan}]`);
+  }
+}
+
+export async function startWorkers(runtime: Runtime, opts: { queues: readonly QueueKey[]; concurrency?: number }) {
+  checkHandlers(handlers);
+  const { config, log } = runtime;
+  const connection = redisConnection(runtime.urls.redisUrl);
+  const workers = opts.queues.map((queue) => {
+    const worker = new Worker(
+      queue,
+      async (job) => {
+        const handler = handlers[job.name as JobName] as ((p: unknown, r: Runtime, j: typeof job) => Promise<unknown>) | undefined;
+        if (!handler) throw new UnrecoverableError(`no handler for job ${job.name}`);
+        return handler(job.data, runtime, job);
+      },
+      {
+        connection,
+        prefix: config.queuePrefix,
+        concurrency: opts.concurrency ?? config.concurrency[queue],
+        autorun: true,
+      },
+    );
+    worker.on('failed', (job, err) => log.warn({ queue, job: job?.name, id: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed'));
+    worker.on('error', (err) => log.error({ queue, err: err.message }, 'worker error'));
+    return worker;
+  });
+  log.info({ queues: opts.queues, concurrency: opts.concurrency ?? opts.queues.map((q) => config.concurrency[q]) }, 'workers started');
+  return {
+    workers,
+    async close(timeoutMs = config.shutdownTimeoutMs) {
+      const closing = Promise.all(workers.map((w) => w.close()));
+      const deadline = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), timeoutMs).unref());
+      if ((await Promise.race([closing, deadline])) === 'timeout') {
+        log.warn({ timeoutMs }, 'jobs still running at the shutdown deadline; they will be retried');
+        await Promise.all(workers.map((w) => w.close(true)));
+      }
+      connection.disconnect();
+    },
+  };
+}
+
+export async function runWorkerCli(config: Config, args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { queues: { type: 'string' }, concurrency: { type: 'string' } }, strict: true });
+  const queues = (values.queues?.split(',').map((q) => q.trim()) ?? [...QUEUE_NAMES]) as QueueKey[];
+  const unknown = queues.filter((q) => !(QUEUE_NAMES as readonly string[]).includes(q));
+  if (unknown.length) throw new Error(`unknown queue(s) ${unknown.join(', ')}; known: ${QUEUE_NAMES.join(', ')}`);
+  let concurrency: number | undefined;
+  if (values.concurrency !== undefined) {
+    concurrency = Number(values.concurrency);
+    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) throw new Error('--concurrency takes 1 to 1000');
+  }
+  const log = makeLogger(config.logLevel, 'worker');
+  const runtime = await makeRuntime(config, storeUrls(config), log);
+  const running = await startWorkers(runtime, { queues, concurrency });
+  const stop = async (signal: string) => {
+    log.info({ signal }, 'worker shutting down');
+    await running.close();
+    await runtime.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
