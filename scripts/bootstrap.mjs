@@ -20,8 +20,10 @@ function run(command, commandArgs) {
 const stamp = path.join(root, 'node_modules', '.package-lock.json');
 const lock = path.join(root, 'package-lock.json');
 if (!fs.existsSync(stamp) || fs.statSync(stamp).mtimeMs < fs.statSync(lock).mtimeMs) {
-  process.stderr.write('lookout: installing npm dependencies (npm ci)…\n');
-  const status = run('npm', ['ci', '--no-audit', '--no-fund']);
+  process.stderr.write('lookout: installing npm dependencies…\n');
+  // npm install, not npm ci: npm ci refuses a lock file whose optional platform packages
+  // (msgpackr-extract for other systems) a registry mirror does not serve.
+  const status = run('npm', ['install', '--no-audit', '--no-fund']);
   if (status !== 0) process.exit(status);
 }
 
