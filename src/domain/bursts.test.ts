@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { detectBruteForce, detectStuffing, type Attempt, type BurstSettings } from './bursts.ts';
+
+const S: BurstSettings = { threshold: 5, window_seconds: 600, cooldown_seconds: 1800, stuffing_threshold: 3 };
+const min = 60_000;
+let seq = 0;
+const fail = (atMin: number, actor = 'alice'): Attempt => ({ id: `a${String(seq++).padStart(4, '0')}`, at: atMin * min, kind: 'login_failed', actor });
+const ok = (atMin: number, actor = 'alice'): Attempt => ({ id: `a${String(seq++).padStart(4, '0')}`, at: atMin * min, kind: 'login_succeeded', actor });
+const other = (atMin: number): Attempt => ({ id: `a${String(seq++).padStart(4, '0')}`, at: atMin * min, kind: 'password_reset_requested', actor: 'alice' });
+
+describe('detectBruteForce', () => {
+  it('raises nothing below the threshold', () => {
+    expect(detectBruteForce([fail(0), fail(1), fail(2), fail(3)], S)).toEqual([]);
+  });
+
+  it('raises one issue at exactly the threshold, with every attempt of the window', () => {
+    const attempts = [fail(0), fail(1), fail(2), fail(3), fail(4)];
+    const [burst, ...rest] = detectBruteForce(attempts, S);
+    expect(rest).toEqual([]);
+    expect(burst).toMatchObject({ key: attempts[0]!.id, raised_at: 4 * min, first_seen: 0, last_seen: 4 * min });
+    expect(burst!.attempt_ids).toHaveLength(5);
+  });
+
+  it('counts only failures inside the sliding window', () => {
+    // 4 failures, then one more 10 minutes after the first: the first has left the window
+    expect(detectBruteForce([fail(0), fail(1), fail(2), fail(3), fail(10)], S)).toEqual([]);
+    // the window is (t - 10 min, t]: a failure at exactly t - 10 min is outside
+    expect(detectBruteForce([fail(0), fail(10), fail(10), fail(10), fail(10)], S)).toEqual([]);
+    expect(detectBruteForce([fail(0.1), fail(10), fail(10), fail(10), fail(10)], S)).toHaveLength(1);
+  });
+
+  it('a success resets the count', () => {
+    expect(detectBruteForce([fail(0), fail(1), fail(2), fail(3), ok(3.5), fail(4)], S)).toEqual([]);
+    expect(detectBruteForce([fail(0), fail(1), ok(1.5), fail(2), fail(3), fail(4), fail(5), fail(6)], S)).toHaveLength(1);
+  });
+
+  it('other kinds do not count and do not reset', () => {
+    expect(detectBruteForce([fail(0), other(0.5), fail(1), fail(2), other(2.5), fail(3)], S)).toEqual([]);
+    expect(detectBruteForce([fail(0), fail(1), other(1.5), fail(2), fail(3), fail(4)], S)).toHaveLength(1);
+  });
+
+  it('during the quiet period further failures and bursts update the open issue', () => {
+    const first = [fail(0), fail(1), fail(2), fail(3), fail(4)];
+    const more = [fail(5), fail(6)];
+    const afterReset = [ok(7), fail(8), fail(9), fail(10), fail(11), fail(12)];
+    const bursts = detectBruteForce([...first, ...more, ...afterReset], S);
+    expect(bursts).toHaveLength(1);
+    expect(bursts[0]!.attempt_ids).toHaveLength(12);
+    expect(bursts[0]!.last_seen).toBe(12 * min);
+  });
+
+  it('after the quiet period a new burst raises a new issue', () => {
+    const first = [fail(0), fail(1), fail(2), fail(3), fail(4)];
+    const later = [fail(40), fail(41), fail(42), fail(43), fail(44)];
+    const bursts = detectBruteForce([...first, ...later], S);
+    expect(bursts.map((b) => b.attempt_ids.length)).toEqual([5, 5]);
+    expect(bursts[1]!.key).toBe(later[0]!.id);
+  });
+
+  it('a failure just before the end of the quiet period still joins the open issue', () => {
+    const first = [fail(0), fail(1), fail(2), fail(3), fail(4)];
+    const edge = [fail(33), fail(33.5), fail(33.6), fail(33.7), fail(33.9)]; // raised at 4, quiet until 34
+    expect(detectBruteForce([...first, ...edge], S)).toHaveLength(1);
+    const past = [fail(34), fail(34), fail(34), fail(34), fail(34)];
+    expect(detectBruteForce([...first, ...past], S)).toHaveLength(2);
+  });
+
+  it('gives the same bursts whatever the order the attempts arrive in', () => {
+    const attempts = [fail(0), fail(1), ok(1.5), fail(2), fail(3), fail(3), fail(4), fail(5), fail(50), fail(51), fail(52), fail(53), fail(54)];
+    const expected = detectBruteForce(attempts, S);
+    for (let i = 0; i < 20; i++) {
+      const shuffled = [...attempts].sort(() => Math.random() - 0.5);
+      expect(detectBruteForce(shuffled, S)).toEqual(expected);
+    }
+  });
+
+  it('honours other settings', () => {
+    const strict = { ...S, threshold: 2, window_seconds: 60, cooldown_seconds: 60 };
+    expect(detectBruteForce([fail(0), fail(0.5), fail(5), fail(5.5)], strict)).toHaveLength(2);
+  });
+});
+
+describe('detectStuffing', () => {
+  it('raises when one address fails on enough distinct actors in the window', () => {
+    expect(detectStuffing([fail(0, 'a'), fail(1, 'b'), fail(2, 'a')], S)).toEqual([]);
+    const bursts = detectStuffing([fail(0, 'a'), fail(1, 'b'), fail(2, 'a'), fail(3, 'c')], S);
+    expect(bursts).toHaveLength(1);
+    expect(bursts[0]!.attempt_ids).toHaveLength(4);
+  });
+
+  it('is not reset by a success of one actor', () => {
+    expect(detectStuffing([fail(0, 'a'), fail(1, 'b'), ok(1.5, 'a'), fail(2, 'c')], S)).toHaveLength(1);
+  });
+
+  it('forgets actors that left the window', () => {
+    expect(detectStuffing([fail(0, 'a'), fail(5, 'b'), fail(11, 'c')], S)).toEqual([]);
+  });
+});
