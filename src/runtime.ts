@@ -5,7 +5,11 @@
  */
 import type { Config } from '../config/index.ts';
 import type { Logger } from './log.ts';
+import { withLock } from './queues/lock.ts';
+import { makeQueues } from './queues/registry.ts';
 import { makeAdminService } from './services/admin.service.ts';
+import { makeEventsService } from './services/events.service.ts';
+import { makeIssuesService } from './services/issues.service.ts';
 import { makeKeyResolver } from './services/key-resolver.ts';
 import { makeSdkService } from './services/sdk.service.ts';
 import { makeStores } from './store/index.ts';
@@ -23,6 +27,11 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const resolver = makeKeyResolver(stores.projects, config.keyCacheSeconds);
   const sdk = makeSdkService(stores, resolver);
   const admin = makeAdminService(stores, sdk);
+  const queues = makeQueues(urls.redisUrl, config.queuePrefix);
+  const events = makeEventsService(stores.events, queues, log);
+  /** Serializes every write to one issue across processes. */
+  const lockIssue = <T>(id: number, fn: () => Promise<T>) => withLock(queues.connection, `${config.queuePrefix}:lock:issue:${id}`, fn);
+  const issues = makeIssuesService(stores.issues, stores.events, lockIssue);
   return {
     config,
     urls,
@@ -32,7 +41,12 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     resolver,
     sdk,
     admin,
+    queues,
+    events,
+    issues,
+    lockIssue,
     async close() {
+      await queues.close();
       await mongo.client.close();
     },
   };

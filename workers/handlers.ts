@@ -2,10 +2,11 @@
 import type { Job } from 'bullmq';
 import type { JobName, JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
+import { processEvent } from './events-process.handler.ts';
 
 export type Handler<N extends JobName> = (payload: JobPayloads[N], runtime: Runtime, job: Job) => Promise<unknown>;
 export type HandlerMap = { [N in JobName]: Handler<N> };
 
 export const handlers: HandlerMap = {
-  'maintenance.noop': async () => null,
+  'events.process': (payload, runtime) => processEvent(payload.id, runtime, new Date()),
 };

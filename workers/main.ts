@@ -13,6 +13,8 @@ import { JOBS, redisConnection, type JobName } from '../src/queues/registry.ts';
 import { makeRuntime, type Runtime } from '../src/runtime.ts';
 import { handlers, type HandlerMap } from './handlers.ts';
 
+const SWEEP_INTERVAL_MS = 2000;
+
 /** Start-up fails when a job has no handler or a handler has no job. */
 export function checkHandlers(map: HandlerMap): void {
   const jobs = Object.keys(JOBS).sort();
@@ -47,10 +49,19 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
     worker.on('error', (err) => log.error({ queue, err: err.message }, 'worker error'));
     return worker;
   });
+  // The sweeper enqueues what the API stored while Redis was unavailable.
+  const sweeper = setInterval(() => {
+    runtime.events
+      .sweep(new Date())
+      .then((n) => n > 0 && log.info({ requeued: n }, 'sweeper enqueued stored events'))
+      .catch((err: Error) => log.warn({ err: err.message }, 'sweep failed; will retry'));
+  }, SWEEP_INTERVAL_MS);
+  sweeper.unref();
   log.info({ queues: opts.queues, concurrency: opts.concurrency ?? opts.queues.map((q) => config.concurrency[q]) }, 'workers started');
   return {
     workers,
     async close(timeoutMs = config.shutdownTimeoutMs) {
+      clearInterval(sweeper);
       const closing = Promise.all(workers.map((w) => w.close()));
       const deadline = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), timeoutMs).unref());
       if ((await Promise.race([closing, deadline])) === 'timeout') {

@@ -3,10 +3,14 @@ import Koa from 'koa';
 import type { Config } from '../../config/index.ts';
 import type { Logger } from '../log.ts';
 import type { KeyResolver } from '../services/key-resolver.ts';
+import type { EventsService } from '../services/events.service.ts';
+import type { IssuesService } from '../services/issues.service.ts';
 import type { SdkService } from '../services/sdk.service.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
 import { errorsMiddleware } from './middleware/errors.middleware.ts';
 import { requestLogMiddleware } from './middleware/request-log.middleware.ts';
+import { eventsRoutes } from './routes/events.route.ts';
+import { issuesRoutes } from './routes/issues.route.ts';
 import { sdkRoutes } from './routes/sdk.route.ts';
 import type { Validator } from './validation.ts';
 
@@ -22,6 +26,8 @@ export interface AppDeps {
   validator: Validator;
   resolver: KeyResolver;
   sdk: SdkService;
+  events: EventsService;
+  issues: IssuesService;
 }
 
 export function makeApp(deps: AppDeps): Koa<AppState> {
@@ -29,7 +35,7 @@ export function makeApp(deps: AppDeps): Koa<AppState> {
   app.silent = true; // errors are logged by the errors middleware, with the request id
   app.use(requestLogMiddleware(deps.log));
   app.use(errorsMiddleware());
-  for (const router of [sdkRoutes(deps)]) {
+  for (const router of [sdkRoutes(deps), eventsRoutes(deps), issuesRoutes(deps)]) {
     app.use(router.routes());
     app.use(router.allowedMethods({ throw: false }));
   }

@@ -11,6 +11,8 @@ export async function startApi(runtime: Runtime, listen: { host: string; port: n
     validator: makeValidator(),
     resolver: runtime.resolver,
     sdk: runtime.sdk,
+    events: runtime.events,
+    issues: runtime.issues,
   });
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;

@@ -22,7 +22,7 @@ export interface Validator {
 }
 
 export function makeValidator(dir: string = SCHEMA_DIR): Validator {
-  const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+  const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
   addFormats(ajv);
   const compiled = new Map<string, ValidateFunction>();
   const raw: Record<string, object> = {};

@@ -9,8 +9,8 @@ import type { QueueKey } from '../../config/index.ts';
 
 /** Payload of each job, by name. */
 export interface JobPayloads {
-  /** placeholder so the map is never empty; each feature adds its jobs here */
-  'maintenance.noop': Record<string, never>;
+  /** group an error event into its issue, or run burst detection for a sign-in attempt */
+  'events.process': { id: string };
 }
 export type JobName = keyof JobPayloads;
 
@@ -22,7 +22,7 @@ const RETRY: JobsOptions = {
 };
 
 export const JOBS: { readonly [N in JobName]: { queue: QueueKey; opts: JobsOptions } } = {
-  'maintenance.noop': { queue: 'maintenance', opts: RETRY },
+  'events.process': { queue: 'events', opts: RETRY },
 };
 
 export function redisConnection(url: string): Redis {
@@ -30,8 +30,14 @@ export function redisConnection(url: string): Redis {
   return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
 }
 
+/**
+ * Producer side. Its connection fails fast instead of queueing commands while
+ * Redis is down: the caller has already stored the data durably, marks it
+ * unqueued, and the sweeper enqueues it later.
+ */
 export function makeQueues(redisUrl: string, prefix: string) {
-  const connection = redisConnection(redisUrl);
+  const connection = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 });
+  connection.on('error', () => {}); // reported through the failing enqueue; reconnects by itself
   const queues = new Map<QueueKey, Queue>();
   const queue = (key: QueueKey): Queue => {
     let found = queues.get(key);

@@ -2,6 +2,8 @@
 import type { Db } from 'mongodb';
 import { makeBindingsStore } from './bindings.store.ts';
 import { makeContactsStore } from './contacts.store.ts';
+import { makeEventsStore } from './events.store.ts';
+import { makeIssuesStore } from './issues.store.ts';
 import { makeOrgsStore } from './orgs.store.ts';
 import { makeProjectsStore } from './projects.store.ts';
 
@@ -11,12 +13,16 @@ export function makeStores(db: Db) {
     projects: makeProjectsStore(db),
     bindings: makeBindingsStore(db),
     contacts: makeContactsStore(db),
+    events: makeEventsStore(db),
+    issues: makeIssuesStore(db),
   };
   return {
     ...stores,
     async ensureIndexes() {
       await stores.projects.ensureIndexes();
       await stores.contacts.ensureIndexes();
+      await stores.events.ensureIndexes();
+      await stores.issues.ensureIndexes();
     },
   };
 }

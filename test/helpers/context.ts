@@ -94,3 +94,21 @@ export async function call(ctx: TestContext, method: string, path: string, opts:
   }
   return { status: res.status, body: json, text, headers: res.headers };
 }
+
+/** Waits until every stored event has been processed by a worker. */
+export async function drained(ctx: TestContext, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const events = ctx.runtime.stores.events.collection;
+  while (Date.now() < deadline) {
+    if ((await events.countDocuments({ processed: false })) === 0) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const stuck = await events.find({ processed: false }, { projection: { _id: 1, queued: 1, security_kind: 1 } }).limit(5).toArray();
+  const counts = await ctx.runtime.queues.queue('events').getJobCounts();
+  throw new Error(`events still unprocessed after ${timeoutMs} ms: ${JSON.stringify({ stuck, counts })}`);
+}
+
+/** A fresh 32-hex event id. */
+export function eventId(): string {
+  return crypto.randomBytes(16).toString('hex');
+}
