@@ -35,6 +35,17 @@ export function redisConnection(url: string): Redis {
  * Redis is down: the caller has already stored the data durably, marks it
  * unqueued, and the sweeper enqueues it later.
  */
+/** How long the API waits for Redis to take a job before leaving it to the sweeper. */
+const ENQUEUE_TIMEOUT_MS = 2000;
+
+function deadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}
+
 export function makeQueues(redisUrl: string, prefix: string) {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 });
   connection.on('error', () => {}); // reported through the failing enqueue; reconnects by itself
@@ -43,6 +54,7 @@ export function makeQueues(redisUrl: string, prefix: string) {
     let found = queues.get(key);
     if (!found) {
       found = new Queue(key, { connection, prefix });
+      found.on('error', () => {}); // a failing enqueue reports it; the connection reconnects by itself
       queues.set(key, found);
     }
     return found;
@@ -52,16 +64,20 @@ export function makeQueues(redisUrl: string, prefix: string) {
     queue,
     async enqueue<N extends JobName>(name: N, payload: JobPayloads[N], jobId?: string) {
       const def = JOBS[name];
-      return queue(def.queue).add(name, payload, { ...def.opts, ...(jobId ? { jobId } : {}) });
+      return deadline(queue(def.queue).add(name, payload, { ...def.opts, ...(jobId ? { jobId } : {}) }), ENQUEUE_TIMEOUT_MS, 'enqueue');
     },
     async enqueueBulk<N extends JobName>(name: N, items: { payload: JobPayloads[N]; jobId?: string }[]) {
       const def = JOBS[name];
-      return queue(def.queue).addBulk(
-        items.map((item) => ({ name, data: item.payload, opts: { ...def.opts, ...(item.jobId ? { jobId: item.jobId } : {}) } })),
+      return deadline(
+        queue(def.queue).addBulk(
+          items.map((item) => ({ name, data: item.payload, opts: { ...def.opts, ...(item.jobId ? { jobId: item.jobId } : {}) } })),
+        ),
+        ENQUEUE_TIMEOUT_MS * 5,
+        'bulk enqueue',
       );
     },
     async close() {
-      await Promise.all([...queues.values()].map((q) => q.close()));
+      await deadline(Promise.all([...queues.values()].map((q) => q.close())), ENQUEUE_TIMEOUT_MS, 'queue close').catch(() => {});
       connection.disconnect();
     },
   };
