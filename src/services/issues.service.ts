@@ -45,8 +45,9 @@ export function makeIssuesService(
       return { ...issueView(issue), latest_event: latest?.payload ?? null };
     },
     async setStatus(projectId: number, id: number, status: IssueStatus, now: Date) {
-      await find(projectId, id);
-      await lockIssue(id, () => issues.setStatus(projectId, id, status, now));
+      // The store reads the issue under the lock (for the release at a resolve) and answers null when absent.
+      const updated = await lockIssue(id, () => issues.setStatus(projectId, id, status, now));
+      if (!updated) throw new NotFoundError('issue_not_found', `no issue ${id} in this project`);
       return { ok: true as const, status };
     },
   };
