@@ -27,6 +27,10 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** Seconds a resolved key stays cached in an API process. */
   readonly keyCacheSeconds: number;
+  /** Requests per minute per key on the sessions endpoints (spec 8: 3,000), shared through Redis. */
+  readonly sessionsRateLimit: number;
+  /** Key of the `did` hashes; null: one generated at first start and kept in MongoDB. */
+  readonly didHashKey: string | null;
 }
 
 export class ConfigError extends Error {
@@ -55,6 +59,8 @@ export const DEFAULTS = {
   WORKER_CONCURRENCY_MAINTENANCE: '1',
   SHUTDOWN_TIMEOUT_MS: '10000',
   KEY_CACHE_SECONDS: '5',
+  SESSIONS_RATE_LIMIT_PER_MINUTE: '3000',
+  DID_HASH_KEY: '',
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -124,7 +130,12 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     },
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 100, 600_000),
     keyCacheSeconds: int('KEY_CACHE_SECONDS', 0, 3600),
+    sessionsRateLimit: int('SESSIONS_RATE_LIMIT_PER_MINUTE', 1, 100_000_000),
+    didHashKey: raw('DID_HASH_KEY') || null,
   };
+  if (config.didHashKey !== null && config.didHashKey.length < 32) {
+    problems.push('DID_HASH_KEY: at least 32 characters (for example 64 random hex digits)');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
 }

@@ -3,7 +3,9 @@
  * MongoDB connection, stores, services. The API, workers and the admin CLI
  * all start here.
  */
+import crypto from 'node:crypto';
 import type { Config } from '../config/index.ts';
+import { makeValidator } from './http/validation.ts';
 import type { Logger } from './log.ts';
 import { withLock } from './queues/lock.ts';
 import { makeQueues } from './queues/registry.ts';
@@ -11,7 +13,9 @@ import { makeAdminService } from './services/admin.service.ts';
 import { makeEventsService } from './services/events.service.ts';
 import { makeIssuesService } from './services/issues.service.ts';
 import { makeKeyResolver } from './services/key-resolver.ts';
+import { makeReleasesService } from './services/releases.service.ts';
 import { makeSdkService } from './services/sdk.service.ts';
+import { makeDidHasher, makeSessionsService } from './services/sessions.service.ts';
 import { makeStores } from './store/index.ts';
 import { connectMongo } from './store/mongo.ts';
 
@@ -22,7 +26,7 @@ export interface RuntimeUrls {
 
 export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger) {
   const mongo = await connectMongo(urls.mongoUrl, config.mongoDb);
-  const stores = makeStores(mongo.db);
+  const stores = makeStores(mongo);
   await stores.ensureIndexes();
   const resolver = makeKeyResolver(stores.projects, config.keyCacheSeconds);
   const sdk = makeSdkService(stores, resolver);
@@ -32,6 +36,12 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   /** Serializes every write to one issue across processes. */
   const lockIssue = <T>(id: number, fn: () => Promise<T>) => withLock(queues.connection, `${config.queuePrefix}:lock:issue:${id}`, fn);
   const issues = makeIssuesService(stores.issues, stores.events, lockIssue);
+  /** Serializes the session merges of one project across processes (workers/sessions-process.handler.ts). */
+  const lockProject = <T>(id: number, fn: () => Promise<T>) => withLock(queues.connection, `${config.queuePrefix}:lock:sessions:${id}`, fn);
+  const validator = makeValidator();
+  const didKey = config.didHashKey ?? (await stores.settings.getOrCreate('did_hash_key', () => crypto.randomBytes(32).toString('hex')));
+  const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log });
+  const releases = makeReleasesService(stores.sessions);
   return {
     config,
     urls,
@@ -45,7 +55,12 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     events,
     issues,
     lockIssue,
+    lockProject,
+    validator,
+    sessions,
+    releases,
     async close() {
+      await sessions.drain();
       await queues.close();
       await mongo.client.close();
     },

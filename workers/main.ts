@@ -14,6 +14,7 @@ import { makeRuntime, type Runtime } from '../src/runtime.ts';
 import { handlers, type HandlerMap } from './handlers.ts';
 
 const SWEEP_INTERVAL_MS = 2000;
+const RETENTION_EVERY_MS = 3600_000;
 
 /** Start-up fails when a job has no handler or a handler has no job. */
 export function checkHandlers(map: HandlerMap): void {
@@ -49,14 +50,21 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
     worker.on('error', (err) => log.error({ queue, err: err.message }, 'worker error'));
     return worker;
   });
-  // The sweeper enqueues what the API stored while Redis was unavailable.
+  // The sweeper enqueues what the API stored while Redis was unavailable (src/queues/sweep.ts).
+  const sweeps = { events: runtime.events.sweep, sessions: runtime.sessions.sweep };
   const sweeper = setInterval(() => {
-    runtime.events
-      .sweep(new Date())
-      .then((n) => n > 0 && log.info({ requeued: n }, 'sweeper enqueued stored events'))
-      .catch((err: Error) => log.warn({ err: err.message }, 'sweep failed; will retry'));
+    for (const [what, sweep] of Object.entries(sweeps)) {
+      sweep(new Date())
+        .then((n) => n > 0 && log.info({ requeued: n, what }, 'sweeper enqueued stored work'))
+        .catch((err: Error) => log.warn({ err: err.message, what }, 'sweep failed; will retry'));
+    }
   }, SWEEP_INTERVAL_MS);
   sweeper.unref();
+  if (opts.queues.includes('maintenance')) {
+    await runtime.queues
+      .schedule('maintenance.retention', {}, RETENTION_EVERY_MS)
+      .catch((err: Error) => log.warn({ err: err.message }, 'could not schedule the retention job; the next worker start will'));
+  }
   log.info({ queues: opts.queues, concurrency: opts.concurrency ?? opts.queues.map((q) => config.concurrency[q]) }, 'workers started');
   return {
     workers,

@@ -124,29 +124,47 @@ export function writeCount(w: MergeWrites): number {
   return w.sessions.length + w.users.length + w.hours.length + w.releases.length + w.aggregates.length;
 }
 
+/** Where a new session or an aggregate counts: its release, environment and hour of `started`. */
+export function newBucket(u: { release: string; environment: string; started: Date }): Bucket {
+  return { release: u.release, environment: u.environment, started: u.started, hour: hourOf(u.started) };
+}
+
 /**
  * The bucket of each update: a session keeps the release, environment and
  * start of its first report (docs/decisions.md), so later updates of a stored
  * sid count where it already counts.
  */
-export function sessionBucket(stored: SessionDoc | undefined, update: SessionUpdate): Bucket {
-  if (stored) return { release: stored.release, environment: stored.environment, started: stored.started, hour: stored.hour };
-  return { release: update.release, environment: update.environment, started: update.started, hour: hourOf(update.started) };
+export function sessionBucket(stored: Pick<SessionDoc, 'release' | 'environment' | 'started' | 'hour'> | undefined, update: SessionUpdate): Bucket {
+  return stored ? { release: stored.release, environment: stored.environment, started: stored.started, hour: stored.hour } : newBucket(update);
 }
 
-/** The rollup and user ids a batch needs read before `planMerge`. */
-export function touchedKeys(project: number, buckets: { bucket: Bucket; did: string | null }[]) {
+/**
+ * The rollup and user ids `planMerge` will touch, so they can be read first.
+ * It follows each sid through the batch the way planMerge does: the first
+ * report fixes the bucket, the first user id seen sticks.
+ */
+export function touchedKeys(project: number, stored: Map<string, SessionDoc>, updates: SessionUpdate[], aggregates: AggregateUpdate[]) {
   const hours = new Set<string>();
   const releases = new Set<string>();
   const users = new Set<string>();
-  for (const { bucket: b, did } of buckets) {
+  const touch = (b: Bucket, did: string | null) => {
     hours.add(keys.hour(project, b.release, b.environment, b.hour));
     releases.add(keys.release(project, b.release, b.environment));
     if (did) {
       users.add(keys.user(project, b.release, b.environment, b.hour, did));
       users.add(keys.user(project, b.release, b.environment, null, did));
     }
+  };
+  const seen = new Map<string, { bucket: Bucket; did: string | null }>();
+  for (const u of updates) {
+    const id = keys.session(project, u.sid);
+    const doc = stored.get(id);
+    const prev = seen.get(id) ?? (doc ? { bucket: sessionBucket(doc, u), did: doc.did } : undefined);
+    const next = { bucket: prev?.bucket ?? newBucket(u), did: prev?.did ?? u.did };
+    seen.set(id, next);
+    touch(next.bucket, next.did);
   }
+  for (const a of aggregates) touch(newBucket(a), a.did);
   return { hours: [...hours], releases: [...releases], users: [...users] };
 }
 
@@ -222,7 +240,7 @@ export function planMerge(
   for (const { id, update } of aggregates) {
     if (state.aggregates.has(id)) continue;
     state.aggregates.add(id);
-    const bucket: Bucket = { release: update.release, environment: update.environment, started: update.started, hour: hourOf(update.started) };
+    const bucket = newBucket(update);
     newAggregates.push({ _id: id, project_id: project, ...bucket, did: update.did, counts: { ...update.counts } });
     for (const [status, n] of Object.entries(update.counts) as [SessionStatus, number][]) if (n > 0) moveSessions(bucket, null, status, n);
     const worst = worstOf(update.counts);

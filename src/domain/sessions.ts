@@ -190,7 +190,7 @@ export function hourOf(at: Date): Date {
 
 /** 1 − part/whole, or null when there is nothing to divide (spec: rates from 0 to 1). */
 export function freeRate(part: number, whole: number): number | null {
-  return whole > 0 ? 1 - part / whole : null;
+  return whole > 0 ? (whole - part) / whole : null;
 }
 
 export function share(part: number, whole: number): number | null {

@@ -1,23 +1,33 @@
 /** The Koa application: middleware in order, then one router per resource. */
 import Koa from 'koa';
 import type { Config } from '../../config/index.ts';
+import type { Envelope } from '../domain/envelope.ts';
 import type { Logger } from '../log.ts';
 import type { KeyResolver } from '../services/key-resolver.ts';
 import type { EventsService } from '../services/events.service.ts';
 import type { IssuesService } from '../services/issues.service.ts';
+import type { ReleasesService } from '../services/releases.service.ts';
 import type { SdkService } from '../services/sdk.service.ts';
+import type { SessionsService } from '../services/sessions.service.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
 import { errorsMiddleware } from './middleware/errors.middleware.ts';
 import { requestLogMiddleware } from './middleware/request-log.middleware.ts';
+import type { RateLimiter } from './middleware/rate-limit.middleware.ts';
+import { envelopeRoutes } from './routes/envelope.route.ts';
 import { eventsRoutes } from './routes/events.route.ts';
 import { issuesRoutes } from './routes/issues.route.ts';
+import { releasesRoutes } from './routes/releases.route.ts';
 import { sdkRoutes } from './routes/sdk.route.ts';
+import { sessionsRoutes } from './routes/sessions.route.ts';
 import type { Validator } from './validation.ts';
 
 export interface AppState {
   requestId: string;
   log: Logger;
   project: ProjectDoc;
+  /** the envelope endpoint: the parsed envelope and the key it authenticated with */
+  envelope?: Envelope;
+  envelopeKey?: string;
 }
 
 export interface AppDeps {
@@ -28,6 +38,10 @@ export interface AppDeps {
   sdk: SdkService;
   events: EventsService;
   issues: IssuesService;
+  sessions: SessionsService;
+  releases: ReleasesService;
+  /** the sessions endpoints' rate limit, shared through Redis */
+  rateLimit: RateLimiter;
 }
 
 export function makeApp(deps: AppDeps): Koa<AppState> {
@@ -35,7 +49,7 @@ export function makeApp(deps: AppDeps): Koa<AppState> {
   app.silent = true; // errors are logged by the errors middleware, with the request id
   app.use(requestLogMiddleware(deps.log));
   app.use(errorsMiddleware());
-  for (const router of [sdkRoutes(deps), eventsRoutes(deps), issuesRoutes(deps)]) {
+  for (const router of [sdkRoutes(deps), eventsRoutes(deps), issuesRoutes(deps), sessionsRoutes(deps), envelopeRoutes(deps), releasesRoutes(deps)]) {
     app.use(router.routes());
     app.use(router.allowedMethods({ throw: false }));
   }

@@ -4,6 +4,8 @@
  * __proto__), each with its own 4xx. Nothing is written before this passes.
  */
 import type { Context } from 'koa';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
 import getRawBody from 'raw-body';
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.ts';
 
@@ -16,12 +18,16 @@ export async function readJson(
 ): Promise<unknown> {
   const type = (ctx.get('content-type').split(';')[0] ?? '').trim().toLowerCase();
   if (!mediaTypes.includes(type)) throw new UnsupportedMediaTypeError([...mediaTypes]);
-  const text = await readText(ctx, limit);
+  return parseJson(await readText(ctx, limit));
+}
+
+/** JSON text → value, with the same 400s as a body: malformed JSON, forbidden keys, too deep. */
+export function parseJson(text: string, where = 'the body'): unknown {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new BadRequestError('malformed_json', `the body is not valid JSON: ${(err as Error).message}`);
+    throw new BadRequestError('malformed_json', `${where} is not valid JSON: ${(err as Error).message}`);
   }
   checkKeys(value);
   return value;
@@ -32,8 +38,37 @@ export async function readText(ctx: Context, limit: number): Promise<string> {
   if (encoding && encoding.toLowerCase() !== 'identity') {
     throw new BadRequestError('unsupported_encoding', 'Content-Encoding is not supported; send the body uncompressed');
   }
+  return (await readRaw(ctx, limit)).toString('utf8');
+}
+
+const INFLATE: Record<string, (buf: Buffer, opts: zlib.ZlibOptions) => Promise<Buffer>> = {
+  gzip: promisify(zlib.gunzip),
+  deflate: promisify(zlib.inflate),
+  br: promisify(zlib.brotliDecompress),
+};
+
+/**
+ * The body as bytes, decompressed when Content-Encoding is gzip, deflate or
+ * br (Sentry SDKs gzip large envelopes). `limit` applies to both the bytes
+ * received and the bytes after decompression.
+ */
+export async function readBytes(ctx: Context, limit: number): Promise<Buffer> {
+  const encoding = (ctx.get('content-encoding') || 'identity').toLowerCase();
+  const raw = await readRaw(ctx, limit);
+  if (encoding === 'identity') return raw;
+  const inflate = INFLATE[encoding];
+  if (!inflate) throw new BadRequestError('unsupported_encoding', `Content-Encoding ${encoding} is not supported; use gzip, deflate, br or none`);
   try {
-    return await getRawBody(ctx.req, { limit, encoding: 'utf8', length: ctx.get('content-length') || undefined });
+    return await inflate(raw, { maxOutputLength: limit });
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new PayloadTooLargeError(limit);
+    throw new BadRequestError('bad_encoding', `the body is not valid ${encoding} data`);
+  }
+}
+
+async function readRaw(ctx: Context, limit: number): Promise<Buffer> {
+  try {
+    return await getRawBody(ctx.req, { limit, length: ctx.get('content-length') || undefined });
   } catch (err) {
     const type = (err as { type?: string }).type;
     if (type === 'entity.too.large') throw new PayloadTooLargeError(limit);

@@ -2,17 +2,20 @@
 import http from 'node:http';
 import type { Runtime } from '../runtime.ts';
 import { makeApp } from './app.ts';
-import { makeValidator } from './validation.ts';
+import { makeRateLimiter } from './middleware/rate-limit.middleware.ts';
 
 export async function startApi(runtime: Runtime, listen: { host: string; port: number }) {
   const app = makeApp({
     config: runtime.config,
     log: runtime.log,
-    validator: makeValidator(),
+    validator: runtime.validator,
     resolver: runtime.resolver,
     sdk: runtime.sdk,
     events: runtime.events,
     issues: runtime.issues,
+    sessions: runtime.sessions,
+    releases: runtime.releases,
+    rateLimit: makeRateLimiter({ redis: runtime.queues.connection, prefix: runtime.config.queuePrefix, perMinute: runtime.config.sessionsRateLimit }),
   });
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;

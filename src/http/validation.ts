@@ -15,9 +15,16 @@ const addFormats = (addFormatsModule as unknown as { default: typeof addFormatsM
 export const SCHEMA_DIR = fileURLToPath(new URL('../../schemas/', import.meta.url));
 
 export type SchemaName = string;
+export interface PathError {
+  path: string;
+  message: string;
+}
 
 export interface Validator {
+  /** The value as T, or a 400 that lists every failing path. */
   check<T>(name: SchemaName, value: unknown): T;
+  /** The failing paths, empty when the value is valid. */
+  problems(name: SchemaName, value: unknown): PathError[];
   schemas(): Record<string, object>;
 }
 
@@ -26,16 +33,23 @@ export function makeValidator(dir: string = SCHEMA_DIR): Validator {
   addFormats(ajv);
   const compiled = new Map<string, ValidateFunction>();
   const raw: Record<string, object> = {};
+  // Every schema is added before any is compiled, so one may $ref another by its $id.
   for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
-    const schema = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as object;
+    const schema = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as { $id?: string };
     const name = file.replace(/\.json$/, '');
+    if (schema.$id !== name) throw new Error(`${file}: $id must be "${name}"`);
     raw[name] = schema;
-    compiled.set(name, ajv.compile(schema));
+    ajv.addSchema(schema);
   }
+  for (const name of Object.keys(raw)) compiled.set(name, ajv.getSchema(name)!);
+  const validatorOf = (name: SchemaName): ValidateFunction => {
+    const validate = compiled.get(name);
+    if (!validate) throw new Error(`no schema named ${name} in ${dir}`);
+    return validate;
+  };
   return {
     check<T>(name: SchemaName, value: unknown): T {
-      const validate = compiled.get(name);
-      if (!validate) throw new Error(`no schema named ${name} in ${dir}`);
+      const validate = validatorOf(name);
       if (!validate(value)) {
         throw new BadRequestError('invalid_body', describe(validate.errors ?? []), {
           errors: (validate.errors ?? []).map(toPathError),
@@ -43,11 +57,15 @@ export function makeValidator(dir: string = SCHEMA_DIR): Validator {
       }
       return value as T;
     },
+    problems(name: SchemaName, value: unknown): PathError[] {
+      const validate = validatorOf(name);
+      return validate(value) ? [] : (validate.errors ?? []).map(toPathError);
+    },
     schemas: () => raw,
   };
 }
 
-function toPathError(error: ErrorObject): { path: string; message: string } {
+function toPathError(error: ErrorObject): PathError {
   let where = error.instancePath || '/';
   if (error.keyword === 'additionalProperties') {
     where = `${error.instancePath}/${(error.params as { additionalProperty: string }).additionalProperty}`;

@@ -9,7 +9,9 @@ import type { Redis } from 'ioredis';
 
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 
-export async function withLock<T>(redis: Redis, key: string, fn: () => Promise<T>, ttlMs = 15_000, waitMs = 30_000): Promise<T> {
+const EXTEND = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
+
+export async function withLock<T>(redis: Redis, key: string, fn: () => Promise<T>, ttlMs = 10_000, waitMs = 60_000): Promise<T> {
   const token = crypto.randomUUID();
   const deadline = Date.now() + waitMs;
   let delay = 2;
@@ -18,9 +20,12 @@ export async function withLock<T>(redis: Redis, key: string, fn: () => Promise<T
     await new Promise((r) => setTimeout(r, delay + Math.random() * delay));
     delay = Math.min(delay * 2, 50);
   }
+  // Renewed while held, so a slow holder keeps it; a killed one loses it after ttlMs.
+  const renew = setInterval(() => void redis.eval(EXTEND, 1, key, token, ttlMs).catch(() => {}), ttlMs / 3);
   try {
     return await fn();
   } finally {
+    clearInterval(renew);
     await redis.eval(RELEASE, 1, key, token).catch(() => {});
   }
 }

@@ -11,6 +11,10 @@ import type { QueueKey } from '../../config/index.ts';
 export interface JobPayloads {
   /** group an error event into its issue, or run burst detection for a sign-in attempt */
   'events.process': { id: string };
+  /** merge a raw session batch into sessions and release rollups */
+  'sessions.process': { id: string };
+  /** delete sessions and raw entries past retention (scheduled) */
+  'maintenance.retention': Record<string, never>;
 }
 export type JobName = keyof JobPayloads;
 
@@ -23,6 +27,8 @@ const RETRY: JobsOptions = {
 
 export const JOBS: { readonly [N in JobName]: { queue: QueueKey; opts: JobsOptions } } = {
   'events.process': { queue: 'events', opts: RETRY },
+  'sessions.process': { queue: 'sessions', opts: RETRY },
+  'maintenance.retention': { queue: 'maintenance', opts: { attempts: 3, backoff: { type: 'exponential', delay: 5000 }, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } } },
 };
 
 export function redisConnection(url: string): Redis {
@@ -74,6 +80,16 @@ export function makeQueues(redisUrl: string, prefix: string) {
         ),
         ENQUEUE_TIMEOUT_MS * 5,
         'bulk enqueue',
+      );
+    },
+    /** A repeating job (BullMQ job scheduler); upserting the same id again only updates it. */
+    async schedule<N extends JobName>(name: N, payload: JobPayloads[N], everyMs: number) {
+      const def = JOBS[name];
+      const { attempts, backoff, removeOnComplete, removeOnFail } = def.opts;
+      return deadline(
+        queue(def.queue).upsertJobScheduler(name, { every: everyMs }, { name, data: payload, opts: { attempts, backoff, removeOnComplete, removeOnFail } }),
+        ENQUEUE_TIMEOUT_MS,
+        'schedule',
       );
     },
     async close() {

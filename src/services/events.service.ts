@@ -8,6 +8,7 @@ import { fingerprintOf, type ErrorEventShape } from '../domain/fingerprint.ts';
 import { ForbiddenError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Queues } from '../queues/registry.ts';
+import { makeSweep } from '../queues/sweep.ts';
 import { eventKey, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
 
@@ -59,18 +60,13 @@ export function makeEventsService(events: EventsStore, queues: Queues, log: Logg
       return { id: body.event_id, duplicate: false };
     },
 
-    /**
-     * Enqueues events stored more than `graceMs` ago and still unprocessed: those
-     * whose enqueue failed (Redis down) or whose job was lost with Redis' data.
-     * Re-adding a job that still exists is a no-op (same job id), and
-     * processing is idempotent, so sweeping too much is harmless.
-     */
-    async sweep(now: Date, graceMs = 30_000, batch = 500): Promise<number> {
-      const stale = await events.unprocessed(new Date(now.getTime() - graceMs), batch);
-      if (stale.length === 0) return 0;
-      await queues.enqueueBulk('events.process', stale.map((e) => ({ payload: { id: e._id }, jobId: eventJobId(e._id) })));
-      return stale.length;
-    },
+    /** Enqueues stored events whose job was never added or was lost (src/queues/sweep.ts). */
+    sweep: makeSweep(queues, {
+      job: 'events.process',
+      unprocessed: (olderThan, limit) => events.unprocessed(olderThan, limit),
+      jobId: eventJobId,
+      payload: (id) => ({ id }),
+    }),
   };
 }
 export type EventsService = ReturnType<typeof makeEventsService>;

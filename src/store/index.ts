@@ -1,13 +1,15 @@
 /** All collections behind one object, built once per process. */
-import type { Db } from 'mongodb';
 import { makeBindingsStore } from './bindings.store.ts';
 import { makeContactsStore } from './contacts.store.ts';
 import { makeEventsStore } from './events.store.ts';
 import { makeIssuesStore } from './issues.store.ts';
 import { makeOrgsStore } from './orgs.store.ts';
+import type { Mongo } from './mongo.ts';
 import { makeProjectsStore } from './projects.store.ts';
+import { makeSessionsStore } from './sessions.store.ts';
+import { makeSettingsStore } from './settings.store.ts';
 
-export function makeStores(db: Db) {
+export function makeStores({ db, ferretdb }: Pick<Mongo, 'db' | 'ferretdb'>) {
   const stores = {
     orgs: makeOrgsStore(db),
     projects: makeProjectsStore(db),
@@ -15,6 +17,8 @@ export function makeStores(db: Db) {
     contacts: makeContactsStore(db),
     events: makeEventsStore(db),
     issues: makeIssuesStore(db),
+    sessions: makeSessionsStore(db, { ttlIndexes: !ferretdb }),
+    settings: makeSettingsStore(db),
   };
   return {
     ...stores,
@@ -23,6 +27,7 @@ export function makeStores(db: Db) {
       await stores.contacts.ensureIndexes();
       await stores.events.ensureIndexes();
       await stores.issues.ensureIndexes();
+      await stores.sessions.ensureIndexes();
     },
   };
 }

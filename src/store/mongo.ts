@@ -8,6 +8,8 @@ import { MongoClient, MongoServerError, type Collection, type Db, type IndexDesc
 export interface Mongo {
   client: MongoClient;
   db: Db;
+  /** FerretDB answers buildInfo with a `ferretdbVersion`; it lacks TTL expiry, among other things. */
+  ferretdb: boolean;
 }
 
 export async function connectMongo(url: string, dbName: string): Promise<Mongo> {
@@ -18,7 +20,9 @@ export async function connectMongo(url: string, dbName: string): Promise<Mongo> 
     appName: 'lookout',
   });
   await client.connect();
-  return { client, db: client.db(dbName) };
+  const db = client.db(dbName);
+  const info = await db.command({ buildInfo: 1 });
+  return { client, db, ferretdb: 'ferretdbVersion' in info };
 }
 
 export function isDuplicateKey(err: unknown): boolean {

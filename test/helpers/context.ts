@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../config/index.ts';
 import { startApi } from '../../src/http/server.ts';
+import { recount } from '../../src/domain/release-health.ts';
 import { makeLogger } from '../../src/log.ts';
 import { makeRuntime, type Runtime } from '../../src/runtime.ts';
 
@@ -95,17 +96,35 @@ export async function call(ctx: TestContext, method: string, path: string, opts:
   return { status: res.status, body: json, text, headers: res.headers };
 }
 
-/** Waits until every stored event has been processed by a worker. */
-export async function drained(ctx: TestContext, timeoutMs = 20_000): Promise<void> {
+/** Waits until every stored event and session batch has been processed by a worker. */
+export async function drained(ctx: TestContext, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  const events = ctx.runtime.stores.events.collection;
+  const collections = [ctx.runtime.stores.events.collection, ctx.runtime.stores.sessions.batches] as const;
+  const pending = async () => {
+    let n = 0;
+    for (const c of collections) n += await (c as typeof collections[0]).countDocuments({ processed: false });
+    return n;
+  };
   while (Date.now() < deadline) {
-    if ((await events.countDocuments({ processed: false })) === 0) return;
+    if ((await pending()) === 0) return;
     await new Promise((r) => setTimeout(r, 50));
   }
-  const stuck = await events.find({ processed: false }, { projection: { _id: 1, queued: 1, security_kind: 1 } }).limit(5).toArray();
-  const counts = await ctx.runtime.queues.queue('events').getJobCounts();
-  throw new Error(`events still unprocessed after ${timeoutMs} ms: ${JSON.stringify({ stuck, counts })}`);
+  const counts = { events: await ctx.runtime.queues.queue('events').getJobCounts(), sessions: await ctx.runtime.queues.queue('sessions').getJobCounts() };
+  throw new Error(`work still unprocessed after ${timeoutMs} ms: ${JSON.stringify({ pending: await pending(), counts })}`);
+}
+
+/**
+ * Recounts a project's rollups from its stored sessions and aggregates and
+ * returns both sides, keyed by rollup id, for an exact comparison.
+ */
+export async function rollupsAndRecount(ctx: TestContext, project: number) {
+  const { sessions, aggregates, hours, releases } = ctx.runtime.stores.sessions;
+  const counted = recount(project, await sessions.find({ project_id: project }).toArray(), await aggregates.find({ project_id: project }).toArray());
+  const stored = {
+    hours: Object.fromEntries((await hours.find({ project_id: project }).toArray()).map((d) => [d._id, { sessions: d.sessions, users: d.users }])),
+    releases: Object.fromEntries((await releases.find({ project_id: project }).toArray()).map((d) => [d._id, { sessions: d.sessions, users: d.users }])),
+  };
+  return { stored, recounted: { hours: Object.fromEntries(counted.hours), releases: Object.fromEntries(counted.releases) } };
 }
 
 /** A fresh 32-hex event id. */

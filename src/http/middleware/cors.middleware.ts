@@ -1,0 +1,26 @@
+/**
+ * CORS for the endpoints browsers post to with the public key (sessions, the
+ * envelope): any origin may post, no cookies are involved. Preflights are
+ * answered here; the headers are set before the route runs so that error
+ * answers are readable by the page too.
+ */
+import type { Middleware } from 'koa';
+import type { AppState } from '../app.ts';
+
+const ALLOWED_HEADERS = 'Content-Type, X-Service-Key, X-Sentry-Auth, Content-Encoding';
+const EXPOSED_HEADERS = 'Retry-After, RateLimit, RateLimit-Policy, X-Request-Id';
+
+export function corsMiddleware(): Middleware<AppState> {
+  return async (ctx, next) => {
+    ctx.set('Access-Control-Allow-Origin', '*');
+    ctx.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Access-Control-Allow-Methods', 'POST, OPTIONS');
+      ctx.set('Access-Control-Allow-Headers', ALLOWED_HEADERS);
+      ctx.set('Access-Control-Max-Age', '86400');
+      ctx.status = 204;
+      return;
+    }
+    await next();
+  };
+}

@@ -1,0 +1,26 @@
+/**
+ * The sweep behind "nothing acknowledged is lost": documents stored more
+ * than `graceMs` ago and still unprocessed are enqueued again. That covers
+ * an enqueue that failed (Redis down) and a job lost with Redis' data.
+ * Re-adding a job that still exists is a no-op (same job id) and processing
+ * is idempotent, so sweeping too much is harmless.
+ */
+import type { JobName, JobPayloads, Queues } from './registry.ts';
+
+export interface SweepSource<N extends JobName> {
+  job: N;
+  unprocessed(olderThan: Date, limit: number): Promise<{ _id: string }[]>;
+  jobId(id: string): string;
+  payload(id: string): JobPayloads[N];
+}
+
+export const SWEEP_GRACE_MS = 30_000;
+
+export function makeSweep<N extends JobName>(queues: Queues, source: SweepSource<N>) {
+  return async (now: Date, graceMs = SWEEP_GRACE_MS, batch = 500): Promise<number> => {
+    const stale = await source.unprocessed(new Date(now.getTime() - graceMs), batch);
+    if (stale.length === 0) return 0;
+    await queues.enqueueBulk(source.job, stale.map((d) => ({ payload: source.payload(d._id), jobId: source.jobId(d._id) })));
+    return stale.length;
+  };
+}

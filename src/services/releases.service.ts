@@ -1,0 +1,106 @@
+/**
+ * The Releases page (issue 3, item 4): per (release, environment) sessions
+ * and users by final status, crash-free rates and adoption, plus an hourly
+ * series for one release. Rates are numbers from 0 to 1, null when there is
+ * nothing to divide.
+ */
+import { withTotal, type HourRollup, type ReleaseRollup } from '../domain/release-health.ts';
+import { freeRate, share, zeroCounts, type StatusCounts } from '../domain/sessions.ts';
+import { BadRequestError, NotFoundError } from '../errors.ts';
+import type { SessionsStore } from '../store/sessions.store.ts';
+
+const ADOPTION_WINDOW_MS = 24 * 3600 * 1000;
+
+interface Adoption {
+  /** per environment, per release: sessions and distinct users started in the window */
+  byRelease: Map<string, { sessions: number; users: number }>;
+  byEnvironment: Map<string, { sessions: number; users: number }>;
+}
+
+const pairKey = (environment: string, release: string) => JSON.stringify([environment, release]);
+
+function rates(sessions: StatusCounts, users: StatusCounts) {
+  const s = withTotal(sessions);
+  const u = withTotal(users);
+  return { sessions: s, users: u, crash_free_sessions: freeRate(s.crashed, s.total), crash_free_users: freeRate(u.crashed, u.total) };
+}
+
+export function makeReleasesService(store: SessionsStore) {
+  /**
+   * Adoption: the release's share of its environment's sessions and distinct
+   * users started in the last 24 hours, counted from the stored sessions.
+   */
+  async function adoption(project: number, environment: string | undefined, now: Date): Promise<Adoption> {
+    const since = new Date(now.getTime() - ADOPTION_WINDOW_MS);
+    const match = { project_id: project, started: { $gte: since }, ...(environment ? { environment } : {}) };
+    const [sessionGroups, aggregates] = await Promise.all([
+      store.sessions.aggregate<{ _id: { e: string; r: string; d: string | null }; n: number }>([
+        { $match: match },
+        { $group: { _id: { e: '$environment', r: '$release', d: '$did' }, n: { $sum: 1 } } },
+      ]).toArray(),
+      store.aggregates.find(match, { projection: { environment: 1, release: 1, did: 1, counts: 1 } }).toArray(),
+    ]);
+    const out: Adoption = { byRelease: new Map(), byEnvironment: new Map() };
+    const users = new Set<string>();
+    const add = (env: string, rel: string, did: string | null, n: number) => {
+      for (const [map, key, userKey] of [
+        [out.byRelease, pairKey(env, rel), JSON.stringify([env, rel, did])],
+        [out.byEnvironment, env, JSON.stringify([env, did])],
+      ] as const) {
+        const entry = map.get(key) ?? { sessions: 0, users: 0 };
+        entry.sessions += n;
+        if (did && !users.has(userKey)) {
+          users.add(userKey);
+          entry.users += 1;
+        }
+        map.set(key, entry);
+      }
+    };
+    for (const g of sessionGroups) add(g._id.e, g._id.r, g._id.d ?? null, g.n);
+    for (const a of aggregates) add(a.environment, a.release, a.did, a.counts.ok + a.counts.errored + a.counts.abnormal + a.counts.crashed);
+    return out;
+  }
+
+  function view(doc: ReleaseRollup, window: Adoption) {
+    const mine = window.byRelease.get(pairKey(doc.environment, doc.release)) ?? { sessions: 0, users: 0 };
+    const env = window.byEnvironment.get(doc.environment) ?? { sessions: 0, users: 0 };
+    return {
+      release: doc.release,
+      environment: doc.environment,
+      ...rates(doc.sessions, doc.users),
+      adoption_sessions: share(mine.sessions, env.sessions),
+      adoption_users: share(mine.users, env.users),
+      first_seen: doc.first_seen.toISOString(),
+      last_seen: doc.last_seen.toISOString(),
+    };
+  }
+
+  function hourView(doc: HourRollup) {
+    return { hour: doc.hour.toISOString(), ...rates(doc.sessions ?? zeroCounts(), doc.users ?? zeroCounts()) };
+  }
+
+  return {
+    async list(project: number, environment: string | undefined, now: Date) {
+      const filter = { project_id: project, ...(environment ? { environment } : {}) };
+      const [docs, window] = await Promise.all([store.releases.find(filter).sort({ last_seen: -1, _id: 1 }).toArray(), adoption(project, environment, now)]);
+      return { releases: docs.map((d) => view(d, window)), total: docs.length };
+    },
+
+    async get(project: number, release: string, environment: string | undefined, now: Date) {
+      const docs = await store.releases.find({ project_id: project, release, ...(environment ? { environment } : {}) }).toArray();
+      if (docs.length === 0) throw new NotFoundError('release_not_found', 'no sessions of this release (in this environment) are stored');
+      if (docs.length > 1) {
+        throw new BadRequestError('environment_required', 'this release has sessions in several environments: name one with ?environment=', {
+          environments: docs.map((d) => d.environment).sort(),
+        });
+      }
+      const doc = docs[0]!;
+      const [window, hours] = await Promise.all([
+        adoption(project, doc.environment, now),
+        store.hours.find({ project_id: project, environment: doc.environment, release: doc.release }).sort({ hour: 1 }).toArray(),
+      ]);
+      return { ...view(doc, window), series: hours.map(hourView) };
+    },
+  };
+}
+export type ReleasesService = ReturnType<typeof makeReleasesService>;

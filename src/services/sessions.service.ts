@@ -1,0 +1,146 @@
+/**
+ * Session ingestion (spec 4.4). A request is read into session updates and
+ * aggregates (entries that break a rule are skipped), then written with the
+ * other requests arriving at the same moment as one raw batch document
+ * (journaled insert), and answered 202. One BullMQ job per batch refers to
+ * it; when Redis is unavailable the batch stays unprocessed and the sweeper
+ * enqueues it later, so nothing acknowledged is lost.
+ */
+import crypto from 'node:crypto';
+import {
+  readAggregate,
+  readSession,
+  type AggregateEntry,
+  type AggregateUpdate,
+  type EntryDefaults,
+  type EntryError,
+  type HashDid,
+  type SessionEntry,
+  type SessionUpdate,
+} from '../domain/sessions.ts';
+import { BadRequestError } from '../errors.ts';
+import type { PathError, Validator } from '../http/validation.ts';
+import type { Logger } from '../log.ts';
+import type { Queues } from '../queues/registry.ts';
+import { makeSweep } from '../queues/sweep.ts';
+import type { RawRequest, SessionBatchDoc, SessionsStore } from '../store/sessions.store.ts';
+import { makeGroupCommit } from '../util/group-commit.ts';
+
+/** What a body holds once read: the updates to store and what was skipped. */
+export interface ReadSessions {
+  sessions: SessionUpdate[];
+  aggregates: AggregateUpdate[];
+  /** sessions represented: one per session entry, the sum of the counts of aggregate items */
+  accepted: number;
+  skipped: EntryError[];
+}
+
+export interface SessionsBody extends SessionEntry, EntryDefaults {
+  sessions?: unknown[];
+  aggregates?: unknown[];
+}
+
+/** The key of `did` hashes: HMAC-SHA256 over project and user id, first 16 hex characters. */
+export function makeDidHasher(key: string): (project: number) => HashDid {
+  return (project) => (did) => crypto.createHmac('sha256', key).update(`${project}:${did}`).digest('hex').slice(0, 16);
+}
+
+export function batchJobId(id: string): string {
+  return `sb-${id}`;
+}
+
+/** Most sessions written in one raw batch document. */
+const GROUP_MAX_SESSIONS = 2000;
+const GROUP_MAX_IN_FLIGHT = 4;
+
+export function makeSessionsService(deps: {
+  store: SessionsStore;
+  queues: Queues;
+  validator: Validator;
+  hashDid: (project: number) => HashDid;
+  log: Logger;
+}) {
+  const { store, queues, validator, log } = deps;
+  const enqueues = new Set<Promise<unknown>>();
+
+  const group = makeGroupCommit<RawRequest>(
+    async (requests) => {
+      const doc: SessionBatchDoc = {
+        _id: `${Date.now().toString(36)}${crypto.randomBytes(8).toString('hex')}`,
+        received_at: new Date(),
+        processed: false,
+        requests,
+      };
+      await store.insertBatches([doc]);
+      // The batch is durable: callers are answered now; the job is added on the side.
+      const enqueue = queues
+        .enqueue('sessions.process', { id: doc._id }, batchJobId(doc._id))
+        .catch((err: Error) => log.warn({ err: err.message, batch: doc._id }, 'enqueue failed; the sweeper will enqueue the stored batch'))
+        .finally(() => enqueues.delete(enqueue));
+      enqueues.add(enqueue);
+    },
+    {
+      maxItems: GROUP_MAX_SESSIONS,
+      maxInFlight: GROUP_MAX_IN_FLIGHT,
+      weight: (r) => (r as RawRequest).sessions.length + (r as RawRequest).aggregates.length,
+    },
+  );
+
+  /** Each entry checked against its schema, then read; failures are collected with their path. */
+  function readEntries<E, U>(list: unknown[], at: string, schema: string, readOne: (entry: E) => U | EntryError[], into: U[], skipped: EntryError[]) {
+    list.forEach((entry, i) => {
+      const where = `${at}${at ? `/${i}` : ''}`;
+      const problems: PathError[] = validator.problems(schema, entry);
+      const read = problems.length ? problems : readOne(entry as E);
+      if (Array.isArray(read)) skipped.push(...read.map((p: EntryError) => ({ path: `${where}${p.path === '/' ? '' : p.path}` || '/', message: p.message })));
+      else into.push(read);
+    });
+  }
+
+  return {
+    /**
+     * Reads any of the three body forms (and Sentry's session shapes). Throws
+     * a 400 when the body's shape is wrong or no entry is left to store.
+     */
+    read(project: number, value: unknown, now: Date): ReadSessions {
+      const body = validator.check<SessionsBody>('sessions', value);
+      const hashDid = deps.hashDid(project);
+      const out: ReadSessions = { sessions: [], aggregates: [], accepted: 0, skipped: [] };
+      if (body.aggregates) {
+        const defaults: EntryDefaults = { release: body.release ?? body.attrs?.release, environment: body.environment ?? body.attrs?.environment };
+        readEntries<AggregateEntry, AggregateUpdate>(body.aggregates, '/aggregates', 'session-aggregate', (e) => readAggregate(e, now, hashDid, defaults), out.aggregates, out.skipped);
+      } else {
+        const list = body.sessions ?? [body];
+        readEntries<SessionEntry, SessionUpdate>(list, body.sessions ? '/sessions' : '', 'session', (e) => readSession(e, now, hashDid), out.sessions, out.skipped);
+      }
+      out.accepted = out.sessions.length + out.aggregates.reduce((n, a) => n + a.counts.ok + a.counts.errored + a.counts.abnormal + a.counts.crashed, 0);
+      if (out.sessions.length === 0 && out.aggregates.length === 0) {
+        throw new BadRequestError('no_valid_sessions', 'no entry could be stored: each session needs a valid sid, a release and a status', {
+          errors: out.skipped,
+        });
+      }
+      return out;
+    },
+
+    /** Stores what was read (durably) and answers how many sessions it stands for. */
+    async ingest(project: number, read: ReadSessions): Promise<{ accepted: number; skipped: number }> {
+      await group.add({ project_id: project, sessions: read.sessions, aggregates: read.aggregates });
+      return { accepted: read.accepted, skipped: read.skipped.length };
+    },
+
+    /** Enqueues stored batches whose job was never added or was lost (src/queues/sweep.ts). */
+    sweep: makeSweep(queues, {
+      job: 'sessions.process',
+      unprocessed: (olderThan, limit) => store.unprocessedBatches(olderThan, limit),
+      jobId: batchJobId,
+      payload: (id) => ({ id }),
+    }),
+
+    /** Waits for writes and enqueues in flight (graceful shutdown). */
+    async drain(): Promise<void> {
+      await group.drain();
+      await Promise.all([...enqueues]);
+    },
+  };
+}
+export type SessionsService = ReturnType<typeof makeSessionsService>;
