@@ -1,0 +1,123 @@
+/**
+ * The Sentry-compatible envelope endpoint: session, sessions and event items
+ * from hand-made envelopes, and from the real @sentry/node SDK pointed at a
+ * loopback DSN.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWorkers } from '../workers/main.ts';
+import { call, drained, eventId, makeProject, rollupsAndRecount, startTestContext, type TestContext } from './helpers/context.ts';
+
+let ctx: TestContext;
+let workers: Awaited<ReturnType<typeof startWorkers>>;
+beforeAll(async () => {
+  ctx = await startTestContext();
+  workers = await startWorkers(ctx.runtime, { queues: ['sessions', 'events'] });
+});
+afterAll(async () => {
+  await workers?.close();
+  await ctx?.close();
+});
+
+const lines = (...parts: unknown[]) => parts.map((p) => (typeof p === 'string' ? p : JSON.stringify(p))).join('\n');
+
+async function send(path: string, body: string | Buffer, headers: Record<string, string> = {}) {
+  const res = await fetch(`${ctx.api}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-sentry-envelope', ...headers }, body });
+  return { status: res.status, body: await res.json() };
+}
+
+describe('POST /api/<project>/envelope/', () => {
+  it('ingests session and sessions items, routes event items to issues and drops other types', async () => {
+    const p = await makeProject(ctx);
+    const id = p.project.id;
+    const now = new Date().toISOString();
+    const event = { event_id: eventId(), timestamp: Date.now() / 1000, platform: 'node', level: 'error', release: 'env@1', exception: { values: [{ type: 'RangeError', value: 'too far', stacktrace: { frames: [{ filename: 'app.js', function: 'go', lineno: 3, in_app: true, colno: 7, context_line: 'x' }] } }] }, breadcrumbs: [{ message: 'clicked' }], contexts: { os: { name: 'Linux' } }, user: { password: 'hunter2' } };
+    const eventText = JSON.stringify(event);
+    const envelope = lines(
+      { event_id: event.event_id, sent_at: now },
+      { type: 'session' },
+      { sid: crypto.randomUUID(), did: 'device-1', init: true, started: now, status: 'exited', errors: 0, attrs: { release: 'env@1', environment: 'prod' } },
+      { type: 'sessions' },
+      { aggregates: [{ started: now, exited: 4, errored: 1 }], attrs: { release: 'env@1', environment: 'prod' } },
+      { type: 'event', length: Buffer.byteLength(eventText) },
+      eventText,
+      { type: 'client_report' },
+      { discarded_events: [] },
+      { type: 'session' },
+      { sid: 'bad', status: 'ok' },
+    );
+    const res = await send(`/api/${id}/envelope/?sentry_key=${p.publicKey}&sentry_version=7`, envelope);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ id: event.event_id, sessions: 6, dropped: ['client_report', 'session'] });
+    await drained(ctx);
+    const { stored, recounted } = await rollupsAndRecount(ctx, Number(id));
+    expect(stored).toEqual(recounted);
+    expect(Object.values(stored.releases)[0]!.sessions).toEqual({ ok: 5, errored: 1, abnormal: 0, crashed: 0 });
+    const issues = (await call(ctx, 'GET', '/api/v1/issues', { key: p.secret })).body.issues;
+    expect(issues).toEqual([expect.objectContaining({ exception_type: 'RangeError', last_release: 'env@1', event_count: 1 })]);
+    const detail = (await call(ctx, 'GET', `/api/v1/issues/${issues[0].id}`, { key: p.secret })).body;
+    expect(JSON.stringify(detail)).not.toContain('hunter2');
+  });
+
+  it('authenticates by X-Sentry-Auth, ?sentry_key= or the envelope dsn, and reads gzip bodies', async () => {
+    const p = await makeProject(ctx);
+    const id = p.project.id;
+    const item = (dsn?: string) => lines({ ...(dsn ? { dsn } : {}) }, { type: 'session' }, { sid: crypto.randomUUID(), status: 'ok', attrs: { release: 'auth@1' } });
+    expect((await send(`/api/${id}/envelope/`, item(), { 'x-sentry-auth': `Sentry sentry_version=7, sentry_client=test/1.0, sentry_key=${p.publicKey}` })).status).toBe(200);
+    expect((await send(`/api/${id}/envelope/`, item(`http://${p.publicKey}@127.0.0.1:9/${id}`))).status).toBe(200);
+    expect((await send(`/api/${id}/envelope/?sentry_key=${p.publicKey}`, zlib.gzipSync(item()), { 'content-encoding': 'gzip' })).status).toBe(200);
+    await drained(ctx);
+    expect((await call(ctx, 'GET', '/api/v1/releases', { key: p.secret })).body.releases[0].sessions.total).toBe(3);
+  });
+
+  it.each([
+    ['no key', (id: string) => `/api/${id}/envelope/`, lines({}, { type: 'session' }, {}), 401, 'missing_key'],
+    ['an unknown key', (id: string) => `/api/${id}/envelope/?sentry_key=${'0'.repeat(32)}`, lines({}), 401, 'unknown_key'],
+    ['the secret key', (_id: string, secret: string) => `/api/1/envelope/?sentry_key=${secret}`, lines({}), 403, 'public_key_required'],
+    ['another project in the path', (id: string, _s: string, pub: string) => `/api/${Number(id) + 1000}/envelope/?sentry_key=${pub}`, lines({}), 403, 'project_mismatch'],
+    ['a malformed header', (id: string, _s: string, pub: string) => `/api/${id}/envelope/?sentry_key=${pub}`, 'not json\n', 400, 'malformed_envelope'],
+    ['a length past the end', (id: string, _s: string, pub: string) => `/api/${id}/envelope/?sentry_key=${pub}`, lines({}, { type: 'event', length: 9999 }, '{}'), 400, 'malformed_envelope'],
+    ['a non-numeric project', (_id: string, _s: string, pub: string) => `/api/abc/envelope/?sentry_key=${pub}`, lines({}), 400, 'invalid_project'],
+  ])('refuses %s', async (_name, path, body, status, reason) => {
+    const p = await makeProject(ctx);
+    const res = await send(path(p.project.id, p.secret, p.publicKey), body);
+    expect(res.status).toBe(status);
+    expect(res.body).toMatchObject({ reason, message: expect.any(String) });
+  });
+});
+
+describe('the real @sentry/node SDK (10.x) pointed at a loopback DSN', () => {
+  it('its request sessions and explicit session land in the rollups, and captureException creates an issue', async () => {
+    const p = await makeProject(ctx);
+    const dsn = `http://${p.publicKey}@${new URL(ctx.api).host}/${p.project.id}`;
+    const app = fileURLToPath(new URL('./fixtures/sentry-app.mjs', import.meta.url));
+    const out = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, [app], { env: { ...process.env, LOOKOUT_DSN: dsn }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let text = '';
+      child.stdout.on('data', (d) => (text += d));
+      child.stderr.on('data', (d) => (text += d));
+      child.on('error', reject);
+      child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`sentry app exited ${code}: ${text}`))));
+    });
+    expect(out).toContain('"flushed":true');
+    await drained(ctx);
+    const release = (await call(ctx, 'GET', `/api/v1/releases/${encodeURIComponent('sentry-app@1.0.0')}`, { key: p.secret })).body;
+    // Four request sessions (aggregates; one errored), the process session the SDK starts
+    // at init (processSessionIntegration, ended by startSession) and the explicit one;
+    // both of the latter carry the user set with setUser.
+    expect(release).toMatchObject({
+      environment: 'sdk-test',
+      sessions: { total: 6, ok: 5, errored: 1, abnormal: 0, crashed: 0 },
+      users: { total: 1, ok: 1 },
+      crash_free_sessions: 1,
+      crash_free_users: 1,
+    });
+    const { stored, recounted } = await rollupsAndRecount(ctx, Number(p.project.id));
+    expect(stored).toEqual(recounted);
+    const issues = (await call(ctx, 'GET', '/api/v1/issues', { key: p.secret })).body.issues;
+    expect(issues.map((i: { exception_type: string }) => i.exception_type).sort()).toEqual(['Error', 'SyntaxError']);
+    expect(issues.every((i: { last_release: string }) => i.last_release === 'sentry-app@1.0.0')).toBe(true);
+  }, 30_000);
+});
