@@ -15,7 +15,7 @@ import { AppError, BadRequestError, ForbiddenError, UnauthorizedError } from '..
 import type { EventBody } from '../../services/events.service.ts';
 import type { ReadSessions } from '../../services/sessions.service.ts';
 import type { AppDeps, AppState } from '../app.ts';
-import { parseJson, readBytes } from '../body.ts';
+import { checkKeys, parseJson, readBytes } from '../body.ts';
 import { authenticate } from '../middleware/auth.middleware.ts';
 import { corsMiddleware } from '../middleware/cors.middleware.ts';
 
@@ -55,8 +55,11 @@ export function envelopeRoutes(deps: AppDeps): Router<AppState> {
             sessions.aggregates.push(...read.aggregates);
             sessions.accepted += read.accepted;
           } else if (item.type === 'event') {
-            const raw = scrubPasswords(parseJson(item.payload.toString('utf8'), `item ${i + 1}`)).value as Record<string, unknown>;
-            const event = deps.validator.check<EventBody>('event', fromSentryEvent(raw, now));
+            // Only the fields Lookout keeps are taken from the SDK's payload; they are checked after.
+            const raw = scrubPasswords(parseJson(item.payload.toString('utf8'), `item ${i + 1}`, false)).value as Record<string, unknown>;
+            const normalized = fromSentryEvent(raw, now);
+            checkKeys(normalized);
+            const event = deps.validator.check<EventBody>('event', normalized);
             await deps.events.ingest(project, event, now);
           } else {
             dropped.push(item.type);
