@@ -23,8 +23,8 @@ afterAll(async () => {
 
 const lines = (...parts: unknown[]) => parts.map((p) => (typeof p === 'string' ? p : JSON.stringify(p))).join('\n');
 
-async function send(path: string, body: string | Buffer, headers: Record<string, string> = {}) {
-  const res = await fetch(`${ctx.api}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-sentry-envelope', ...headers }, body });
+async function send(path: string, body: string | Uint8Array, headers: Record<string, string> = {}) {
+  const res = await fetch(`${ctx.api}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-sentry-envelope', ...headers }, body: typeof body === 'string' ? body : new Uint8Array(body) });
   return { status: res.status, body: await res.json() };
 }
 
@@ -67,7 +67,7 @@ describe('POST /api/<project>/envelope/', () => {
     const item = (dsn?: string) => lines({ ...(dsn ? { dsn } : {}) }, { type: 'session' }, { sid: crypto.randomUUID(), status: 'ok', attrs: { release: 'auth@1' } });
     expect((await send(`/api/${id}/envelope/`, item(), { 'x-sentry-auth': `Sentry sentry_version=7, sentry_client=test/1.0, sentry_key=${p.publicKey}` })).status).toBe(200);
     expect((await send(`/api/${id}/envelope/`, item(`http://${p.publicKey}@127.0.0.1:9/${id}`))).status).toBe(200);
-    expect((await send(`/api/${id}/envelope/?sentry_key=${p.publicKey}`, zlib.gzipSync(item()), { 'content-encoding': 'gzip' })).status).toBe(200);
+    expect((await send(`/api/${id}/envelope/?sentry_key=${p.publicKey}`, new Uint8Array(zlib.gzipSync(item())), { 'content-encoding': 'gzip' })).status).toBe(200);
     await drained(ctx);
     expect((await call(ctx, 'GET', '/api/v1/releases', { key: p.secret })).body.releases[0].sessions.total).toBe(3);
   });
