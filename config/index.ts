@@ -31,6 +31,10 @@ export interface Config {
   readonly sessionsRateLimit: number;
   /** Key of the `did` hashes; null: one generated at first start and kept in MongoDB. */
   readonly didHashKey: string | null;
+  /** How long stored work may wait unqueued before the sweeper enqueues it. */
+  readonly sweepGraceMs: number;
+  /** BullMQ job lock: a job of a worker that died is retried after about this long. */
+  readonly jobLockMs: number;
 }
 
 export class ConfigError extends Error {
@@ -61,6 +65,8 @@ export const DEFAULTS = {
   KEY_CACHE_SECONDS: '5',
   SESSIONS_RATE_LIMIT_PER_MINUTE: '3000',
   DID_HASH_KEY: '',
+  SWEEP_GRACE_SECONDS: '30',
+  JOB_LOCK_MS: '30000',
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -132,6 +138,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     keyCacheSeconds: int('KEY_CACHE_SECONDS', 0, 3600),
     sessionsRateLimit: int('SESSIONS_RATE_LIMIT_PER_MINUTE', 1, 100_000_000),
     didHashKey: raw('DID_HASH_KEY') || null,
+    sweepGraceMs: int('SWEEP_GRACE_SECONDS', 1, 86_400) * 1000,
+    jobLockMs: int('JOB_LOCK_MS', 1000, 600_000),
   };
   if (config.didHashKey !== null && config.didHashKey.length < 32) {
     problems.push('DID_HASH_KEY: at least 32 characters (for example 64 random hex digits)');

@@ -136,7 +136,7 @@ describe('did is stored only as a keyed hash prefix', () => {
     await p.post({ sid: sid(), release: '1.0', status: 'ok', did });
     await p.post({ release: '1.0', aggregates: [{ exited: 1, did }] });
     await p.exact();
-    for (const name of ['session_batches', 'sessions', 'session_aggregates', 'release_users', 'release_hours', 'releases', 'session_heads']) {
+    for (const name of ['session_batches', 'session_raw', 'sessions', 'session_aggregates', 'release_users', 'release_hours', 'releases', 'session_heads']) {
       const docs = await ctx.runtime.mongo.db.collection(name).find().toArray();
       expect(JSON.stringify(docs), name).not.toContain('alice');
     }
@@ -204,6 +204,7 @@ describe('bad input gets a clear 4xx and writes nothing', () => {
     expect(res.status).toBe(status);
     expect(res.body).toMatchObject({ reason, message: expect.any(String) });
     expect(await ctx.runtime.stores.sessions.batches.countDocuments({ 'requests.project_id': p.id })).toBe(0);
+    expect(await ctx.runtime.stores.sessions.raw.countDocuments({ 'requests.project_id': p.id })).toBe(0);
   });
 
   it('names the path of each skipped entry', async () => {
@@ -338,7 +339,7 @@ describe('retention: 90 days', () => {
     const in91Days = new Date(Date.now() + 91 * 24 * 3600_000);
     const deleted = await runRetention(ctx.runtime, in91Days);
     expect(deleted.sessions).toBeGreaterThanOrEqual(1);
-    expect(deleted.session_batches).toBeGreaterThanOrEqual(1);
+    expect(deleted.session_raw).toBeGreaterThanOrEqual(1);
     expect(await ctx.runtime.stores.sessions.sessions.countDocuments({ project_id: p.id })).toBe(0);
     const list = (await p.releases()).body;
     expect(list.releases[0]).toMatchObject({ release: 'old', sessions: { total: 1, crashed: 1 } });

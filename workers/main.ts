@@ -43,6 +43,9 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
         connection,
         prefix: config.queuePrefix,
         concurrency: opts.concurrency ?? config.concurrency[queue],
+        // A job whose worker died is found stalled and retried after about this long.
+        lockDuration: config.jobLockMs,
+        stalledInterval: config.jobLockMs,
         autorun: true,
       },
     );
@@ -54,7 +57,7 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
   const sweeps = { events: runtime.events.sweep, sessions: runtime.sessions.sweep };
   const sweeper = setInterval(() => {
     for (const [what, sweep] of Object.entries(sweeps)) {
-      sweep(new Date())
+      sweep(new Date(), config.sweepGraceMs)
         .then((n) => n > 0 && log.info({ requeued: n, what }, 'sweeper enqueued stored work'))
         .catch((err: Error) => log.warn({ err: err.message, what }, 'sweep failed; will retry'));
     }

@@ -14,14 +14,18 @@ import { mergeState, type RawRequest } from '../src/store/sessions.store.ts';
 export async function processSessionBatch(id: string, runtime: Runtime, now: Date): Promise<{ projects: number; writes: number }> {
   const store = runtime.stores.sessions;
   const batch = await store.getBatch(id);
-  // A job exists only for a stored batch: a miss is a write not yet visible here; retry.
-  if (!batch) throw new Error(`session batch ${id} not found yet`);
+  // Merged and archived already (a duplicate delivery, or the sweeper re-added it).
+  if (!batch) {
+    if ((await store.raw.countDocuments({ _id: id }, { limit: 1 })) > 0) return { projects: 0, writes: 0 };
+    // A job exists only for a stored batch: a miss is a write not yet visible here; retry.
+    throw new Error(`session batch ${id} not found yet`);
+  }
   let writes = 0;
   const byProject = groupByProject(batch._id, batch.requests);
   for (const [project, part] of byProject) {
     writes += await runtime.lockProject(project, () => mergeProject(runtime, project, part.sessions, part.aggregates, now));
   }
-  if (!batch.processed) await store.markBatchProcessed(id);
+  await store.archiveBatch(batch);
   return { projects: byProject.size, writes };
 }
 
@@ -54,8 +58,9 @@ async function mergeProject(
   const stored = new Map(loaded.sessions.map((d) => [d._id, d]));
   const touched = touchedKeys(project, stored, sessions, aggregates.map((a) => a.update));
   const state = mergeState(loaded, await store.loadRollups(touched));
+  const existing = new Set([...state.sessions.keys(), ...state.aggregates, ...state.users.keys(), ...state.hours.keys(), ...state.releases.keys()]);
   const writes = planMerge(project, state, sessions, aggregates, now);
   if (writeCount(writes) === 0) return 0;
-  await store.commit(project, writes, now);
+  await store.commit(project, writes, existing, now);
   return writeCount(writes);
 }

@@ -7,6 +7,7 @@ import path from 'node:path';
 export interface ManagedProcess {
   readonly name: string;
   readonly url: string;
+  readonly pid: number;
   stop(): Promise<void>;
 }
 
@@ -104,7 +105,7 @@ export function spawnManaged(opts: {
     if (opts.pidFile) fs.rmSync(opts.pidFile, { force: true });
   };
   return waitForPort(opts.port, opts.timeoutMs ?? 30_000, child).then(
-    () => ({ name: opts.name, url: opts.url, stop }),
+    () => ({ name: opts.name, url: opts.url, pid: child.pid!, stop }),
     async (err: Error) => {
       await stop();
       throw new Error(`${opts.name} did not start: ${err.message} (see ${opts.logFile})`);

@@ -68,7 +68,6 @@ export function makeSessionsService(deps: {
       const doc: SessionBatchDoc = {
         _id: `${Date.now().toString(36)}${crypto.randomBytes(8).toString('hex')}`,
         received_at: new Date(),
-        processed: false,
         requests,
       };
       await store.insertBatches([doc]);

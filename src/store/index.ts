@@ -17,7 +17,7 @@ export function makeStores({ db, ferretdb }: Pick<Mongo, 'db' | 'ferretdb'>) {
     contacts: makeContactsStore(db),
     events: makeEventsStore(db),
     issues: makeIssuesStore(db),
-    sessions: makeSessionsStore(db, { ttlIndexes: !ferretdb }),
+    sessions: makeSessionsStore(db, { ferretdb }),
     settings: makeSettingsStore(db),
   };
   return {

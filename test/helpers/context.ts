@@ -99,12 +99,8 @@ export async function call(ctx: TestContext, method: string, path: string, opts:
 /** Waits until every stored event and session batch has been processed by a worker. */
 export async function drained(ctx: TestContext, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  const collections = [ctx.runtime.stores.events.collection, ctx.runtime.stores.sessions.batches] as const;
-  const pending = async () => {
-    let n = 0;
-    for (const c of collections) n += await (c as typeof collections[0]).countDocuments({ processed: false });
-    return n;
-  };
+  const pending = async () =>
+    (await ctx.runtime.stores.events.collection.countDocuments({ processed: false })) + (await ctx.runtime.stores.sessions.batches.countDocuments({}));
   while (Date.now() < deadline) {
     if ((await pending()) === 0) return;
     await new Promise((r) => setTimeout(r, 50));
