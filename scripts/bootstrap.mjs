@@ -37,7 +37,14 @@ switch (mode) {
     if (prepared !== 0) process.exit(prepared);
     process.exit(run(process.execPath, [path.join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...args]));
   }
+  case 'bench': {
+    // npm run bench:<name>: bench/<name>.ts; it starts its own stores (or uses REDIS_URL / MONGODB_URL).
+    const [name, ...rest] = args;
+    const prepared = run(process.execPath, ['--import', 'tsx', path.join(root, 'scripts', 'prepare-stores.ts')]);
+    if (prepared !== 0) process.exit(prepared);
+    process.exit(run(process.execPath, ['--import', 'tsx', path.join(root, 'bench', `${name}.ts`), ...rest]));
+  }
   default:
-    process.stderr.write('usage: bootstrap.mjs start|test [args]\n');
+    process.stderr.write('usage: bootstrap.mjs start|test|bench <name> [args]\n');
     process.exit(2);
 }

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/index.ts';
-import { startStores } from './embedded/stores.ts';
+import { startStores, storeUrls } from './embedded/stores.ts';
 import { startApi } from './http/server.ts';
 import { makeLogger } from './log.ts';
 import { makeRuntime } from './runtime.ts';
@@ -50,6 +50,27 @@ export async function start(config: Config): Promise<void> {
     await stores.stop();
     process.exit(signal === 'worker-exit' ? 1 : 0);
   }
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+/**
+ * `lookout api`: the HTTP API alone, on stores given by REDIS_URL and
+ * MONGODB_URL (or the embedded ones `lookout start` runs). Stateless: run as
+ * many behind a load balancer as needed. SIGTERM stops accepting, lets
+ * in-flight requests finish, then exits.
+ */
+export async function startApiOnly(config: Config): Promise<void> {
+  const log = makeLogger(config.logLevel, 'api');
+  const runtime = await makeRuntime(config, storeUrls(config), log);
+  const api = await startApi(runtime, { host: config.host, port: config.port });
+  process.stderr.write(`lookout: API listening on ${api.url}\n`);
+  const stop = async (signal: string) => {
+    log.info({ signal }, 'API shutting down');
+    await api.close();
+    await runtime.close();
+    process.exit(0);
+  };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
 }

@@ -1,0 +1,228 @@
+/**
+ * Shared parts of the benchmarks: a stack of its own (or given URLs), a
+ * bounded closed-loop load generator over loopback, a bare Node HTTP server
+ * as the same-run baseline, and the report (JSON plus a table).
+ *
+ * Every run stops by itself: load runs for a fixed number of seconds, the
+ * drain wait has a deadline, and every process started is stopped.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../config/index.ts';
+import { startFerret } from '../src/embedded/ferretdb.ts';
+import { freePort, type ManagedProcess } from '../src/embedded/process.ts';
+import { startRedis } from '../src/embedded/redis.ts';
+
+const BIN = fileURLToPath(new URL('../bin/lookout.mjs', import.meta.url));
+const BARE = fileURLToPath(new URL('./bare-server.mjs', import.meta.url));
+
+export interface BenchArgs {
+  seconds: number;
+  concurrency: number;
+  workers: number;
+  workerConcurrency: number;
+}
+
+export function benchArgs(defaults: Partial<BenchArgs> = {}): BenchArgs {
+  const { values } = parseArgs({
+    options: { seconds: { type: 'string' }, concurrency: { type: 'string' }, workers: { type: 'string' }, 'worker-concurrency': { type: 'string' } },
+    strict: true,
+  });
+  const num = (v: string | undefined, fallback: number) => (v === undefined ? fallback : Math.max(1, Number(v)));
+  return {
+    seconds: num(values.seconds, defaults.seconds ?? 10),
+    concurrency: num(values.concurrency, defaults.concurrency ?? 16),
+    workers: num(values.workers, defaults.workers ?? 1),
+    workerConcurrency: num(values['worker-concurrency'], defaults.workerConcurrency ?? 8),
+  };
+}
+
+export interface Stack {
+  redisUrl: string;
+  mongoUrl: string;
+  env: Record<string, string>;
+  apiUrl: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Redis and FerretDB of its own in a temporary folder (or REDIS_URL and
+ * MONGODB_URL when set), an API process (`lookout api`) and `workers`
+ * worker processes.
+ */
+export async function startStack(args: BenchArgs, extraEnv: Record<string, string> = {}): Promise<Stack> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-bench-'));
+  const started: ManagedProcess[] = [];
+  const children: ChildProcess[] = [];
+  const stop = async () => {
+    await Promise.all(children.map((c) => stopChild(c)));
+    await Promise.all(started.map((p) => p.stop()));
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    let redisUrl = process.env.REDIS_URL;
+    if (!redisUrl) {
+      const redis = await startRedis({ dir: path.join(dir, 'redis'), port: await freePort(), pidFile: false });
+      started.push(redis);
+      redisUrl = redis.url;
+    }
+    let mongoUrl = process.env.MONGODB_URL;
+    if (!mongoUrl) {
+      const ferret = await startFerret({ dir: path.join(dir, 'ferretdb'), port: await freePort(), cacheDir: loadConfig({}).cacheDir, pidFile: false });
+      started.push(ferret);
+      mongoUrl = ferret.url;
+    }
+    const port = await freePort();
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      REDIS_URL: redisUrl,
+      MONGODB_URL: mongoUrl,
+      MONGODB_DB: `lookout_bench_${Date.now()}`,
+      QUEUE_PREFIX: `bench${Date.now()}`,
+      LOG_LEVEL: 'warn',
+      PORT: String(port),
+      // The bench drives one key far past spec 8's 3,000/min; the limiter still runs on every request.
+      SESSIONS_RATE_LIMIT_PER_MINUTE: '100000000',
+      KEY_CACHE_SECONDS: '5',
+      ...extraEnv,
+    };
+    children.push(await spawnReady([BIN, 'api'], env, /API listening/));
+    for (let i = 0; i < args.workers; i++) {
+      children.push(await spawnReady([BIN, 'worker', '--queues', 'sessions,events', '--concurrency', String(args.workerConcurrency)], { ...env, LOG_LEVEL: 'info' }, /workers started/));
+    }
+    return { redisUrl, mongoUrl, env, apiUrl: `http://127.0.0.1:${port}`, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+function spawnReady(args: string[], env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`not ready after 120 s: ${output}`)), 120_000);
+    let isReady = false;
+    const onData = (d: Buffer) => {
+      if (isReady) return; // keep draining the pipe, stop keeping the text
+      output += d;
+      if (ready.test(output)) {
+        isReady = true;
+        clearTimeout(timer);
+        resolve(child);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`${args[1]} exited ${code}: ${output}`)));
+  });
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** The baseline: a bare Node HTTP server, in its own process, answering 202 to every POST. */
+export async function startBareServer(): Promise<{ url: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child = await spawnReady([BARE, String(port)], { PATH: process.env.PATH ?? '' }, /listening/);
+  return { url: `http://127.0.0.1:${port}`, stop: () => stopChild(child) };
+}
+
+export interface LoadResult {
+  requests: number;
+  accepted: number;
+  failed: number;
+  seconds: number;
+  requests_per_s: number;
+  p50_ms: number;
+  p99_ms: number;
+  statuses: Record<string, number>;
+}
+
+/** Closed-loop load: `concurrency` keep-alive clients post for `seconds`, then stop. */
+export async function runLoad(opts: {
+  url: string;
+  headers: Record<string, string>;
+  body: (i: number) => string;
+  seconds: number;
+  concurrency: number;
+  onAccepted?: (i: number, at: number) => void;
+}): Promise<LoadResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency });
+  const target = new URL(opts.url);
+  const latencies: number[] = [];
+  const statuses: Record<string, number> = {};
+  let next = 0;
+  const start = performance.now();
+  const end = start + opts.seconds * 1000;
+  const post = (body: string) =>
+    new Promise<number>((resolve) => {
+      const req = http.request(
+        { host: target.hostname, port: target.port, path: target.pathname + target.search, method: 'POST', agent, headers: { ...opts.headers, 'content-length': Buffer.byteLength(body) } },
+        (res) => res.resume().on('end', () => resolve(res.statusCode ?? 0)),
+      );
+      req.on('error', () => resolve(0));
+      req.end(body);
+    });
+  await Promise.all(
+    Array.from({ length: opts.concurrency }, async () => {
+      while (performance.now() < end) {
+        const i = next++;
+        const body = opts.body(i);
+        const t0 = performance.now();
+        const status = await post(body);
+        const t1 = performance.now();
+        latencies.push(t1 - t0);
+        statuses[status] = (statuses[status] ?? 0) + 1;
+        if (status >= 200 && status < 300) opts.onAccepted?.(i, t1);
+      }
+    }),
+  );
+  const seconds = (performance.now() - start) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => round(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0);
+  const accepted = Object.entries(statuses).filter(([s]) => s.startsWith('2')).reduce((n, [, c]) => n + c, 0);
+  return { requests: latencies.length, accepted, failed: latencies.length - accepted, seconds: round(seconds), requests_per_s: round(latencies.length / seconds), p50_ms: pct(50), p99_ms: pct(99), statuses };
+}
+
+export function round(n: number, digits = 2): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}
+
+/** Polls `check` every 50 ms until it is true or `timeoutMs` passes; returns the seconds waited or null. */
+export async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<number | null> {
+  const start = performance.now();
+  while (performance.now() - start < timeoutMs) {
+    if (await check()) return round((performance.now() - start) / 1000);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return null;
+}
+
+/** Prints the result as one JSON document and as a table of rows. */
+export function report(name: string, result: Record<string, unknown>, rows: [string, string | number | null][]): void {
+  console.log(JSON.stringify({ bench: name, at: new Date().toISOString(), machine: { cpus: os.cpus().length, node: process.version }, ...result }, null, 2));
+  const width = Math.max(...rows.map(([k]) => k.length));
+  console.log(`\n${name}`);
+  for (const [k, v] of rows) console.log(`  ${k.padEnd(width)}  ${v ?? 'n/a'}`);
+}
+
+/** How long a benchmark waits for workers to drain after the load; past it the backlog left is reported. */
+export const DRAIN_LIMIT_MS = 120_000;
