@@ -8,10 +8,7 @@
  * the same run.
  */
 import crypto from 'node:crypto';
-import { loadConfig } from '../config/index.ts';
-import { makeLogger } from '../src/log.ts';
-import { makeRuntime } from '../src/runtime.ts';
-import { benchArgs, DRAIN_LIMIT_MS, report, round, runLoad, startBareServer, startStack, waitFor } from './lib.ts';
+import { benchArgs, DRAIN_LIMIT_MS, openBench, report, round, runLoad, waitFor } from './lib.ts';
 
 const args = benchArgs();
 const attempt = (i: number, actor = `user${i % 2000}@bench.example`, ip = `198.51.${(i >> 8) & 255}.${i & 255}`) =>
@@ -22,16 +19,9 @@ const attempt = (i: number, actor = `user${i % 2000}@bench.example`, ip = `198.5
     security: { kind: i % 7 === 0 ? 'login_succeeded' : 'login_failed', actor, ip, user_agent: 'bench/1.0' },
   });
 
-const bare = await startBareServer();
-const baseline = await runLoad({ url: `${bare.url}/api/v1/events`, headers: { 'content-type': 'application/json' }, body: (i) => attempt(i), seconds: args.seconds, concurrency: args.concurrency });
-await bare.stop();
-
-const stack = await startStack(args);
-const config = loadConfig(stack.env);
-const runtime = await makeRuntime(config, { redisUrl: stack.redisUrl, mongoUrl: stack.mongoUrl }, makeLogger('warn', 'bench'));
+const bench = await openBench(args, '/api/v1/events', (i) => attempt(i));
+const { baseline, stack, runtime, project } = bench;
 try {
-  const org = await runtime.admin.createOrg({ name: 'Bench', plan: 'business', seats: null });
-  const project = await runtime.admin.createProject({ org: Number(org.id), name: 'bench', securityMonitoring: true });
   const headers = { 'content-type': 'application/json', 'x-service-key': project.secret_key };
   const url = `${stack.apiUrl}/api/v1/events`;
   const queue = runtime.queues.queue('events');
@@ -78,7 +68,5 @@ try {
     ['detection lag (s)', lag],
   ]);
 } finally {
-  await runtime.mongo.db.dropDatabase().catch(() => {});
-  await runtime.close();
-  await stack.stop();
+  await bench.close();
 }

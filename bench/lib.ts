@@ -17,6 +17,8 @@ import { loadConfig } from '../config/index.ts';
 import { startFerret } from '../src/embedded/ferretdb.ts';
 import { freePort, type ManagedProcess } from '../src/embedded/process.ts';
 import { startRedis } from '../src/embedded/redis.ts';
+import { makeLogger } from '../src/log.ts';
+import { makeRuntime } from '../src/runtime.ts';
 
 const BIN = fileURLToPath(new URL('../bin/lookout.mjs', import.meta.url));
 const BARE = fileURLToPath(new URL('./bare-server.mjs', import.meta.url));
@@ -226,3 +228,27 @@ export function report(name: string, result: Record<string, unknown>, rows: [str
 
 /** How long a benchmark waits for workers to drain after the load; past it the backlog left is reported. */
 export const DRAIN_LIMIT_MS = 120_000;
+
+/** The bare-server baseline for `path`, then the stack with a runtime of its own and one project. */
+export async function openBench(args: BenchArgs, path: string, body: (i: number) => string) {
+  const bare = await startBareServer();
+  const baseline = await runLoad({ url: `${bare.url}${path}`, headers: { 'content-type': 'application/json' }, body, seconds: args.seconds, concurrency: args.concurrency });
+  await bare.stop();
+  const stack = await startStack(args);
+  const config = loadConfig(stack.env);
+  const runtime = await makeRuntime(config, { redisUrl: stack.redisUrl, mongoUrl: stack.mongoUrl }, makeLogger('warn', 'bench'));
+  const org = await runtime.admin.createOrg({ name: 'Bench', plan: 'business', seats: null });
+  const project = await runtime.admin.createProject({ org: Number(org.id), name: 'bench', securityMonitoring: true });
+  return {
+    baseline,
+    stack,
+    config,
+    runtime,
+    project,
+    async close() {
+      await runtime.mongo.db.dropDatabase().catch(() => {});
+      await runtime.close();
+      await stack.stop();
+    },
+  };
+}

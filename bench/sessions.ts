@@ -9,27 +9,17 @@
  */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { loadConfig } from '../config/index.ts';
 import { recount } from '../src/domain/release-health.ts';
-import { makeLogger } from '../src/log.ts';
-import { makeRuntime } from '../src/runtime.ts';
-import { benchArgs, DRAIN_LIMIT_MS, report, round, runLoad, startBareServer, startStack, waitFor } from './lib.ts';
+import { benchArgs, DRAIN_LIMIT_MS, openBench, report, round, runLoad, waitFor } from './lib.ts';
 
 const args = benchArgs();
 const single = (i: number) => JSON.stringify({ sid: `bench-s-${i}-xxxxxxxx`, release: 'bench@1', status: i % 10 === 0 ? 'crashed' : 'ok', did: `u${i % 500}` });
 const batch = (i: number) =>
   JSON.stringify({ sessions: Array.from({ length: 100 }, (_, k) => ({ sid: `bench-b-${i}-${k}-xxxx`, release: 'bench@1', status: k % 20 === 0 ? 'errored' : 'ok', did: `u${k}` })) });
 
-const bare = await startBareServer();
-const bareSingle = await runLoad({ url: `${bare.url}/api/v1/sessions`, headers: { 'content-type': 'application/json' }, body: single, seconds: args.seconds, concurrency: args.concurrency });
-await bare.stop();
-
-const stack = await startStack(args);
-const config = loadConfig(stack.env);
-const runtime = await makeRuntime(config, { redisUrl: stack.redisUrl, mongoUrl: stack.mongoUrl }, makeLogger('warn', 'bench'));
+const bench = await openBench(args, '/api/v1/sessions', single);
+const { baseline: bareSingle, stack, config, runtime, project } = bench;
 try {
-  const org = await runtime.admin.createOrg({ name: 'Bench', plan: 'business', seats: null });
-  const project = await runtime.admin.createProject({ org: Number(org.id), name: 'bench', securityMonitoring: true });
   const headers = { 'content-type': 'application/json', 'x-service-key': project.public_key };
   const url = `${stack.apiUrl}/api/v1/sessions`;
 
@@ -105,7 +95,5 @@ try {
     ['rollups match recount', String(rollupsMatch)],
   ]);
 } finally {
-  await runtime.mongo.db.dropDatabase().catch(() => {});
-  await runtime.close();
-  await stack.stop();
+  await bench.close();
 }
