@@ -10,6 +10,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { recount } from '../src/domain/release-health.ts';
+import { total } from '../src/domain/sessions.ts';
 import { benchArgs, DRAIN_LIMIT_MS, openBench, report, round, runLoad, waitFor } from './lib.ts';
 
 const args = benchArgs();
@@ -38,7 +39,7 @@ try {
   const counted = recount(pid, await runtime.stores.sessions.sessions.find({ project_id: pid }).toArray(), []);
   const rollupsMatch = stored.every((d) => JSON.stringify({ sessions: d.sessions, users: d.users }) === JSON.stringify(counted.releases.get(d._id)));
   const sessionsAccepted = singles.accepted + batches.accepted * 100;
-  const sessionsStored = stored.reduce((n, d) => n + d.sessions.ok + d.sessions.errored + d.sessions.abnormal + d.sessions.crashed, 0);
+  const sessionsStored = stored.reduce((n, d) => n + total(d.sessions), 0);
 
   // Baseline 2: the same batches straight into the store and the queue, no HTTP.
   const scratch = runtime.mongo.db.collection('bench_raw');

@@ -10,6 +10,7 @@ import { startStores, storeUrls } from './embedded/stores.ts';
 import { startApi } from './http/server.ts';
 import { makeLogger } from './log.ts';
 import { makeRuntime } from './runtime.ts';
+import { onStopSignal } from './signals.ts';
 
 const BIN = fileURLToPath(new URL('../bin/lookout.mjs', import.meta.url));
 
@@ -50,8 +51,7 @@ export async function start(config: Config): Promise<void> {
     await stores.stop();
     process.exit(signal === 'worker-exit' ? 1 : 0);
   }
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  onStopSignal(stop);
 }
 
 /**
@@ -71,6 +71,5 @@ export async function startApiOnly(config: Config): Promise<void> {
     await runtime.close();
     process.exit(0);
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  onStopSignal(stop);
 }

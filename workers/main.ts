@@ -11,6 +11,7 @@ import { storeUrls } from '../src/embedded/stores.ts';
 import { makeLogger } from '../src/log.ts';
 import { JOBS, redisConnection, type JobName } from '../src/queues/registry.ts';
 import { makeRuntime, type Runtime } from '../src/runtime.ts';
+import { onStopSignal } from '../src/signals.ts';
 import { handlers, type HandlerMap } from './handlers.ts';
 
 const SWEEP_INTERVAL_MS = 2000;
@@ -103,6 +104,5 @@ export async function runWorkerCli(config: Config, args: string[]): Promise<void
     await runtime.close();
     process.exit(0);
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  onStopSignal(stop);
 }

@@ -14,6 +14,7 @@
 import {
   addCounts,
   hourOf,
+  mergeSession,
   total,
   worse,
   worstOf,
@@ -225,8 +226,7 @@ export function planMerge(
     const id = keys.session(project, update.sid);
     const stored = changed.sessions.get(id) ?? state.sessions.get(id);
     const bucket = sessionBucket(stored, update);
-    const status = stored ? worse(stored.status, update.status) : update.status;
-    const errors = stored ? Math.max(stored.errors, update.errors) : update.errors;
+    const { status, errors } = mergeSession(stored ?? null, update);
     const did = stored?.did ?? update.did;
     if (stored && status === stored.status && errors === stored.errors && did === stored.did) continue;
     const doc: SessionDoc = { _id: id, project_id: project, sid: update.sid, ...bucket, status, errors, did, updated_at: now };

@@ -5,7 +5,7 @@
  * nothing to divide.
  */
 import { withTotal, type HourRollup, type ReleaseRollup } from '../domain/release-health.ts';
-import { freeRate, share, zeroCounts, type StatusCounts } from '../domain/sessions.ts';
+import { freeRate, share, total, type StatusCounts } from '../domain/sessions.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { SessionsStore } from '../store/sessions.store.ts';
 
@@ -57,7 +57,7 @@ export function makeReleasesService(store: SessionsStore) {
       }
     };
     for (const g of sessionGroups) add(g._id.e, g._id.r, g._id.d ?? null, g.n);
-    for (const a of aggregates) add(a.environment, a.release, a.did, a.counts.ok + a.counts.errored + a.counts.abnormal + a.counts.crashed);
+    for (const a of aggregates) add(a.environment, a.release, a.did, total(a.counts));
     return out;
   }
 
@@ -76,7 +76,7 @@ export function makeReleasesService(store: SessionsStore) {
   }
 
   function hourView(doc: HourRollup) {
-    return { hour: doc.hour.toISOString(), ...rates(doc.sessions ?? zeroCounts(), doc.users ?? zeroCounts()) };
+    return { hour: doc.hour.toISOString(), ...rates(doc.sessions, doc.users) };
   }
 
   return {

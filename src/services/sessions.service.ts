@@ -10,6 +10,7 @@ import crypto from 'node:crypto';
 import {
   readAggregate,
   readSession,
+  total,
   type AggregateEntry,
   type AggregateUpdate,
   type EntryDefaults,
@@ -112,7 +113,7 @@ export function makeSessionsService(deps: {
         const list = body.sessions ?? [body];
         readEntries<SessionEntry, SessionUpdate>(list, body.sessions ? '/sessions' : '', 'session', (e) => readSession(e, now, hashDid), out.sessions, out.skipped);
       }
-      out.accepted = out.sessions.length + out.aggregates.reduce((n, a) => n + a.counts.ok + a.counts.errored + a.counts.abnormal + a.counts.crashed, 0);
+      out.accepted = out.sessions.length + out.aggregates.reduce((n, a) => n + total(a.counts), 0);
       if (out.sessions.length === 0 && out.aggregates.length === 0) {
         throw new BadRequestError('no_valid_sessions', 'no entry could be stored: each session needs a valid sid, a release and a status', {
           errors: out.skipped,

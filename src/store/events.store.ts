@@ -7,7 +7,7 @@
  * is kept in the insert-only `issue_events` collection for the same reason.
  */
 import type { Db, IndexDescription } from 'mongodb';
-import { ensureIndexes, isDuplicateKey } from './mongo.ts';
+import { ensureIndexes, isDuplicateKey, onlyDuplicates } from './mongo.ts';
 
 export interface EventDoc {
   _id: string;
@@ -85,7 +85,7 @@ export function makeEventsStore(db: Db) {
         await issueEvents.insertMany(docs, { ordered: false });
       } catch (err) {
         // Members attached before (a retry, or another worker) are duplicates: the set is what counts.
-        if (!isDuplicateKey(err) && !(err as { writeErrors?: unknown }).writeErrors) throw err;
+        if (!onlyDuplicates(err)) throw err;
       }
     },
     countForIssue(issueId: number): Promise<number> {

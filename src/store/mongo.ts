@@ -29,6 +29,12 @@ export function isDuplicateKey(err: unknown): boolean {
   return err instanceof MongoServerError && err.code === 11000;
 }
 
+/** An unordered insertMany whose only failures are documents that exist already. */
+export function onlyDuplicates(err: unknown): boolean {
+  const writeErrors = (err as { writeErrors?: { code: number }[] }).writeErrors;
+  return isDuplicateKey(err) || (Array.isArray(writeErrors) && writeErrors.every((e) => e.code === 11000));
+}
+
 /**
  * Creates the indexes a collection lacks. FerretDB v1.24 (SQLite) panics on
  * a createIndexes that names an index that already exists, so existing

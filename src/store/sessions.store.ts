@@ -22,7 +22,7 @@
 import type { AnyBulkWriteOperation, Collection, Db, Document, Filter, IndexDescription, OptionalUnlessRequiredId } from 'mongodb';
 import { emptyWrites, type AggregateDoc, type HourRollup, type MergeState, type MergeWrites, type ReleaseRollup, type SessionDoc, type UserDoc } from '../domain/release-health.ts';
 import type { AggregateUpdate, SessionUpdate } from '../domain/sessions.ts';
-import { ensureIndexes, isDuplicateKey } from './mongo.ts';
+import { ensureIndexes, onlyDuplicates } from './mongo.ts';
 
 export const RETENTION_DAYS = 90;
 const RETENTION_SECONDS = RETENTION_DAYS * 24 * 3600;
@@ -69,8 +69,7 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
     try {
       await collection.insertMany(docs as OptionalUnlessRequiredId<T>[], { ordered: false });
     } catch (err) {
-      const writeErrors = (err as { writeErrors?: { code: number }[] }).writeErrors;
-      if (!(isDuplicateKey(err) || (writeErrors && writeErrors.every((e) => e.code === 11000)))) throw err;
+      if (!onlyDuplicates(err)) throw err;
     }
   }
   /** Writes each document's full state; replaying the same writes is harmless. */
@@ -135,9 +134,6 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
     },
     unprocessedBatches(olderThan: Date, limit: number): Promise<Pick<SessionBatchDoc, '_id'>[]> {
       return batches.find({ received_at: { $lt: olderThan } }, { projection: { _id: 1 } }).limit(limit).toArray();
-    },
-    oldestUnprocessed(): Promise<Pick<SessionBatchDoc, 'received_at'> | null> {
-      return batches.find({}, { projection: { received_at: 1 } }).sort({ received_at: 1 }).limit(1).next();
     },
     backlog(): Promise<number> {
       return batches.estimatedDocumentCount();
