@@ -35,6 +35,8 @@ export interface Config {
   readonly sweepGraceMs: number;
   /** BullMQ job lock: a job of a worker that died is retried after about this long. */
   readonly jobLockMs: number;
+  /** HTTP Basic credential of the queue dashboard; null (no ADMIN_PASSWORD): the dashboard is off. */
+  readonly admin: { readonly username: string; readonly password: string } | null;
 }
 
 export class ConfigError extends Error {
@@ -67,6 +69,8 @@ export const DEFAULTS = {
   DID_HASH_KEY: '',
   SWEEP_GRACE_SECONDS: '30',
   JOB_LOCK_MS: '30000',
+  ADMIN_USERNAME: 'admin',
+  ADMIN_PASSWORD: '',
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -140,7 +144,14 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     didHashKey: raw('DID_HASH_KEY') || null,
     sweepGraceMs: int('SWEEP_GRACE_SECONDS', 1, 86_400) * 1000,
     jobLockMs: int('JOB_LOCK_MS', 1000, 600_000),
+    admin: raw('ADMIN_PASSWORD') ? { username: raw('ADMIN_USERNAME'), password: raw('ADMIN_PASSWORD') } : null,
   };
+  if (config.admin && config.admin.password.length < 12) {
+    problems.push('ADMIN_PASSWORD: at least 12 characters');
+  }
+  if (config.admin && (config.admin.username.includes(':') || config.admin.username.length > 64)) {
+    problems.push('ADMIN_USERNAME: at most 64 characters, no colon (HTTP Basic)');
+  }
   if (config.didHashKey !== null && config.didHashKey.length < 32) {
     problems.push('DID_HASH_KEY: at least 32 characters (for example 64 random hex digits)');
   }

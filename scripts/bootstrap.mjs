@@ -27,11 +27,34 @@ if (!fs.existsSync(stamp) || fs.statSync(stamp).mtimeMs < fs.statSync(lock).mtim
   if (status !== 0) process.exit(status);
 }
 
+/**
+ * The dashboard test drives Debian's Chromium (no browser is downloaded from
+ * the network). A fresh machine lacks it: install it when we may (root and
+ * apt-get), else say what is missing; the test then fails with that reason.
+ */
+function ensureChromium() {
+  const chromium = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+  if (fs.existsSync(chromium)) return;
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!isRoot || !fs.existsSync('/usr/bin/apt-get')) {
+    process.stderr.write(`lookout: ${chromium} is missing; install Debian's chromium package for the dashboard test\n`);
+    return;
+  }
+  process.stderr.write('lookout: installing Debian chromium for the dashboard test…\n');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const apt = (args) => spawnSync('apt-get', args, { cwd: root, stdio: ['ignore', 'ignore', 'inherit'], env }).status;
+  if (apt(['install', '-y', '--no-install-recommends', 'chromium']) !== 0) {
+    apt(['update']);
+    apt(['install', '-y', '--no-install-recommends', 'chromium']);
+  }
+}
+
 const bin = path.join(root, 'bin', 'lookout.mjs');
 switch (mode) {
   case 'start':
     process.exit(run(process.execPath, [bin, 'start', ...args]));
   case 'test': {
+    ensureChromium();
     // Build the embedded FerretDB before vitest starts, so its first build is not timed.
     const prepared = run(process.execPath, ['--import', 'tsx', path.join(root, 'scripts', 'prepare-stores.ts')]);
     if (prepared !== 0) process.exit(prepared);

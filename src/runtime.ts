@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import type { Config } from '../config/index.ts';
 import { makeValidator } from './http/validation.ts';
 import type { Logger } from './log.ts';
+import { makeMetrics } from './metrics/metrics.ts';
 import { withLock } from './queues/lock.ts';
 import { makeQueues } from './queues/registry.ts';
 import { makeAdminService } from './services/admin.service.ts';
@@ -32,7 +33,8 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const sdk = makeSdkService(stores, resolver);
   const admin = makeAdminService(stores, sdk);
   const queues = makeQueues(urls.redisUrl, config.queuePrefix);
-  const events = makeEventsService(stores.events, queues, log);
+  const metrics = makeMetrics();
+  const events = makeEventsService(stores.events, queues, log, metrics);
   /** Serializes every write to one issue across processes. */
   const lockIssue = <T>(id: number, fn: () => Promise<T>) => withLock(queues.connection, `${config.queuePrefix}:lock:issue:${id}`, fn);
   const issues = makeIssuesService(stores.issues, stores.events, lockIssue);
@@ -40,7 +42,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const lockProject = <T>(id: number, fn: () => Promise<T>) => withLock(queues.connection, `${config.queuePrefix}:lock:sessions:${id}`, fn);
   const validator = makeValidator();
   const didKey = config.didHashKey ?? (await stores.settings.getOrCreate('did_hash_key', () => crypto.randomBytes(32).toString('hex')));
-  const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log });
+  const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics });
   const releases = makeReleasesService(stores.sessions);
   return {
     config,
@@ -52,6 +54,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     sdk,
     admin,
     queues,
+    metrics,
     events,
     issues,
     lockIssue,

@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { QUEUE_NAMES, type Config, type QueueKey } from '../config/index.ts';
 import { storeUrls } from '../src/embedded/stores.ts';
 import { makeLogger } from '../src/log.ts';
+import { publishMetrics } from '../src/metrics/fleet.ts';
 import { JOBS, redisConnection, type JobName } from '../src/queues/registry.ts';
 import { makeRuntime, type Runtime } from '../src/runtime.ts';
 import { onStopSignal } from '../src/signals.ts';
@@ -30,7 +31,7 @@ export function checkHandlers(map: HandlerMap): void {
 
 export async function startWorkers(runtime: Runtime, opts: { queues: readonly QueueKey[]; concurrency?: number }) {
   checkHandlers(handlers);
-  const { config, log } = runtime;
+  const { config, log, metrics } = runtime;
   const connection = redisConnection(runtime.urls.redisUrl);
   const workers = opts.queues.map((queue) => {
     const worker = new Worker(
@@ -38,7 +39,17 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
       async (job) => {
         const handler = handlers[job.name as JobName] as ((p: unknown, r: Runtime, j: typeof job) => Promise<unknown>) | undefined;
         if (!handler) throw new UnrecoverableError(`no handler for job ${job.name}`);
-        return handler(job.data, runtime, job);
+        const labels = { queue, job: job.name };
+        const stop = metrics.jobDuration.startTimer(labels);
+        try {
+          const result = await handler(job.data, runtime, job);
+          stop({ outcome: 'completed' });
+          return result;
+        } catch (err) {
+          stop({ outcome: 'failed' });
+          metrics.jobFailures.inc(labels);
+          throw err;
+        }
       },
       {
         connection,
@@ -55,11 +66,15 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
     return worker;
   });
   // The sweeper enqueues what the API stored while Redis was unavailable (src/queues/sweep.ts).
-  const sweeps = { events: runtime.events.sweep, sessions: runtime.sessions.sweep };
+  const sweeps = { event: runtime.events.sweep, session: runtime.sessions.sweep };
   const sweeper = setInterval(() => {
     for (const [what, sweep] of Object.entries(sweeps)) {
       sweep(new Date(), config.sweepGraceMs)
-        .then((n) => n > 0 && log.info({ requeued: n, what }, 'sweeper enqueued stored work'))
+        .then((n) => {
+          if (n === 0) return;
+          metrics.sweeperRequeued.inc({ kind: what }, n);
+          log.info({ requeued: n, what }, 'sweeper enqueued stored work');
+        })
         .catch((err: Error) => log.warn({ err: err.message, what }, 'sweep failed; will retry'));
     }
   }, SWEEP_INTERVAL_MS);
@@ -69,6 +84,7 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
       .schedule('maintenance.retention', {}, RETENTION_EVERY_MS)
       .catch((err: Error) => log.warn({ err: err.message }, 'could not schedule the retention job; the next worker start will'));
   }
+  const publisher = publishMetrics(runtime, 'worker');
   log.info({ queues: opts.queues, concurrency: opts.concurrency ?? opts.queues.map((q) => config.concurrency[q]) }, 'workers started');
   return {
     workers,
@@ -80,6 +96,7 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
         log.warn({ timeoutMs }, 'jobs still running at the shutdown deadline; they will be retried');
         await Promise.all(workers.map((w) => w.close(true)));
       }
+      await publisher.stop();
       connection.disconnect();
     },
   };

@@ -59,7 +59,9 @@ async function mergeProject(
   const touched = touchedKeys(project, stored, sessions, aggregates.map((a) => a.update));
   const state = mergeState(loaded, await store.loadRollups(touched));
   const existing = new Set([...state.sessions.keys(), ...state.aggregates, ...state.users.keys(), ...state.hours.keys(), ...state.releases.keys()]);
-  const writes = planMerge(project, state, sessions, aggregates, now);
+  const stats = { unchanged: 0 };
+  const writes = planMerge(project, state, sessions, aggregates, now, stats);
+  runtime.metrics.ingest('session', 'duplicated', stats.unchanged);
   if (writeCount(writes) === 0) return 0;
   await store.commit(project, writes, existing, now);
   return writeCount(writes);

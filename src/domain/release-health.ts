@@ -175,6 +175,8 @@ export function planMerge(
   updates: SessionUpdate[],
   aggregates: { id: string; update: AggregateUpdate }[],
   now: Date,
+  /** filled in: updates and aggregates that changed nothing (resent, or older than what is stored) */
+  stats: { unchanged: number } = { unchanged: 0 },
 ): MergeWrites {
   const changed = { sessions: new Map<string, SessionDoc>(), users: new Map<string, UserDoc>(), hours: new Map<string, HourRollup>(), releases: new Map<string, ReleaseRollup>() };
 
@@ -228,7 +230,10 @@ export function planMerge(
     const bucket = sessionBucket(stored, update);
     const { status, errors } = mergeSession(stored ?? null, update);
     const did = stored?.did ?? update.did;
-    if (stored && status === stored.status && errors === stored.errors && did === stored.did) continue;
+    if (stored && status === stored.status && errors === stored.errors && did === stored.did) {
+      stats.unchanged += 1;
+      continue;
+    }
     const doc: SessionDoc = { _id: id, project_id: project, sid: update.sid, ...bucket, status, errors, did, updated_at: now };
     changed.sessions.set(id, doc);
     state.sessions.set(id, doc);
@@ -238,7 +243,10 @@ export function planMerge(
 
   const newAggregates: AggregateDoc[] = [];
   for (const { id, update } of aggregates) {
-    if (state.aggregates.has(id)) continue;
+    if (state.aggregates.has(id)) {
+      stats.unchanged += total(update.counts);
+      continue;
+    }
     state.aggregates.add(id);
     const bucket = newBucket(update);
     newAggregates.push({ _id: id, project_id: project, ...bucket, did: update.did, counts: { ...update.counts } });

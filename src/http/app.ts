@@ -1,8 +1,12 @@
 /** The Koa application: middleware in order, then one router per resource. */
+import type Router from '@koa/router';
+import type { Queue } from 'bullmq';
 import Koa from 'koa';
 import type { Config } from '../../config/index.ts';
 import type { Envelope } from '../domain/envelope.ts';
 import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import type { HealthService } from '../services/health.service.ts';
 import type { KeyResolver } from '../services/key-resolver.ts';
 import type { EventsService } from '../services/events.service.ts';
 import type { IssuesService } from '../services/issues.service.ts';
@@ -10,11 +14,16 @@ import type { ReleasesService } from '../services/releases.service.ts';
 import type { SdkService } from '../services/sdk.service.ts';
 import type { SessionsService } from '../services/sessions.service.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
+import { dashboardMiddleware, type AdminCredential } from './dashboard.ts';
 import { errorsMiddleware } from './middleware/errors.middleware.ts';
+import { httpMetricsMiddleware } from './middleware/metrics.middleware.ts';
 import { requestLogMiddleware } from './middleware/request-log.middleware.ts';
 import type { RateLimiter } from './middleware/rate-limit.middleware.ts';
 import { envelopeRoutes } from './routes/envelope.route.ts';
 import { eventsRoutes } from './routes/events.route.ts';
+import { healthRoutes } from './routes/health.route.ts';
+import { metricsRoutes } from './routes/metrics.route.ts';
+import { openapiRoutes } from './routes/openapi.route.ts';
 import { issuesRoutes } from './routes/issues.route.ts';
 import { releasesRoutes } from './routes/releases.route.ts';
 import { sdkRoutes } from './routes/sdk.route.ts';
@@ -42,14 +51,39 @@ export interface AppDeps {
   releases: ReleasesService;
   /** the sessions endpoints' rate limit, shared through Redis */
   rateLimit: RateLimiter;
+  metrics: Metrics;
+  /** the text of GET /metrics (src/metrics/fleet.ts) */
+  scrape: { contentType: string; text(): Promise<string> };
+  health: HealthService;
+  /** set when SIGTERM arrives: /readyz answers 503 from then on */
+  lifecycle: { stopping: boolean };
+  /** the queues the dashboard shows, and who may see it (null: dashboard off) */
+  dashboard: { queues: Queue[]; credential: AdminCredential | null };
+}
+
+/** Every router of the API, in the order they are mounted; the OpenAPI document is checked against it. */
+export function makeRouters(deps: AppDeps): Router<AppState>[] {
+  return [
+    healthRoutes(deps),
+    metricsRoutes(deps),
+    sdkRoutes(deps),
+    eventsRoutes(deps),
+    issuesRoutes(deps),
+    sessionsRoutes(deps),
+    envelopeRoutes(deps),
+    releasesRoutes(deps),
+    openapiRoutes(),
+  ];
 }
 
 export function makeApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: false });
   app.silent = true; // errors are logged by the errors middleware, with the request id
   app.use(requestLogMiddleware(deps.log));
+  app.use(httpMetricsMiddleware(deps.metrics));
   app.use(errorsMiddleware());
-  for (const router of [sdkRoutes(deps), eventsRoutes(deps), issuesRoutes(deps), sessionsRoutes(deps), envelopeRoutes(deps), releasesRoutes(deps)]) {
+  app.use(dashboardMiddleware(deps.dashboard.queues, deps.dashboard.credential));
+  for (const router of makeRouters(deps)) {
     app.use(router.routes());
     app.use(router.allowedMethods({ throw: false }));
   }

@@ -1,12 +1,22 @@
-/** Starts the HTTP API on a runtime; `close` stops accepting and waits for in-flight requests. */
+/**
+ * Starts the HTTP API on a runtime. `close` is the graceful stop: /readyz
+ * turns 503, the listener stops accepting, requests in flight finish
+ * (idle keep-alive connections are closed as they fall idle), and whatever
+ * is still open at SHUTDOWN_TIMEOUT_MS is cut.
+ */
 import http from 'node:http';
+import { QUEUE_NAMES } from '../../config/index.ts';
+import { makeFleetScrape, publishMetrics } from '../metrics/fleet.ts';
 import type { Runtime } from '../runtime.ts';
-import { makeApp } from './app.ts';
+import { makeHealthService } from '../services/health.service.ts';
+import { makeApp, type AppDeps } from './app.ts';
 import { makeRateLimiter } from './middleware/rate-limit.middleware.ts';
 
-export async function startApi(runtime: Runtime, listen: { host: string; port: number }) {
-  const app = makeApp({
-    config: runtime.config,
+/** What the app needs from a runtime; `processId` names this process in the fleet metrics. */
+export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { stopping: false }): AppDeps {
+  const { config, metrics } = runtime;
+  return {
+    config,
     log: runtime.log,
     validator: runtime.validator,
     resolver: runtime.resolver,
@@ -15,8 +25,25 @@ export async function startApi(runtime: Runtime, listen: { host: string; port: n
     issues: runtime.issues,
     sessions: runtime.sessions,
     releases: runtime.releases,
-    rateLimit: makeRateLimiter({ redis: runtime.queues.connection, prefix: runtime.config.queuePrefix, perMinute: runtime.config.sessionsRateLimit }),
-  });
+    rateLimit: makeRateLimiter({
+      redis: runtime.queues.connection,
+      prefix: config.queuePrefix,
+      perMinute: config.sessionsRateLimit,
+      onRefused: (route) => metrics.rateLimited.inc({ route }),
+    }),
+    metrics,
+    scrape: makeFleetScrape(runtime, processId),
+    health: makeHealthService({ redis: runtime.queues.connection, db: runtime.mongo.db }),
+    lifecycle,
+    dashboard: { queues: QUEUE_NAMES.map((q) => runtime.queues.queue(q)), credential: config.admin },
+  };
+}
+
+export async function startApi(runtime: Runtime, listen: { host: string; port: number }) {
+  const { config } = runtime;
+  const lifecycle = { stopping: false };
+  const publisher = publishMetrics(runtime, 'api');
+  const app = makeApp(makeApiDeps(runtime, publisher.id, lifecycle));
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
@@ -27,10 +54,17 @@ export async function startApi(runtime: Runtime, listen: { host: string; port: n
   return {
     url: `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`,
     port: address.port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      }),
+    lifecycle,
+    close: async (timeoutMs = config.shutdownTimeoutMs) => {
+      lifecycle.stopping = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const idle = setInterval(() => server.closeIdleConnections(), 50);
+      server.closeIdleConnections();
+      const cut = setTimeout(() => server.closeAllConnections(), timeoutMs);
+      await closed;
+      clearInterval(idle);
+      clearTimeout(cut);
+      await publisher.stop();
+    },
   };
 }

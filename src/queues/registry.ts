@@ -6,6 +6,7 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { QueueKey } from '../../config/index.ts';
+import { deadline } from '../util/deadline.ts';
 
 /** Payload of each job, by name. */
 export interface JobPayloads {
@@ -43,14 +44,6 @@ export function redisConnection(url: string): Redis {
  */
 /** How long the API waits for Redis to take a job before leaving it to the sweeper. */
 const ENQUEUE_TIMEOUT_MS = 2000;
-
-function deadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
-  });
-  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
-}
 
 export function makeQueues(redisUrl: string, prefix: string) {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 });

@@ -7,6 +7,7 @@
 import { fingerprintOf, type ErrorEventShape } from '../domain/fingerprint.ts';
 import { ForbiddenError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import type { Queues } from '../queues/registry.ts';
 import { makeSweep } from '../queues/sweep.ts';
 import { eventKey, type EventDoc, type EventsStore } from '../store/events.store.ts';
@@ -26,7 +27,7 @@ export function eventJobId(docId: string): string {
   return `ev-${docId.replace(':', '-')}`; // BullMQ job ids may not contain ':'
 }
 
-export function makeEventsService(events: EventsStore, queues: Queues, log: Logger) {
+export function makeEventsService(events: EventsStore, queues: Queues, log: Logger, metrics: Metrics) {
   return {
     async ingest(project: ProjectDoc, body: EventBody, now: Date): Promise<{ id: string; duplicate: boolean }> {
       const security = body.security;
@@ -51,7 +52,11 @@ export function makeEventsService(events: EventsStore, queues: Queues, log: Logg
         payload: body,
         processed: false,
       };
-      if ((await events.insert(doc)) === 'duplicate') return { id: body.event_id, duplicate: true };
+      if ((await events.insert(doc)) === 'duplicate') {
+        metrics.ingest('event', 'duplicated');
+        return { id: body.event_id, duplicate: true };
+      }
+      metrics.ingest('event', 'accepted');
       try {
         await queues.enqueue('events.process', { id: doc._id }, eventJobId(doc._id));
       } catch (err) {

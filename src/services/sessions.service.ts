@@ -21,6 +21,7 @@ import {
 } from '../domain/sessions.ts';
 import { BadRequestError } from '../errors.ts';
 import type { PathError, Validator } from '../http/validation.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import type { Logger } from '../log.ts';
 import type { Queues } from '../queues/registry.ts';
 import { makeSweep } from '../queues/sweep.ts';
@@ -60,8 +61,9 @@ export function makeSessionsService(deps: {
   validator: Validator;
   hashDid: (project: number) => HashDid;
   log: Logger;
+  metrics: Metrics;
 }) {
-  const { store, queues, validator, log } = deps;
+  const { store, queues, validator, log, metrics } = deps;
   const enqueues = new Set<Promise<unknown>>();
 
   const group = makeGroupCommit<RawRequest>(
@@ -114,6 +116,7 @@ export function makeSessionsService(deps: {
         readEntries<SessionEntry, SessionUpdate>(list, body.sessions ? '/sessions' : '', 'session', (e) => readSession(e, now, hashDid), out.sessions, out.skipped);
       }
       out.accepted = out.sessions.length + out.aggregates.reduce((n, a) => n + total(a.counts), 0);
+      metrics.ingest('session', 'rejected', out.skipped.length);
       if (out.sessions.length === 0 && out.aggregates.length === 0) {
         throw new BadRequestError('no_valid_sessions', 'no entry could be stored: each session needs a valid sid, a release and a status', {
           errors: out.skipped,
@@ -125,6 +128,7 @@ export function makeSessionsService(deps: {
     /** Stores what was read (durably) and answers how many sessions it stands for. */
     async ingest(project: number, read: ReadSessions): Promise<{ accepted: number; skipped: number }> {
       await group.add({ project_id: project, sessions: read.sessions, aggregates: read.aggregates });
+      metrics.ingest('session', 'accepted', read.accepted);
       return { accepted: read.accepted, skipped: read.skipped.length };
     },
 

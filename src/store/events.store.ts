@@ -75,6 +75,11 @@ export function makeEventsStore(db: Db) {
       await events.updateOne({ _id: id }, { $set: { processed: true } });
     },
     /** Events stored before `olderThan` whose job has not finished (or was never enqueued). */
+    /** When the oldest event still waiting for its job was received (null: none waits). */
+    async oldestUnprocessed(): Promise<Date | null> {
+      const [oldest] = await events.find({ processed: false }, { projection: { received_at: 1 } }).sort({ received_at: 1 }).limit(1).toArray();
+      return oldest?.received_at ?? null;
+    },
     unprocessed(olderThan: Date, limit: number): Promise<Pick<EventDoc, '_id'>[]> {
       return events.find({ processed: false, received_at: { $lt: olderThan } }, { projection: { _id: 1 } }).limit(limit).toArray();
     },

@@ -132,6 +132,11 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
       await insert(raw, [batch]);
       await batches.deleteOne({ _id: batch._id });
     },
+    /** When the oldest batch not merged yet was received (null: the backlog is empty). */
+    async oldestUnprocessed(): Promise<Date | null> {
+      const [oldest] = await batches.find({}, { projection: { received_at: 1 } }).sort({ received_at: 1 }).limit(1).toArray();
+      return oldest?.received_at ?? null;
+    },
     unprocessedBatches(olderThan: Date, limit: number): Promise<Pick<SessionBatchDoc, '_id'>[]> {
       return batches.find({ received_at: { $lt: olderThan } }, { projection: { _id: 1 } }).limit(limit).toArray();
     },

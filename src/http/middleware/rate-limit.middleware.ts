@@ -14,6 +14,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limite
 import { RateLimitedError } from '../../errors.ts';
 import { hashSecret } from '../../services/keys.ts';
 import type { AppState } from '../app.ts';
+import { routeOf } from './metrics.middleware.ts';
 
 const WINDOW_SECONDS = 60;
 
@@ -21,8 +22,8 @@ export interface RateLimitOptions {
   redis: Redis;
   prefix: string;
   perMinute: number;
-  /** called on each refusal (metrics) */
-  onRefused?: () => void;
+  /** called on each refusal with the route pattern (metrics) */
+  onRefused?: (route: string) => void;
 }
 
 export function makeRateLimiter(opts: RateLimitOptions) {
@@ -49,7 +50,7 @@ export function makeRateLimiter(opts: RateLimitOptions) {
         res = await limiter.consume(key);
       } catch (refused) {
         if (!(refused instanceof RateLimiterRes)) throw refused;
-        opts.onRefused?.();
+        opts.onRefused?.(routeOf(ctx));
         throw new RateLimitedError(Math.max(1, Math.ceil(refused.msBeforeNext / 1000)), headers(refused));
       }
       ctx.set(headers(res));

@@ -67,6 +67,7 @@ export function envelopeRoutes(deps: AppDeps): Router<AppState> {
         } catch (err) {
           if (!(err instanceof AppError) || err.status >= 500) throw err;
           dropped.push(item.type);
+          if (item.type === 'event') deps.metrics.ingest('event', 'rejected');
           ctx.state.log.info({ item: i + 1, type: item.type, reason: err.reason, why: err.message }, 'envelope item dropped');
         }
       }

@@ -5,10 +5,11 @@ import type { EventBody } from '../../services/events.service.ts';
 import type { AppDeps, AppState } from '../app.ts';
 import { readJson } from '../body.ts';
 import { requireSecretKey } from '../middleware/auth.middleware.ts';
+import { countRejected } from '../middleware/metrics.middleware.ts';
 
 export function eventsRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/v1' });
-  router.post('/events', requireSecretKey(deps.resolver, { instance: true }), async (ctx) => {
+  router.post('/events', countRejected(deps.metrics, 'event'), requireSecretKey(deps.resolver, { instance: true }), async (ctx) => {
     // Password-like fields are dropped before validation, so they are neither refused nor stored.
     const { value } = scrubPasswords(await readJson(ctx, deps.config.bodyLimitBytes));
     const body = deps.validator.check<EventBody>('event', value);

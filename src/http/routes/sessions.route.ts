@@ -8,6 +8,7 @@ import type { AppDeps, AppState } from '../app.ts';
 import { readJson } from '../body.ts';
 import { authenticate } from '../middleware/auth.middleware.ts';
 import { corsMiddleware } from '../middleware/cors.middleware.ts';
+import { countRejected } from '../middleware/metrics.middleware.ts';
 
 export const SESSION_MEDIA_TYPES = ['application/json', 'text/plain'] as const;
 
@@ -19,6 +20,7 @@ export function sessionsRoutes(deps: AppDeps): Router<AppState> {
   router.all('/sessions', corsMiddleware());
   router.post(
     '/sessions',
+    countRejected(deps.metrics, 'session'),
     async (ctx, next) => {
       ctx.state.project = (await authenticate(deps.resolver, keyOf(ctx), 'public')).project;
       await next();

@@ -1,0 +1,242 @@
+/**
+ * The OpenAPI 3.1 document served at /openapi.json. Request bodies are the
+ * JSON Schemas of `schemas/` (OpenAPI 3.1 speaks JSON Schema 2020-12, so
+ * they are used as they are);
+ * everything else comes from ROUTE_DOCS below. test/openapi.test.ts checks
+ * ROUTE_DOCS against the routers the API really mounts, both ways.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type Router from '@koa/router';
+
+const SCHEMAS_DIR = fileURLToPath(new URL('../../schemas/', import.meta.url));
+
+type Auth = 'none' | 'secret' | 'secret+instance' | 'public' | 'sentry';
+
+interface Param {
+  name: string;
+  in: 'query' | 'path';
+  description: string;
+  schema: Record<string, unknown>;
+}
+
+export interface RouteDoc {
+  summary: string;
+  auth: Auth;
+  /** a schema of schemas/ (its file name without .json), or a media type with a free-form body */
+  body?: { schema: string; mediaTypes?: string[] } | { raw: string; description: string };
+  params?: Param[];
+  /** status → description of the success answers; the error answers follow from auth and body */
+  ok: Record<number, string>;
+  errors?: number[];
+  tag: string;
+}
+
+const id = { name: 'id', in: 'path', description: 'issue id', schema: { type: 'integer', minimum: 1 } } as const;
+const environment = { name: 'environment', in: 'query', description: 'only this environment', schema: { type: 'string', maxLength: 64 } } as const;
+
+/** Every route of the API, keyed `METHOD /path` with @koa/router's `:param` syntax. */
+export const ROUTE_DOCS: Record<string, RouteDoc> = {
+  'GET /healthz': { tag: 'operations', summary: 'Liveness: the process is up and serving', auth: 'none', ok: { 200: '`{status: "ok"}`' } },
+  'GET /readyz': {
+    tag: 'operations',
+    summary: 'Readiness: Redis and MongoDB answer and the process is not shutting down',
+    auth: 'none',
+    ok: { 200: '`{status: "ready", checks}`' },
+    errors: [503],
+  },
+  'GET /metrics': { tag: 'operations', summary: 'Prometheus metrics of every live Lookout process', auth: 'none', ok: { 200: 'Prometheus text format' } },
+  'GET /openapi.json': { tag: 'operations', summary: 'This document', auth: 'none', ok: { 200: 'OpenAPI 3.1 document' } },
+  'POST /api/v1/sdk/activate': {
+    tag: 'installations',
+    summary: 'Bind an installation to the project (spec 4.1)',
+    auth: 'secret',
+    body: { schema: 'activate' },
+    ok: { 200: '`{instance_id, project_id, organization_id, config}` (spec 2.2)' },
+    errors: [400, 402, 409, 413, 415],
+  },
+  'GET /api/v1/sdk/config': { tag: 'installations', summary: "The installation's configuration (spec 4.2)", auth: 'secret+instance', ok: { 200: 'configuration (spec 2.3)' } },
+  'PUT /api/v1/sdk/contacts': {
+    tag: 'installations',
+    summary: 'Replace the contacts of the installation (spec 4.3)',
+    auth: 'secret+instance',
+    body: { schema: 'contacts' },
+    ok: { 200: '`{ok: true, count}`' },
+    errors: [400, 402, 413, 415],
+  },
+  'OPTIONS /api/v1/sessions': { tag: 'sessions', summary: 'CORS preflight: any origin may post sessions with the public key', auth: 'none', ok: { 204: 'CORS headers' } },
+  'POST /api/v1/sessions': {
+    tag: 'sessions',
+    summary: 'Report sessions: one, a batch of up to 100, or aggregates (spec 4.4)',
+    auth: 'public',
+    body: { schema: 'sessions', mediaTypes: ['application/json', 'text/plain'] },
+    ok: { 202: '`{accepted, skipped}`: sessions stored durably, entries skipped' },
+    errors: [400, 413, 415, 429],
+  },
+  'OPTIONS /api/:project/envelope/': { tag: 'sessions', summary: 'CORS preflight of the envelope endpoint', auth: 'none', ok: { 204: 'CORS headers' } },
+  'POST /api/:project/envelope/': {
+    tag: 'sessions',
+    summary: 'Sentry-compatible envelope: session, sessions and event items are ingested, other items acknowledged',
+    auth: 'sentry',
+    params: [{ name: 'project', in: 'path', description: 'project id (the last part of the DSN path)', schema: { type: 'integer', minimum: 1 } }],
+    body: { raw: 'application/x-sentry-envelope', description: 'newline-delimited envelope; gzip, deflate or br Content-Encoding' },
+    ok: { 200: '`{id, sessions, dropped}`' },
+    errors: [400, 413, 429],
+  },
+  'POST /api/v1/events': {
+    tag: 'events',
+    summary: 'Report a sign-in attempt or an error event (spec 4.5)',
+    auth: 'secret+instance',
+    body: { schema: 'event' },
+    ok: { 202: '`{id, duplicate}`' },
+    errors: [400, 413, 415],
+  },
+  'GET /api/v1/issues': {
+    tag: 'issues',
+    summary: 'List issues (spec 4.6)',
+    auth: 'secret+instance',
+    params: [
+      { name: 'status', in: 'query', description: 'default unresolved', schema: { enum: ['unresolved', 'resolved', 'ignored'] } },
+      { name: 'limit', in: 'query', description: 'default 100', schema: { type: 'integer', minimum: 1, maximum: 500 } },
+      { name: 'offset', in: 'query', description: 'default 0', schema: { type: 'integer', minimum: 0 } },
+      { name: 'order', in: 'query', description: 'last_seen (newest first, default) or id (ascending)', schema: { enum: ['last_seen', 'id'] } },
+    ],
+    ok: { 200: '`{issues, total, limit, offset, order}`' },
+    errors: [400],
+  },
+  'GET /api/v1/issues/:id': { tag: 'issues', summary: 'One issue with its latest event (spec 4.7)', auth: 'secret+instance', params: [id], ok: { 200: 'the issue and `latest_event`' }, errors: [400, 404] },
+  'POST /api/v1/issues/:id/status': {
+    tag: 'issues',
+    summary: 'Resolve, ignore or reopen an issue (spec 4.8)',
+    auth: 'secret+instance',
+    params: [id],
+    body: { schema: 'issue-status' },
+    ok: { 200: '`{ok: true, status}`' },
+    errors: [400, 404, 413, 415],
+  },
+  'GET /api/v1/releases': {
+    tag: 'releases',
+    summary: 'Release health: crash-free rates and adoption per release',
+    auth: 'secret+instance',
+    params: [environment],
+    ok: { 200: '`{releases, total}`' },
+    errors: [400],
+  },
+  'GET /api/v1/releases/:release': {
+    tag: 'releases',
+    summary: "One release's health with its hourly series",
+    auth: 'secret+instance',
+    params: [{ name: 'release', in: 'path', description: 'release name', schema: { type: 'string', maxLength: 200 } }, environment],
+    ok: { 200: 'the release and `series`' },
+    errors: [400, 404],
+  },
+};
+
+const ALL_METHODS = 10; // a layer answering more methods than this is `router.all` middleware (CORS)
+
+/** `METHOD /path` of every endpoint the routers mount; `router.all` layers stand for their OPTIONS preflight. */
+export function routeTable(routers: Router<any>[]): string[] {
+  const routes = new Set<string>();
+  for (const router of routers) {
+    for (const layer of router.stack) {
+      if (layer.methods.length === 0) continue; // router.use middleware
+      const methods = layer.methods.length > ALL_METHODS ? ['OPTIONS'] : layer.methods.filter((m) => m !== 'HEAD');
+      for (const method of methods) routes.add(`${method} ${layer.path}`);
+    }
+  }
+  return [...routes].sort();
+}
+
+/**
+ * The schemas keep their `$id`, so their own `#/$defs/...` and their
+ * references to each other (`"$ref": "session"`) resolve inside the
+ * document as they do in the validator.
+ */
+function loadSchemas(): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const file of fs.readdirSync(SCHEMAS_DIR).filter((f) => f.endsWith('.json')).sort()) {
+    const { $schema: _dialect, ...schema } = JSON.parse(fs.readFileSync(path.join(SCHEMAS_DIR, file), 'utf8')) as Record<string, unknown>;
+    out[file.replace(/\.json$/, '')] = schema;
+  }
+  return out;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'invalid request: malformed JSON, a rule of the schema broken, or a bad parameter',
+  401: 'missing or unknown key',
+  402: 'the plan does not allow it (seats)',
+  403: 'the key may not do this (public key on a secret endpoint, or instance not bound)',
+  404: 'not found (or belongs to another project)',
+  409: 'conflict',
+  413: 'body larger than BODY_LIMIT_BYTES',
+  415: 'unsupported Content-Type',
+  429: 'rate limit reached; see Retry-After and RateLimit',
+  503: 'a store is unavailable or the process is shutting down',
+};
+
+const SECURITY: Record<Auth, Record<string, string[]>[]> = {
+  none: [],
+  secret: [{ serviceKey: [] }],
+  'secret+instance': [{ serviceKey: [], serviceInstance: [] }],
+  public: [{ serviceKey: [] }, { keyQuery: [] }],
+  sentry: [{ sentryAuth: [] }, { sentryKeyQuery: [] }, {}],
+};
+
+export function buildOpenApi(version: string) {
+  const schemas = loadSchemas();
+  const error = { $ref: '#/components/schemas/Error' };
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const [route, doc] of Object.entries(ROUTE_DOCS)) {
+    const [method, koaPath] = route.split(' ') as [string, string];
+    const openPath = koaPath.replace(/:([A-Za-z_]+)/g, '{$1}');
+    const errors = [...new Set([...(doc.auth === 'none' ? [] : [401, 403]), ...(doc.errors ?? [])])].sort();
+    const responses: Record<string, unknown> = {};
+    for (const [status, description] of Object.entries(doc.ok)) responses[status] = { description };
+    for (const status of errors) responses[status] = { description: STATUS_TEXT[status] ?? 'error', content: { 'application/json': { schema: error } } };
+    let requestBody: unknown;
+    if (doc.body && 'schema' in doc.body) {
+      if (!schemas[doc.body.schema]) throw new Error(`${route}: no schema ${doc.body.schema}.json`);
+      const schema = { $ref: `#/components/schemas/${doc.body.schema}` };
+      requestBody = { required: true, content: Object.fromEntries((doc.body.mediaTypes ?? ['application/json']).map((t) => [t, { schema }])) };
+    } else if (doc.body) {
+      requestBody = { required: true, description: doc.body.description, content: { [doc.body.raw]: { schema: { type: 'string' } } } };
+    }
+    (paths[openPath] ??= {})[method.toLowerCase()] = {
+      tags: [doc.tag],
+      summary: doc.summary,
+      operationId: `${method.toLowerCase()}${openPath.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string = '') => c.toUpperCase())}`,
+      security: SECURITY[doc.auth],
+      ...(doc.params ? { parameters: doc.params.map((p) => ({ ...p, required: p.in === 'path' })) } : {}),
+      ...(requestBody ? { requestBody } : {}),
+      responses,
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Lookout',
+      version,
+      description: 'Error and security-event tracking backend. Every non-2xx answer is JSON `{reason, message, ...}`.',
+    },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    paths,
+    components: {
+      schemas: {
+        ...schemas,
+        Error: {
+          type: 'object',
+          required: ['reason', 'message'],
+          properties: { reason: { type: 'string', description: 'machine-readable cause' }, message: { type: 'string', description: 'what went wrong, for people' } },
+        },
+      },
+      securitySchemes: {
+        serviceKey: { type: 'apiKey', in: 'header', name: 'X-Service-Key', description: 'secret key, or the public key on the sessions endpoint' },
+        serviceInstance: { type: 'apiKey', in: 'header', name: 'X-Service-Instance', description: 'instance id returned by activation' },
+        keyQuery: { type: 'apiKey', in: 'query', name: 'key', description: 'public key, for navigator.sendBeacon' },
+        sentryAuth: { type: 'apiKey', in: 'header', name: 'X-Sentry-Auth', description: '`Sentry sentry_key=<public key>, ...`' },
+        sentryKeyQuery: { type: 'apiKey', in: 'query', name: 'sentry_key', description: 'public key' },
+      },
+    },
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * The metrics each process records (prom-client, one registry per process).
+ * API and worker processes publish them to Redis (src/metrics/fleet.ts), so
+ * `GET /metrics` on any API process shows the whole fleet, each series
+ * labelled with the `process` that recorded it.
+ */
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Latency buckets, in seconds: from well under the 50 ms target to the 10 s a stuck store takes. */
+const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export type IngestKind = 'session' | 'event';
+export type IngestOutcome = 'accepted' | 'rejected' | 'duplicated';
+
+export function makeMetrics() {
+  const registry = new Registry();
+  const registers = [registry];
+  collectDefaultMetrics({ register: registry });
+  const metrics = {
+    registry,
+    httpDuration: new Histogram({
+      name: 'lookout_http_request_duration_seconds',
+      help: 'HTTP request durations by method, route (the route pattern, not the path) and status',
+      labelNames: ['method', 'route', 'status'] as const,
+      buckets: SECONDS,
+      registers,
+    }),
+    ingested: new Counter({
+      name: 'lookout_ingested_total',
+      help: 'Sessions and events by outcome: accepted (stored), rejected (refused or skipped entries), duplicated (already stored; changed nothing)',
+      labelNames: ['kind', 'outcome'] as const,
+      registers,
+    }),
+    rateLimited: new Counter({
+      name: 'lookout_rate_limited_total',
+      help: 'Requests refused with 429 by the per-key rate limit',
+      labelNames: ['route'] as const,
+      registers,
+    }),
+    jobDuration: new Histogram({
+      name: 'lookout_job_duration_seconds',
+      help: 'Job run times by queue, job name and outcome (completed or failed)',
+      labelNames: ['queue', 'job', 'outcome'] as const,
+      buckets: SECONDS,
+      registers,
+    }),
+    jobFailures: new Counter({
+      name: 'lookout_job_failures_total',
+      help: 'Job attempts that threw (each is retried with backoff until its attempts run out)',
+      labelNames: ['queue', 'job'] as const,
+      registers,
+    }),
+    sweeperRequeued: new Counter({
+      name: 'lookout_sweeper_requeued_total',
+      help: 'Stored entries the sweeper enqueued again because their job was missing (Redis was down or lost data)',
+      labelNames: ['kind'] as const,
+      registers,
+    }),
+  };
+  return {
+    ...metrics,
+    /** Counts `n` sessions or events with one outcome (zero is not recorded). */
+    ingest(kind: IngestKind, outcome: IngestOutcome, n = 1) {
+      if (n > 0) metrics.ingested.inc({ kind, outcome }, n);
+    },
+  };
+}
+export type Metrics = ReturnType<typeof makeMetrics>;

@@ -1,0 +1,38 @@
+/**
+ * Readiness: can this process reach both stores right now? Each check has
+ * a short deadline, so a store that hangs reads as down instead of holding
+ * the probe.
+ */
+import type { Redis } from 'ioredis';
+import type { Db } from 'mongodb';
+import { deadline } from '../util/deadline.ts';
+
+const CHECK_TIMEOUT_MS = 2000;
+
+export type StoreName = 'redis' | 'mongodb';
+export interface Readiness {
+  ready: boolean;
+  /** `ok`, or why the store failed */
+  checks: Record<StoreName, string>;
+}
+
+export function makeHealthService(deps: { redis: Redis; db: Db }) {
+  const probe = async (work: () => Promise<unknown>, what: string): Promise<string> => {
+    try {
+      await deadline(work(), CHECK_TIMEOUT_MS, what);
+      return 'ok';
+    } catch (err) {
+      return (err as Error).message || 'unavailable';
+    }
+  };
+  return {
+    async readiness(): Promise<Readiness> {
+      const [redis, mongodb] = await Promise.all([
+        probe(() => deps.redis.ping(), 'Redis PING'),
+        probe(() => deps.db.command({ ping: 1 }), 'MongoDB ping'),
+      ]);
+      return { ready: redis === 'ok' && mongodb === 'ok', checks: { redis, mongodb } };
+    },
+  };
+}
+export type HealthService = ReturnType<typeof makeHealthService>;

@@ -1,0 +1,68 @@
+/**
+ * The OpenAPI document against the routers the API really mounts: a route
+ * missing from the document, or a documented route that does not exist,
+ * fails here. Every `$ref` in it must resolve, and every request schema
+ * must be one of schemas/.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { makeRouters } from '../src/http/app.ts';
+import { routeTable } from '../src/http/openapi.ts';
+import { makeApiDeps } from '../src/http/server.ts';
+import { call, startTestContext, type TestContext } from './helpers/context.ts';
+
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await startTestContext();
+});
+afterAll(async () => {
+  await ctx?.close();
+});
+
+/** `METHOD /path` of every operation in the document, in @koa/router's `:param` syntax. */
+function documented(doc: { paths: Record<string, Record<string, unknown>> }): string[] {
+  return Object.entries(doc.paths)
+    .flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path.replace(/\{([^}]+)\}/g, ':$1')}`))
+    .sort();
+}
+
+it('documents exactly the routes the API mounts', async () => {
+  const res = await call(ctx, 'GET', '/openapi.json');
+  expect(res.status).toBe(200);
+  expect(res.body.openapi).toBe('3.1.0');
+  const mounted = routeTable(makeRouters(makeApiDeps(ctx.runtime, 'openapi-test')));
+  const inDocument = documented(res.body);
+  expect({ missing: mounted.filter((r) => !inDocument.includes(r)), unknown: inDocument.filter((r) => !mounted.includes(r)) }).toEqual({ missing: [], unknown: [] });
+  // the spec's endpoints are all there
+  for (const route of ['POST /api/v1/sdk/activate', 'GET /api/v1/sdk/config', 'PUT /api/v1/sdk/contacts', 'POST /api/v1/sessions', 'POST /api/v1/events', 'GET /api/v1/issues', 'GET /api/v1/issues/:id', 'POST /api/v1/issues/:id/status']) {
+    expect(inDocument).toContain(route);
+  }
+});
+
+it('every reference resolves and the request bodies are the JSON Schemas of schemas/', async () => {
+  const doc = (await call(ctx, 'GET', '/openapi.json')).body;
+  const schemas = doc.components.schemas as Record<string, { $id?: string }>;
+  const byId = new Map(Object.values(schemas).filter((s) => s.$id).map((s) => [s.$id!, s]));
+  const refs: { ref: string; base: unknown }[] = [];
+  const walk = (node: unknown, base: unknown) => {
+    if (Array.isArray(node)) node.forEach((n) => walk(n, base));
+    else if (node && typeof node === 'object') {
+      const here = (node as { $id?: string }).$id ? node : base;
+      for (const [k, v] of Object.entries(node)) {
+        if (k === '$ref' && typeof v === 'string') refs.push({ ref: v, base: here });
+        else walk(v, here);
+      }
+    }
+  };
+  walk(doc, doc);
+  expect(refs.length).toBeGreaterThan(10);
+  const pointer = (root: unknown, path: string) =>
+    path.split('/').slice(1).reduce<unknown>((n, part) => (n as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], root);
+  for (const { ref, base } of refs) {
+    const [resource, fragment = ''] = ref.split('#');
+    const root = resource ? byId.get(resource) : base;
+    expect(root, `${ref}: no schema with $id ${resource}`).toBeDefined();
+    expect(pointer(root, fragment), `${ref} does not resolve`).toBeDefined();
+  }
+  expect(doc.paths['/api/v1/events'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/event' });
+  expect(schemas.event!.$id).toBe('event');
+});
