@@ -58,7 +58,7 @@ it('merges sessions sent through both APIs and both workers into rollups equal t
   const { project, publicKey } = await makeProject(ctx);
   const statuses: SessionStatus[] = ['ok', 'errored', 'abnormal', 'crashed'];
   const worst = new Map<string, SessionStatus>();
-  const updates = [];
+  const updates: Record<string, string>[] = [];
   for (let i = 0; i < 120; i++) {
     const sid = `scale-session-${i % 40}`;
     const status = statuses[(i * 7) % 4]!;

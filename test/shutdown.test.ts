@@ -105,7 +105,7 @@ it('SIGTERM to a worker with jobs running: it finishes them, exits 0 and leaves 
   expect((await Promise.all(posted)).every((r) => r.status === 202)).toBe(true);
 
   const events = ctx.runtime.queues.queue('events');
-  const completed = async () => (await events.getJobCounts('completed')).completed;
+  const completed = async () => (await events.getJobCounts('completed')).completed ?? 0;
   const earlier = await completed(); // the first test's jobs
   const worker = start(['worker', '--queues', 'events', '--concurrency', '8'], /workers started/);
   await worker.matched;
