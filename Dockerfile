@@ -10,5 +10,6 @@ COPY src ./src
 COPY workers ./workers
 USER node
 EXPOSE 3000
-HEALTHCHECK --interval=10s --timeout=3s --retries=5 CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/api/v1/nothing').then(r=>process.exit(r.status<500?0:1),()=>process.exit(1))"
-CMD ["node", "bin/lookout.mjs", "start"]
+# Liveness of an API container (compose overrides it with /readyz); worker containers have no HTTP port.
+HEALTHCHECK --interval=10s --timeout=3s --retries=5 CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+CMD ["node", "bin/lookout.mjs", "api"]

@@ -95,14 +95,19 @@ export async function startStack(args: BenchArgs, extraEnv: Record<string, strin
       ...extraEnv,
     };
     children.push(await spawnReady([BIN, 'api'], env, /API listening/));
-    for (let i = 0; i < args.workers; i++) {
-      children.push(await spawnReady([BIN, 'worker', '--queues', 'sessions,events', '--concurrency', String(args.workerConcurrency)], { ...env, LOG_LEVEL: 'info' }, /workers started/));
-    }
+    children.push(...(await spawnWorkers(env, args.workers, args.workerConcurrency)));
     return { redisUrl, mongoUrl, env, apiUrl: `http://127.0.0.1:${port}`, stop };
   } catch (err) {
     await stop();
     throw err;
   }
+}
+
+/** `count` worker processes (`lookout worker`) serving the sessions and events queues, each at `concurrency`. */
+export async function spawnWorkers(env: Record<string, string>, count: number, concurrency: number): Promise<ChildProcess[]> {
+  return Promise.all(
+    Array.from({ length: count }, () => spawnReady([BIN, 'worker', '--queues', 'sessions,events', '--concurrency', String(concurrency)], { ...env, LOG_LEVEL: 'info' }, /workers started/)),
+  );
 }
 
 function spawnReady(args: string[], env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
@@ -126,7 +131,7 @@ function spawnReady(args: string[], env: Record<string, string>, ready: RegExp):
   });
 }
 
-function stopChild(child: ChildProcess): Promise<void> {
+export function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
