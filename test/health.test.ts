@@ -71,6 +71,11 @@ it('names MongoDB when MongoDB is down, and is ready again once it is back', asy
   expect(down.status).toBe(503);
   expect(down.body).toMatchObject({ reason: 'store_unavailable', failing: ['mongodb'], checks: { redis: 'ok' } });
   expect((await call(ctx, 'GET', '/healthz')).status).toBe(200);
+  // ingestion says the store is down (after the driver's server selection timeout), never 202 nor a bare 500
+  const refused = await call(ctx, 'POST', '/api/v1/events', { key: 'sk_whatever', body: { event_id: 'a'.repeat(32) } });
+  expect(refused.status).toBe(503);
+  expect(refused.body).toMatchObject({ reason: 'store_unavailable' });
+  expect(refused.headers.get('retry-after')).toBe('5');
 
   ferret = await startFerret({ dir: path.join(dir, 'ferretdb'), port: ferretPort, cacheDir: loadConfig({}).cacheDir, pidFile: false });
   expect((await until(ready, (r) => r.status === 200, 40_000)).status).toBe(200);

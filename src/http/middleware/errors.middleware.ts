@@ -4,6 +4,7 @@
  * id and answered with a 500 that names only that id.
  */
 import type { Middleware } from 'koa';
+import { MongoNetworkError, MongoNotConnectedError, MongoServerSelectionError } from 'mongodb';
 import { AppError } from '../../errors.ts';
 import type { AppState } from '../app.ts';
 
@@ -21,6 +22,14 @@ export function errorsMiddleware(): Middleware<AppState> {
         ctx.set(err.headers);
         ctx.body = { reason: err.reason, message: err.message, ...err.details };
         ctx.state.log.info({ status: err.status, reason: err.reason }, 'request refused');
+        return;
+      }
+      if (err instanceof MongoServerSelectionError || err instanceof MongoNetworkError || err instanceof MongoNotConnectedError) {
+        // The store is down: say so (with a retry hint) instead of an anonymous 500.
+        ctx.state.log.warn({ err: (err as Error).message }, 'database unavailable');
+        ctx.status = 503;
+        ctx.set('Retry-After', '5');
+        ctx.body = { reason: 'store_unavailable', message: 'the database did not answer; retry later', request_id: ctx.state.requestId };
         return;
       }
       const status = (err as { status?: number; expose?: boolean }).status;
