@@ -11,7 +11,8 @@ describe('loadConfig', () => {
       mongoUrl: null,
       mongoDb: 'lookout',
       dataDir: '/srv/lookout/.data',
-      concurrency: { sessions: 8, events: 8, maintenance: 1 },
+      concurrency: { sessions: 1, events: 4, maintenance: 1 },
+      admin: null,
     });
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.concurrency)).toBe(true);
@@ -28,6 +29,13 @@ describe('loadConfig', () => {
         expect(problems).toContain(name);
       }
     }
+  });
+
+  it('turns the dashboard on only with a password of 12+ characters', () => {
+    expect(loadConfig({ ADMIN_PASSWORD: 'a-long-password' }).admin).toEqual({ username: 'admin', password: 'a-long-password' });
+    expect(loadConfig({ ADMIN_USERNAME: 'ops', ADMIN_PASSWORD: 'a-long-password' }).admin?.username).toBe('ops');
+    expect(() => loadConfig({ ADMIN_PASSWORD: 'short' })).toThrow(/ADMIN_PASSWORD/);
+    expect(() => loadConfig({ ADMIN_USERNAME: 'a:b', ADMIN_PASSWORD: 'a-long-password' })).toThrow(/ADMIN_USERNAME/);
   });
 
   it('takes the URLs when set', () => {
