@@ -75,12 +75,13 @@ async function detectBursts(event: EventDoc, runtime: Runtime, now: Date): Promi
   const toAttempts = (docs: Pick<EventDoc, 'event_id' | 'at' | 'security_kind' | 'actor'>[]): Attempt[] =>
     docs.map((d) => ({ id: d.event_id, at: d.at.getTime(), kind: d.security_kind ?? '', actor: d.actor ?? '' }));
 
-  const group = toAttempts(await events.groupAttempts(event.project_id, event.group_key!, since, DETECTION_MAX_ATTEMPTS));
+  const read = await events.attempts(event.project_id, event.group_key!, event.ip, since, DETECTION_MAX_ATTEMPTS);
+  const group = toAttempts(read.group);
   for (const burst of detectBruteForce(group, settings)) {
     await recordBurst(event, burst, group, 'brute_force', event.group_key!, runtime, now);
   }
   if (event.ip) {
-    const fromIp = toAttempts(await events.ipAttempts(event.project_id, event.ip, since, DETECTION_MAX_ATTEMPTS));
+    const fromIp = toAttempts(read.fromIp);
     for (const burst of detectStuffing(fromIp, settings)) {
       await recordBurst(event, burst, fromIp, 'credential_stuffing', event.ip, runtime, now);
     }

@@ -51,7 +51,7 @@ export function eventKey(projectId: number, eventId: string): string {
 export function makeEventsStore(db: Db) {
   const events = db.collection<EventDoc>('events');
   const issueEvents = db.collection<IssueEventDoc>('issue_events');
-  const attemptFields = { projection: { _id: 1, event_id: 1, at: 1, security_kind: 1, actor: 1 } } as const;
+  const attemptFields = { projection: { _id: 1, event_id: 1, at: 1, security_kind: 1, actor: 1, group_key: 1, ip: 1 } } as const;
   return {
     collection: events,
     async ensureIndexes() {
@@ -74,12 +74,12 @@ export function makeEventsStore(db: Db) {
     async markProcessed(id: string): Promise<void> {
       await events.updateOne({ _id: id }, { $set: { processed: true } });
     },
-    /** Events stored before `olderThan` whose job has not finished (or was never enqueued). */
     /** When the oldest event still waiting for its job was received (null: none waits). */
     async oldestUnprocessed(): Promise<Date | null> {
       const [oldest] = await events.find({ processed: false }, { projection: { received_at: 1 } }).sort({ received_at: 1 }).limit(1).toArray();
       return oldest?.received_at ?? null;
     },
+    /** Events stored before `olderThan` whose job has not finished (or was never enqueued). */
     unprocessed(olderThan: Date, limit: number): Promise<Pick<EventDoc, '_id'>[]> {
       return events.find({ processed: false, received_at: { $lt: olderThan } }, { projection: { _id: 1 } }).limit(limit).toArray();
     },
@@ -100,11 +100,18 @@ export function makeEventsStore(db: Db) {
       const member = await issueEvents.find({ issue_id: issueId }).sort({ at: -1, _id: -1 }).limit(1).next();
       return member ? events.findOne({ _id: member.event }) : null;
     },
-    groupAttempts(projectId: number, groupKey: string, since: Date, limit: number) {
-      return events.find({ project_id: projectId, group_key: groupKey, at: { $gte: since } }, attemptFields).sort({ at: 1 }).limit(limit).toArray();
-    },
-    ipAttempts(projectId: number, ip: string, since: Date, limit: number) {
-      return events.find({ project_id: projectId, ip, at: { $gte: since } }, attemptFields).sort({ at: 1 }).limit(limit).toArray();
+    /**
+     * The attempts both detectors read for one sign-in attempt: those of its
+     * (actor, ip) group and those from its ip, since `since`, oldest first.
+     * One query, not two: on FerretDB v1 each query scans the collection.
+     */
+    async attempts(projectId: number, groupKey: string, ip: string | null, since: Date, limit: number) {
+      const which = ip === null ? [{ group_key: groupKey }] : [{ group_key: groupKey }, { ip }];
+      const docs = await events.find({ project_id: projectId, at: { $gte: since }, $or: which }, attemptFields).sort({ at: 1 }).limit(2 * limit).toArray();
+      return {
+        group: docs.filter((d) => d.group_key === groupKey).slice(0, limit),
+        fromIp: ip === null ? [] : docs.filter((d) => d.ip === ip).slice(0, limit),
+      };
     },
   };
 }
