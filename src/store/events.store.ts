@@ -106,8 +106,10 @@ export function makeEventsStore(db: Db) {
      * One query, not two: on FerretDB v1 each query scans the collection.
      */
     async attempts(projectId: number, groupKey: string, ip: string | null, since: Date, limit: number) {
-      const which = ip === null ? [{ group_key: groupKey }] : [{ group_key: groupKey }, { ip }];
-      const docs = await events.find({ project_id: projectId, at: { $gte: since }, $or: which }, attemptFields).sort({ at: 1 }).limit(2 * limit).toArray();
+      // Each branch is a whole indexed predicate (group_at, ip_at), so MongoDB serves the $or from both indexes.
+      const group = { project_id: projectId, group_key: groupKey, at: { $gte: since } };
+      const filter = ip === null ? group : { $or: [group, { project_id: projectId, ip, at: { $gte: since } }] };
+      const docs = await events.find(filter, attemptFields).sort({ at: 1 }).limit(2 * limit).toArray();
       return {
         group: docs.filter((d) => d.group_key === groupKey).slice(0, limit),
         fromIp: ip === null ? [] : docs.filter((d) => d.ip === ip).slice(0, limit),
