@@ -8,7 +8,7 @@
  * the same run.
  */
 import crypto from 'node:crypto';
-import { benchArgs, DRAIN_LIMIT_MS, openBench, report, round, runLoad, waitFor } from './lib.ts';
+import { benchArgs, DRAIN_LIMIT_MS, openBench, pendingJobs, report, round, runLoad, waitFor } from './lib.ts';
 
 const args = benchArgs();
 const attempt = (i: number, actor = `user${i % 2000}@bench.example`, ip = `198.51.${(i >> 8) & 255}.${i & 255}`) =>
@@ -25,10 +25,7 @@ try {
   const headers = { 'content-type': 'application/json', 'x-service-key': project.secret_key };
   const url = `${stack.apiUrl}/api/v1/events`;
   const queue = runtime.queues.queue('events');
-  const pending = async () => {
-    const c = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
-    return c.waiting! + c.active! + c.delayed! + c.prioritized!;
-  };
+  const pending = () => pendingJobs(queue);
 
   const backlog: number[] = [];
   const sampler = setInterval(() => void pending().then((n) => backlog.push(n)), 1000);

@@ -12,6 +12,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import type { Queue } from 'bullmq';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../config/index.ts';
 import { startFerret } from '../src/embedded/ferretdb.ts';
@@ -229,6 +230,12 @@ export function report(name: string, result: Record<string, unknown>, rows: [str
   const width = Math.max(...rows.map(([k]) => k.length));
   console.log(`\n${name}`);
   for (const [k, v] of rows) console.log(`  ${k.padEnd(width)}  ${v ?? 'n/a'}`);
+}
+
+/** Jobs of a queue not finished yet: waiting, active, delayed or prioritized. */
+export async function pendingJobs(queue: Queue): Promise<number> {
+  const c = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+  return (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0);
 }
 
 /** How long a benchmark waits for workers to drain after the load; past it the backlog left is reported. */

@@ -18,7 +18,7 @@ import { Redis } from 'ioredis';
 import { loadConfig } from '../config/index.ts';
 import { makeLogger } from '../src/log.ts';
 import { makeRuntime } from '../src/runtime.ts';
-import { report, round, spawnWorkers, startStack, stopChild, waitFor } from './lib.ts';
+import { pendingJobs, report, round, spawnWorkers, startStack, stopChild, waitFor } from './lib.ts';
 
 const { values } = parseArgs({ options: { events: { type: 'string' }, 'session-requests': { type: 'string' } }, strict: true });
 const EVENTS = Number(values.events ?? 200);
@@ -93,17 +93,13 @@ async function runConfig(cfg: { processes: number; concurrency: number }) {
     await runtime.sessions.drain();
 
     const queues = { events: runtime.queues.queue('events'), sessions: runtime.queues.queue('sessions') };
-    const pending = async (q: Queue) => {
-      const c = await q.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
-      return c.waiting! + c.active! + c.delayed! + c.prioritized!;
-    };
-    const batches = await pending(queues.sessions);
+    const batches = await pendingJobs(queues.sessions);
     const t0 = performance.now();
     const workers = await spawnWorkers(stack.env, cfg.processes, cfg.concurrency);
     const ready = round((performance.now() - t0) / 1000);
     const [eventsSeconds, sessionsSeconds] = await Promise.all([
-      waitFor(async () => (await pending(queues.events)) === 0, DRAIN_LIMIT_MS),
-      waitFor(async () => (await pending(queues.sessions)) === 0, DRAIN_LIMIT_MS),
+      waitFor(async () => (await pendingJobs(queues.events)) === 0, DRAIN_LIMIT_MS),
+      waitFor(async () => (await pendingJobs(queues.sessions)) === 0, DRAIN_LIMIT_MS),
     ]);
     await Promise.all(workers.map((w) => stopChild(w)));
 

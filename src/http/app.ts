@@ -72,7 +72,7 @@ export function makeRouters(deps: AppDeps): Router<AppState>[] {
     sessionsRoutes(deps),
     envelopeRoutes(deps),
     releasesRoutes(deps),
-    openapiRoutes(),
+    openapiRoutes(deps),
   ];
 }
 

@@ -11,7 +11,13 @@ import type { Queue } from 'bullmq';
 import type { Middleware } from 'koa';
 import { AppError, NotFoundError } from '../errors.ts';
 import type { AppState } from './app.ts';
-import { DASHBOARD_PATH } from './middleware/metrics.middleware.ts';
+
+export const DASHBOARD_PATH = '/admin/queues';
+
+/** Whether a request path belongs to the dashboard (its page, assets and API). */
+export function inDashboard(path: string): boolean {
+  return path === DASHBOARD_PATH || path.startsWith(`${DASHBOARD_PATH}/`);
+}
 
 export interface AdminCredential {
   username: string;
@@ -40,10 +46,9 @@ function basicAuth(credential: AdminCredential): Middleware<AppState> {
 }
 
 export function dashboardMiddleware(queues: Queue[], credential: AdminCredential | null): Middleware<AppState> {
-  const inside = (path: string) => path === DASHBOARD_PATH || path.startsWith(`${DASHBOARD_PATH}/`);
   if (!credential) {
     return async (ctx, next) => {
-      if (!inside(ctx.path)) return next();
+      if (!inDashboard(ctx.path)) return next();
       throw new NotFoundError('dashboard_disabled', 'the queue dashboard is off; set ADMIN_PASSWORD to turn it on');
     };
   }
@@ -52,5 +57,5 @@ export function dashboardMiddleware(queues: Queue[], credential: AdminCredential
   createBullBoard({ queues: queues.map((q) => new BullMQAdapter(q)), serverAdapter: adapter, options: { uiConfig: { boardTitle: 'Lookout queues' } } });
   const auth = basicAuth(credential);
   const board = adapter.registerPlugin() as unknown as Middleware<AppState>;
-  return async (ctx, next) => (inside(ctx.path) ? auth(ctx, () => board(ctx, next)) : next());
+  return async (ctx, next) => (inDashboard(ctx.path) ? auth(ctx, () => board(ctx, next)) : next());
 }

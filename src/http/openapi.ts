@@ -1,16 +1,11 @@
 /**
  * The OpenAPI 3.1 document served at /openapi.json. Request bodies are the
- * JSON Schemas of `schemas/` (OpenAPI 3.1 speaks JSON Schema 2020-12, so
- * they are used as they are);
- * everything else comes from ROUTE_DOCS below. test/openapi.test.ts checks
- * ROUTE_DOCS against the routers the API really mounts, both ways.
+ * JSON Schemas of `schemas/`, as the validator loaded them (OpenAPI 3.1
+ * speaks JSON Schema 2020-12, so they are used as they are); everything
+ * else comes from ROUTE_DOCS below. test/openapi.test.ts checks ROUTE_DOCS
+ * against the routers the API really mounts, both ways.
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type Router from '@koa/router';
-
-const SCHEMAS_DIR = fileURLToPath(new URL('../../schemas/', import.meta.url));
 
 type Auth = 'none' | 'secret' | 'secret+instance' | 'public' | 'sentry';
 
@@ -151,15 +146,15 @@ export function routeTable(routers: Router<any>[]): string[] {
 /**
  * The schemas keep their `$id`, so their own `#/$defs/...` and their
  * references to each other (`"$ref": "session"`) resolve inside the
- * document as they do in the validator.
+ * document as they do in the validator; `$schema` is the document's dialect.
  */
-function loadSchemas(): Record<string, Record<string, unknown>> {
-  const out: Record<string, Record<string, unknown>> = {};
-  for (const file of fs.readdirSync(SCHEMAS_DIR).filter((f) => f.endsWith('.json')).sort()) {
-    const { $schema: _dialect, ...schema } = JSON.parse(fs.readFileSync(path.join(SCHEMAS_DIR, file), 'utf8')) as Record<string, unknown>;
-    out[file.replace(/\.json$/, '')] = schema;
-  }
-  return out;
+function components(schemas: Record<string, object>): Record<string, Record<string, unknown>> {
+  return Object.fromEntries(
+    Object.entries(schemas).map(([name, schema]) => {
+      const { $schema: _dialect, ...rest } = schema as Record<string, unknown>;
+      return [name, rest];
+    }),
+  );
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -183,8 +178,9 @@ const SECURITY: Record<Auth, Record<string, string[]>[]> = {
   sentry: [{ sentryAuth: [] }, { sentryKeyQuery: [] }, {}],
 };
 
-export function buildOpenApi(version: string) {
-  const schemas = loadSchemas();
+/** `schemas`: the request schemas by name, as `Validator.schemas()` gives them. */
+export function buildOpenApi(version: string, requestSchemas: Record<string, object>) {
+  const schemas = components(requestSchemas);
   const error = { $ref: '#/components/schemas/Error' };
   const paths: Record<string, Record<string, unknown>> = {};
   for (const [route, doc] of Object.entries(ROUTE_DOCS)) {

@@ -54,7 +54,6 @@ export async function startApi(runtime: Runtime, listen: { host: string; port: n
   return {
     url: `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`,
     port: address.port,
-    lifecycle,
     close: async (timeoutMs = config.shutdownTimeoutMs) => {
       lifecycle.stopping = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

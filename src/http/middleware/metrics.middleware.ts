@@ -7,6 +7,7 @@ import type { Context, Middleware } from 'koa';
 import { AppError } from '../../errors.ts';
 import type { IngestKind, Metrics } from '../../metrics/metrics.ts';
 import type { AppState } from '../app.ts';
+import { DASHBOARD_PATH, inDashboard } from '../dashboard.ts';
 
 /**
  * The route pattern @koa/router matched (its last matched endpoint layer,
@@ -17,10 +18,8 @@ export function routeOf(ctx: Context): string {
   const matched = (ctx as Context & { matched?: { path: string | RegExp; methods: string[] }[] }).matched ?? [];
   const endpoint = matched.findLast((layer) => layer.methods.length > 0);
   if (endpoint && typeof endpoint.path === 'string') return endpoint.path;
-  if (ctx.path === DASHBOARD_PATH || ctx.path.startsWith(`${DASHBOARD_PATH}/`)) return DASHBOARD_PATH;
-  return 'unmatched';
+  return inDashboard(ctx.path) ? DASHBOARD_PATH : 'unmatched';
 }
-export const DASHBOARD_PATH = '/admin/queues';
 
 export function httpMetricsMiddleware(metrics: Metrics): Middleware<AppState> {
   return async (ctx, next) => {
