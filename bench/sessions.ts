@@ -9,7 +9,8 @@
  */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { recount } from '../src/domain/release-health.ts';
+import { emptyState, replayPart } from '../src/domain/release-health.ts';
+import { partsOf } from '../src/state/rebuild.ts';
 import { total } from '../src/domain/sessions.ts';
 import { benchArgs, DRAIN_LIMIT_MS, openBench, report, round, runLoad, waitFor } from './lib.ts';
 
@@ -26,17 +27,18 @@ try {
 
   // backlog samples during the load: a growing backlog means workers fall behind
   const backlog: number[] = [];
-  const sampler = setInterval(() => void runtime.stores.sessions.backlog().then((n) => backlog.push(n)), 1000);
+  const sampler = setInterval(() => void runtime.stores.sessions.backlogSize().then((n) => backlog.push(n)), 1000);
   const singles = await runLoad({ url, headers, body: single, seconds: args.seconds, concurrency: args.concurrency });
   const batches = await runLoad({ url, headers, body: batch, seconds: args.seconds, concurrency: args.concurrency });
   clearInterval(sampler);
   const loadEnd = performance.now();
-  const drainSeconds = await waitFor(async () => (await runtime.stores.sessions.backlog()) === 0, DRAIN_LIMIT_MS);
+  const drainSeconds = await waitFor(async () => (await runtime.stores.sessions.backlogSize()) === 0, DRAIN_LIMIT_MS);
   const processedSeconds = round((performance.now() - loadEnd) / 1000);
 
   const pid = Number(project.id);
   const stored = await runtime.stores.sessions.releases.find({ project_id: pid }).toArray();
-  const counted = recount(pid, await runtime.stores.sessions.sessions.find({ project_id: pid }).toArray(), []);
+  const counted = emptyState();
+  for await (const b of runtime.stores.sessions.batchesOf(pid)) replayPart(pid, counted, b._id, partsOf(b).get(pid)!, b.received_at, config.sessionUpdateWindowMs);
   const rollupsMatch = stored.every((d) => JSON.stringify({ sessions: d.sessions, users: d.users }) === JSON.stringify(counted.releases.get(d._id)));
   const sessionsAccepted = singles.accepted + batches.accepted * 100;
   const sessionsStored = stored.reduce((n, d) => n + total(d.sessions), 0);
@@ -72,7 +74,7 @@ try {
     batch_100: { ...batches, sessions_per_s: round((batches.accepted * 100) / batches.seconds), ratio_to_raw: round((batches.accepted * 100) / batches.seconds / rawSessionsPerS, 3) },
     drain: {
       seconds_after_load: drainSeconds,
-      backlog_left: await runtime.stores.sessions.backlog(),
+      backlog_left: await runtime.stores.sessions.backlogSize(),
       processed_seconds: processedSeconds,
       backlog_samples: backlog,
       sessions_accepted: sessionsAccepted,

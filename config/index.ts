@@ -37,6 +37,10 @@ export interface Config {
   readonly jobLockMs: number;
   /** HTTP Basic credential of the queue dashboard; null (no ADMIN_PASSWORD): the dashboard is off. */
   readonly admin: { readonly username: string; readonly password: string } | null;
+  /** How long after `started` a session's state is kept in Redis and updates of it are taken (Relay: 5 days). */
+  readonly sessionUpdateWindowMs: number;
+  /** How often the flusher copies changed rollups from Redis to MongoDB. */
+  readonly flushIntervalMs: number;
 }
 
 export class ConfigError extends Error {
@@ -71,6 +75,8 @@ export const DEFAULTS = {
   JOB_LOCK_MS: '30000',
   ADMIN_USERNAME: 'admin',
   ADMIN_PASSWORD: '',
+  SESSION_UPDATE_WINDOW_HOURS: '120',
+  FLUSH_INTERVAL_MS: '500',
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -145,6 +151,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     sweepGraceMs: int('SWEEP_GRACE_SECONDS', 1, 86_400) * 1000,
     jobLockMs: int('JOB_LOCK_MS', 1000, 600_000),
     admin: raw('ADMIN_PASSWORD') ? { username: raw('ADMIN_USERNAME'), password: raw('ADMIN_PASSWORD') } : null,
+    sessionUpdateWindowMs: int('SESSION_UPDATE_WINDOW_HOURS', 1, 90 * 24) * 3600_000,
+    flushIntervalMs: int('FLUSH_INTERVAL_MS', 50, 1000),
   };
   if (config.admin && config.admin.password.length < 12) {
     problems.push('ADMIN_PASSWORD: at least 12 characters');

@@ -9,6 +9,7 @@ import { makeValidator } from './http/validation.ts';
 import type { Logger } from './log.ts';
 import { makeMetrics } from './metrics/metrics.ts';
 import { withLock } from './queues/lock.ts';
+import { Redis } from 'ioredis';
 import { makeQueues } from './queues/registry.ts';
 import { makeAdminService } from './services/admin.service.ts';
 import { makeEventsService } from './services/events.service.ts';
@@ -17,6 +18,8 @@ import { makeKeyResolver } from './services/key-resolver.ts';
 import { makeReleasesService } from './services/releases.service.ts';
 import { makeSdkService } from './services/sdk.service.ts';
 import { makeDidHasher, makeSessionsService } from './services/sessions.service.ts';
+import { makeStateKeeper } from './state/rebuild.ts';
+import { makeSessionState } from './state/sessions.state.ts';
 import { makeStores } from './store/index.ts';
 import { connectMongo } from './store/mongo.ts';
 
@@ -38,11 +41,14 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   /** Serializes every write to one issue across processes. */
   const lockIssue = <T>(id: number, fn: () => Promise<T>) => withLock(queues.connection, `${config.queuePrefix}:lock:issue:${id}`, fn);
   const issues = makeIssuesService(stores.issues, stores.events, lockIssue);
-  /** Serializes the session merges of one project across processes (workers/sessions-process.handler.ts). */
-  const lockProject = <T>(id: number, fn: () => Promise<T>) => withLock(queues.connection, `${config.queuePrefix}:lock:sessions:${id}`, fn);
+  /** The hot state of release health (src/state/), on its own connection; a failed call is retried by its job. */
+  const stateRedis = new Redis(urls.redisUrl, { maxRetriesPerRequest: 5 });
+  stateRedis.on('error', (err: Error) => log.debug({ err: err.message }, 'state connection error; reconnecting'));
+  const state = makeSessionState(stateRedis, { prefix: config.queuePrefix, windowMs: config.sessionUpdateWindowMs });
+  const keeper = makeStateKeeper({ state, store: stores.sessions, log });
   const validator = makeValidator();
   const didKey = config.didHashKey ?? (await stores.settings.getOrCreate('did_hash_key', () => crypto.randomBytes(32).toString('hex')));
-  const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics });
+  const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, windowMs: config.sessionUpdateWindowMs });
   const releases = makeReleasesService(stores.sessions);
   return {
     config,
@@ -58,13 +64,15 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     events,
     issues,
     lockIssue,
-    lockProject,
+    state,
+    keeper,
     validator,
     sessions,
     releases,
     async close() {
       await sessions.drain();
       await queues.close();
+      stateRedis.disconnect();
       await mongo.client.close();
     },
   };

@@ -11,6 +11,6 @@ export type HandlerMap = { [N in JobName]: Handler<N> };
 
 export const handlers: HandlerMap = {
   'events.process': (payload, runtime) => processEvent(payload.id, runtime, new Date()),
-  'sessions.process': (payload, runtime) => processSessionBatch(payload.id, runtime, new Date()),
+  'sessions.process': (payload, runtime) => processSessionBatch(payload, runtime, new Date()),
   'maintenance.retention': (_payload, runtime) => runRetention(runtime, new Date()),
 };

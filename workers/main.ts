@@ -13,6 +13,7 @@ import { publishMetrics } from '../src/metrics/fleet.ts';
 import { JOBS, redisConnection, type JobName } from '../src/queues/registry.ts';
 import { makeRuntime, type Runtime } from '../src/runtime.ts';
 import { onStopSignal } from '../src/signals.ts';
+import { makeFlusher } from '../src/state/flusher.ts';
 import { handlers, type HandlerMap } from './handlers.ts';
 
 const SWEEP_INTERVAL_MS = 2000;
@@ -84,10 +85,16 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
       .schedule('maintenance.retention', {}, RETENTION_EVERY_MS)
       .catch((err: Error) => log.warn({ err: err.message }, 'could not schedule the retention job; the next worker start will'));
   }
+  // The flusher copies the sessions' changed rollups to MongoDB (src/state/flusher.ts).
+  const flusher = opts.queues.includes('sessions')
+    ? makeFlusher({ state: runtime.state, keeper: runtime.keeper, store: runtime.stores.sessions, log, metrics, intervalMs: config.flushIntervalMs })
+    : null;
+  flusher?.start();
   const publisher = publishMetrics(runtime, 'worker');
   log.info({ queues: opts.queues, concurrency: opts.concurrency ?? opts.queues.map((q) => config.concurrency[q]) }, 'workers started');
   return {
     workers,
+    flusher,
     async close(timeoutMs = config.shutdownTimeoutMs) {
       clearInterval(sweeper);
       const closing = Promise.all(workers.map((w) => w.close()));
@@ -96,6 +103,7 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
         log.warn({ timeoutMs }, 'jobs still running at the shutdown deadline; they will be retried');
         await Promise.all(workers.map((w) => w.close(true)));
       }
+      await flusher?.stop();
       await publisher.stop();
       connection.disconnect();
     },

@@ -1,8 +1,8 @@
 /**
- * maintenance.retention (scheduled hourly): removes sessions, aggregates and
- * raw batches older than 90 days, and hourly user states of expired hours.
- * MongoDB's TTL indexes do the same; FerretDB does not expire TTL indexes, so
- * this job is what enforces retention there. Rollups stay.
+ * maintenance.retention (scheduled hourly): removes raw session batches
+ * older than 90 days. MongoDB's TTL index does the same; FerretDB does not
+ * expire TTL indexes, so this job is what enforces retention there. Rollups
+ * stay, and Redis expires session states itself after the update window.
  */
 import type { Runtime } from '../src/runtime.ts';
 

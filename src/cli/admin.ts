@@ -24,6 +24,7 @@ const HELP = `lookout admin <command>
   invite add|remove --org ID --email E
   email-rule add|remove --org ID --email E
   alerts set --project ID [--threshold N] [--window-seconds S] [--cooldown-seconds S] [--stuffing-threshold N]
+  recount --project ID        rebuild the project's session state in Redis and its rollups from the raw batches
 `;
 
 export class UsageError extends Error {}
@@ -132,6 +133,11 @@ export async function adminCommand(runtime: Runtime, args: string[]): Promise<un
           stuffing_threshold: positive(values, 'stuffing-threshold', 100_000),
         }),
       );
+    case 'recount undefined': {
+      const project = id(values, 'project');
+      await admin.showProject(project); // 404 for an unknown project
+      return { project: String(project), ...(await runtime.keeper.rebuild(project, new Date())) };
+    }
     default:
       throw new UsageError(`unknown command: ${positionals.join(' ') || '(none)'}\n\n${HELP}`);
   }

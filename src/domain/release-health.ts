@@ -14,6 +14,7 @@
 import {
   addCounts,
   hourOf,
+  inWindow,
   mergeSession,
   total,
   worse,
@@ -262,6 +263,43 @@ export function planMerge(
     releases: [...changed.releases.values()],
     aggregates: newAggregates,
   };
+}
+
+export function emptyState(): MergeState {
+  return { sessions: new Map(), users: new Map(), hours: new Map(), releases: new Map(), aggregates: new Set() };
+}
+
+/** One project's entries in a raw batch. */
+export interface BatchPart {
+  sessions: SessionUpdate[];
+  aggregates: AggregateUpdate[];
+}
+
+/**
+ * Applies one project's part of a raw batch received at `receivedAt`, with
+ * the update window: entries started earlier are skipped, and a stored
+ * session older than the window is forgotten (Redis expires it). This is the
+ * oracle of the Redis script (src/state/scripts/merge-sessions.lua) and the
+ * step of the recount (src/state/rebuild.ts).
+ */
+export function replayPart(
+  project: number,
+  state: MergeState,
+  batchId: string,
+  part: BatchPart,
+  receivedAt: Date,
+  windowMs: number,
+  stats: { unchanged: number; skipped: number } = { unchanged: 0, skipped: 0 },
+): MergeWrites {
+  const sessions = part.sessions.filter((u) => inWindow(u.started, receivedAt, windowMs));
+  const aggregates = part.aggregates.filter((a) => inWindow(a.started, receivedAt, windowMs));
+  stats.skipped += part.sessions.length - sessions.length + part.aggregates.filter((a) => !aggregates.includes(a)).reduce((n, a) => n + total(a.counts), 0);
+  for (const u of sessions) {
+    const id = keys.session(project, u.sid);
+    const stored = state.sessions.get(id);
+    if (stored && !inWindow(stored.started, receivedAt, windowMs)) state.sessions.delete(id);
+  }
+  return planMerge(project, state, sessions, aggregates.map((update, i) => ({ id: `${batchId}:${i}`, update })), receivedAt, stats);
 }
 
 export interface Recount {

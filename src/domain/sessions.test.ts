@@ -47,7 +47,8 @@ describe('parseStarted', () => {
     [1_795_000_000, new Date(1_795_000_000_000).toISOString()],
     ['yesterday', null],
     ['2026-13-40T00:00:00Z', null],
-    ['2026-08-01T00:00:00Z', null], // older than 90 days
+    ['2026-11-16T12:34:55Z', null], // older than the 5-day update window
+    ['2026-11-16T12:34:56Z', '2026-11-16T12:34:56.000Z'], // just inside it
     ['2026-11-21T14:00:00Z', null], // more than an hour ahead
   ])('%s → %s', (value, out) => expect(parseStarted(value, now)?.toISOString() ?? null).toBe(out));
 });

@@ -75,19 +75,28 @@ export function normalizeStatus(status: string, errors: number): SessionStatus |
 
 export const DEFAULT_ENVIRONMENT = 'production';
 const NIL_UUID = /^0{8}-?0{4}-?0{4}-?0{4}-?0{12}$/;
-/** Accepted range of `started` around the time of receipt. */
-export const STARTED_MAX_AGE_MS = 90 * 24 * 3600 * 1000;
+/**
+ * The update window (docs/decisions.md): a session's state is kept for this
+ * long after `started`, and entries started earlier are skipped. Relay's
+ * default; SESSION_UPDATE_WINDOW_HOURS changes it.
+ */
+export const UPDATE_WINDOW_MS = 5 * 24 * 3600 * 1000;
 export const STARTED_MAX_FUTURE_MS = 3600 * 1000;
 
-/** `started` as an ISO string or epoch seconds (missing: now); null when unreadable or out of range. */
-export function parseStarted(value: unknown, now: Date): Date | null {
+/** Whether an entry started at `started` may still change state received at `now`. */
+export function inWindow(started: Date, now: Date, windowMs: number): boolean {
+  return started.getTime() >= now.getTime() - windowMs;
+}
+
+/** `started` as an ISO string or epoch seconds (missing: now); null when unreadable, past the window or ahead. */
+export function parseStarted(value: unknown, now: Date, windowMs = UPDATE_WINDOW_MS): Date | null {
   if (value === undefined || value === null) return now;
   let at: Date;
   if (typeof value === 'number' && Number.isFinite(value)) at = new Date(value * 1000);
   else if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(value)) at = new Date(value);
   else return null;
   const t = at.getTime();
-  if (Number.isNaN(t) || t < now.getTime() - STARTED_MAX_AGE_MS || t > now.getTime() + STARTED_MAX_FUTURE_MS) return null;
+  if (Number.isNaN(t) || !inWindow(at, now, windowMs) || t > now.getTime() + STARTED_MAX_FUTURE_MS) return null;
   return at;
 }
 
@@ -134,19 +143,20 @@ function didOf(did: string | undefined, hashDid: HashDid): string | null {
   return did === undefined || NIL_UUID.test(did) ? null : hashDid(did);
 }
 
-const STARTED_RULE = 'must be an ISO time or epoch seconds, at most 90 days old and at most 1 hour ahead';
+const startedRule = (windowMs: number) =>
+  `must be an ISO time or epoch seconds, at most 1 hour ahead, and not older than the update window (${windowMs / 3_600_000} hours): a session started earlier can no longer change`;
 const RELEASE_RULE = 'is required (on the entry, in attrs or on the body)';
 
 /** One session entry (Lookout's or Sentry's shape) → an update, or why it is skipped. */
-export function readSession(entry: SessionEntry, now: Date, hashDid: HashDid, defaults: EntryDefaults = {}): SessionUpdate | EntryError[] {
+export function readSession(entry: SessionEntry, now: Date, hashDid: HashDid, defaults: EntryDefaults = {}, windowMs = UPDATE_WINDOW_MS): SessionUpdate | EntryError[] {
   const release = entry.release ?? entry.attrs?.release ?? defaults.release;
   const errors = entry.errors ?? 0;
   const status = normalizeStatus(entry.status, errors);
-  const started = parseStarted(entry.started, now);
+  const started = parseStarted(entry.started, now, windowMs);
   const problems: EntryError[] = [];
   if (!release) problems.push({ path: '/release', message: RELEASE_RULE });
   if (!status) problems.push({ path: '/status', message: `must be one of ${STATUSES.join(', ')} or exited` });
-  if (!started) problems.push({ path: '/started', message: STARTED_RULE });
+  if (!started) problems.push({ path: '/started', message: startedRule(windowMs) });
   if (problems.length) return problems;
   return {
     sid: entry.sid,
@@ -160,7 +170,7 @@ export function readSession(entry: SessionEntry, now: Date, hashDid: HashDid, de
 }
 
 /** One aggregate item `{started, exited|ok, errored, abnormal, crashed, did?}` → counts, or why it is skipped. */
-export function readAggregate(item: AggregateEntry, now: Date, hashDid: HashDid, defaults: EntryDefaults): AggregateUpdate | EntryError[] {
+export function readAggregate(item: AggregateEntry, now: Date, hashDid: HashDid, defaults: EntryDefaults, windowMs = UPDATE_WINDOW_MS): AggregateUpdate | EntryError[] {
   const release = item.release ?? defaults.release;
   const counts: StatusCounts = {
     ok: (item.exited ?? 0) + (item.ok ?? 0),
@@ -168,11 +178,11 @@ export function readAggregate(item: AggregateEntry, now: Date, hashDid: HashDid,
     abnormal: item.abnormal ?? 0,
     crashed: item.crashed ?? 0,
   };
-  const started = parseStarted(item.started, now);
+  const started = parseStarted(item.started, now, windowMs);
   const problems: EntryError[] = [];
   if (!release) problems.push({ path: '/release', message: RELEASE_RULE });
   if (total(counts) === 0) problems.push({ path: '', message: 'counts no session' });
-  if (!started) problems.push({ path: '/started', message: STARTED_RULE });
+  if (!started) problems.push({ path: '/started', message: startedRule(windowMs) });
   if (problems.length) return problems;
   return {
     release: release!,

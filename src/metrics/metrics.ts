@@ -50,6 +50,17 @@ export function makeMetrics() {
       labelNames: ['queue', 'job'] as const,
       registers,
     }),
+    flushDuration: new Histogram({
+      name: 'lookout_flush_duration_seconds',
+      help: 'Run times of flusher passes (changed rollups copied from Redis to MongoDB)',
+      buckets: SECONDS,
+      registers,
+    }),
+    flushedRollups: new Counter({
+      name: 'lookout_flushed_rollups_total',
+      help: 'Rollup documents the flusher wrote to MongoDB',
+      registers,
+    }),
     sweeperRequeued: new Counter({
       name: 'lookout_sweeper_requeued_total',
       help: 'Stored entries the sweeper enqueued again because their job was missing (Redis was down or lost data)',

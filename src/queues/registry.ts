@@ -6,14 +6,15 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { QueueKey } from '../../config/index.ts';
+import type { SessionBatchDoc } from '../store/sessions.store.ts';
 import { deadline } from '../util/deadline.ts';
 
 /** Payload of each job, by name. */
 export interface JobPayloads {
   /** group an error event into its issue, or run burst detection for a sign-in attempt */
   'events.process': { id: string };
-  /** merge a raw session batch into sessions and release rollups */
-  'sessions.process': { id: string };
+  /** apply a raw session batch to the Redis state; the API's jobs carry the batch, the sweeper's only its id */
+  'sessions.process': { id: string; batch?: SessionBatchDoc };
   /** delete sessions and raw entries past retention (scheduled) */
   'maintenance.retention': Record<string, never>;
 }

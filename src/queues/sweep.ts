@@ -10,7 +10,7 @@ import type { JobName, JobPayloads, Queues } from './registry.ts';
 export interface SweepSource<N extends JobName> {
   job: N;
   unprocessed(olderThan: Date, limit: number): Promise<{ _id: string }[]>;
-  jobId(id: string): string;
+  jobId(id: string, now: Date): string;
   payload(id: string): JobPayloads[N];
 }
 
@@ -20,7 +20,7 @@ export function makeSweep<N extends JobName>(queues: Queues, source: SweepSource
   return async (now: Date, graceMs = SWEEP_GRACE_MS, batch = 500): Promise<number> => {
     const stale = await source.unprocessed(new Date(now.getTime() - graceMs), batch);
     if (stale.length === 0) return 0;
-    await queues.enqueueBulk(source.job, stale.map((d) => ({ payload: source.payload(d._id), jobId: source.jobId(d._id) })));
+    await queues.enqueueBulk(source.job, stale.map((d) => ({ payload: source.payload(d._id), jobId: source.jobId(d._id, now) })));
     return stale.length;
   };
 }

@@ -5,14 +5,14 @@
  * nothing to divide.
  */
 import { withTotal, type HourRollup, type ReleaseRollup } from '../domain/release-health.ts';
-import { freeRate, share, total, type StatusCounts } from '../domain/sessions.ts';
+import { freeRate, hourOf, share, total, type StatusCounts } from '../domain/sessions.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { SessionsStore } from '../store/sessions.store.ts';
 
 const ADOPTION_WINDOW_MS = 24 * 3600 * 1000;
 
 interface Adoption {
-  /** per environment, per release: sessions and distinct users started in the window */
+  /** per environment, per release: sessions and users started in the window */
   byRelease: Map<string, { sessions: number; users: number }>;
   byEnvironment: Map<string, { sessions: number; users: number }>;
 }
@@ -27,37 +27,27 @@ function rates(sessions: StatusCounts, users: StatusCounts) {
 
 export function makeReleasesService(store: SessionsStore) {
   /**
-   * Adoption: the release's share of its environment's sessions and distinct
-   * users started in the last 24 hours, counted from the stored sessions.
+   * Adoption: the release's share of its environment's sessions and users
+   * started in the last 24 hours, summed from the hourly rollups (a user
+   * seen in several hours counts once per hour: docs/decisions.md).
    */
   async function adoption(project: number, environment: string | undefined, now: Date): Promise<Adoption> {
-    const since = new Date(now.getTime() - ADOPTION_WINDOW_MS);
-    const match = { project_id: project, started: { $gte: since }, ...(environment ? { environment } : {}) };
-    const [sessionGroups, aggregates] = await Promise.all([
-      store.sessions.aggregate<{ _id: { e: string; r: string; d: string | null }; n: number }>([
-        { $match: match },
-        { $group: { _id: { e: '$environment', r: '$release', d: '$did' }, n: { $sum: 1 } } },
-      ]).toArray(),
-      store.aggregates.find(match, { projection: { environment: 1, release: 1, did: 1, counts: 1 } }).toArray(),
-    ]);
+    const since = hourOf(new Date(now.getTime() - ADOPTION_WINDOW_MS));
+    const hours = await store.hours
+      .find({ project_id: project, hour: { $gte: since }, ...(environment ? { environment } : {}) }, { projection: { environment: 1, release: 1, sessions: 1, users: 1 } })
+      .toArray();
     const out: Adoption = { byRelease: new Map(), byEnvironment: new Map() };
-    const users = new Set<string>();
-    const add = (env: string, rel: string, did: string | null, n: number) => {
-      for (const [map, key, userKey] of [
-        [out.byRelease, pairKey(env, rel), JSON.stringify([env, rel, did])],
-        [out.byEnvironment, env, JSON.stringify([env, did])],
+    for (const h of hours) {
+      for (const [map, key] of [
+        [out.byRelease, pairKey(h.environment, h.release)],
+        [out.byEnvironment, h.environment],
       ] as const) {
         const entry = map.get(key) ?? { sessions: 0, users: 0 };
-        entry.sessions += n;
-        if (did && !users.has(userKey)) {
-          users.add(userKey);
-          entry.users += 1;
-        }
+        entry.sessions += total(h.sessions);
+        entry.users += total(h.users);
         map.set(key, entry);
       }
-    };
-    for (const g of sessionGroups) add(g._id.e, g._id.r, g._id.d ?? null, g.n);
-    for (const a of aggregates) add(a.environment, a.release, a.did, total(a.counts));
+    }
     return out;
   }
 

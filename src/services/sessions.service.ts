@@ -2,9 +2,10 @@
  * Session ingestion (spec 4.4). A request is read into session updates and
  * aggregates (entries that break a rule are skipped), then written with the
  * other requests arriving at the same moment as one raw batch document
- * (journaled insert), and answered 202. One BullMQ job per batch refers to
- * it; when Redis is unavailable the batch stays unprocessed and the sweeper
- * enqueues it later, so nothing acknowledged is lost.
+ * (journaled inserts: its backlog marker, then the batch), and answered 202.
+ * One BullMQ job per batch carries it to a worker; when Redis is unavailable
+ * the marker stays on the backlog and the sweeper enqueues the batch later,
+ * so nothing acknowledged is lost.
  */
 import crypto from 'node:crypto';
 import {
@@ -54,6 +55,11 @@ export function batchJobId(id: string): string {
 /** Most sessions written in one raw batch document. */
 const GROUP_MAX_SESSIONS = 2000;
 const GROUP_MAX_IN_FLIGHT = 4;
+/**
+ * A swept batch gets a new job id once per slot: the job of its first id may
+ * have failed for good, or completed on a Redis state that was lost since.
+ */
+const SWEEP_JOB_SLOT_MS = 5 * 60_000;
 
 export function makeSessionsService(deps: {
   store: SessionsStore;
@@ -62,6 +68,7 @@ export function makeSessionsService(deps: {
   hashDid: (project: number) => HashDid;
   log: Logger;
   metrics: Metrics;
+  windowMs: number;
 }) {
   const { store, queues, validator, log, metrics } = deps;
   const enqueues = new Set<Promise<unknown>>();
@@ -73,10 +80,10 @@ export function makeSessionsService(deps: {
         received_at: new Date(),
         requests,
       };
-      await store.insertBatches([doc]);
+      await store.insertBatch(doc);
       // The batch is durable: callers are answered now; the job is added on the side.
       const enqueue = queues
-        .enqueue('sessions.process', { id: doc._id }, batchJobId(doc._id))
+        .enqueue('sessions.process', { id: doc._id, batch: doc }, batchJobId(doc._id))
         .catch((err: Error) => log.warn({ err: err.message, batch: doc._id }, 'enqueue failed; the sweeper will enqueue the stored batch'))
         .finally(() => enqueues.delete(enqueue));
       enqueues.add(enqueue);
@@ -110,10 +117,10 @@ export function makeSessionsService(deps: {
       const out: ReadSessions = { sessions: [], aggregates: [], accepted: 0, skipped: [] };
       if (body.aggregates) {
         const defaults: EntryDefaults = { release: body.release ?? body.attrs?.release, environment: body.environment ?? body.attrs?.environment };
-        readEntries<AggregateEntry, AggregateUpdate>(body.aggregates, '/aggregates', 'session-aggregate', (e) => readAggregate(e, now, hashDid, defaults), out.aggregates, out.skipped);
+        readEntries<AggregateEntry, AggregateUpdate>(body.aggregates, '/aggregates', 'session-aggregate', (e) => readAggregate(e, now, hashDid, defaults, deps.windowMs), out.aggregates, out.skipped);
       } else {
         const list = body.sessions ?? [body];
-        readEntries<SessionEntry, SessionUpdate>(list, body.sessions ? '/sessions' : '', 'session', (e) => readSession(e, now, hashDid), out.sessions, out.skipped);
+        readEntries<SessionEntry, SessionUpdate>(list, body.sessions ? '/sessions' : '', 'session', (e) => readSession(e, now, hashDid, {}, deps.windowMs), out.sessions, out.skipped);
       }
       out.accepted = out.sessions.length + out.aggregates.reduce((n, a) => n + total(a.counts), 0);
       metrics.ingest('session', 'rejected', out.skipped.length);
@@ -136,7 +143,7 @@ export function makeSessionsService(deps: {
     sweep: makeSweep(queues, {
       job: 'sessions.process',
       unprocessed: (olderThan, limit) => store.unprocessedBatches(olderThan, limit),
-      jobId: batchJobId,
+      jobId: (id, now) => `${batchJobId(id)}-sweep-${Math.floor(now.getTime() / SWEEP_JOB_SLOT_MS)}`,
       payload: (id) => ({ id }),
     }),
 

@@ -1,31 +1,27 @@
 /**
- * Sessions and release rollups.
+ * Sessions in MongoDB: written in bulk, read rarely.
  *
- * - `session_batches`: raw entries as received and not merged yet (one
- *   document per group of requests the API wrote at once). A worker merges a
- *   batch, copies it to `session_raw` (kept 90 days) and deletes it, so this
- *   collection holds only the backlog: the sweeper and the job's lookup stay
- *   cheap on FerretDB v1, whose SQLite backend scans a collection for every
- *   query.
- * - `sessions`, `session_aggregates`: merged sessions and applied aggregates.
- * - `release_users`: each user's worst status per hour and per release.
- * - `release_hours`, `releases`: the rollups.
- * - `session_heads`: per project, the journal of the merge in progress.
- *
- * All merge writes of a project run under its Redis lock and go through the
- * journal: the full new state of every document is first written into the
- * project's head document (one atomic write), then applied, then cleared.
- * A worker killed between the two leaves the journal, and the next merge of
- * the project applies it again before anything else; so the rollups always
- * equal a recount, without transactions (FerretDB v1 has none).
+ * - `session_raw`: every raw batch as received (one document per group of
+ *   requests the API wrote at once), kept 90 days. They are the stored
+ *   sessions and the input of any recount; no API reads one session.
+ * - `session_backlog`: one small marker per raw batch whose effects are not
+ *   yet durable in MongoDB. The API writes it before the raw batch; the
+ *   flusher deletes it once the rollups the batch changed are written. The
+ *   sweeper reads only this collection.
+ * - `release_hours`, `releases`: the rollups the read API serves, copied from
+ *   Redis by the flusher. Each carries `v`, the project's change counter when
+ *   it was read, and a write never replaces a newer one (two flushers, or a
+ *   slow one, cannot put an older value back).
+ * - `session_flush`: per project, the change counter the last flush covered;
+ *   a Redis that comes back behind it lost state and is rebuilt.
  */
-import type { AnyBulkWriteOperation, Collection, Db, Document, Filter, IndexDescription, OptionalUnlessRequiredId } from 'mongodb';
-import { emptyWrites, type AggregateDoc, type HourRollup, type MergeState, type MergeWrites, type ReleaseRollup, type SessionDoc, type UserDoc } from '../domain/release-health.ts';
+import type { AnyBulkWriteOperation, Collection, Db, IndexDescription } from 'mongodb';
+import type { HourRollup, ReleaseRollup } from '../domain/release-health.ts';
 import type { AggregateUpdate, SessionUpdate } from '../domain/sessions.ts';
-import { ensureIndexes, onlyDuplicates } from './mongo.ts';
+import { ensureIndexes, isDuplicateKey, onlyDuplicates } from './mongo.ts';
 
 export const RETENTION_DAYS = 90;
-const RETENTION_SECONDS = RETENTION_DAYS * 24 * 3600;
+const RETENTION_MS = RETENTION_DAYS * 24 * 3600 * 1000;
 
 export interface RawRequest {
   project_id: number;
@@ -39,169 +35,110 @@ export interface SessionBatchDoc {
   requests: RawRequest[];
 }
 
-/** A merge's writes: documents new to the store (inserted) and documents that exist (replaced). */
-export interface Journal {
-  insert: MergeWrites;
-  replace: MergeWrites;
+interface BacklogDoc {
+  _id: string;
+  received_at: Date;
 }
 
-interface HeadDoc {
+interface FlushMarkDoc {
   _id: number;
-  journal: Journal | null;
-  merged_at: Date;
+  seq: number;
 }
 
-const TTL = (field: string, name: string): IndexDescription => ({ key: { [field]: 1 }, name, expireAfterSeconds: RETENTION_SECONDS });
+/** A rollup as the flusher writes it: `v` is the project's change counter it was read at. */
+export type Flushed<T> = T & { v: number };
 
 export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
-  const batches = db.collection<SessionBatchDoc>('session_batches');
   const raw = db.collection<SessionBatchDoc>('session_raw');
-  const sessions = db.collection<SessionDoc>('sessions');
-  const aggregates = db.collection<AggregateDoc>('session_aggregates');
-  const users = db.collection<UserDoc>('release_users');
-  const hours = db.collection<HourRollup>('release_hours');
-  const releases = db.collection<ReleaseRollup>('releases');
-  const heads = db.collection<HeadDoc>('session_heads');
+  const backlog = db.collection<BacklogDoc>('session_backlog');
+  const hours = db.collection<Flushed<HourRollup>>('release_hours');
+  const releases = db.collection<Flushed<ReleaseRollup>>('releases');
+  const marks = db.collection<FlushMarkDoc>('session_flush');
 
-  /** Inserts documents; one that exists already (a replayed journal) is skipped. */
-  async function insert<T extends Document & { _id: unknown }>(collection: Collection<T>, docs: T[]): Promise<void> {
+  /**
+   * Writes documents whose `v` is newer than the stored one. An older write
+   * finds no match, its upsert then collides on `_id` and is dropped.
+   */
+  async function writeNewer<T extends { _id: string; v: number }>(collection: Collection<T>, docs: T[]): Promise<void> {
     if (docs.length === 0) return;
+    const ops = docs.map((doc) => ({ replaceOne: { filter: { _id: doc._id, v: { $lt: doc.v } }, replacement: doc, upsert: true } }));
     try {
-      await collection.insertMany(docs as OptionalUnlessRequiredId<T>[], { ordered: false });
+      await collection.bulkWrite(ops as unknown as AnyBulkWriteOperation<T>[], { ordered: false });
     } catch (err) {
       if (!onlyDuplicates(err)) throw err;
     }
   }
-  /** Writes each document's full state; replaying the same writes is harmless. */
-  async function replace<T extends Document & { _id: unknown }>(collection: Collection<T>, docs: T[]): Promise<void> {
-    if (docs.length === 0) return;
-    const ops = docs.map((doc) => ({ replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true } }) as AnyBulkWriteOperation<T>);
-    await collection.bulkWrite(ops, { ordered: false });
-  }
-  async function apply(journal: Journal): Promise<void> {
-    const each = (write: typeof insert, w: MergeWrites) => [
-      write(sessions, w.sessions),
-      write(aggregates, w.aggregates),
-      write(users, w.users),
-      write(hours, w.hours),
-      write(releases, w.releases),
-    ];
-    await Promise.all([...each(insert, journal.insert), ...each(replace, journal.replace)]);
-  }
-  /**
-   * Documents by _id. FerretDB v1 pushes down only `{_id: <string>}`, so there
-   * one query per id beats one `$in` (which it filters in Go); MongoDB takes
-   * the `$in`.
-   */
-  async function byIds<T extends Document & { _id: string }>(collection: Collection<T>, ids: string[]): Promise<T[]> {
-    if (ids.length === 0) return [];
-    if (!opts.ferretdb) return (await collection.find({ _id: { $in: ids } } as Filter<T>).toArray()) as T[];
-    const found = (await Promise.all(ids.map((id) => collection.findOne({ _id: id } as Filter<T>)))) as (T | null)[];
-    return found.filter((d): d is T => d !== null);
-  }
 
   return {
-    batches,
     raw,
-    sessions,
-    aggregates,
+    backlog,
     hours,
     releases,
     async ensureIndexes() {
-      // TTL indexes expire on MongoDB; FerretDB v1 does not expire them, so the
-      // retention job deletes the same documents on both.
-      const ttl = (field: string, name: string) => (opts.ferretdb ? [] : [TTL(field, name)]);
-      await ensureIndexes(batches, [{ key: { received_at: 1 }, name: 'received_at' }]);
-      await ensureIndexes(raw, [{ key: { received_at: 1 }, name: 'received_at' }, ...ttl('received_at', 'retention')]);
-      await ensureIndexes(sessions, [{ key: { project_id: 1, environment: 1, started: 1 }, name: 'env_started' }, { key: { started: 1 }, name: 'started' }, ...ttl('started', 'retention')]);
-      await ensureIndexes(aggregates, [{ key: { project_id: 1, environment: 1, started: 1 }, name: 'env_started' }, { key: { started: 1 }, name: 'started' }, ...ttl('started', 'retention')]);
+      // MongoDB expires raw batches by TTL; FerretDB v1 does not, so the retention job deletes them on both.
+      const ttl: IndexDescription[] = opts.ferretdb ? [] : [{ key: { received_at: 1 }, name: 'retention', expireAfterSeconds: RETENTION_MS / 1000 }];
+      await ensureIndexes(backlog, [{ key: { received_at: 1 }, name: 'received_at' }]);
+      await ensureIndexes(raw, [{ key: { 'requests.project_id': 1, received_at: 1 }, name: 'project_received' }, ...ttl]);
       await ensureIndexes(hours, [{ key: { project_id: 1, environment: 1, release: 1, hour: 1 }, name: 'release_hour' }, { key: { project_id: 1, environment: 1, hour: 1 }, name: 'env_hour' }]);
       await ensureIndexes(releases, [{ key: { project_id: 1, last_seen: -1 }, name: 'project_last_seen' }]);
-      await ensureIndexes(users, [{ key: { hour: 1 }, name: 'hour' }]);
     },
 
-    /** One journaled insert for a group of requests. */
-    async insertBatches(docs: SessionBatchDoc[]): Promise<void> {
-      await batches.insertMany(docs, { ordered: true });
+    /**
+     * One raw batch, durably: its backlog marker first, then the entries. A
+     * marker whose batch never got written (a crash between the two) is
+     * dropped by the worker that finds no batch; the caller was not answered.
+     */
+    async insertBatch(doc: SessionBatchDoc): Promise<void> {
+      await backlog.insertOne({ _id: doc._id, received_at: doc.received_at });
+      await raw.insertOne(doc);
     },
-    async getBatch(id: string): Promise<SessionBatchDoc | null> {
-      return (await byIds(batches, [id]))[0] ?? null;
+    /** A raw batch by id (the sweeper's jobs carry only the id). */
+    getBatch(id: string): Promise<SessionBatchDoc | null> {
+      return raw.findOne({ _id: id });
     },
-    /** The batch is merged: keep it as raw entries for 90 days and take it off the backlog. */
-    async archiveBatch(batch: SessionBatchDoc): Promise<void> {
-      await insert(raw, [batch]);
-      await batches.deleteOne({ _id: batch._id });
+    /** Every retained raw batch with entries of the project, oldest first (recount only). */
+    batchesOf(project: number) {
+      return raw.find({ 'requests.project_id': project }).sort({ received_at: 1, _id: 1 });
     },
-    /** When the oldest batch not merged yet was received (null: the backlog is empty). */
+    /** The batches' effects are durable in MongoDB: take them off the backlog. */
+    async finishBatches(ids: string[]): Promise<void> {
+      if (ids.length > 0) await backlog.deleteMany({ _id: { $in: ids } });
+    },
+    /** When the oldest batch not flushed yet was received (null: the backlog is empty). */
     async oldestUnprocessed(): Promise<Date | null> {
-      const [oldest] = await batches.find({}, { projection: { received_at: 1 } }).sort({ received_at: 1 }).limit(1).toArray();
+      const [oldest] = await backlog.find({}).sort({ received_at: 1 }).limit(1).toArray();
       return oldest?.received_at ?? null;
     },
-    unprocessedBatches(olderThan: Date, limit: number): Promise<Pick<SessionBatchDoc, '_id'>[]> {
-      return batches.find({ received_at: { $lt: olderThan } }, { projection: { _id: 1 } }).limit(limit).toArray();
+    unprocessedBatches(olderThan: Date, limit: number): Promise<Pick<BacklogDoc, '_id'>[]> {
+      return backlog.find({ received_at: { $lt: olderThan } }, { projection: { _id: 1 } }).limit(limit).toArray();
     },
-    backlog(): Promise<number> {
-      return batches.estimatedDocumentCount();
-    },
-
-    /** The stored state a merge reads, by id. */
-    async load(sessionIds: string[], aggregateIds: string[]) {
-        const [s, a] = await Promise.all([byIds(sessions, sessionIds), byIds(aggregates, aggregateIds)]);
-      return { sessions: s, aggregates: a.map((d) => d._id) };
-    },
-    async loadRollups(ids: { hours: string[]; releases: string[]; users: string[] }) {
-      const [h, r, u] = await Promise.all([byIds(hours, ids.hours), byIds(releases, ids.releases), byIds(users, ids.users)]);
-      return { hours: h, releases: r, users: u };
+    backlogSize(): Promise<number> {
+      return backlog.countDocuments({});
     },
 
-    /** Applies a journal a killed merge left behind. Call under the project lock. */
-    async recover(project: number): Promise<boolean> {
-      const head = await heads.findOne({ _id: project });
-      if (!head?.journal) return false;
-      await apply(head.journal);
-      await heads.updateOne({ _id: project }, { $set: { journal: null } });
-      return true;
+    async writeRollups(docs: { hours: Flushed<HourRollup>[]; releases: Flushed<ReleaseRollup>[] }): Promise<void> {
+      await Promise.all([writeNewer(hours, docs.hours), writeNewer(releases, docs.releases)]);
     },
     /**
-     * Journal, apply, clear. `existing` holds the ids the merge read from the
-     * store: those documents are replaced, all others inserted (an insert
-     * needs no lookup, which matters on FerretDB). Call under the project lock.
+     * The change counter of the last flush of the project (0: never flushed).
+     * It is written before the rollups, so no stored rollup has a newer `v`.
      */
-    async commit(project: number, writes: MergeWrites, existing: Set<string>, now: Date): Promise<void> {
-      const journal: Journal = { insert: emptyWrites(), replace: emptyWrites() };
-      for (const key of Object.keys(writes) as (keyof MergeWrites)[]) {
-        for (const doc of writes[key]) (journal[existing.has(doc._id) ? 'replace' : 'insert'][key] as Document[]).push(doc);
-      }
-      await heads.replaceOne({ _id: project }, { journal, merged_at: now }, { upsert: true });
-      await apply(journal);
-      await heads.updateOne({ _id: project }, { $set: { journal: null } });
+    async flushedSeq(project: number): Promise<number> {
+      return (await marks.findOne({ _id: project }))?.seq ?? 0;
     },
-
-    /** Deletes raw entries, sessions, aggregates and hourly user states past retention; rollups stay. */
+    async setFlushedSeq(project: number, seq: number): Promise<void> {
+      try {
+        await marks.replaceOne({ _id: project, seq: { $lt: seq } }, { seq }, { upsert: true });
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err; // a newer mark is there already
+      }
+    },
+    /** Deletes raw batches past retention; rollups stay. */
     async deleteExpired(now: Date): Promise<Record<string, number>> {
-      const cutoff = new Date(now.getTime() - RETENTION_SECONDS * 1000);
-      const [b, s, a, u] = await Promise.all([
-        raw.deleteMany({ received_at: { $lt: cutoff } }),
-        sessions.deleteMany({ started: { $lt: cutoff } }),
-        aggregates.deleteMany({ started: { $lt: cutoff } }),
-        users.deleteMany({ hour: { $ne: null, $lt: cutoff } }),
-      ]);
-      return { session_raw: b.deletedCount, sessions: s.deletedCount, session_aggregates: a.deletedCount, release_users: u.deletedCount };
+      const cutoff = new Date(now.getTime() - RETENTION_MS);
+      const deleted = await raw.deleteMany({ received_at: { $lt: cutoff } });
+      return { session_raw: deleted.deletedCount };
     },
   };
 }
 export type SessionsStore = ReturnType<typeof makeSessionsStore>;
-
-/** A fresh merge state from what `load` and `loadRollups` read. */
-export function mergeState(
-  loaded: { sessions: SessionDoc[]; aggregates: string[] },
-  rollups: { hours: HourRollup[]; releases: ReleaseRollup[]; users: UserDoc[] },
-): MergeState {
-  return {
-    sessions: new Map(loaded.sessions.map((d) => [d._id, d])),
-    aggregates: new Set(loaded.aggregates),
-    hours: new Map(rollups.hours.map((d) => [d._id, d])),
-    releases: new Map(rollups.releases.map((d) => [d._id, d])),
-    users: new Map(rollups.users.map((d) => [d._id, d])),
-  };
-}

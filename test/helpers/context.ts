@@ -7,7 +7,9 @@ import crypto from 'node:crypto';
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../config/index.ts';
 import { startApi } from '../../src/http/server.ts';
-import { recount } from '../../src/domain/release-health.ts';
+import { emptyState, replayPart } from '../../src/domain/release-health.ts';
+import type { SessionStatus } from '../../src/domain/sessions.ts';
+import { partsOf } from '../../src/state/rebuild.ts';
 import { makeLogger } from '../../src/log.ts';
 import { makeRuntime, type Runtime } from '../../src/runtime.ts';
 
@@ -96,11 +98,11 @@ export async function call(ctx: TestContext, method: string, path: string, opts:
   return { status: res.status, body: json, text, headers: res.headers };
 }
 
-/** Waits until every stored event and session batch has been processed by a worker. */
+/** Waits until every stored event is processed and every session batch applied and flushed to MongoDB. */
 export async function drained(ctx: TestContext, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const pending = async () =>
-    (await ctx.runtime.stores.events.collection.countDocuments({ processed: false })) + (await ctx.runtime.stores.sessions.batches.countDocuments({}));
+    (await ctx.runtime.stores.events.collection.countDocuments({ processed: false })) + (await ctx.runtime.stores.sessions.backlogSize());
   while (Date.now() < deadline) {
     if ((await pending()) === 0) return;
     await new Promise((r) => setTimeout(r, 50));
@@ -110,17 +112,32 @@ export async function drained(ctx: TestContext, timeoutMs = 30_000): Promise<voi
 }
 
 /**
- * Recounts a project's rollups from its stored sessions and aggregates and
- * returns both sides, keyed by rollup id, for an exact comparison.
+ * The project's rollups as flushed to MongoDB, and a recount of its raw
+ * batches through the pure replay (the oracle), keyed by rollup id, for an
+ * exact comparison.
  */
 export async function rollupsAndRecount(ctx: TestContext, project: number) {
-  const { sessions, aggregates, hours, releases } = ctx.runtime.stores.sessions;
-  const counted = recount(project, await sessions.find({ project_id: project }).toArray(), await aggregates.find({ project_id: project }).toArray());
+  const { hours, releases } = ctx.runtime.stores.sessions;
+  const replayed = emptyState();
+  for await (const batch of ctx.runtime.stores.sessions.batchesOf(project)) {
+    replayPart(project, replayed, batch._id, partsOf(batch).get(project)!, batch.received_at, ctx.config.sessionUpdateWindowMs);
+  }
+  const pick = (docs: Iterable<{ _id: string; sessions: unknown; users: unknown }>) => Object.fromEntries([...docs].map((d) => [d._id, { sessions: d.sessions, users: d.users }]));
   const stored = {
-    hours: Object.fromEntries((await hours.find({ project_id: project }).toArray()).map((d) => [d._id, { sessions: d.sessions, users: d.users }])),
-    releases: Object.fromEntries((await releases.find({ project_id: project }).toArray()).map((d) => [d._id, { sessions: d.sessions, users: d.users }])),
+    hours: pick(await hours.find({ project_id: project }).toArray()),
+    releases: pick(await releases.find({ project_id: project }).toArray()),
   };
-  return { stored, recounted: { hours: Object.fromEntries(counted.hours), releases: Object.fromEntries(counted.releases) } };
+  return { stored, recounted: { hours: pick(replayed.hours.values()), releases: pick(replayed.releases.values()) } };
+}
+
+/** The worst status Redis holds for each of the sessions (absent ones are left out). */
+export async function sessionStatuses(ctx: TestContext, project: number, sids: Iterable<string>): Promise<Map<string, SessionStatus>> {
+  const out = new Map<string, SessionStatus>();
+  for (const sid of sids) {
+    const stored = await ctx.runtime.state.session(project, sid);
+    if (stored) out.set(sid, stored.status);
+  }
+  return out;
 }
 
 /** A fresh 32-hex event id. */

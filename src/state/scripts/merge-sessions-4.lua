@@ -1,0 +1,168 @@
+--[[
+  Applies one project's part of a raw session batch to the project's hot state,
+  once: the batch id is recorded in the same atomic step, so a retry, a duplicate
+  delivery or two workers on one batch change nothing twice. It mirrors
+  `replayPart` / `planMerge` in src/domain/release-health.ts, the oracle the tests
+  compare it with.
+
+  Every key carries the project's hash tag ({p:<id>}), so the script runs on a
+  Redis Cluster; keys built from ARGV[1] share it.
+
+  KEYS[1] epoch    run_id of the Redis this project's state was verified on
+  KEYS[2] seq      the project's change counter (one step per applied batch part)
+  KEYS[3] applied  zset: batch id -> received (ms), trimmed to ARGV[5]
+  KEYS[4] dirty    hash: rollup key (without prefix) -> seq of its last change
+
+  ARGV[1] key prefix of the project, '<prefix>:{p:<id>}:'
+  ARGV[2] batch id
+  ARGV[3] when the batch was received (ms)
+  ARGV[4] update window (ms)
+  ARGV[5] how long applied batch ids are remembered (ms)
+  ARGV[6] JSON {s: [[sid, rank, errors, did, started, hour, bucket], ...],
+                a: [[bucket, started, hour, did, ok, errored, abnormal, crashed], ...]}
+          rank: 0 ok, 1 errored, 2 abnormal, 3 crashed; did '' for none;
+          started and hour in ms as decimal strings; bucket the JSON [environment, release]
+
+  Keys under the prefix:
+    s:<sid>                     rank|errors|hour|started|did|bucket   (expires at started + window)
+    rh:<hour>:<bucket>          hour rollup: s0..s3 sessions, u0..u3 users
+    rr:<bucket>                 release rollup: s0..s3, u0..u3, f first seen, l last seen
+    uh:<hour>:<bucket>          each user's worst rank in the hour (expires after the window)
+    ur:<bucket>                 each user's worst rank in the release
+
+  Returns {code, changed, unchanged, skipped}
+    code  1 applied
+          0 this batch was applied before: nothing changed
+         -1 the state was not verified since this Redis started: verify, then call again
+]]
+local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
+if redis.call('GET', KEYS[1]) ~= runId then return {-1, 0, 0, 0} end
+if redis.call('ZSCORE', KEYS[3], ARGV[2]) then return {0, 0, 0, 0} end
+
+local base = ARGV[1]
+local now = tonumber(ARGV[3])
+local window = tonumber(ARGV[4])
+local seq = redis.call('INCR', KEYS[2])
+redis.call('ZADD', KEYS[3], now, ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[5]))
+
+local entries = cjson.decode(ARGV[6])
+local changed, unchanged, skipped = 0, 0, 0
+local marked = {}
+local seen = {}   -- release bucket -> {first, last} started among what changed
+local userTtl = window + 3600000 + 86400000
+
+local function mark(suffix)
+  if not marked[suffix] then
+    marked[suffix] = true
+    redis.call('HSET', KEYS[4], suffix, seq)
+  end
+end
+
+local function touchRelease(b)
+  local s = seen[b.id]
+  local st = tonumber(b.started)
+  if not s then
+    seen[b.id] = {st, st, b.started, b.started}
+  else
+    if st < s[1] then s[1] = st; s[3] = b.started end
+    if st > s[2] then s[2] = st; s[4] = b.started end
+  end
+end
+
+-- Moves n sessions of bucket b from rank `from` (nil: new) to rank `to`, in both rollups.
+local function move(b, from, to, n)
+  for _, suffix in ipairs({'rh:' .. b.hour .. ':' .. b.id, 'rr:' .. b.id}) do
+    if from then redis.call('HINCRBY', base .. suffix, 's' .. from, -n) end
+    redis.call('HINCRBY', base .. suffix, 's' .. to, n)
+    mark(suffix)
+  end
+  redis.call('PEXPIREAT', base .. 'rh:' .. b.hour .. ':' .. b.id, tonumber(b.hour) + userTtl)
+  touchRelease(b)
+end
+
+-- A user was seen with `rank` in bucket b: keep their worst, per hour and per release.
+local function seeUser(b, did, rank)
+  local scopes = {
+    {'uh:' .. b.hour .. ':' .. b.id, 'rh:' .. b.hour .. ':' .. b.id, true},
+    {'ur:' .. b.id, 'rr:' .. b.id, false},
+  }
+  for _, scope in ipairs(scopes) do
+    local users = base .. scope[1]
+    local current = tonumber(redis.call('HGET', users, did))
+    local nextRank = rank
+    if current and current > rank then nextRank = current end
+    if not (current and nextRank == current) then
+      redis.call('HSET', users, did, nextRank)
+      if scope[3] then redis.call('PEXPIREAT', users, tonumber(b.hour) + userTtl) end
+      if current then redis.call('HINCRBY', base .. scope[2], 'u' .. current, -1) end
+      redis.call('HINCRBY', base .. scope[2], 'u' .. nextRank, 1)
+      mark(scope[2])
+      if not scope[3] then touchRelease(b) end
+    end
+  end
+end
+
+for _, u in ipairs(entries.s) do
+  local sid, rank, errors, did, started, hour, bucket = u[1], u[2], u[3], u[4], u[5], u[6], u[7]
+  if tonumber(started) < now - window then
+    skipped = skipped + 1
+  else
+    local key = base .. 's:' .. sid
+    local stored = redis.call('GET', key)
+    local b, newRank, newErrors, newDid, oldRank
+    if stored then
+      local r, e, h, st, d, bk = string.match(stored, '^(%d)|(%d+)|(%d+)|(%d+)|([^|]*)|(.*)$')
+      oldRank = tonumber(r)
+      b = {id = bk, hour = h, started = st}
+      newRank = math.max(oldRank, rank)
+      newErrors = math.max(tonumber(e), errors)
+      newDid = d
+      if newDid == '' then newDid = did end
+      if newRank == oldRank and newErrors == tonumber(e) and newDid == d then
+        unchanged = unchanged + 1
+        b = nil
+      end
+    else
+      b = {id = bucket, hour = hour, started = started}
+      newRank, newErrors, newDid = rank, errors, did
+    end
+    if b then
+      redis.call('SET', key, newRank .. '|' .. newErrors .. '|' .. b.hour .. '|' .. b.started .. '|' .. newDid .. '|' .. b.id,
+        'PXAT', tonumber(b.started) + window)
+      if oldRank ~= newRank then move(b, oldRank, newRank, 1) end
+      if newDid ~= '' then seeUser(b, newDid, newRank) end
+      changed = changed + 1
+    end
+  end
+end
+
+for _, a in ipairs(entries.a) do
+  local bucket, started, hour, did = a[1], a[2], a[3], a[4]
+  local n = a[5] + a[6] + a[7] + a[8]
+  if tonumber(started) < now - window then
+    skipped = skipped + n
+  else
+    local b = {id = bucket, hour = hour, started = started}
+    local worst
+    for rank = 0, 3 do
+      local count = a[5 + rank]
+      if count > 0 then
+        move(b, nil, rank, count)
+        worst = rank
+      end
+    end
+    if did ~= '' and worst then seeUser(b, did, worst) end
+    changed = changed + n
+  end
+end
+
+for id, s in pairs(seen) do
+  local key = base .. 'rr:' .. id
+  local first = redis.call('HGET', key, 'f')
+  if not first or s[1] < tonumber(first) then redis.call('HSET', key, 'f', s[3]) end
+  local last = redis.call('HGET', key, 'l')
+  if not last or s[2] > tonumber(last) then redis.call('HSET', key, 'l', s[4]) end
+end
+
+return {1, changed, unchanged, skipped}

@@ -1,0 +1,164 @@
+/**
+ * The hot state of release health in Redis: each session's worst status,
+ * each user's worst status per hour and per release, and the rollups. It
+ * changes only through the scripts in ./scripts (loaded once, called through
+ * the typed functions here), one call per project per batch.
+ *
+ * Every key of a project starts with `<prefix>:{p:<id>}:`: the hash tag puts
+ * them in one Redis Cluster slot, so each script touches one slot
+ * (docs/scaling.md). Two keys are global and touched only by plain commands:
+ * the projects with rollups to flush, and the batches applied but not flushed.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Redis } from 'ioredis';
+import type { BatchPart } from '../domain/release-health.ts';
+import { hourOf, STATUSES, type SessionStatus, type StatusCounts } from '../domain/sessions.ts';
+
+const SCRIPT_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'scripts');
+/** How long an applied batch id is remembered: far longer than any redelivery of its job. */
+export const APPLIED_MEMORY_MS = 24 * 3600 * 1000;
+
+interface ScriptCommands {
+  mergeSessions(epoch: string, seq: string, applied: string, dirty: string, ...argv: (string | number)[]): Promise<[number, number, number, number]>;
+  snapshotRollups(epoch: string, seq: string, dirty: string, base: string): Promise<[number, number, ...[string, string, string[]][]]>;
+  clearDirty(dirty: string, ...pairs: string[]): Promise<number>;
+}
+
+/** Script name → file; the file name ends in its number of keys, as BullMQ names its scripts. */
+const SCRIPTS = { mergeSessions: 'merge-sessions-4.lua', snapshotRollups: 'snapshot-rollups-3.lua', clearDirty: 'clear-dirty-1.lua' } as const;
+
+export function defineScripts(redis: Redis): Redis & ScriptCommands {
+  for (const [name, file] of Object.entries(SCRIPTS)) {
+    if (name in redis) continue;
+    redis.defineCommand(name, { numberOfKeys: Number(/-(\d+)\.lua$/.exec(file)![1]), lua: fs.readFileSync(path.join(SCRIPT_DIR, file), 'utf8') });
+  }
+  return redis as Redis & ScriptCommands;
+}
+
+export function projectKeys(prefix: string, project: number) {
+  const base = `${prefix}:{p:${project}}:`;
+  return { base, epoch: `${base}epoch`, seq: `${base}seq`, applied: `${base}applied`, dirty: `${base}dirty`, rebuild: `${base}rebuild` };
+}
+
+const rank = (status: SessionStatus) => STATUSES.indexOf(status);
+const bucketOf = (environment: string, release: string) => JSON.stringify([environment, release]);
+
+/** A session's state as the script keeps it (tests and the recount read it). */
+export interface StoredSession {
+  status: SessionStatus;
+  errors: number;
+  hour: Date;
+  started: Date;
+  did: string | null;
+  environment: string;
+  release: string;
+}
+
+/** One changed rollup read by the flusher. */
+export interface RollupSnapshot {
+  kind: 'hour' | 'release';
+  key: string;
+  version: string;
+  environment: string;
+  release: string;
+  hour: Date | null;
+  sessions: StatusCounts;
+  users: StatusCounts;
+  first_seen: Date | null;
+  last_seen: Date | null;
+}
+
+export type ApplyCode = 'applied' | 'already_applied' | 'unverified';
+
+export function makeSessionState(redis: Redis, opts: { prefix: string; windowMs: number }) {
+  const r = defineScripts(redis);
+  const dirtyProjects = `${opts.prefix}:sessions:dirty-projects`;
+  const appliedBatches = `${opts.prefix}:sessions:applied-batches`;
+
+  return {
+    redis,
+    keys: (project: number) => projectKeys(opts.prefix, project),
+    windowMs: opts.windowMs,
+
+    /** Applies one project's part of a batch; `unverified` asks for `verify` first (src/state/rebuild.ts). */
+    async apply(project: number, batchId: string, receivedAt: Date, part: BatchPart) {
+      const k = projectKeys(opts.prefix, project);
+      const entries = {
+        s: part.sessions.map((u) => [u.sid, rank(u.status), u.errors, u.did ?? '', String(u.started.getTime()), String(hourOf(u.started).getTime()), bucketOf(u.environment, u.release)]),
+        a: part.aggregates.map((a) => [bucketOf(a.environment, a.release), String(a.started.getTime()), String(hourOf(a.started).getTime()), a.did ?? '', a.counts.ok, a.counts.errored, a.counts.abnormal, a.counts.crashed]),
+      };
+      const [code, changed, unchanged, skipped] = await r.mergeSessions(k.epoch, k.seq, k.applied, k.dirty, k.base, batchId, receivedAt.getTime(), opts.windowMs, APPLIED_MEMORY_MS, JSON.stringify(entries));
+      const codes: Record<number, ApplyCode> = { 1: 'applied', 0: 'already_applied', [-1]: 'unverified' };
+      return { code: codes[code]!, changed, unchanged, skipped };
+    },
+
+    /** After every part of a batch is applied: its projects have rollups to flush, and the batch waits for that flush. */
+    async noteApplied(projects: number[], batchId: string): Promise<void> {
+      if (projects.length > 0) await redis.sadd(dirtyProjects, ...projects.map(String));
+      await redis.sadd(appliedBatches, batchId);
+    },
+    appliedBatches: () => redis.smembers(appliedBatches),
+    forgetApplied: async (ids: string[]) => void (ids.length > 0 && (await redis.srem(appliedBatches, ...ids))),
+    dirtyProjects: async () => (await redis.smembers(dirtyProjects)).map(Number),
+    takeDirty: (project: number) => redis.srem(dirtyProjects, String(project)),
+    markDirty: (project: number) => redis.sadd(dirtyProjects, String(project)),
+
+    /** The changed rollups of a project and its change counter, read atomically. */
+    async snapshot(project: number): Promise<{ verified: boolean; seq: number; rollups: RollupSnapshot[] }> {
+      const k = projectKeys(opts.prefix, project);
+      const [verified, seq, ...rows] = await r.snapshotRollups(k.epoch, k.seq, k.dirty, k.base);
+      const rollups = rows.filter(([, , fields]) => fields.length > 0).map(([key, version, fields]) => readRollup(key, version, fields));
+      return { verified: verified === 1, seq, rollups };
+    },
+    async clear(project: number, written: { key: string; version: string }[]): Promise<void> {
+      if (written.length > 0) await r.clearDirty(projectKeys(opts.prefix, project).dirty, ...written.flatMap((w) => [w.key, w.version]));
+    },
+
+    /** A session's stored state, or null (unknown, or past the update window). */
+    async session(project: number, sid: string): Promise<StoredSession | null> {
+      const value = await redis.get(`${projectKeys(opts.prefix, project).base}s:${sid}`);
+      return value ? readSession(value) : null;
+    },
+
+    /** The run id of the Redis server: a restart (or a new server) changes it. */
+    async runId(): Promise<string> {
+      return /run_id:(\w+)/.exec(await redis.info('server'))![1]!;
+    },
+  };
+}
+export type SessionState = ReturnType<typeof makeSessionState>;
+
+/** `rank|errors|hour|started|did|bucket`, as merge-sessions-4.lua writes it. */
+export function encodeSession(s: StoredSession): string {
+  return [rank(s.status), s.errors, s.hour.getTime(), s.started.getTime(), s.did ?? '', bucketOf(s.environment, s.release)].join('|');
+}
+
+function readSession(value: string): StoredSession {
+  const [, r, errors, hour, started, did, bucket] = /^(\d)\|(\d+)\|(\d+)\|(\d+)\|([^|]*)\|(.*)$/.exec(value)!;
+  const [environment, release] = JSON.parse(bucket!) as [string, string];
+  return { status: STATUSES[Number(r)]!, errors: Number(errors), hour: new Date(Number(hour)), started: new Date(Number(started)), did: did || null, environment, release };
+}
+
+/** A rollup key (`rh:<hour>:<bucket>` or `rr:<bucket>`) and its hash → the rollup. */
+function readRollup(key: string, version: string, fields: string[]): RollupSnapshot {
+  const hash: Record<string, string> = {};
+  for (let i = 0; i < fields.length; i += 2) hash[fields[i]!] = fields[i + 1]!;
+  const counts = (prefix: 's' | 'u') => Object.fromEntries(STATUSES.map((s, i) => [s, Number(hash[`${prefix}${i}`] ?? 0)])) as StatusCounts;
+  const hourly = /^rh:(\d+):(.*)$/.exec(key);
+  const [environment, release] = JSON.parse(hourly ? hourly[2]! : key.slice(3)) as [string, string];
+  const at = (field: string) => (hash[field] ? new Date(Number(hash[field])) : null);
+  return {
+    kind: hourly ? 'hour' : 'release',
+    key,
+    version,
+    environment,
+    release,
+    hour: hourly ? new Date(Number(hourly[1])) : null,
+    sessions: counts('s'),
+    users: counts('u'),
+    first_seen: at('f'),
+    last_seen: at('l'),
+  };
+}
