@@ -111,8 +111,11 @@ export async function spawnWorkers(env: Record<string, string>, count: number, c
   );
 }
 
+/** BENCH_NODE_ARGS (for example `--cpu-prof --cpu-prof-dir=/tmp/prof`) goes to every process a benchmark starts. */
+const NODE_ARGS = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+
 function spawnReady(args: string[], env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...NODE_ARGS, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`not ready after 120 s: ${output}`)), 120_000);

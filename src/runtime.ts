@@ -48,7 +48,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const keeper = makeStateKeeper({ state, store: stores.sessions, log });
   const validator = makeValidator();
   const didKey = config.didHashKey ?? (await stores.settings.getOrCreate('did_hash_key', () => crypto.randomBytes(32).toString('hex')));
-  const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, windowMs: config.sessionUpdateWindowMs });
+  const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, windowMs: config.sessionUpdateWindowMs, writesInFlight: mongo.ferretdb ? 1 : 4 });
   const releases = makeReleasesService(stores.sessions);
   return {
     config,

@@ -2,10 +2,10 @@
  * Session ingestion (spec 4.4). A request is read into session updates and
  * aggregates (entries that break a rule are skipped), then written with the
  * other requests arriving at the same moment as one raw batch document
- * (journaled inserts: its backlog marker, then the batch), and answered 202.
- * One BullMQ job per batch carries it to a worker; when Redis is unavailable
- * the marker stays on the backlog and the sweeper enqueues the batch later,
- * so nothing acknowledged is lost.
+ * (one journaled insert into the backlog), and answered 202. One BullMQ job
+ * per batch carries it to a worker; when Redis is unavailable the batch
+ * waits on the backlog and the sweeper enqueues it later, so nothing
+ * acknowledged is lost.
  */
 import crypto from 'node:crypto';
 import {
@@ -26,7 +26,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { Logger } from '../log.ts';
 import type { Queues } from '../queues/registry.ts';
 import { makeSweep } from '../queues/sweep.ts';
-import type { RawRequest, SessionBatchDoc, SessionsStore } from '../store/sessions.store.ts';
+import { packRequest, type SessionBatchDoc, type SessionsStore } from '../store/sessions.store.ts';
 import { makeGroupCommit } from '../util/group-commit.ts';
 
 /** What a body holds once read: the updates to store and what was skipped. */
@@ -54,7 +54,6 @@ export function batchJobId(id: string): string {
 
 /** Most sessions written in one raw batch document. */
 const GROUP_MAX_SESSIONS = 2000;
-const GROUP_MAX_IN_FLIGHT = 4;
 /**
  * A swept batch gets a new job id once per slot: the job of its first id may
  * have failed for good, or completed on a Redis state that was lost since.
@@ -69,16 +68,18 @@ export function makeSessionsService(deps: {
   log: Logger;
   metrics: Metrics;
   windowMs: number;
+  /** raw batch writes in flight at once: 1 on FerretDB (SQLite has one writer), more on MongoDB */
+  writesInFlight: number;
 }) {
   const { store, queues, validator, log, metrics } = deps;
   const enqueues = new Set<Promise<unknown>>();
 
-  const group = makeGroupCommit<RawRequest>(
+  const group = makeGroupCommit<{ project: number; sessions: SessionUpdate[]; aggregates: AggregateUpdate[] }>(
     async (requests) => {
       const doc: SessionBatchDoc = {
         _id: `${Date.now().toString(36)}${crypto.randomBytes(8).toString('hex')}`,
         received_at: new Date(),
-        requests,
+        requests: requests.map((r) => packRequest(r.project, r.sessions, r.aggregates)),
       };
       await store.insertBatch(doc);
       // The batch is durable: callers are answered now; the job is added on the side.
@@ -90,8 +91,8 @@ export function makeSessionsService(deps: {
     },
     {
       maxItems: GROUP_MAX_SESSIONS,
-      maxInFlight: GROUP_MAX_IN_FLIGHT,
-      weight: (r) => (r as RawRequest).sessions.length + (r as RawRequest).aggregates.length,
+      maxInFlight: deps.writesInFlight,
+      weight: (r) => r.sessions.length + r.aggregates.length,
     },
   );
 
@@ -134,7 +135,7 @@ export function makeSessionsService(deps: {
 
     /** Stores what was read (durably) and answers how many sessions it stands for. */
     async ingest(project: number, read: ReadSessions): Promise<{ accepted: number; skipped: number }> {
-      await group.add({ project_id: project, sessions: read.sessions, aggregates: read.aggregates });
+      await group.add({ project, sessions: read.sessions, aggregates: read.aggregates });
       metrics.ingest('session', 'accepted', read.accepted);
       return { accepted: read.accepted, skipped: read.skipped.length };
     },

@@ -16,7 +16,7 @@ import crypto from 'node:crypto';
 import { emptyState, replayPart, type BatchPart, type HourRollup, type ReleaseRollup } from '../domain/release-health.ts';
 import { hourOf, STATUSES } from '../domain/sessions.ts';
 import type { Logger } from '../log.ts';
-import type { Flushed, SessionBatchDoc, SessionsStore } from '../store/sessions.store.ts';
+import { unpackRequest, type Flushed, type SessionBatchDoc, type SessionsStore } from '../store/sessions.store.ts';
 import { APPLIED_MEMORY_MS, encodeSession, type SessionState } from './sessions.state.ts';
 
 const REBUILD_LEASE_MS = 10 * 60_000;
@@ -28,14 +28,15 @@ export class StateBusyError extends Error {
   }
 }
 
-/** One project's part of a raw batch, with dates read back from JSON when needed. */
+/** Each project's part of a raw batch. */
 export function partsOf(batch: SessionBatchDoc): Map<number, BatchPart> {
   const parts = new Map<number, BatchPart>();
   for (const request of batch.requests) {
     let part = parts.get(request.project_id);
     if (!part) parts.set(request.project_id, (part = { sessions: [], aggregates: [] }));
-    part.sessions.push(...request.sessions.map((s) => ({ ...s, started: new Date(s.started) })));
-    part.aggregates.push(...request.aggregates.map((a) => ({ ...a, started: new Date(a.started) })));
+    const entries = unpackRequest(request);
+    part.sessions.push(...entries.sessions);
+    part.aggregates.push(...entries.aggregates);
   }
   return parts;
 }

@@ -3,16 +3,16 @@
  * write is in flight are written together by the next one. An idle system
  * writes at once (no timer), a busy one writes fewer, larger groups.
  */
-export interface GroupCommitOptions {
+export interface GroupCommitOptions<T> {
   /** most items in one write */
   maxItems: number;
   /** most writes in flight at once */
   maxInFlight: number;
   /** how many units an item weighs towards maxItems (default 1) */
-  weight?: (item: unknown) => number;
+  weight?: (item: T) => number;
 }
 
-export function makeGroupCommit<T>(write: (items: T[]) => Promise<void>, opts: GroupCommitOptions) {
+export function makeGroupCommit<T>(write: (items: T[]) => Promise<void>, opts: GroupCommitOptions<T>) {
   const pending: { item: T; resolve: () => void; reject: (err: unknown) => void }[] = [];
   const weight = opts.weight ?? (() => 1);
   let inFlight = 0;

@@ -1,0 +1,305 @@
+/**
+ * npm run bench:pipeline -- [--seconds 30] [--scenario sessions|events|all|step]
+ *                           [--session-rate 5000] [--single-rate 500] [--event-rate 1000]
+ *
+ * Drives fixed offered rates (open loop: requests leave on a timetable,
+ * whatever the answers do) against a stack of its own over loopback, then
+ * measures how long after the last request every accepted item is reflected:
+ * sessions in the MongoDB rollups (checked equal to a recount of the raw
+ * batches), events in issues and bursts. Beside it, in the same run: a bare
+ * Node HTTP server at the same rates, and the raw store and queue
+ * (`insertMany` + `addBulk`) at full speed.
+ *
+ * `--scenario step` raises the session rate until a step misses its targets.
+ */
+import crypto from 'node:crypto';
+import http from 'node:http';
+import { parseArgs } from 'node:util';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { emptyState, replayPart } from '../src/domain/release-health.ts';
+import { total } from '../src/domain/sessions.ts';
+import { partsOf } from '../src/state/rebuild.ts';
+import { loadConfig } from '../config/index.ts';
+import { makeLogger } from '../src/log.ts';
+import { makeRuntime, type Runtime } from '../src/runtime.ts';
+import { report, round, startBareServer, startStack, waitFor, type Stack } from './lib.ts';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string' },
+    scenario: { type: 'string' },
+    'session-rate': { type: 'string' },
+    'single-rate': { type: 'string' },
+    'event-rate': { type: 'string' },
+    'worker-concurrency': { type: 'string' },
+  },
+  strict: true,
+});
+const SECONDS = Number(values.seconds ?? 30);
+const SCENARIO = values.scenario ?? 'all';
+const SESSION_RATE = Number(values['session-rate'] ?? 5000);
+const SINGLE_RATE = Number(values['single-rate'] ?? 500);
+const EVENT_RATE = Number(values['event-rate'] ?? 1000);
+/** How long after the last request the pipeline has to reflect everything: the target is 2 s; past this the run reports a miss. */
+const SETTLE_LIMIT_MS = 60_000;
+
+interface Stream {
+  name: string;
+  path: string;
+  /** requests per second */
+  rate: number;
+  body: (i: number) => string;
+}
+
+interface OpenLoopResult {
+  offered_per_s: number;
+  sent: number;
+  answered: number;
+  non_2xx: number;
+  p50_ms: number;
+  p99_ms: number;
+  statuses: Record<string, number>;
+}
+
+/**
+ * Sends each stream's requests on its timetable for `seconds`; latency is
+ * measured from the time a request was due, so a stalled server cannot hide
+ * its queueing (no coordinated omission).
+ */
+async function openLoop(base: string, headers: Record<string, string>, streams: Stream[], seconds: number): Promise<Record<string, OpenLoopResult>> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
+  const target = new URL(base);
+  const start = performance.now();
+  const results = Object.fromEntries(streams.map((s) => [s.name, { latencies: [] as number[], statuses: {} as Record<string, number>, sent: 0 }]));
+  const inFlight = new Set<Promise<void>>();
+  const post = (stream: Stream, i: number, due: number) => {
+    const r = results[stream.name]!;
+    const body = stream.body(i);
+    r.sent += 1;
+    const done = new Promise<void>((resolve) => {
+      const req = http.request(
+        { host: target.hostname, port: target.port, path: stream.path, method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } },
+        (res) =>
+          res.resume().on('end', () => {
+            r.latencies.push(performance.now() - due);
+            r.statuses[res.statusCode ?? 0] = (r.statuses[res.statusCode ?? 0] ?? 0) + 1;
+            resolve();
+          }),
+      );
+      req.on('error', () => {
+        r.statuses['0'] = (r.statuses['0'] ?? 0) + 1;
+        resolve();
+      });
+      req.end(body);
+    });
+    inFlight.add(done);
+    void done.then(() => inFlight.delete(done));
+  };
+  const next = Object.fromEntries(streams.map((s) => [s.name, 0]));
+  const endAt = start + seconds * 1000;
+  while (performance.now() < endAt) {
+    const now = performance.now();
+    for (const s of streams) {
+      const due = Math.floor(((now - start) / 1000) * s.rate);
+      while (next[s.name]! < due) {
+        const i = next[s.name]!++;
+        post(s, i, start + (i / s.rate) * 1000);
+      }
+    }
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  await Promise.all([...inFlight]);
+  agent.destroy();
+  return Object.fromEntries(
+    streams.map((s) => {
+      const r = results[s.name]!;
+      const lat = r.latencies.sort((a, b) => a - b);
+      const pct = (p: number) => round(lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))] ?? 0);
+      const ok = Object.entries(r.statuses).filter(([k]) => k.startsWith('2')).reduce((n, [, c]) => n + c, 0);
+      return [s.name, { offered_per_s: s.rate, sent: r.sent, answered: lat.length, non_2xx: r.sent - ok, p50_ms: pct(50), p99_ms: pct(99), statuses: r.statuses }];
+    }),
+  );
+}
+
+const sid = () => crypto.randomBytes(12).toString('hex');
+const now = () => new Date().toISOString();
+
+function sessionStreams(rate: number, singleRate: number): Stream[] {
+  const statuses = ['ok', 'ok', 'ok', 'ok', 'errored', 'crashed', 'abnormal'];
+  const session = (i: number) => ({ sid: sid(), release: `bench@${1 + (i % 3)}`, status: statuses[i % statuses.length], did: `user-${i % 2000}`, started: now() });
+  return [
+    { name: 'session batches', path: '/api/v1/sessions', rate: rate / 100, body: (i) => JSON.stringify({ sessions: Array.from({ length: 100 }, (_, k) => session(i * 100 + k)) }) },
+    { name: 'single sessions', path: '/api/v1/sessions', rate: singleRate, body: (i) => JSON.stringify(session(i)) },
+  ];
+}
+
+function eventStream(rate: number): Stream {
+  return {
+    name: 'events',
+    path: '/api/v1/events',
+    rate,
+    body: (i) => {
+      const base = { event_id: crypto.randomBytes(16).toString('hex'), timestamp: now() };
+      if (i % 5 === 4) {
+        const f = i % 50;
+        return JSON.stringify({ ...base, release: 'bench@1', level: 'error', exception: { values: [{ type: `BenchError${f}`, value: `failure ${f}`, stacktrace: { frames: [{ filename: `app/${f}.js`, function: `f${f}`, lineno: f }] } }] } });
+      }
+      // 200 actor/address groups; every tenth group fails often enough to burst
+      const g = i % 200;
+      const outcome = g % 10 === 0 || i % 7 !== 0 ? 'login_failed' : 'login_succeeded';
+      return JSON.stringify({ ...base, security: { kind: outcome, actor: `user${g}@bench.example`, ip: `10.0.${g % 250}.${g % 7}` } });
+    },
+  };
+}
+
+/** Seconds from now until the sessions backlog is empty (every accepted batch applied and flushed), or null. */
+async function sessionsSettled(runtime: Runtime): Promise<number | null> {
+  return waitFor(async () => (await runtime.stores.sessions.backlogSize()) === 0, SETTLE_LIMIT_MS);
+}
+
+/** Whether the flushed rollups equal a recount of the raw batches, and how many sessions they hold. */
+async function sessionsExact(runtime: Runtime, project: number, windowMs: number) {
+  const counted = emptyState();
+  for await (const b of runtime.stores.sessions.batchesOf(project)) replayPart(project, counted, b._id, partsOf(b).get(project)!, b.received_at, windowMs);
+  const stored = await runtime.stores.sessions.releases.find({ project_id: project }).toArray();
+  const equal =
+    stored.length === counted.releases.size &&
+    stored.every((d) => {
+      const c = counted.releases.get(d._id);
+      return c && JSON.stringify([d.sessions, d.users]) === JSON.stringify([c.sessions, c.users]);
+    });
+  return { equal, sessions_in_rollups: stored.reduce((n, d) => n + total(d.sessions), 0) };
+}
+
+async function eventsSettled(runtime: Runtime): Promise<number | null> {
+  return waitFor(async () => (await runtime.stores.events.collection.countDocuments({ processed: false })) === 0, SETTLE_LIMIT_MS);
+}
+
+/** The raw store and queue at full speed: 100-session batches through insertMany and addBulk, no HTTP. */
+async function rawBaseline(stack: Stack, runtime: Runtime, seconds: number) {
+  const scratch = runtime.mongo.db.collection<{ _id: string; received_at: Date; body: string }>('bench_raw');
+  const redis = new Redis(stack.redisUrl, { maxRetriesPerRequest: null });
+  const queue = new Queue('bench-raw', { connection: redis, prefix: `${stack.env.QUEUE_PREFIX}-raw` });
+  const [batch] = sessionStreams(100, 1);
+  let sessions = 0;
+  const start = performance.now();
+  while (performance.now() - start < seconds * 1000) {
+    const docs = Array.from({ length: 20 }, (_, i) => ({ _id: crypto.randomBytes(12).toString('hex'), received_at: new Date(), body: batch!.body(i) }));
+    await scratch.insertMany(docs);
+    await queue.addBulk(docs.map((d) => ({ name: 'raw', data: { id: d._id } })));
+    sessions += docs.length * 100;
+  }
+  const elapsed = (performance.now() - start) / 1000;
+  await queue.obliterate({ force: true });
+  await queue.close();
+  redis.disconnect();
+  await scratch.drop();
+  return { sessions_per_s: round(sessions / elapsed) };
+}
+
+async function openStack(workerConcurrency: number) {
+  const stack = await startStack({ seconds: SECONDS, concurrency: 1, workers: 1, workerConcurrency });
+  const config = loadConfig(stack.env);
+  const runtime = await makeRuntime(config, { redisUrl: stack.redisUrl, mongoUrl: stack.mongoUrl }, makeLogger('warn', 'bench'));
+  const org = await runtime.admin.createOrg({ name: 'Bench', plan: 'business', seats: null });
+  const project = await runtime.admin.createProject({ org: Number(org.id), name: 'bench', securityMonitoring: true });
+  // An installation activates before it reports (and API processes cache the keys of bound projects).
+  const doc = (await runtime.stores.projects.get(Number(project.id)))!;
+  await runtime.sdk.activate(doc, { instance_id: 'bench-instance-0001' }, new Date());
+  return {
+    stack,
+    config,
+    runtime,
+    project,
+    async close() {
+      await runtime.mongo.db.dropDatabase().catch(() => {});
+      await runtime.close();
+      await stack.stop();
+    },
+  };
+}
+
+/** One run of session load at `rate` (+ singles); what the API answered and how long the pipeline took to catch up. */
+async function sessionsRun(rate: number, singleRate: number) {
+  const env = await openStack(Number(values['worker-concurrency'] ?? 4));
+  try {
+    const load = await openLoop(env.stack.apiUrl, { 'content-type': 'application/json', 'x-service-key': env.project.public_key }, sessionStreams(rate, singleRate), SECONDS);
+    const settle = await sessionsSettled(env.runtime);
+    const exact = await sessionsExact(env.runtime, Number(env.project.id), env.config.sessionUpdateWindowMs);
+    const accepted = (load['session batches']!.answered - load['session batches']!.non_2xx) * 100 + load['single sessions']!.answered - load['single sessions']!.non_2xx;
+    const targets =
+      load['session batches']!.non_2xx === 0 && load['single sessions']!.non_2xx === 0 && load['single sessions']!.p99_ms < 50 && load['session batches']!.p99_ms < 200 && settle !== null && settle <= 2 && exact.equal;
+    return { offered_sessions_per_s: rate + singleRate, load, settled_seconds_after_last_request: settle, accepted_sessions: accepted, ...exact, targets_met: targets, baseline: await rawBaseline(env.stack, env.runtime, 5) };
+  } finally {
+    await env.close();
+  }
+}
+
+async function eventsRun(rate: number) {
+  const env = await openStack(Number(values['worker-concurrency'] ?? 4));
+  try {
+    const load = await openLoop(env.stack.apiUrl, { 'content-type': 'application/json', 'x-service-key': env.project.secret_key, 'x-service-instance': 'bench-instance-0001' }, [eventStream(rate)], SECONDS);
+    const settle = await eventsSettled(env.runtime);
+    const issues = await env.runtime.stores.issues.collection.find({ project_id: Number(env.project.id) }).toArray();
+    const ev = load.events!;
+    return {
+      load,
+      settled_seconds_after_last_request: settle,
+      issues: { error: issues.filter((i) => i.kind === 'error').length, security: issues.filter((i) => i.kind === 'security').length, error_events_counted: issues.filter((i) => i.kind === 'error').reduce((n, i) => n + i.event_count, 0) },
+      targets_met: ev.non_2xx === 0 && ev.p99_ms < 50 && settle !== null && settle <= 2,
+    };
+  } finally {
+    await env.close();
+  }
+}
+
+async function bareRun(streams: Stream[]) {
+  const bare = await startBareServer();
+  try {
+    return await openLoop(bare.url, { 'content-type': 'application/json' }, streams, Math.min(SECONDS, 10));
+  } finally {
+    await bare.stop();
+  }
+}
+
+const result: Record<string, unknown> = { seconds: SECONDS };
+const rows: [string, string | number | null][] = [];
+const line = (name: string, r: OpenLoopResult) => rows.push([name, `${r.offered_per_s} req/s offered, ${r.non_2xx} non-2xx, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms`]);
+
+if (SCENARIO === 'sessions' || SCENARIO === 'all') {
+  const bare = await bareRun(sessionStreams(SESSION_RATE, SINGLE_RATE));
+  const run = await sessionsRun(SESSION_RATE, SINGLE_RATE);
+  result.sessions = { ...run, bare };
+  line('bare server: session batches', bare['session batches']!);
+  line('bare server: single sessions', bare['single sessions']!);
+  line('lookout: session batches', run.load['session batches']!);
+  line('lookout: single sessions', run.load['single sessions']!);
+  rows.push(['sessions accepted / in rollups', `${run.accepted_sessions} / ${run.sessions_in_rollups} (rollups equal a recount: ${run.equal})`]);
+  rows.push(['sessions settled after last request (s)', run.settled_seconds_after_last_request]);
+  rows.push(['raw insertMany + addBulk (sessions/s)', run.baseline.sessions_per_s]);
+  rows.push(['sessions targets met', String(run.targets_met)]);
+}
+if (SCENARIO === 'events' || SCENARIO === 'all') {
+  const bare = await bareRun([eventStream(EVENT_RATE)]);
+  const run = await eventsRun(EVENT_RATE);
+  result.events = { ...run, bare };
+  line('bare server: events', bare.events!);
+  line('lookout: events', run.load.events!);
+  rows.push(['events settled after last request (s)', run.settled_seconds_after_last_request]);
+  rows.push(['issues (error / security)', `${run.issues.error} / ${run.issues.security}`]);
+  rows.push(['events targets met', String(run.targets_met)]);
+}
+if (SCENARIO === 'step') {
+  const steps: unknown[] = [];
+  for (const rate of [5000, 7500, 10_000, 12_500, 15_000]) {
+    const run = await sessionsRun(rate, SINGLE_RATE);
+    steps.push(run);
+    line(`step ${rate}/s: session batches`, run.load['session batches']!);
+    line(`step ${rate}/s: single sessions`, run.load['single sessions']!);
+    rows.push([`step ${rate}/s: settled (s), exact`, `${run.settled_seconds_after_last_request}, ${run.equal}`]);
+    if (!run.targets_met) break;
+  }
+  result.steps = steps;
+}
+report('bench:pipeline', result, rows);
