@@ -173,7 +173,7 @@ async function sessionsExact(runtime: Runtime, project: number, windowMs: number
 }
 
 async function eventsSettled(runtime: Runtime): Promise<number | null> {
-  return waitFor(async () => (await runtime.stores.events.collection.countDocuments({ processed: false })) === 0, SETTLE_LIMIT_MS);
+  return waitFor(async () => (await runtime.stores.events.backlogSize()) === 0, SETTLE_LIMIT_MS);
 }
 
 /** The raw store and queue at full speed: 100-session batches through insertMany and addBulk, no HTTP. */

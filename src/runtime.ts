@@ -8,7 +8,6 @@ import type { Config } from '../config/index.ts';
 import { makeValidator } from './http/validation.ts';
 import type { Logger } from './log.ts';
 import { makeMetrics } from './metrics/metrics.ts';
-import { withLock } from './queues/lock.ts';
 import { Redis } from 'ioredis';
 import { makeQueues } from './queues/registry.ts';
 import { makeAdminService } from './services/admin.service.ts';
@@ -18,6 +17,7 @@ import { makeKeyResolver } from './services/key-resolver.ts';
 import { makeReleasesService } from './services/releases.service.ts';
 import { makeSdkService } from './services/sdk.service.ts';
 import { makeDidHasher, makeSessionsService } from './services/sessions.service.ts';
+import { makeIssuesState } from './state/issues.state.ts';
 import { makeStateKeeper } from './state/rebuild.ts';
 import { makeSessionState } from './state/sessions.state.ts';
 import { makeStores } from './store/index.ts';
@@ -37,18 +37,19 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const admin = makeAdminService(stores, sdk);
   const queues = makeQueues(urls.redisUrl, config.queuePrefix);
   const metrics = makeMetrics();
-  const events = makeEventsService(stores.events, queues, log, metrics);
-  /** Serializes every write to one issue across processes. */
-  const lockIssue = <T>(id: number, fn: () => Promise<T>) => withLock(queues.connection, `${config.queuePrefix}:lock:issue:${id}`, fn);
-  const issues = makeIssuesService(stores.issues, stores.events, lockIssue);
+  /** Raw writes in flight at once: 1 on FerretDB (SQLite has one writer), more on MongoDB. */
+  const writesInFlight = mongo.ferretdb ? 1 : 4;
+  const events = makeEventsService({ events: stores.events, queues, log, metrics, writesInFlight });
   /** The hot state of release health (src/state/), on its own connection; a failed call is retried by its job. */
   const stateRedis = new Redis(urls.redisUrl, { maxRetriesPerRequest: 5 });
   stateRedis.on('error', (err: Error) => log.debug({ err: err.message }, 'state connection error; reconnecting'));
   const state = makeSessionState(stateRedis, { prefix: config.queuePrefix, windowMs: config.sessionUpdateWindowMs });
-  const keeper = makeStateKeeper({ state, store: stores.sessions, log });
+  const issuesState = makeIssuesState(stateRedis, { prefix: config.queuePrefix });
+  const keeper = makeStateKeeper({ state, store: stores.sessions, issuesState, issuesStore: stores.issues, eventsStore: stores.events, log });
+  const issues = makeIssuesService({ issues: stores.issues, events: stores.events, state: issuesState, keeper });
   const validator = makeValidator();
   const didKey = config.didHashKey ?? (await stores.settings.getOrCreate('did_hash_key', () => crypto.randomBytes(32).toString('hex')));
-  const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, windowMs: config.sessionUpdateWindowMs, writesInFlight: mongo.ferretdb ? 1 : 4 });
+  const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, windowMs: config.sessionUpdateWindowMs, writesInFlight });
   const releases = makeReleasesService(stores.sessions);
   return {
     config,
@@ -63,14 +64,14 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     metrics,
     events,
     issues,
-    lockIssue,
     state,
+    issuesState,
     keeper,
     validator,
     sessions,
     releases,
     async close() {
-      await sessions.drain();
+      await Promise.all([sessions.drain(), events.drain()]);
       await queues.close();
       stateRedis.disconnect();
       await mongo.client.close();

@@ -4,7 +4,7 @@
  * process (published through Redis, src/metrics/fleet.ts).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { eventJobId } from '../src/services/events.service.ts';
+import { groupJobId } from '../src/services/events.service.ts';
 import { call, drained, eventId, makeProject, startTestContext, type TestContext } from './helpers/context.ts';
 import { startProcess } from './helpers/process.ts';
 
@@ -78,8 +78,8 @@ it('names every metric, and each moves under traffic', async () => {
   const lost = eventId();
   expect((await call(ctx, 'POST', '/api/v1/events', { key: secret, body: attempt(lost) })).status).toBe(202);
   const stored = (await ctx.runtime.stores.events.collection.findOne({ event_id: lost }))!;
-  await ctx.runtime.queues.queue('events').remove(eventJobId(stored._id));
-  await ctx.runtime.stores.events.collection.updateOne({ _id: stored._id }, { $set: { received_at: new Date(Date.now() - 60_000) } });
+  await ctx.runtime.queues.queue('events').remove(groupJobId(stored.batch));
+  await ctx.runtime.stores.events.backlog.updateOne({ _id: stored.batch }, { $set: { received_at: new Date(Date.now() - 60_000) } });
 
   // Sessions: one entry skipped, one resent unchanged, then the 5/min budget runs out.
   const session = { sid: 'metrics-session-1', status: 'ok', release: 'shop@1.0.0', started: at };

@@ -1,134 +1,122 @@
 /**
- * events.process: an error event joins the issue of its fingerprint; a
- * sign-in attempt triggers a recount of its group's bursts. Every step is
- * idempotent (insert-only membership, counters by recount with $max,
- * regression guarded by status and resolve time), so a retry, a duplicate
- * delivery or two workers on the same issue leave the same result. Writes to
- * an issue run under its Redis lock (FerretDB v1 loses concurrent updates).
+ * events.process: applies one group of events to the issues in Redis.
+ * Per project, one script call (src/state/scripts/apply-events-4.lua) counts
+ * error events in their issues and records sign-in attempts in their
+ * groups' sorted sets, once per group id. Then the burst detectors
+ * (src/domain/bursts.ts) run over each touched group's attempts in the
+ * look-back, and each burst found is recorded in its security issue with
+ * counts that only grow, so a retry, a duplicate delivery or two workers on
+ * one burst leave the same result. The flusher copies changed issues to
+ * MongoDB and takes the group off the backlog.
  */
 import crypto from 'node:crypto';
-import { detectBruteForce, detectStuffing, type Attempt, type Burst } from '../src/domain/bursts.ts';
-import { describeError } from '../src/domain/fingerprint.ts';
-import { onNewEvent } from '../src/domain/issue-status.ts';
+import { detectBruteForce, detectStuffing, type Attempt, type Burst, type BurstSettings } from '../src/domain/bursts.ts';
+import type { JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
-import { eventKey, type EventDoc } from '../src/store/events.store.ts';
-import type { IssueDoc } from '../src/store/issues.store.ts';
+import { entryOf, type EventEntry } from '../src/services/events.service.ts';
+import { DETECTION_LOOKBACK_MS, type AttemptEntry, type IssuesState } from '../src/state/issues.state.ts';
+import { eventKey } from '../src/store/events.store.ts';
 import { DEFAULT_ALERTS } from '../src/store/projects.store.ts';
 
-/** How far back a detector reads a group's attempts; bursts chained over longer spans may split. */
-const DETECTION_LOOKBACK_MS = 24 * 3600 * 1000;
-const DETECTION_MAX_ATTEMPTS = 20_000;
+const ATTEMPT_KINDS = new Set(['login_failed', 'login_succeeded']);
 
-export async function processEvent(id: string, runtime: Runtime, now: Date): Promise<string> {
-  const { events } = runtime.stores;
-  const event = await events.get(id);
-  // A job exists only for an event the API has stored, so a miss means the write is not
-  // visible to this connection yet: retry with backoff (after the last attempt the job
-  // fails and stays in the failed set for an operator to see).
-  if (!event) throw new Error(`event ${id} not found yet`);
-  if (event.kind === 'error') await groupError(event, runtime, now);
-  else await detectBursts(event, runtime, now);
-  await events.markProcessed(id);
-  return event.kind;
-}
+export async function processEventGroup(payload: JobPayloads['events.process'], runtime: Runtime, now: Date) {
+  const { issuesState: state, keeper } = runtime;
+  // The API's jobs carry the events; the sweeper's only the group's id.
+  const stored = payload.events ? null : await runtime.stores.events.ofBatch(payload.id);
+  const entries: EventEntry[] = payload.events ?? stored!.map(entryOf);
+  const receivedAt = new Date(payload.received_at ?? stored?.[0]?.received_at ?? now);
+  const byProject = new Map<number, EventEntry[]>();
+  for (const [project, list] of groupBy(entries, (e) => e.project_id)) byProject.set(project, list.map((e) => ({ ...e, at: new Date(e.at) })));
 
-async function groupError(event: EventDoc, runtime: Runtime, now: Date): Promise<void> {
-  const { issues, events } = runtime.stores;
-  const payload = event.payload as { level?: string; tags?: Record<string, string> };
-  const { title, exception_type } = describeError(event.payload);
-  const issue = await issues.findOrCreate(
-    {
-      project_id: event.project_id,
-      kind: 'error',
-      fingerprint: event.fingerprint!,
-      title,
-      exception_type,
-      level: payload.level ?? 'error',
-      first_seen: event.at,
-      last_seen: event.at,
-      last_release: event.release,
-    },
-    now,
-  );
-  await events.attach([{ id: event._id, at: event.at }], issue._id);
-  await runtime.lockIssue(issue._id, async () => {
-    await issues.followLatest(issue._id, event.at, { last_release: event.release, level: payload.level ?? 'error', title });
-    await issues.advance(issue._id, { event_count: await events.countForIssue(issue._id), first_seen: event.at, last_seen: event.at });
-    const company = payload.tags?.company;
-    if (company) await issues.addCompany(issue._id, company);
-    await applyStatus(issue, event, runtime, now);
-  });
-}
-
-async function applyStatus(issue: IssueDoc, event: EventDoc, runtime: Runtime, now: Date): Promise<void> {
-  const current = (await runtime.stores.issues.get(issue.project_id, issue._id)) ?? issue;
-  const next = onNewEvent(current, event.release);
-  if (next.regression) await runtime.stores.issues.regress(issue._id, event.received_at, next.regression, now);
-}
-
-async function detectBursts(event: EventDoc, runtime: Runtime, now: Date): Promise<void> {
-  if (event.security_kind !== 'login_failed' && event.security_kind !== 'login_succeeded') return;
-  const { events, projects } = runtime.stores;
-  const project = await projects.get(event.project_id);
-  const settings = { ...DEFAULT_ALERTS, ...project?.alerts };
-  const since = new Date(event.at.getTime() - DETECTION_LOOKBACK_MS);
-  const toAttempts = (docs: Pick<EventDoc, 'event_id' | 'at' | 'security_kind' | 'actor'>[]): Attempt[] =>
-    docs.map((d) => ({ id: d.event_id, at: d.at.getTime(), kind: d.security_kind ?? '', actor: d.actor ?? '' }));
-
-  const read = await events.attempts(event.project_id, event.group_key!, event.ip, since, DETECTION_MAX_ATTEMPTS);
-  const group = toAttempts(read.group);
-  for (const burst of detectBruteForce(group, settings)) {
-    await recordBurst(event, burst, group, 'brute_force', event.group_key!, runtime, now);
-  }
-  if (event.ip) {
-    const fromIp = toAttempts(read.fromIp);
-    for (const burst of detectStuffing(fromIp, settings)) {
-      await recordBurst(event, burst, fromIp, 'credential_stuffing', event.ip, runtime, now);
+  for (const [project, events] of byProject) {
+    const errors = events.filter((e) => e.kind === 'error');
+    const ids = await state.issueIds(project, errors.map((e) => e.fingerprint!));
+    const attempts: AttemptEntry[] = events
+      .filter((e) => e.kind === 'security' && ATTEMPT_KINDS.has(e.security_kind ?? ''))
+      .map((e) => ({ event_id: e.event_id, at: e.at, kind: e.security_kind!, actor: e.actor ?? '', group: e.group_key!, ip: e.ip }));
+    const apply = () =>
+      state.apply(project, payload.id, receivedAt, errors.map((e) => ({ event: e._id, issue: ids.get(e.fingerprint!)!, at: e.at, release: e.release, level: e.level, title: e.title, exception_type: e.exception_type, company: e.company, fingerprint: e.fingerprint! })), attempts);
+    if ((await apply()) === 'unverified') {
+      await keeper.verify(project, now);
+      if ((await apply()) === 'unverified') throw new Error(`the Redis state of project ${project} changed during its verification; retrying`);
     }
+    // Detection runs on every delivery: a worker that died after the script but before this step is retried.
+    if (attempts.length > 0) await detectBursts(runtime, project, attempts, receivedAt);
+  }
+  await state.noteApplied([...byProject.keys()], payload.id);
+  return { projects: byProject.size, events: entries.length };
+}
+
+/** Settings of a project, read at most once a second per process (alert changes apply within a second). */
+const settingsCache = new Map<number, { at: number; settings: BurstSettings }>();
+async function alertSettings(runtime: Runtime, project: number): Promise<BurstSettings> {
+  const hit = settingsCache.get(project);
+  if (hit && Date.now() - hit.at < 1000) return hit.settings;
+  const settings = { ...DEFAULT_ALERTS, ...(await runtime.stores.projects.get(project))?.alerts };
+  settingsCache.set(project, { at: Date.now(), settings });
+  return settings;
+}
+
+async function detectBursts(runtime: Runtime, project: number, attempts: AttemptEntry[], receivedAt: Date): Promise<void> {
+  const state = runtime.issuesState;
+  const settings = await alertSettings(runtime, project);
+  const mine = new Set(attempts.map((a) => a.event_id));
+  const earliest = (list: AttemptEntry[]) => new Date(Math.min(...list.map((a) => a.at.getTime())) - DETECTION_LOOKBACK_MS);
+  const groups = groupBy(attempts, (a) => a.group);
+  for (const [group, list] of groups) {
+    const read = await state.attempts(project, 'ag', group, earliest(list));
+    for (const burst of detectBruteForce(read, settings)) await recordBurst(state, project, 'brute_force', group, burst, read, mine, receivedAt);
+  }
+  const ips = groupBy(attempts.filter((a) => a.ip), (a) => a.ip!);
+  for (const [ip, list] of ips) {
+    const read = await state.attempts(project, 'aip', ip, earliest(list));
+    for (const burst of detectStuffing(read, settings)) await recordBurst(state, project, 'credential_stuffing', ip, burst, read, mine, receivedAt);
   }
 }
 
 async function recordBurst(
-  event: EventDoc,
-  burst: Burst,
-  attempts: Attempt[],
+  state: IssuesState,
+  project: number,
   detector: 'brute_force' | 'credential_stuffing',
   groupKey: string,
-  runtime: Runtime,
-  now: Date,
+  burst: Burst,
+  attempts: Attempt[],
+  mine: Set<string>,
+  receivedAt: Date,
 ): Promise<void> {
-  const { issues, events } = runtime.stores;
   const digest = crypto.createHash('sha256').update(groupKey).digest('hex').slice(0, 16);
   const [actor, ip] = detector === 'brute_force' ? groupKey.split('|') : [null, groupKey];
   const title =
     detector === 'brute_force'
       ? `Repeated failed sign-ins for ${actor} from ${ip === '-' ? 'an unknown address' : ip}`
       : `Failed sign-ins on many accounts from ${ip}`;
-  const issue = await issues.findOrCreate(
-    {
-      project_id: event.project_id,
-      kind: 'security',
-      fingerprint: `security:${detector}:${digest}:${burst.key}`,
-      title,
-      exception_type: detector,
-      level: 'warning',
-      first_seen: new Date(burst.first_seen),
-      last_seen: new Date(burst.last_seen),
-      last_release: null,
-    },
-    now,
-  );
-  const times = new Map(attempts.map((a) => [a.id, a.at]));
-  await events.attach(
-    burst.attempt_ids.map((id) => ({ id: eventKey(event.project_id, id), at: new Date(times.get(id)!) })),
-    issue._id,
-  );
-  await runtime.lockIssue(issue._id, async () => {
-    await issues.advance(issue._id, {
-      event_count: burst.attempt_ids.length,
-      first_seen: new Date(burst.first_seen),
-      last_seen: new Date(burst.last_seen),
-    });
-    if (burst.attempt_ids.includes(event.event_id)) await applyStatus(issue, event, runtime, now);
+  const fingerprint = `security:${detector}:${digest}:${burst.key}`;
+  const id = (await state.issueIds(project, [fingerprint])).get(fingerprint)!;
+  const members = new Set(burst.attempt_ids);
+  const latest = attempts.filter((a) => members.has(a.id)).reduce((a, b) => (b.at > a.at || (b.at === a.at && b.id > a.id) ? b : a));
+  const result = await state.applyBurst(project, id, {
+    fingerprint,
+    title,
+    detector,
+    count: burst.attempt_ids.length,
+    first: new Date(burst.first_seen),
+    last: new Date(burst.last_seen),
+    latest: eventKey(project, latest.id),
+    latest_at: new Date(latest.at),
+    received: burst.attempt_ids.some((a) => mine.has(a)) ? receivedAt : undefined,
   });
+  if (result === 'unverified') throw new Error(`the Redis state of project ${project} changed during burst detection; retrying`);
+}
+
+/** Map.groupBy, which Node 20 lacks. */
+function groupBy<T, K>(items: T[], key: (item: T) => K): Map<K, T[]> {
+  const out = new Map<K, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = out.get(k);
+    if (list) list.push(item);
+    else out.set(k, [item]);
+  }
+  return out;
 }

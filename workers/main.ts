@@ -85,10 +85,21 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
       .schedule('maintenance.retention', {}, RETENTION_EVERY_MS)
       .catch((err: Error) => log.warn({ err: err.message }, 'could not schedule the retention job; the next worker start will'));
   }
-  // The flusher copies the sessions' changed rollups to MongoDB (src/state/flusher.ts).
-  const flusher = opts.queues.includes('sessions')
-    ? makeFlusher({ state: runtime.state, keeper: runtime.keeper, store: runtime.stores.sessions, log, metrics, intervalMs: config.flushIntervalMs })
-    : null;
+  // The flusher copies changed rollups and issues to MongoDB (src/state/flusher.ts).
+  const flusher =
+    opts.queues.includes('sessions') || opts.queues.includes('events')
+      ? makeFlusher({
+          state: runtime.state,
+          issuesState: runtime.issuesState,
+          keeper: runtime.keeper,
+          store: runtime.stores.sessions,
+          issuesStore: runtime.stores.issues,
+          eventsStore: runtime.stores.events,
+          log,
+          metrics,
+          intervalMs: config.flushIntervalMs,
+        })
+      : null;
   flusher?.start();
   const publisher = publishMetrics(runtime, 'worker');
   log.info({ queues: opts.queues, concurrency: opts.concurrency ?? opts.queues.map((q) => config.concurrency[q]) }, 'workers started');

@@ -52,13 +52,13 @@ export function makeMetrics() {
     }),
     flushDuration: new Histogram({
       name: 'lookout_flush_duration_seconds',
-      help: 'Run times of flusher passes (changed rollups copied from Redis to MongoDB)',
+      help: 'Run times of flusher passes (changed rollups and issues copied from Redis to MongoDB)',
       buckets: SECONDS,
       registers,
     }),
-    flushedRollups: new Counter({
-      name: 'lookout_flushed_rollups_total',
-      help: 'Rollup documents the flusher wrote to MongoDB',
+    flushedDocuments: new Counter({
+      name: 'lookout_flushed_documents_total',
+      help: 'Rollups and issues the flusher wrote to MongoDB',
       registers,
     }),
     sweeperRequeued: new Counter({

@@ -6,13 +6,14 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { QueueKey } from '../../config/index.ts';
+import type { EventEntry } from '../services/events.service.ts';
 import type { SessionBatchDoc } from '../store/sessions.store.ts';
 import { deadline } from '../util/deadline.ts';
 
 /** Payload of each job, by name. */
 export interface JobPayloads {
-  /** group an error event into its issue, or run burst detection for a sign-in attempt */
-  'events.process': { id: string };
+  /** apply a group of events to the issues in Redis; the API's jobs carry the events, the sweeper's only the group's id */
+  'events.process': { id: string; received_at?: string; events?: EventEntry[] };
   /** apply a raw session batch to the Redis state; the API's jobs carry the batch, the sweeper's only its id */
   'sessions.process': { id: string; batch?: SessionBatchDoc };
   /** delete sessions and raw entries past retention (scheduled) */

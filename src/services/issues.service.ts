@@ -1,6 +1,8 @@
-/** Issues read and status API (spec 4.6–4.8). */
+/** Issues read and status API (spec 4.6–4.8). Reads come from MongoDB; a status change goes through Redis. */
 import type { IssueStatus } from '../domain/issue-status.ts';
 import { NotFoundError } from '../errors.ts';
+import type { StateKeeper } from '../state/rebuild.ts';
+import type { IssuesState } from '../state/issues.state.ts';
 import type { EventsStore } from '../store/events.store.ts';
 import type { IssueDoc, IssuesStore } from '../store/issues.store.ts';
 
@@ -24,30 +26,32 @@ export function issueView(issue: IssueDoc) {
   };
 }
 
-export function makeIssuesService(
-  issues: IssuesStore,
-  events: EventsStore,
-  lockIssue: <T>(id: number, fn: () => Promise<T>) => Promise<T>,
-) {
-  async function find(projectId: number, id: number): Promise<IssueDoc> {
-    const issue = await issues.get(projectId, id);
-    if (!issue) throw new NotFoundError('issue_not_found', `no issue ${id} in this project`);
-    return issue;
-  }
+export function makeIssuesService(deps: { issues: IssuesStore; events: EventsStore; state: IssuesState; keeper: StateKeeper }) {
+  const { issues, events, state, keeper } = deps;
+  const notFound = (id: number) => new NotFoundError('issue_not_found', `no issue ${id} in this project`);
   return {
     async list(projectId: number, q: { status: IssueStatus; order: 'last_seen' | 'id'; limit: number; offset: number }) {
       const { items, total } = await issues.page(projectId, q);
       return { issues: items.map(issueView), total, limit: q.limit, offset: q.offset, order: q.order };
     },
     async get(projectId: number, id: number) {
-      const issue = await find(projectId, id);
-      const latest = await events.latestForIssue(issue._id);
+      const issue = await issues.get(projectId, id);
+      if (!issue) throw notFound(id);
+      const latest = issue.latest_event ? await events.get(issue.latest_event) : null;
       return { ...issueView(issue), latest_event: latest?.payload ?? null };
     },
+    /** Sets the status in Redis, then writes the issue to MongoDB before answering, so the next read sees it. */
     async setStatus(projectId: number, id: number, status: IssueStatus, now: Date) {
-      // The store reads the issue under the lock (for the release at a resolve) and answers null when absent.
-      const updated = await lockIssue(id, () => issues.setStatus(projectId, id, status, now));
-      if (!updated) throw new NotFoundError('issue_not_found', `no issue ${id} in this project`);
+      let result = await state.setStatus(projectId, id, status, now);
+      if (result === 'unverified') {
+        await keeper.verify(projectId, now);
+        result = await state.setStatus(projectId, id, status, now);
+      }
+      if (result === 'not_found') throw notFound(id);
+      if (result === 'unverified') throw new Error(`the Redis state of project ${projectId} changed during its verification; retry`);
+      const snap = await state.snapshot(projectId, [id]);
+      await issues.setFlushedSeq(projectId, snap.seq);
+      await issues.write(snap.issues.map((i) => i.doc), snap.seq);
       return { ok: true as const, status };
     },
   };

@@ -1,15 +1,15 @@
 /**
  * The flusher copies what changed in Redis to MongoDB in bulk, every
- * FLUSH_INTERVAL_MS, in each worker process that serves the sessions queue.
+ * FLUSH_INTERVAL_MS, in each worker process: release rollups and issues.
  *
- * One tick:
- * 1. reads the batches applied so far (before the rollups, so their effects
+ * One pass, for each of the two:
+ * 1. reads the batches applied so far (before the projects, so their effects
  *    are in what step 2 reads);
- * 2. per project with changes: reads its changed rollups and change counter
- *    in one script, records the counter in MongoDB, writes the rollups with
- *    it as their version (absolute values, never older over newer), then
- *    takes them off the dirty list unless they changed meanwhile;
- * 3. when every project flushed, deletes the batches' backlog markers: their
+ * 2. per project with changes: reads its changed documents and change
+ *    counter in one script, records the counter in MongoDB, writes the
+ *    documents with it as their version (absolute values, never older over
+ *    newer), then takes them off the dirty list unless they changed meanwhile;
+ * 3. when every project flushed, takes the batches off the backlog: their
  *    effects are durable in MongoDB now.
  * Two flushers at once only repeat work; the versions keep the newest.
  */
@@ -17,31 +17,110 @@ import type { HourRollup, ReleaseRollup } from '../domain/release-health.ts';
 import { keys } from '../domain/release-health.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
+import type { EventsStore } from '../store/events.store.ts';
+import type { IssuesStore } from '../store/issues.store.ts';
 import type { Flushed, SessionsStore } from '../store/sessions.store.ts';
+import type { IssuesState } from './issues.state.ts';
 import type { StateKeeper } from './rebuild.ts';
 import type { RollupSnapshot, SessionState } from './sessions.state.ts';
 
-export function makeFlusher(deps: { state: SessionState; keeper: StateKeeper; store: SessionsStore; log: Logger; metrics: Metrics; intervalMs: number }) {
-  const { state, keeper, store, log, metrics } = deps;
+/** One kind of hot state the flusher copies: its changed projects, applied batches and how one project is written. */
+interface Stream {
+  name: 'sessions' | 'issues';
+  appliedBatches(): Promise<string[]>;
+  forgetApplied(ids: string[]): Promise<void>;
+  dirtyProjects(): Promise<number[]>;
+  takeDirty(project: number): Promise<unknown>;
+  markDirty(project: number): Promise<unknown>;
+  /** Writes the project's changes; answers how many documents it wrote, or null when the state needs verifying first. */
+  flushProject(project: number): Promise<number | null>;
+  finishBatches(ids: string[]): Promise<void>;
+}
+
+export function makeFlusher(deps: {
+  state: SessionState;
+  issuesState: IssuesState;
+  keeper: StateKeeper;
+  store: SessionsStore;
+  issuesStore: IssuesStore;
+  eventsStore: EventsStore;
+  log: Logger;
+  metrics: Metrics;
+  intervalMs: number;
+}) {
+  const { state, issuesState, keeper, log, metrics } = deps;
   let running: Promise<void> | null = null;
   let timer: NodeJS.Timeout | null = null;
 
-  async function flushProject(project: number, now: Date): Promise<number> {
-    let snap = await state.snapshot(project);
-    if (!snap.verified) {
-      await keeper.verify(project, now);
-      snap = await state.snapshot(project);
+  const streams: Stream[] = [
+    {
+      name: 'sessions',
+      appliedBatches: state.appliedBatches,
+      forgetApplied: state.forgetApplied,
+      dirtyProjects: state.dirtyProjects,
+      takeDirty: state.takeDirty,
+      markDirty: state.markDirty,
+      finishBatches: (ids) => deps.store.finishBatches(ids),
+      async flushProject(project) {
+        const snap = await state.snapshot(project);
+        if (!snap.verified) return null;
+        if (snap.rollups.length === 0) return 0;
+        await deps.store.setFlushedSeq(project, snap.seq);
+        const docs = { hours: [] as Flushed<HourRollup>[], releases: [] as Flushed<ReleaseRollup>[] };
+        for (const r of snap.rollups) {
+          if (r.kind === 'hour') docs.hours.push(hourDoc(project, r, snap.seq));
+          else docs.releases.push(releaseDoc(project, r, snap.seq));
+        }
+        await deps.store.writeRollups(docs);
+        await state.clear(project, snap.rollups);
+        return snap.rollups.length;
+      },
+    },
+    {
+      name: 'issues',
+      appliedBatches: issuesState.appliedBatches,
+      forgetApplied: issuesState.forgetApplied,
+      dirtyProjects: issuesState.dirtyProjects,
+      takeDirty: issuesState.takeDirty,
+      markDirty: issuesState.markDirty,
+      finishBatches: (ids) => deps.eventsStore.finishBatches(ids),
+      async flushProject(project) {
+        const snap = await issuesState.snapshot(project);
+        if (!snap.verified) return null;
+        if (snap.issues.length === 0) return 0;
+        await deps.issuesStore.setFlushedSeq(project, snap.seq);
+        await deps.issuesStore.write(snap.issues.map((i) => i.doc), snap.seq);
+        await issuesState.clear(project, snap.issues.map((i) => ({ id: i.doc._id, version: i.version })));
+        return snap.issues.length;
+      },
+    },
+  ];
+
+  /** One stream's pass: the applied batches first, so their effects are in what the projects' snapshots read. */
+  async function flushStream(stream: Stream, now: Date): Promise<number> {
+    const batches = await stream.appliedBatches();
+    let failed = false;
+    let written = 0;
+    for (const project of await stream.dirtyProjects()) {
+      await stream.takeDirty(project);
+      try {
+        let n = await stream.flushProject(project);
+        if (n === null) {
+          await keeper.verify(project, now);
+          n = (await stream.flushProject(project)) ?? 0;
+        }
+        written += n;
+      } catch (err) {
+        failed = true;
+        await stream.markDirty(project);
+        log.warn({ stream: stream.name, project, err: (err as Error).message }, 'flush of a project failed; it is retried on the next tick');
+      }
     }
-    if (snap.rollups.length === 0) return 0;
-    await store.setFlushedSeq(project, snap.seq);
-    const docs = { hours: [] as Flushed<HourRollup>[], releases: [] as Flushed<ReleaseRollup>[] };
-    for (const r of snap.rollups) {
-      if (r.kind === 'hour') docs.hours.push(hourDoc(project, r, snap.seq));
-      else docs.releases.push(releaseDoc(project, r, snap.seq));
+    if (!failed && batches.length > 0) {
+      await stream.finishBatches(batches);
+      await stream.forgetApplied(batches);
     }
-    await store.writeRollups(docs);
-    await state.clear(project, snap.rollups);
-    return snap.rollups.length;
+    return written;
   }
 
   /** One pass; resolves when the pass is over (a pass already running is joined). */
@@ -49,25 +128,9 @@ export function makeFlusher(deps: { state: SessionState; keeper: StateKeeper; st
     if (running) return running;
     running = (async () => {
       const stop = metrics.flushDuration.startTimer();
-      const batches = await state.appliedBatches();
-      let failed = false;
-      let rollups = 0;
-      for (const project of await state.dirtyProjects()) {
-        await state.takeDirty(project);
-        try {
-          rollups += await flushProject(project, now);
-        } catch (err) {
-          failed = true;
-          await state.markDirty(project);
-          log.warn({ project, err: (err as Error).message }, 'flush of a project failed; it is retried on the next tick');
-        }
-      }
-      if (!failed && batches.length > 0) {
-        await store.finishBatches(batches);
-        await state.forgetApplied(batches);
-      }
+      const written = await Promise.all(streams.map((s) => flushStream(s, now)));
       stop();
-      metrics.flushedRollups.inc(rollups);
+      metrics.flushedDocuments.inc(written.reduce((a, b) => a + b, 0));
     })()
       .catch((err: Error) => log.warn({ err: err.message }, 'flush failed; retrying on the next tick'))
       .finally(() => {

@@ -17,6 +17,9 @@ import { emptyState, replayPart, type BatchPart, type HourRollup, type ReleaseRo
 import { hourOf, STATUSES } from '../domain/sessions.ts';
 import type { Logger } from '../log.ts';
 import { unpackRequest, type Flushed, type SessionBatchDoc, type SessionsStore } from '../store/sessions.store.ts';
+import type { EventDoc, EventsStore } from '../store/events.store.ts';
+import type { IssuesStore } from '../store/issues.store.ts';
+import { DETECTION_LOOKBACK_MS, type IssuesState } from './issues.state.ts';
 import { APPLIED_MEMORY_MS, encodeSession, type SessionState } from './sessions.state.ts';
 
 const REBUILD_LEASE_MS = 10 * 60_000;
@@ -41,8 +44,15 @@ export function partsOf(batch: SessionBatchDoc): Map<number, BatchPart> {
   return parts;
 }
 
-export function makeStateKeeper(deps: { state: SessionState; store: SessionsStore; log: Logger }) {
-  const { state, store, log } = deps;
+export function makeStateKeeper(deps: {
+  state: SessionState;
+  store: SessionsStore;
+  issuesState: IssuesState;
+  issuesStore: IssuesStore;
+  eventsStore: EventsStore;
+  log: Logger;
+}) {
+  const { state, store, issuesState, issuesStore, eventsStore, log } = deps;
   const redis = state.redis;
 
   /** Runs `fn` holding the project's rebuild lease (a rare path: restarts and recounts only). */
@@ -57,10 +67,20 @@ export function makeStateKeeper(deps: { state: SessionState; store: SessionsStor
     }
   }
 
-  /** Recounts the project from its raw batches into Redis and the MongoDB rollups. Hold the lease. */
-  async function rebuildLeased(project: number, now: Date): Promise<{ batches: number; sessions: number }> {
+  /** Deletes the project's keys that match any of the patterns (under its prefix). */
+  async function dropKeys(project: number, patterns: string[], exact: string[]): Promise<void> {
+    const base = state.keys(project).base;
+    await redis.del(...exact);
+    for (const pattern of patterns) {
+      for await (const found of redis.scanStream({ match: `${base}${pattern}`, count: 1000 })) {
+        if ((found as string[]).length > 0) await redis.unlink(...(found as string[]));
+      }
+    }
+  }
+
+  /** Recounts the project's sessions from its raw batches into Redis and the MongoDB rollups. Hold the lease, epoch deleted. */
+  async function rebuildSessions(project: number, now: Date): Promise<{ batches: number; sessions: number }> {
     const k = state.keys(project);
-    await redis.del(k.epoch); // the project's scripts refuse to run from here on
     const previous = Math.max(Number((await redis.get(k.seq)) ?? 0), await store.flushedSeq(project));
     const seq = previous + 1;
 
@@ -83,11 +103,8 @@ export function makeStateKeeper(deps: { state: SessionState; store: SessionsStor
       releases: [...replayed.releases.values()].map(v) as Flushed<ReleaseRollup>[],
     });
 
-    // Then Redis: drop what the project had, write the recounted state, and last the epoch.
-    for await (const found of redis.scanStream({ match: `${k.base}*`, count: 1000 })) {
-      const drop = (found as string[]).filter((key) => key !== k.rebuild);
-      if (drop.length > 0) await redis.unlink(...drop);
-    }
+    // Then Redis: drop what the project had and write the recounted state.
+    await dropKeys(project, ['s:*', 'rh:*', 'rr:*', 'uh:*', 'ur:*'], [k.seq, k.applied, k.dirty]);
     const userTtl = state.windowMs + 3600_000 + 86_400_000;
     const live = (at: Date) => at.getTime() + userTtl > now.getTime();
     const bucket = (d: { environment: string; release: string }) => JSON.stringify([d.environment, d.release]);
@@ -118,32 +135,109 @@ export function makeStateKeeper(deps: { state: SessionState; store: SessionsStor
     for (let i = 0; i < applied.length; i += 1000) pipe.zadd(k.applied, ...applied.slice(i, i + 1000).flat());
     pipe.set(k.seq, String(seq));
     await pipe.exec();
-    await redis.set(k.epoch, await state.runId());
-    log.warn({ project, batches, sessions, seq }, 'rebuilt the Redis state of a project from its raw batches');
+    log.warn({ project, batches, sessions, seq }, 'rebuilt the session state of a project from its raw batches');
     return { batches, sessions };
   }
 
+  /**
+   * Rebuilds the project's issues in Redis: each issue's status as MongoDB
+   * has it, its counters recounted from every stored event, and the sign-in
+   * attempts of the detectors' look-back. The groups still on the backlog
+   * are counted here, so they are marked applied. (A regression an unflushed
+   * group caused before Redis lost it is not made again: docs/decisions.md.)
+   * Hold the lease, epoch deleted.
+   */
+  async function rebuildIssues(project: number, now: Date): Promise<{ issues: number }> {
+    const k = state.keys(project);
+    const eseq = Math.max(Number((await redis.get(k.eseq)) ?? 0), await issuesStore.flushedSeq(project)) + 1;
+    const pending = await eventsStore.backlog.find({}).toArray();
+    const [docs, errors, attempts] = await Promise.all([
+      issuesStore.ofProject(project),
+      eventsStore.ofProject(project, 'error'),
+      eventsStore.ofProject(project, 'security', new Date(now.getTime() - 2 * DETECTION_LOOKBACK_MS)),
+    ]);
+    const counted = new Map<string, { count: number; first: EventDoc; last: EventDoc }>();
+    for (const e of errors) {
+      const c = counted.get(e.fingerprint!);
+      if (!c) counted.set(e.fingerprint!, { count: 1, first: e, last: e });
+      else {
+        c.count += 1;
+        if (e.at < c.first.at) c.first = e;
+        if (e.at >= c.last.at) c.last = e;
+      }
+    }
+    await dropKeys(project, ['i:*', 'ic:*', 'ag:*', 'aip:*'], [`${k.base}fp`, k.eseq, k.eapplied, k.edirty]);
+    const ms = (d: Date | null) => (d ? String(d.getTime()) : '');
+    const pipe = redis.pipeline();
+    for (const doc of docs) {
+      const c = doc.kind === 'error' ? counted.get(doc.fingerprint) : undefined;
+      const latest = c ? c.last : doc.latest_event ? { _id: doc.latest_event, at: doc.last_seen } : null;
+      pipe.hset(`${k.base}i:${doc._id}`, {
+        kind: doc.kind, fingerprint: doc.fingerprint, title: doc.title, exception_type: doc.exception_type ?? '', level: doc.level,
+        status: doc.status, first: ms(c ? c.first.at : doc.first_seen), last: ms(c ? c.last.at : doc.last_seen), count: String(c ? c.count : doc.event_count),
+        last_release: (c ? c.last.release : doc.last_release) ?? '', regressions: String(doc.regression_count), resolves: String(doc.resolved_count),
+        resolved_at: ms(doc.resolved_at), resolved_release: doc.resolved_release ?? '', regressed_at: ms(doc.last_regressed_at),
+        regression_kind: doc.last_regression_kind ?? '', created: ms(doc.created_at), latest: latest?._id ?? '', latest_at: ms(latest?.at ?? null),
+      });
+      if (doc.companies.length > 0) pipe.sadd(`${k.base}ic:${doc._id}`, ...doc.companies);
+      pipe.hset(`${k.base}fp`, doc.fingerprint, String(doc._id));
+      pipe.hset(k.edirty, String(doc._id), String(eseq));
+    }
+    for (const a of attempts) {
+      if (a.security_kind !== 'login_failed' && a.security_kind !== 'login_succeeded') continue;
+      const member = `${a.event_id}|${a.security_kind}|${a.actor ?? ''}`;
+      pipe.zadd(`${k.base}ag:${a.group_key}`, a.at.getTime(), member);
+      if (a.ip) pipe.zadd(`${k.base}aip:${a.ip}`, a.at.getTime(), member);
+    }
+    for (const b of pending) pipe.zadd(k.eapplied, b.received_at.getTime(), b._id);
+    pipe.set(k.eseq, String(eseq));
+    await pipe.exec();
+    await issuesState.markDirty(project);
+    log.warn({ project, issues: docs.length, eseq }, 'rebuilt the issue state of a project from MongoDB and its stored events');
+    return { issues: docs.length };
+  }
+
   return {
-    /** Makes the project's state usable on this Redis: trusted as it is, or rebuilt. */
+    /**
+     * Makes the project's state usable on this Redis: what Redis holds is
+     * trusted when it is not behind what MongoDB was last given, and rebuilt
+     * otherwise (sessions and issues each on their own).
+     */
     async verify(project: number, now: Date): Promise<'verified' | 'rebuilt'> {
       const k = state.keys(project);
       const runId = await state.runId();
       if ((await redis.get(k.epoch)) === runId) return 'verified';
       return leased(project, async () => {
         if ((await redis.get(k.epoch)) === runId) return 'verified';
-        const [held, flushed] = [Number((await redis.get(k.seq)) ?? 0), await store.flushedSeq(project)];
-        if (held >= flushed) {
-          await redis.set(k.epoch, runId);
-          log.info({ project, seq: held, flushed }, 'Redis state of the project verified against MongoDB');
-          return 'verified';
+        const held = { sessions: Number((await redis.get(k.seq)) ?? 0), issues: Number((await redis.get(k.eseq)) ?? 0) };
+        const flushed = { sessions: await store.flushedSeq(project), issues: await issuesStore.flushedSeq(project) };
+        await issuesState.raiseIssueSeq(await issuesStore.maxId());
+        let outcome: 'verified' | 'rebuilt' = 'verified';
+        if (held.sessions < flushed.sessions) {
+          log.warn({ project, held, flushed }, 'Redis lost session state that MongoDB has; rebuilding it from the raw batches');
+          await rebuildSessions(project, now);
+          outcome = 'rebuilt';
         }
-        log.warn({ project, seq: held, flushed }, 'Redis lost state of the project that MongoDB has; rebuilding it from the raw batches');
-        await rebuildLeased(project, now);
-        return 'rebuilt';
+        if (held.issues < flushed.issues) {
+          log.warn({ project, held, flushed }, 'Redis lost issue state that MongoDB has; rebuilding it');
+          await rebuildIssues(project, now);
+          outcome = 'rebuilt';
+        }
+        await redis.set(k.epoch, runId);
+        log.info({ project, held, flushed, outcome }, 'Redis state of the project verified against MongoDB');
+        return outcome;
       });
     },
-    /** `npx lookout admin recount`: rebuilds the project whatever Redis holds. */
-    rebuild: (project: number, now: Date) => leased(project, () => rebuildLeased(project, now)),
+    /** `npx lookout admin recount`: rebuilds the project's sessions and issues whatever Redis holds. */
+    rebuild: (project: number, now: Date) =>
+      leased(project, async () => {
+        await redis.del(state.keys(project).epoch); // the project's scripts refuse to run until the end
+        await issuesState.raiseIssueSeq(await issuesStore.maxId());
+        const sessions = await rebuildSessions(project, now);
+        const issues = await rebuildIssues(project, now);
+        await redis.set(state.keys(project).epoch, await state.runId());
+        return { ...sessions, ...issues };
+      }),
   };
 }
 export type StateKeeper = ReturnType<typeof makeStateKeeper>;

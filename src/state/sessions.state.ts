@@ -9,38 +9,13 @@
  * (docs/scaling.md). Two keys are global and touched only by plain commands:
  * the projects with rollups to flush, and the batches applied but not flushed.
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import type { BatchPart } from '../domain/release-health.ts';
 import { hourOf, STATUSES, type SessionStatus, type StatusCounts } from '../domain/sessions.ts';
+import { defineScripts, projectKeys } from './scripts.ts';
 
-const SCRIPT_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'scripts');
 /** How long an applied batch id is remembered: far longer than any redelivery of its job. */
 export const APPLIED_MEMORY_MS = 24 * 3600 * 1000;
-
-interface ScriptCommands {
-  mergeSessions(epoch: string, seq: string, applied: string, dirty: string, ...argv: (string | number)[]): Promise<[number, number, number, number]>;
-  snapshotRollups(epoch: string, seq: string, dirty: string, base: string): Promise<[number, number, ...[string, string, string[]][]]>;
-  clearDirty(dirty: string, ...pairs: string[]): Promise<number>;
-}
-
-/** Script name → file; the file name ends in its number of keys, as BullMQ names its scripts. */
-const SCRIPTS = { mergeSessions: 'merge-sessions-4.lua', snapshotRollups: 'snapshot-rollups-3.lua', clearDirty: 'clear-dirty-1.lua' } as const;
-
-export function defineScripts(redis: Redis): Redis & ScriptCommands {
-  for (const [name, file] of Object.entries(SCRIPTS)) {
-    if (name in redis) continue;
-    redis.defineCommand(name, { numberOfKeys: Number(/-(\d+)\.lua$/.exec(file)![1]), lua: fs.readFileSync(path.join(SCRIPT_DIR, file), 'utf8') });
-  }
-  return redis as Redis & ScriptCommands;
-}
-
-export function projectKeys(prefix: string, project: number) {
-  const base = `${prefix}:{p:${project}}:`;
-  return { base, epoch: `${base}epoch`, seq: `${base}seq`, applied: `${base}applied`, dirty: `${base}dirty`, rebuild: `${base}rebuild` };
-}
 
 const rank = (status: SessionStatus) => STATUSES.indexOf(status);
 const bucketOf = (environment: string, release: string) => JSON.stringify([environment, release]);

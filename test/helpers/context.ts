@@ -98,11 +98,11 @@ export async function call(ctx: TestContext, method: string, path: string, opts:
   return { status: res.status, body: json, text, headers: res.headers };
 }
 
-/** Waits until every stored event is processed and every session batch applied and flushed to MongoDB. */
+/** Waits until every stored event group and session batch is applied and flushed to MongoDB. */
 export async function drained(ctx: TestContext, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const pending = async () =>
-    (await ctx.runtime.stores.events.collection.countDocuments({ processed: false })) + (await ctx.runtime.stores.sessions.backlogSize());
+    (await ctx.runtime.stores.events.backlogSize()) + (await ctx.runtime.stores.sessions.backlogSize());
   while (Date.now() < deadline) {
     if ((await pending()) === 0) return;
     await new Promise((r) => setTimeout(r, 50));

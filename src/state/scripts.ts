@@ -1,0 +1,58 @@
+/**
+ * The Redis scripts of the hot state (./scripts/*.lua), loaded once per
+ * connection with ioredis' defineCommand and called only through the typed
+ * wrappers in this folder. A file's name ends in its number of keys, as
+ * BullMQ names its scripts; each file's opening comment lists its keys,
+ * arguments and answers.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Redis } from 'ioredis';
+
+const SCRIPT_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'scripts');
+
+const SCRIPTS = {
+  mergeSessions: 'merge-sessions-4.lua',
+  snapshotRollups: 'snapshot-rollups-3.lua',
+  clearDirty: 'clear-dirty-1.lua',
+  applyEvents: 'apply-events-4.lua',
+  applyBurst: 'apply-burst-3.lua',
+  setIssueStatus: 'set-issue-status-3.lua',
+  snapshotIssues: 'snapshot-issues-3.lua',
+} as const;
+
+type Arg = string | number;
+export interface ScriptCommands {
+  mergeSessions(epoch: string, seq: string, applied: string, dirty: string, ...argv: Arg[]): Promise<[number, number, number, number]>;
+  snapshotRollups(epoch: string, seq: string, dirty: string, base: string): Promise<[number, number, ...[string, string, string[]][]]>;
+  clearDirty(dirty: string, ...pairs: string[]): Promise<number>;
+  applyEvents(epoch: string, seq: string, applied: string, dirty: string, ...argv: Arg[]): Promise<[number, number, number]>;
+  applyBurst(epoch: string, seq: string, dirty: string, ...argv: Arg[]): Promise<number>;
+  setIssueStatus(epoch: string, seq: string, dirty: string, ...argv: Arg[]): Promise<number>;
+  snapshotIssues(epoch: string, seq: string, dirty: string, base: string, ...ids: string[]): Promise<[number, number, ...[string, string, string[], string[]][]]>;
+}
+
+export function defineScripts(redis: Redis): Redis & ScriptCommands {
+  for (const [name, file] of Object.entries(SCRIPTS)) {
+    if (name in redis) continue;
+    redis.defineCommand(name, { numberOfKeys: Number(/-(\d+)\.lua$/.exec(file)![1]), lua: fs.readFileSync(path.join(SCRIPT_DIR, file), 'utf8') });
+  }
+  return redis as Redis & ScriptCommands;
+}
+
+/** Every key of a project carries its hash tag, so one script touches one Redis Cluster slot. */
+export function projectKeys(prefix: string, project: number) {
+  const base = `${prefix}:{p:${project}}:`;
+  return {
+    base,
+    epoch: `${base}epoch`,
+    rebuild: `${base}rebuild`,
+    seq: `${base}seq`,
+    applied: `${base}applied`,
+    dirty: `${base}dirty`,
+    eseq: `${base}eseq`,
+    eapplied: `${base}eapplied`,
+    edirty: `${base}edirty`,
+  };
+}

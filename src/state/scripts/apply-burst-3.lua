@@ -1,0 +1,45 @@
+--[[
+  Records one burst found by a detector (src/domain/bursts.ts) in its
+  security issue, created on first sight. The detectors recompute bursts
+  from the attempts they read, so a burst only ever grows: counts take the
+  larger value, first and last seen widen. An attempt of the burst received
+  after the issue was resolved regresses it (spec 3.1). Applying the same
+  burst again changes nothing.
+
+  KEYS[1] epoch    run_id of the Redis this project's state was verified on
+  KEYS[2] eseq     the project's event change counter
+  KEYS[3] edirty   hash: issue id -> eseq of its last change
+
+  ARGV[1] key prefix of the project, '<prefix>:{p:<id>}:'
+  ARGV[2] issue id
+  ARGV[3] JSON {fingerprint, title, detector, count, first, last, latest, latest_at, received}
+          `received` (ms) is set when the burst holds an attempt of the batch being applied
+
+  Returns 1 changed, 0 unchanged, -1 the state was not verified since this Redis started
+]]
+local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
+if redis.call('GET', KEYS[1]) ~= runId then return -1 end
+local base = ARGV[1]
+local b = cjson.decode(ARGV[3])
+local key = base .. 'i:' .. ARGV[2]
+local changed = false
+if redis.call('EXISTS', key) == 0 then
+  redis.call('HSET', key, 'kind', 'security', 'fingerprint', b.fingerprint, 'title', b.title, 'exception_type', b.detector,
+    'level', 'warning', 'status', 'unresolved', 'first', b.first, 'last', b.last, 'count', 0, 'last_release', '',
+    'regressions', 0, 'resolves', 0, 'resolved_at', '', 'resolved_release', '', 'regressed_at', '',
+    'regression_kind', '', 'created', b.received or b.last, 'latest', b.latest, 'latest_at', b.latest_at)
+  changed = true
+end
+local issue = redis.call('HMGET', key, 'count', 'first', 'last', 'latest_at', 'status', 'resolved_at')
+if b.count > tonumber(issue[1]) then redis.call('HSET', key, 'count', b.count); changed = true end
+if tonumber(b.first) < tonumber(issue[2]) then redis.call('HSET', key, 'first', b.first); changed = true end
+if tonumber(b.last) > tonumber(issue[3]) then redis.call('HSET', key, 'last', b.last); changed = true end
+if tonumber(b.latest_at) > tonumber(issue[4]) then redis.call('HSET', key, 'latest', b.latest, 'latest_at', b.latest_at); changed = true end
+if b.received and issue[5] == 'resolved' and tonumber(issue[6]) < tonumber(b.received) then
+  redis.call('HSET', key, 'status', 'unresolved', 'regressed_at', b.received, 'regression_kind', 'new_release')
+  redis.call('HINCRBY', key, 'regressions', 1)
+  changed = true
+end
+if not changed then return 0 end
+redis.call('HSET', KEYS[3], ARGV[2], redis.call('INCR', KEYS[2]))
+return 1

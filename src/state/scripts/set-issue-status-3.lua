@@ -1,0 +1,27 @@
+--[[
+  POST /api/v1/issues/<id>/status (spec 3.1, 4.8): sets an issue's status.
+  A resolve records when and in which release (the issue's last release),
+  and counts; a new event received later regresses it (apply-events-4.lua).
+
+  KEYS[1] epoch    run_id of the Redis this project's state was verified on
+  KEYS[2] eseq     the project's event change counter
+  KEYS[3] edirty   hash: issue id -> eseq of its last change
+
+  ARGV[1] key prefix of the project, '<prefix>:{p:<id>}:'
+  ARGV[2] issue id
+  ARGV[3] unresolved | resolved | ignored
+  ARGV[4] now (ms)
+
+  Returns 1 set, 0 no such issue in this project, -1 the state was not verified since this Redis started
+]]
+local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
+if redis.call('GET', KEYS[1]) ~= runId then return -1 end
+local key = ARGV[1] .. 'i:' .. ARGV[2]
+if redis.call('EXISTS', key) == 0 then return 0 end
+redis.call('HSET', key, 'status', ARGV[3])
+if ARGV[3] == 'resolved' then
+  redis.call('HSET', key, 'resolved_at', ARGV[4], 'resolved_release', redis.call('HGET', key, 'last_release'))
+  redis.call('HINCRBY', key, 'resolves', 1)
+end
+redis.call('HSET', KEYS[3], ARGV[2], redis.call('INCR', KEYS[2]))
+return 1
