@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { worse, type SessionStatus } from '../src/domain/sessions.ts';
 import { freePort, type ManagedProcess } from '../src/embedded/process.ts';
 import { startRedis } from '../src/embedded/redis.ts';
-import { call, drained, makeProject, rollupsAndRecount, sessionStatuses, startTestContext, type TestContext } from './helpers/context.ts';
+import { call, drained, eventId, makeProject, rollupsAndRecount, sessionStatuses, startTestContext, type TestContext } from './helpers/context.ts';
 import { startProcess } from './helpers/process.ts';
 import { adminCommand } from '../src/cli/admin.ts';
 
@@ -35,16 +35,30 @@ const STATUSES: SessionStatus[] = ['ok', 'ok', 'ok', 'errored', 'abnormal', 'cra
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('a worker killed mid-batch and Redis restarted during ingestion', () => {
-  it('loses no acknowledged session and leaves rollups equal to a recount', async () => {
+  it('loses no acknowledged session or error event, and counts each once', async () => {
     const p = await makeProject(ctx);
     const project = Number(p.project.id);
     const workerEnv = { ...ctx.env, LOG_LEVEL: 'info' };
     const startWorker = async () => {
-      const w = startProcess(['worker', '--queues', 'sessions', '--concurrency', '4'], workerEnv, /workers started/);
+      const w = startProcess(['worker', '--queues', 'sessions,events', '--concurrency', '4'], workerEnv, /workers started/);
       await w.matched;
       return w;
     };
     const workers = [await startWorker(), await startWorker()];
+    // error events beside the sessions: each acknowledged one counted once in its fingerprint's issue
+    const eventsAcked = new Map<string, number>();
+    const eventClient = async () => {
+      let n = 0;
+      while (!stop) {
+        const type = `DurabilityError${n % 3}`;
+        const body = { event_id: eventId(), timestamp: new Date().toISOString(), release: 'dur@1', exception: { values: [{ type, value: 'the same message' }] } };
+        n += 1;
+        const res = await call(ctx, 'POST', '/api/v1/events', { key: p.secret, body }).catch((err: Error) => ({ status: 0, body: err.message }));
+        await sleep(20);
+        if (res.status === 202) eventsAcked.set(type, (eventsAcked.get(type) ?? 0) + 1);
+        else refused.push(`event ${res.status} ${JSON.stringify(res.body)}`);
+      }
+    };
 
     const acknowledged = new Map<string, SessionStatus>();
     const refused: string[] = [];
@@ -71,7 +85,7 @@ describe('a worker killed mid-batch and Redis restarted during ingestion', () =>
         for (const s of sessions) acknowledged.set(s.sid, acknowledged.has(s.sid) ? worse(acknowledged.get(s.sid)!, s.status) : s.status);
       }
     };
-    const clients = Array.from({ length: 4 }, (_, c) => client(c));
+    const clients = [...Array.from({ length: 4 }, (_, c) => client(c)), eventClient(), eventClient()];
 
     await sleep(1500);
     workers[0]!.child.kill('SIGKILL'); // mid-batch: the workers are busy merging
@@ -95,6 +109,8 @@ describe('a worker killed mid-batch and Redis restarted during ingestion', () =>
       expect(rollups).toEqual(recounted);
       const release = (await call(ctx, 'GET', '/api/v1/releases', { key: p.secret })).body.releases[0];
       expect(release.sessions.total).toBe(acknowledged.size);
+      const issues = (await call(ctx, 'GET', '/api/v1/issues?order=id', { key: p.secret })).body.issues as { exception_type: string; event_count: number }[];
+      expect(Object.fromEntries(issues.map((i) => [i.exception_type, i.event_count]))).toEqual(Object.fromEntries(eventsAcked));
     } finally {
       await Promise.all(workers.map((w) => w.stop()));
     }

@@ -30,17 +30,15 @@ export async function processEventGroup(payload: JobPayloads['events.process'], 
   for (const [project, list] of groupBy(entries, (e) => e.project_id)) byProject.set(project, list.map((e) => ({ ...e, at: new Date(e.at) })));
 
   for (const [project, events] of byProject) {
+    // Verified before issue ids are read: a Redis that lost its fingerprint map must be rebuilt before anything is numbered.
+    await keeper.verify(project, now);
     const errors = events.filter((e) => e.kind === 'error');
     const ids = await state.issueIds(project, errors.map((e) => e.fingerprint!));
     const attempts: AttemptEntry[] = events
       .filter((e) => e.kind === 'security' && ATTEMPT_KINDS.has(e.security_kind ?? ''))
       .map((e) => ({ event_id: e.event_id, at: e.at, kind: e.security_kind!, actor: e.actor ?? '', group: e.group_key!, ip: e.ip }));
-    const apply = () =>
-      state.apply(project, payload.id, receivedAt, errors.map((e) => ({ event: e._id, issue: ids.get(e.fingerprint!)!, at: e.at, release: e.release, level: e.level, title: e.title, exception_type: e.exception_type, company: e.company, fingerprint: e.fingerprint! })), attempts);
-    if ((await apply()) === 'unverified') {
-      await keeper.verify(project, now);
-      if ((await apply()) === 'unverified') throw new Error(`the Redis state of project ${project} changed during its verification; retrying`);
-    }
+    const code = await state.apply(project, payload.id, receivedAt, errors.map((e) => ({ event: e._id, issue: ids.get(e.fingerprint!)!, at: e.at, release: e.release, level: e.level, title: e.title, exception_type: e.exception_type, company: e.company, fingerprint: e.fingerprint! })), attempts);
+    if (code === 'unverified') throw new Error(`Redis restarted while project ${project} was being applied; retrying`);
     // Detection runs on every delivery: a worker that died after the script but before this step is retried.
     if (attempts.length > 0) await detectBursts(runtime, project, attempts, receivedAt);
   }
