@@ -142,12 +142,12 @@ function eventStream(rate: number): Stream {
     body: (i) => {
       const base = { event_id: crypto.randomBytes(16).toString('hex'), timestamp: now() };
       if (i % 5 === 4) {
-        const f = i % 50;
+        const f = Math.floor(i / 5) % 50;
         return JSON.stringify({ ...base, release: 'bench@1', level: 'error', exception: { values: [{ type: `BenchError${f}`, value: `failure ${f}`, stacktrace: { frames: [{ filename: `app/${f}.js`, function: `f${f}`, lineno: f }] } }] } });
       }
-      // 200 actor/address groups; every tenth group fails often enough to burst
-      const g = i % 200;
-      const outcome = g % 10 === 0 || i % 7 !== 0 ? 'login_failed' : 'login_succeeded';
+      // 200 actor/address groups: every tenth fails every time and bursts, the others fail one time in seven
+      const g = Math.floor(i / 5) % 200;
+      const outcome = g % 10 === 0 || i % 7 === 0 ? 'login_failed' : 'login_succeeded';
       return JSON.stringify({ ...base, security: { kind: outcome, actor: `user${g}@bench.example`, ip: `10.0.${g % 250}.${g % 7}` } });
     },
   };
@@ -224,8 +224,11 @@ async function openStack(workerConcurrency: number) {
 async function sessionsRun(rate: number, singleRate: number) {
   const env = await openStack(Number(values['worker-concurrency'] ?? 4));
   try {
+    progress(`sessions: ${rate}/s in batches and ${singleRate}/s singles for ${SECONDS} s`);
     const load = await openLoop(env.stack.apiUrl, { 'content-type': 'application/json', 'x-service-key': env.project.public_key }, sessionStreams(rate, singleRate), SECONDS);
+    progress('sessions: load over, waiting for the pipeline');
     const settle = await sessionsSettled(env.runtime);
+    if (settle === null) await reportFailures(env.runtime, 'sessions');
     const exact = await sessionsExact(env.runtime, Number(env.project.id), env.config.sessionUpdateWindowMs);
     const accepted = (load['session batches']!.answered - load['session batches']!.non_2xx) * 100 + load['single sessions']!.answered - load['single sessions']!.non_2xx;
     const targets =
@@ -236,11 +239,24 @@ async function sessionsRun(rate: number, singleRate: number) {
   }
 }
 
+/** When the pipeline did not settle: the queue's counts and the reasons of its failed jobs. */
+async function reportFailures(runtime: Runtime, queue: 'events' | 'sessions') {
+  const q = runtime.queues.queue(queue);
+  const failed = await q.getFailed(0, 4);
+  progress(`${queue}: did not settle; jobs ${JSON.stringify(await q.getJobCounts())}; failures: ${JSON.stringify(failed.map((j) => j.failedReason))}`);
+}
+
+/** Progress on stderr, so a long run shows where it is. */
+const progress = (what: string) => process.stderr.write(`bench:pipeline ${new Date().toISOString()} ${what}\n`);
+
 async function eventsRun(rate: number) {
   const env = await openStack(Number(values['worker-concurrency'] ?? 4));
   try {
+    progress(`events: ${rate}/s for ${SECONDS} s`);
     const load = await openLoop(env.stack.apiUrl, { 'content-type': 'application/json', 'x-service-key': env.project.secret_key, 'x-service-instance': 'bench-instance-0001' }, [eventStream(rate)], SECONDS);
+    progress('events: load over, waiting for the pipeline');
     const settle = await eventsSettled(env.runtime);
+    if (settle === null) await reportFailures(env.runtime, 'events');
     const issues = await env.runtime.stores.issues.collection.find({ project_id: Number(env.project.id) }).toArray();
     const ev = load.events!;
     return {
@@ -255,6 +271,7 @@ async function eventsRun(rate: number) {
 }
 
 async function bareRun(streams: Stream[]) {
+  progress('baseline: bare server');
   const bare = await startBareServer();
   try {
     return await openLoop(bare.url, { 'content-type': 'application/json' }, streams, Math.min(SECONDS, 10));
