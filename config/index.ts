@@ -76,7 +76,7 @@ export const DEFAULTS = {
   ADMIN_USERNAME: 'admin',
   ADMIN_PASSWORD: '',
   SESSION_UPDATE_WINDOW_HOURS: '120',
-  FLUSH_INTERVAL_MS: '500',
+  FLUSH_INTERVAL_MS: '1000',
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;

@@ -24,7 +24,7 @@ export async function processEventGroup(payload: JobPayloads['events.process'], 
   const { issuesState: state, keeper } = runtime;
   // The API's jobs carry the events; the sweeper's only the group's id.
   const stored = payload.events ? null : await runtime.stores.events.ofBatch(payload.id);
-  const entries: EventEntry[] = payload.events ?? stored!.map(entryOf);
+  const entries: EventEntry[] = payload.events ?? stored!.map((doc) => entryOf(doc));
   const receivedAt = new Date(payload.received_at ?? stored?.[0]?.received_at ?? now);
   const byProject = new Map<number, EventEntry[]>();
   for (const [project, list] of groupBy(entries, (e) => e.project_id)) byProject.set(project, list.map((e) => ({ ...e, at: new Date(e.at) })));

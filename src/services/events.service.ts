@@ -31,10 +31,10 @@ export interface EventBody extends ErrorEventShape {
 /** What a worker needs of a stored event: everything but the payload, plus what grouping reads from it. */
 export type EventEntry = Omit<EventDoc, 'payload'> & { level: string; title: string; exception_type: string | null; company: string | null };
 
-export function entryOf(doc: EventDoc): EventEntry {
-  const { payload, ...rest } = doc;
-  const p = payload as { level?: string; tags?: Record<string, string> };
-  const { title, exception_type } = doc.kind === 'error' ? describeError(payload) : { title: '', exception_type: null };
+export function entryOf(doc: EventDoc, body: EventBody = JSON.parse(doc.payload) as EventBody): EventEntry {
+  const { payload: _, ...rest } = doc;
+  const p = body as { level?: string; tags?: Record<string, string> };
+  const { title, exception_type } = doc.kind === 'error' ? describeError(body) : { title: '', exception_type: null };
   return { ...rest, level: p.level ?? 'error', title, exception_type, company: p.tags?.company ?? null };
 }
 
@@ -51,14 +51,14 @@ export function makeEventsService(deps: { events: EventsStore; queues: Queues; l
   const { events, queues, log, metrics } = deps;
   const enqueues = new Set<Promise<unknown>>();
 
-  const group = makeGroupCommit<{ doc: EventDoc; duplicate?: boolean }>(
+  const group = makeGroupCommit<{ doc: EventDoc; body: EventBody; duplicate?: boolean }>(
     async (items) => {
       const id = `${Date.now().toString(36)}${crypto.randomBytes(8).toString('hex')}`;
       const receivedAt = new Date();
       for (const item of items) item.doc.batch = id;
       const duplicates = await events.insertGroup({ _id: id, received_at: receivedAt }, items.map((i) => i.doc));
       items.forEach((item, i) => (item.duplicate = duplicates.has(i)));
-      const stored = items.filter((i) => !i.duplicate).map((i) => entryOf(i.doc));
+      const stored = items.filter((i) => !i.duplicate).map((i) => entryOf(i.doc, i.body));
       if (stored.length === 0) return events.finishBatches([id]); // every event was stored before: nothing to apply
       // The events are durable: callers are answered now; the job is added on the side.
       const enqueue = queues
@@ -93,8 +93,9 @@ export function makeEventsService(deps: { events: EventsStore; queues: Queues; l
           release: body.release ?? null,
           at: new Date(body.timestamp),
           received_at: now,
-          payload: body,
+          payload: JSON.stringify(body),
         } satisfies EventDoc as EventDoc,
+        body,
         duplicate: false,
       };
       await group.add(item);

@@ -38,7 +38,7 @@ export function makeIssuesService(deps: { issues: IssuesStore; events: EventsSto
       const issue = await issues.get(projectId, id);
       if (!issue) throw notFound(id);
       const latest = issue.latest_event ? await events.get(issue.latest_event) : null;
-      return { ...issueView(issue), latest_event: latest?.payload ?? null };
+      return { ...issueView(issue), latest_event: latest ? (JSON.parse(latest.payload) as unknown) : null };
     },
     /** Sets the status in Redis, then writes the issue to MongoDB before answering, so the next read sees it. */
     async setStatus(projectId: number, id: number, status: IssueStatus, now: Date) {

@@ -15,7 +15,7 @@ export function makeStores({ db, ferretdb }: Pick<Mongo, 'db' | 'ferretdb'>) {
     projects: makeProjectsStore(db),
     bindings: makeBindingsStore(db),
     contacts: makeContactsStore(db),
-    events: makeEventsStore(db),
+    events: makeEventsStore(db, { ferretdb }),
     issues: makeIssuesStore(db),
     sessions: makeSessionsStore(db, { ferretdb }),
     settings: makeSettingsStore(db),
