@@ -1,14 +1,16 @@
 /**
  * `npm start`: embedded stores when their URLs are unset, the HTTP API in
- * this process and one worker process beside it. SIGTERM/SIGINT stop the
- * API (in-flight requests finish), then the worker, then the stores.
+ * this process and one worker process beside it, restarted if it dies.
+ * SIGTERM/SIGINT stop the API (in-flight requests finish), then the worker,
+ * then the stores.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/index.ts';
 import { startStores, storeUrls } from './embedded/stores.ts';
 import { startApi } from './http/server.ts';
-import { makeLogger } from './log.ts';
+import { makeLogger, type Logger } from './log.ts';
+import type { Metrics } from './metrics/metrics.ts';
 import { makeRuntime } from './runtime.ts';
 import { onStopSignal } from './signals.ts';
 
@@ -21,18 +23,8 @@ export async function start(config: Config): Promise<void> {
   const runtime = await makeRuntime(config, stores, log);
   const api = await startApi(runtime, { host: config.host, port: config.port });
 
-  // The worker reaches the same stores through explicit URLs.
-  const worker = spawn(process.execPath, [BIN, 'worker'], {
-    stdio: 'inherit',
-    env: { ...process.env, REDIS_URL: stores.redisUrl, MONGODB_URL: stores.mongoUrl },
-  });
   let stopping = false;
-  worker.on('exit', (code, signal) => {
-    if (!stopping) {
-      log.error({ code, signal }, 'worker process exited; stopping');
-      void stop('worker-exit');
-    }
-  });
+  const worker = superviseWorker(stores, log, runtime.metrics, () => stopping);
 
   say(`API listening on ${api.url}`);
   say(`Redis ${stores.redisUrl}  MongoDB ${stores.mongoUrl}${config.mongoUrl ? '' : ' (FerretDB)'}  database ${config.mongoDb}`);
@@ -43,15 +35,51 @@ export async function start(config: Config): Promise<void> {
     stopping = true;
     log.info({ signal }, 'shutting down');
     await api.close();
-    if (worker.exitCode === null) {
-      worker.kill('SIGTERM');
-      await new Promise((r) => worker.once('exit', r));
-    }
+    await worker.stop();
     await runtime.close();
     await stores.stop();
-    process.exit(signal === 'worker-exit' ? 1 : 0);
+    process.exit(0);
   }
   onStopSignal(stop);
+}
+
+/** Restart delays of a dead worker: doubling from 1 s up to 30 s, back to 1 s after a minute of running. */
+const RESTART_FIRST_MS = 1000;
+const RESTART_MAX_MS = 30_000;
+const RESTART_RESET_AFTER_MS = 60_000;
+
+/**
+ * The worker process beside the API. If it dies the API keeps serving (what
+ * it accepts waits on the backlog) and the worker is started again, with a
+ * log line and `lookout_worker_restarts_total`; only SIGTERM/SIGINT stop
+ * the service.
+ */
+function superviseWorker(stores: { redisUrl: string; mongoUrl: string }, log: Logger, metrics: Metrics, stopping: () => boolean) {
+  let child: ChildProcess;
+  let delay = RESTART_FIRST_MS;
+  let timer: NodeJS.Timeout | null = null;
+  const run = () => {
+    const startedAt = Date.now();
+    // The worker reaches the same stores through explicit URLs.
+    child = spawn(process.execPath, [BIN, 'worker'], { stdio: 'inherit', env: { ...process.env, REDIS_URL: stores.redisUrl, MONGODB_URL: stores.mongoUrl } });
+    child.on('exit', (code, signal) => {
+      if (stopping()) return;
+      if (Date.now() - startedAt > RESTART_RESET_AFTER_MS) delay = RESTART_FIRST_MS;
+      metrics.workerRestarts.inc();
+      log.warn({ code, signal, restart_in_ms: delay }, 'worker process exited; restarting it (the API keeps serving)');
+      timer = setTimeout(run, delay);
+      delay = Math.min(delay * 2, RESTART_MAX_MS);
+    });
+  };
+  run();
+  return {
+    async stop() {
+      if (timer) clearTimeout(timer);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
 }
 
 /**

@@ -1,13 +1,23 @@
 /**
  * `lookout start` with no store URL: it starts its own redis-server and
- * FerretDB in the data folder, serves the API, and keeps data across a restart.
+ * FerretDB in the data folder, serves the API, restarts a worker that dies,
+ * and keeps data across a restart.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../src/embedded/process.ts';
+import { execSync } from 'node:child_process';
 import { runCli, startProcess } from './helpers/process.ts';
+
+async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-start-'));
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
@@ -35,6 +45,15 @@ describe('lookout start (embedded defaults)', () => {
       body: JSON.stringify({ instance_id: 'inst-start-0001' }),
     });
     expect(activate.status).toBe(200);
+
+    // a worker that dies is started again, and the API keeps serving meanwhile
+    const workerPid = () => execSync(`pgrep -P ${first.child.pid} -f "lookout.mjs worker" || true`).toString().trim();
+    const dead = workerPid();
+    expect(dead).toMatch(/^\d+$/);
+    process.kill(Number(dead), 'SIGKILL');
+    await until(() => /worker process exited; restarting it/.test(first.output()));
+    expect((await fetch(`${api}/healthz`)).status).toBe(200);
+    await until(() => /^\d+$/.test(workerPid()) && workerPid() !== dead);
     expect(await first.stop()).toBe(0);
     expect(first.output()).not.toContain(project.secret_key);
 

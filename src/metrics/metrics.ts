@@ -61,6 +61,11 @@ export function makeMetrics() {
       help: 'Rollups and issues the flusher wrote to MongoDB',
       registers,
     }),
+    workerRestarts: new Counter({
+      name: 'lookout_worker_restarts_total',
+      help: 'Worker processes `npm start` started again after they died',
+      registers,
+    }),
     sweeperRequeued: new Counter({
       name: 'lookout_sweeper_requeued_total',
       help: 'Stored entries the sweeper enqueued again because their job was missing (Redis was down or lost data)',

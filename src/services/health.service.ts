@@ -16,6 +16,26 @@ export interface Readiness {
   checks: Record<StoreName, string>;
 }
 
+/**
+ * PING once the connection is up. The producer connection queues nothing
+ * while it is down (enqueues fail fast), so a probe that arrives while it is
+ * still connecting, right after start, waits for it within the deadline.
+ */
+function pingWhenReady(redis: Redis): Promise<unknown> {
+  if (redis.status === 'ready') return redis.ping();
+  return new Promise((resolve, reject) => {
+    const onReady = () => {
+      clearTimeout(timer);
+      redis.ping().then(resolve, reject);
+    };
+    const timer = setTimeout(() => {
+      redis.off('ready', onReady);
+      reject(new Error(`Redis not connected (${redis.status})`));
+    }, CHECK_TIMEOUT_MS);
+    redis.once('ready', onReady);
+  });
+}
+
 export function makeHealthService(deps: { redis: Redis; db: Db }) {
   const probe = async (work: () => Promise<unknown>, what: string): Promise<string> => {
     try {
@@ -28,7 +48,7 @@ export function makeHealthService(deps: { redis: Redis; db: Db }) {
   return {
     async readiness(): Promise<Readiness> {
       const [redis, mongodb] = await Promise.all([
-        probe(() => deps.redis.ping(), 'Redis PING'),
+        probe(() => pingWhenReady(deps.redis), 'Redis PING'),
         probe(() => deps.db.command({ ping: 1 }), 'MongoDB ping'),
       ]);
       return { ready: redis === 'ok' && mongodb === 'ok', checks: { redis, mongodb } };

@@ -37,6 +37,9 @@ export function startProcess(args: string[], env: Record<string, string>, ready:
       reject(new Error(`exited with ${code} before ready:\n${output}`));
     });
   });
+  // A caller that never waits for readiness (and stops the process early) must not leave an unhandled rejection;
+  // callers that await `matched` still get it.
+  matched.catch(() => {});
   return { child, matched, output: () => output, stop: (signal: NodeJS.Signals = 'SIGTERM') => stopChild(child, signal) };
 }
 
