@@ -1,17 +1,15 @@
 /**
- * Shared parts of the benchmarks: a stack of its own (or given URLs), a
- * bounded closed-loop load generator over loopback, a bare Node HTTP server
- * as the same-run baseline, and the report (JSON plus a table).
+ * Shared parts of the benchmarks: a stack of its own (or given URLs), a bare
+ * Node HTTP server as the same-run baseline, and the report (JSON plus a
+ * table).
  *
- * Every run stops by itself: load runs for a fixed number of seconds, the
- * drain wait has a deadline, and every process started is stopped.
+ * Every run stops by itself: load runs for a fixed number of seconds, every
+ * wait has a deadline, and every process started is stopped.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import type { Queue } from 'bullmq';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../config/index.ts';
@@ -29,20 +27,6 @@ export interface BenchArgs {
   concurrency: number;
   workers: number;
   workerConcurrency: number;
-}
-
-export function benchArgs(defaults: Partial<BenchArgs> = {}): BenchArgs {
-  const { values } = parseArgs({
-    options: { seconds: { type: 'string' }, concurrency: { type: 'string' }, workers: { type: 'string' }, 'worker-concurrency': { type: 'string' } },
-    strict: true,
-  });
-  const num = (v: string | undefined, fallback: number) => (v === undefined ? fallback : Math.max(1, Number(v)));
-  return {
-    seconds: num(values.seconds, defaults.seconds ?? 10),
-    concurrency: num(values.concurrency, defaults.concurrency ?? 16),
-    workers: num(values.workers, defaults.workers ?? 1),
-    workerConcurrency: num(values['worker-concurrency'], defaults.workerConcurrency ?? 8),
-  };
 }
 
 export interface Stack {
@@ -154,64 +138,6 @@ export async function startBareServer(): Promise<{ url: string; stop(): Promise<
   return { url: `http://127.0.0.1:${port}`, stop: () => stopChild(child) };
 }
 
-export interface LoadResult {
-  requests: number;
-  accepted: number;
-  failed: number;
-  seconds: number;
-  requests_per_s: number;
-  p50_ms: number;
-  p99_ms: number;
-  statuses: Record<string, number>;
-}
-
-/** Closed-loop load: `concurrency` keep-alive clients post for `seconds`, then stop. */
-export async function runLoad(opts: {
-  url: string;
-  headers: Record<string, string>;
-  body: (i: number) => string;
-  seconds: number;
-  concurrency: number;
-  onAccepted?: (i: number, at: number) => void;
-}): Promise<LoadResult> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency });
-  const target = new URL(opts.url);
-  const latencies: number[] = [];
-  const statuses: Record<string, number> = {};
-  let next = 0;
-  const start = performance.now();
-  const end = start + opts.seconds * 1000;
-  const post = (body: string) =>
-    new Promise<number>((resolve) => {
-      const req = http.request(
-        { host: target.hostname, port: target.port, path: target.pathname + target.search, method: 'POST', agent, headers: { ...opts.headers, 'content-length': Buffer.byteLength(body) } },
-        (res) => res.resume().on('end', () => resolve(res.statusCode ?? 0)),
-      );
-      req.on('error', () => resolve(0));
-      req.end(body);
-    });
-  await Promise.all(
-    Array.from({ length: opts.concurrency }, async () => {
-      while (performance.now() < end) {
-        const i = next++;
-        const body = opts.body(i);
-        const t0 = performance.now();
-        const status = await post(body);
-        const t1 = performance.now();
-        latencies.push(t1 - t0);
-        statuses[status] = (statuses[status] ?? 0) + 1;
-        if (status >= 200 && status < 300) opts.onAccepted?.(i, t1);
-      }
-    }),
-  );
-  const seconds = (performance.now() - start) / 1000;
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  const pct = (p: number) => round(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0);
-  const accepted = Object.entries(statuses).filter(([s]) => s.startsWith('2')).reduce((n, [, c]) => n + c, 0);
-  return { requests: latencies.length, accepted, failed: latencies.length - accepted, seconds: round(seconds), requests_per_s: round(latencies.length / seconds), p50_ms: pct(50), p99_ms: pct(99), statuses };
-}
-
 export function round(n: number, digits = 2): number {
   const f = 10 ** digits;
   return Math.round(n * f) / f;
@@ -241,21 +167,19 @@ export async function pendingJobs(queue: Queue): Promise<number> {
   return (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0);
 }
 
-/** How long a benchmark waits for workers to drain after the load; past it the backlog left is reported. */
-export const DRAIN_LIMIT_MS = 120_000;
-
-/** The bare-server baseline for `path`, then the stack with a runtime of its own and one project. */
-export async function openBench(args: BenchArgs, path: string, body: (i: number) => string) {
-  const bare = await startBareServer();
-  const baseline = await runLoad({ url: `${bare.url}${path}`, headers: { 'content-type': 'application/json' }, body, seconds: args.seconds, concurrency: args.concurrency });
-  await bare.stop();
+/**
+ * A stack of its own with a runtime on the same stores, and one project whose
+ * installation has activated (API processes cache the keys of bound projects,
+ * as they would for a real installation).
+ */
+export async function openBench(args: BenchArgs) {
   const stack = await startStack(args);
   const config = loadConfig(stack.env);
   const runtime = await makeRuntime(config, { redisUrl: stack.redisUrl, mongoUrl: stack.mongoUrl }, makeLogger('warn', 'bench'));
   const org = await runtime.admin.createOrg({ name: 'Bench', plan: 'business', seats: null });
   const project = await runtime.admin.createProject({ org: Number(org.id), name: 'bench', securityMonitoring: true });
+  await runtime.sdk.activate((await runtime.stores.projects.get(Number(project.id)))!, { instance_id: BENCH_INSTANCE }, new Date());
   return {
-    baseline,
     stack,
     config,
     runtime,
@@ -267,3 +191,5 @@ export async function openBench(args: BenchArgs, path: string, body: (i: number)
     },
   };
 }
+
+export const BENCH_INSTANCE = 'bench-instance-0001';

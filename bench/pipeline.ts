@@ -20,10 +20,8 @@ import { Redis } from 'ioredis';
 import { emptyState, replayPart } from '../src/domain/release-health.ts';
 import { total } from '../src/domain/sessions.ts';
 import { partsOf } from '../src/state/rebuild.ts';
-import { loadConfig } from '../config/index.ts';
-import { makeLogger } from '../src/log.ts';
-import { makeRuntime, type Runtime } from '../src/runtime.ts';
-import { report, round, startBareServer, startStack, waitFor, type Stack } from './lib.ts';
+import type { Runtime } from '../src/runtime.ts';
+import { BENCH_INSTANCE, openBench, report, round, startBareServer, waitFor, type Stack } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -41,6 +39,7 @@ const SCENARIO = values.scenario ?? 'all';
 const SESSION_RATE = Number(values['session-rate'] ?? 5000);
 const SINGLE_RATE = Number(values['single-rate'] ?? 500);
 const EVENT_RATE = Number(values['event-rate'] ?? 1000);
+const benchSettings = { seconds: SECONDS, concurrency: 1, workers: 1, workerConcurrency: Number(values['worker-concurrency'] ?? 4) };
 /** How long after the last request the pipeline has to reflect everything: the target is 2 s; past this the run reports a miss. */
 const SETTLE_LIMIT_MS = 60_000;
 
@@ -198,31 +197,9 @@ async function rawBaseline(stack: Stack, runtime: Runtime, seconds: number) {
   return { sessions_per_s: round(sessions / elapsed) };
 }
 
-async function openStack(workerConcurrency: number) {
-  const stack = await startStack({ seconds: SECONDS, concurrency: 1, workers: 1, workerConcurrency });
-  const config = loadConfig(stack.env);
-  const runtime = await makeRuntime(config, { redisUrl: stack.redisUrl, mongoUrl: stack.mongoUrl }, makeLogger('warn', 'bench'));
-  const org = await runtime.admin.createOrg({ name: 'Bench', plan: 'business', seats: null });
-  const project = await runtime.admin.createProject({ org: Number(org.id), name: 'bench', securityMonitoring: true });
-  // An installation activates before it reports (and API processes cache the keys of bound projects).
-  const doc = (await runtime.stores.projects.get(Number(project.id)))!;
-  await runtime.sdk.activate(doc, { instance_id: 'bench-instance-0001' }, new Date());
-  return {
-    stack,
-    config,
-    runtime,
-    project,
-    async close() {
-      await runtime.mongo.db.dropDatabase().catch(() => {});
-      await runtime.close();
-      await stack.stop();
-    },
-  };
-}
-
 /** One run of session load at `rate` (+ singles); what the API answered and how long the pipeline took to catch up. */
 async function sessionsRun(rate: number, singleRate: number) {
-  const env = await openStack(Number(values['worker-concurrency'] ?? 4));
+  const env = await openBench(benchSettings);
   try {
     progress(`sessions: ${rate}/s in batches and ${singleRate}/s singles for ${SECONDS} s`);
     const load = await openLoop(env.stack.apiUrl, { 'content-type': 'application/json', 'x-service-key': env.project.public_key }, sessionStreams(rate, singleRate), SECONDS);
@@ -250,10 +227,10 @@ async function reportFailures(runtime: Runtime, queue: 'events' | 'sessions') {
 const progress = (what: string) => process.stderr.write(`bench:pipeline ${new Date().toISOString()} ${what}\n`);
 
 async function eventsRun(rate: number) {
-  const env = await openStack(Number(values['worker-concurrency'] ?? 4));
+  const env = await openBench(benchSettings);
   try {
     progress(`events: ${rate}/s for ${SECONDS} s`);
-    const load = await openLoop(env.stack.apiUrl, { 'content-type': 'application/json', 'x-service-key': env.project.secret_key, 'x-service-instance': 'bench-instance-0001' }, [eventStream(rate)], SECONDS);
+    const load = await openLoop(env.stack.apiUrl, { 'content-type': 'application/json', 'x-service-key': env.project.secret_key, 'x-service-instance': BENCH_INSTANCE }, [eventStream(rate)], SECONDS);
     progress('events: load over, waiting for the pipeline');
     const settle = await eventsSettled(env.runtime);
     if (settle === null) await reportFailures(env.runtime, 'events');

@@ -60,6 +60,7 @@ describe('a worker killed mid-batch and Redis restarted during ingestion', () =>
       }
     };
 
+    const loadStarted = new Date().toISOString(); // one start per session: two workers apply batches in any order
     const acknowledged = new Map<string, SessionStatus>();
     const refused: string[] = [];
     let stop = false;
@@ -72,7 +73,7 @@ describe('a worker killed mid-batch and Redis restarted during ingestion', () =>
           // a third of the entries update a session acknowledged before
           const sid = i % 3 === 0 && known.length ? known[(n * 7 + i) % known.length]! : `dur-${c}-${n}-${i}-xxxxxxxx`;
           // one user per session, as SDKs send it (docs/decisions.md: the first report fixes it)
-          return { sid, release: 'dur@1', status: STATUSES[(n + i + c) % STATUSES.length]!, did: `user-${[...sid].reduce((h, ch) => h + ch.charCodeAt(0), 0) % 13}` };
+          return { sid, release: 'dur@1', status: STATUSES[(n + i + c) % STATUSES.length]!, did: `user-${[...sid].reduce((h, ch) => h + ch.charCodeAt(0), 0) % 13}`, started: loadStarted };
         });
         n += 1;
         const res = await call(ctx, 'POST', '/api/v1/sessions', { key: p.publicKey, body: { sessions } }).catch((err: Error) => ({ status: 0, body: err.message }));
@@ -151,9 +152,10 @@ describe('npx lookout admin recount', () => {
     const project = Number(p.project.id);
     const workers = startProcess(['worker', '--queues', 'sessions'], { ...ctx.env, LOG_LEVEL: 'info' }, /workers started/);
     await workers.matched;
+    const started = new Date().toISOString(); // one user and one start per session, as SDKs send them
     try {
       for (let n = 0; n < 5; n++) {
-        const sessions = Array.from({ length: 20 }, (_, i) => ({ sid: `recount-${(n * 7 + i) % 30}-xxxxxxxx`, release: 'r@1', status: STATUSES[(n + i) % STATUSES.length]!, did: `u-${i % 4}` }));
+        const sessions = Array.from({ length: 20 }, (_, i) => ({ sid: `recount-${(n * 7 + i) % 30}-xxxxxxxx`, release: 'r@1', status: STATUSES[(n + i) % STATUSES.length]!, did: `u-${((n * 7 + i) % 30) % 4}`, started }));
         expect((await call(ctx, 'POST', '/api/v1/sessions', { key: p.publicKey, body: { sessions } })).status).toBe(202);
       }
       await drained(ctx);

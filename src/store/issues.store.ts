@@ -5,9 +5,10 @@
  * counter when it was read, and a write never replaces a newer one.
  * `issue_flush` holds, per project, the counter the last flush covered.
  */
-import type { AnyBulkWriteOperation, Db, IndexDescription, Sort } from 'mongodb';
+import type { Db, IndexDescription, Sort } from 'mongodb';
 import type { IssueStatus } from '../domain/issue-status.ts';
-import { ensureIndexes, isDuplicateKey, onlyDuplicates } from './mongo.ts';
+import { ensureIndexes } from './mongo.ts';
+import { makeFlushMarks, writeNewer } from './versioned.ts';
 
 export interface IssueDoc {
   _id: number;
@@ -41,33 +42,17 @@ export const issueIndexes: IndexDescription[] = [
 
 export function makeIssuesStore(db: Db) {
   const issues = db.collection<IssueDoc & { v: number }>('issues');
-  const marks = db.collection<{ _id: number; seq: number }>('issue_flush');
+  const marks = makeFlushMarks(db, 'issue_flush');
   return {
     collection: issues,
     async ensureIndexes() {
       await ensureIndexes(issues, issueIndexes);
     },
-    /** Writes issues read at change counter `v`; an older write finds no match, collides on `_id` and is dropped. */
-    async write(docs: IssueDoc[], v: number): Promise<void> {
-      if (docs.length === 0) return;
-      const ops = docs.map((doc) => ({ replaceOne: { filter: { _id: doc._id, v: { $lt: v } }, replacement: { ...doc, v }, upsert: true } }));
-      try {
-        await issues.bulkWrite(ops as AnyBulkWriteOperation<IssueDoc & { v: number }>[], { ordered: false });
-      } catch (err) {
-        if (!onlyDuplicates(err)) throw err;
-      }
-    },
-    /** The event change counter of the project's last flush (0: never), written before the issues. */
-    async flushedSeq(project: number): Promise<number> {
-      return (await marks.findOne({ _id: project }))?.seq ?? 0;
-    },
-    async setFlushedSeq(project: number, seq: number): Promise<void> {
-      try {
-        await marks.replaceOne({ _id: project, seq: { $lt: seq } }, { seq }, { upsert: true });
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-      }
-    },
+    /** Writes issues read at change counter `v`, never over a newer copy. */
+    write: (docs: IssueDoc[], v: number) => writeNewer(issues, docs.map((doc) => ({ ...doc, v }))),
+    /** The event change counter of the project's last flush (0: never), written before its issues. */
+    flushedSeq: marks.get,
+    setFlushedSeq: marks.raise,
     /** Every issue of a project (rebuilding its Redis state only). */
     ofProject(projectId: number): Promise<IssueDoc[]> {
       return issues.find({ project_id: projectId }).toArray();

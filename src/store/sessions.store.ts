@@ -18,7 +18,8 @@
 import type { AnyBulkWriteOperation, Collection, Db, IndexDescription } from 'mongodb';
 import type { HourRollup, ReleaseRollup } from '../domain/release-health.ts';
 import type { AggregateUpdate, SessionUpdate } from '../domain/sessions.ts';
-import { ensureIndexes, isDuplicateKey, onlyDuplicates } from './mongo.ts';
+import { ensureIndexes } from './mongo.ts';
+import { makeFlushMarks, writeNewer } from './versioned.ts';
 
 export const RETENTION_DAYS = 90;
 const RETENTION_MS = RETENTION_DAYS * 24 * 3600 * 1000;
@@ -58,11 +59,6 @@ interface BacklogDoc {
   received_at: Date;
 }
 
-interface FlushMarkDoc {
-  _id: number;
-  seq: number;
-}
-
 /** A rollup as the flusher writes it: `v` is the project's change counter it was read at. */
 export type Flushed<T> = T & { v: number };
 
@@ -71,21 +67,8 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
   const backlog = db.collection<BacklogDoc>('session_backlog');
   const hours = db.collection<Flushed<HourRollup>>('release_hours');
   const releases = db.collection<Flushed<ReleaseRollup>>('releases');
-  const marks = db.collection<FlushMarkDoc>('session_flush');
 
-  /**
-   * Writes documents whose `v` is newer than the stored one. An older write
-   * finds no match, its upsert then collides on `_id` and is dropped.
-   */
-  async function writeNewer<T extends { _id: string; v: number }>(collection: Collection<T>, docs: T[]): Promise<void> {
-    if (docs.length === 0) return;
-    const ops = docs.map((doc) => ({ replaceOne: { filter: { _id: doc._id, v: { $lt: doc.v } }, replacement: doc, upsert: true } }));
-    try {
-      await collection.bulkWrite(ops as unknown as AnyBulkWriteOperation<T>[], { ordered: false });
-    } catch (err) {
-      if (!onlyDuplicates(err)) throw err;
-    }
-  }
+  const marks = makeFlushMarks(db, 'session_flush');
 
   return {
     raw,
@@ -93,10 +76,15 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
     hours,
     releases,
     async ensureIndexes() {
-      // MongoDB expires raw batches by TTL; FerretDB v1 does not, so the retention job deletes them on both.
-      const ttl: IndexDescription[] = opts.ferretdb ? [] : [{ key: { received_at: 1 }, name: 'retention', expireAfterSeconds: RETENTION_MS / 1000 }];
       await ensureIndexes(backlog, [{ key: { received_at: 1 }, name: 'received_at' }]);
-      await ensureIndexes(raw, [{ key: { 'requests.project_id': 1, received_at: 1 }, name: 'project_received' }, ...ttl]);
+      // MongoDB expires raw batches by TTL; FerretDB v1 does not (the retention job deletes them on both), and
+      // answers no query from an index, so there the raw collection gets none: they would only slow every insert.
+      if (!opts.ferretdb) {
+        await ensureIndexes(raw, [
+          { key: { 'requests.project_id': 1, received_at: 1 }, name: 'project_received' },
+          { key: { received_at: 1 }, name: 'retention', expireAfterSeconds: RETENTION_MS / 1000 },
+        ]);
+      }
       await ensureIndexes(hours, [{ key: { project_id: 1, environment: 1, release: 1, hour: 1 }, name: 'release_hour' }, { key: { project_id: 1, environment: 1, hour: 1 }, name: 'env_hour' }]);
       await ensureIndexes(releases, [{ key: { project_id: 1, last_seen: -1 }, name: 'project_last_seen' }]);
     },
@@ -137,20 +125,10 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
     async writeRollups(docs: { hours: Flushed<HourRollup>[]; releases: Flushed<ReleaseRollup>[] }): Promise<void> {
       await Promise.all([writeNewer(hours, docs.hours), writeNewer(releases, docs.releases)]);
     },
-    /**
-     * The change counter of the last flush of the project (0: never flushed).
-     * It is written before the rollups, so no stored rollup has a newer `v`.
-     */
-    async flushedSeq(project: number): Promise<number> {
-      return (await marks.findOne({ _id: project }))?.seq ?? 0;
-    },
-    async setFlushedSeq(project: number, seq: number): Promise<void> {
-      try {
-        await marks.replaceOne({ _id: project, seq: { $lt: seq } }, { seq }, { upsert: true });
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err; // a newer mark is there already
-      }
-    },
+    /** The session change counter of the project's last flush (0: never), written before its rollups. */
+    flushedSeq: marks.get,
+    setFlushedSeq: marks.raise,
+
     /** Deletes raw batches past retention; rollups stay. */
     async deleteExpired(now: Date): Promise<Record<string, number>> {
       const cutoff = new Date(now.getTime() - RETENTION_MS);

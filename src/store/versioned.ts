@@ -1,0 +1,41 @@
+/**
+ * What the flusher writes to MongoDB: documents that carry `v`, the
+ * project's change counter when they were read from Redis, and per project
+ * the counter of the last flush (a "flush mark"). Two flushers at once, or a
+ * slow one, can then never put an older document over a newer one, and a
+ * Redis that comes back behind the mark is known to have lost state.
+ */
+import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
+import { isDuplicateKey, onlyDuplicates } from './mongo.ts';
+
+/**
+ * Writes each document unless the stored one is as new or newer: an older
+ * write finds no match, its upsert collides on `_id` and is dropped.
+ */
+export async function writeNewer<T extends { _id: string | number; v: number }>(collection: Collection<T>, docs: T[]): Promise<void> {
+  if (docs.length === 0) return;
+  const ops = docs.map((doc) => ({ replaceOne: { filter: { _id: doc._id, v: { $lt: doc.v } }, replacement: doc, upsert: true } }));
+  try {
+    await collection.bulkWrite(ops as unknown as AnyBulkWriteOperation<T>[], { ordered: false });
+  } catch (err) {
+    if (!onlyDuplicates(err)) throw err;
+  }
+}
+
+/** Per project, the change counter the last flush covered; written before the documents of that flush. */
+export function makeFlushMarks(db: Db, name: string) {
+  const marks = db.collection<{ _id: number; seq: number }>(name);
+  return {
+    /** 0: never flushed. */
+    async get(project: number): Promise<number> {
+      return (await marks.findOne({ _id: project }))?.seq ?? 0;
+    },
+    async raise(project: number, seq: number): Promise<void> {
+      try {
+        await marks.replaceOne({ _id: project, seq: { $lt: seq } }, { seq }, { upsert: true });
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err; // a newer mark is there already
+      }
+    },
+  };
+}
