@@ -1,15 +1,16 @@
 /**
- * Release rollups as pure functions.
+ * Release rollups as pure functions: the oracle of the Redis path.
  *
- * `planMerge` turns the stored state a batch touches plus the batch's
- * updates into the documents to write: sessions merged to their worst status,
- * each user's worst status per hour and per release, and the hourly and
- * release rollups moved by exactly the difference. Merging is idempotent
- * (worst status, highest error count) and aggregates are applied once by id,
- * so a retried or duplicated batch writes the same documents again.
+ * `planMerge` applies a batch's updates to a state: sessions merged to their
+ * worst status, each user's worst status per hour and per release, and the
+ * hourly and release rollups moved by exactly the difference. Merging is
+ * idempotent (worst status, highest error count) and aggregates are applied
+ * once by id. `replayPart` adds the update window; replaying the raw
+ * batches in order is the recount (src/state/rebuild.ts), and the merge
+ * script must give the same state (test/session-state.test.ts).
  *
- * `recount` computes the same rollups from the stored sessions alone; a
- * rollup must always equal it.
+ * `recount` computes the same rollups from final session states alone; the
+ * table tests hold `planMerge` to it.
  */
 import {
   addCounts,
@@ -122,10 +123,6 @@ export function emptyWrites(): MergeWrites {
   return { sessions: [], users: [], hours: [], releases: [], aggregates: [] };
 }
 
-export function writeCount(w: MergeWrites): number {
-  return w.sessions.length + w.users.length + w.hours.length + w.releases.length + w.aggregates.length;
-}
-
 /** Where a new session or an aggregate counts: its release, environment and hour of `started`. */
 export function newBucket(u: { release: string; environment: string; started: Date }): Bucket {
   return { release: u.release, environment: u.environment, started: u.started, hour: hourOf(u.started) };
@@ -138,36 +135,6 @@ export function newBucket(u: { release: string; environment: string; started: Da
  */
 export function sessionBucket(stored: Pick<SessionDoc, 'release' | 'environment' | 'started' | 'hour'> | undefined, update: SessionUpdate): Bucket {
   return stored ? { release: stored.release, environment: stored.environment, started: stored.started, hour: stored.hour } : newBucket(update);
-}
-
-/**
- * The rollup and user ids `planMerge` will touch, so they can be read first.
- * It follows each sid through the batch the way planMerge does: the first
- * report fixes the bucket, the first user id seen sticks.
- */
-export function touchedKeys(project: number, stored: Map<string, SessionDoc>, updates: SessionUpdate[], aggregates: AggregateUpdate[]) {
-  const hours = new Set<string>();
-  const releases = new Set<string>();
-  const users = new Set<string>();
-  const touch = (b: Bucket, did: string | null) => {
-    hours.add(keys.hour(project, b.release, b.environment, b.hour));
-    releases.add(keys.release(project, b.release, b.environment));
-    if (did) {
-      users.add(keys.user(project, b.release, b.environment, b.hour, did));
-      users.add(keys.user(project, b.release, b.environment, null, did));
-    }
-  };
-  const seen = new Map<string, { bucket: Bucket; did: string | null }>();
-  for (const u of updates) {
-    const id = keys.session(project, u.sid);
-    const doc = stored.get(id);
-    const prev = seen.get(id) ?? (doc ? { bucket: sessionBucket(doc, u), did: doc.did } : undefined);
-    const next = { bucket: prev?.bucket ?? newBucket(u), did: prev?.did ?? u.did };
-    seen.set(id, next);
-    touch(next.bucket, next.did);
-  }
-  for (const a of aggregates) touch(newBucket(a), a.did);
-  return { hours: [...hours], releases: [...releases], users: [...users] };
 }
 
 export function planMerge(
