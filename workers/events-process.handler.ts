@@ -14,11 +14,9 @@ import { detectBruteForce, detectStuffing, type Attempt, type Burst, type BurstS
 import type { JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
 import { entryOf, type EventEntry } from '../src/services/events.service.ts';
-import { DETECTION_LOOKBACK_MS, type AttemptEntry, type IssuesState } from '../src/state/issues.state.ts';
+import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, type AttemptEntry, type IssuesState } from '../src/state/issues.state.ts';
 import { eventKey } from '../src/store/events.store.ts';
 import { DEFAULT_ALERTS } from '../src/store/projects.store.ts';
-
-const ATTEMPT_KINDS = new Set(['login_failed', 'login_succeeded']);
 
 export async function processEventGroup(payload: JobPayloads['events.process'], runtime: Runtime, now: Date) {
   const { issuesState: state, keeper } = runtime;
@@ -42,7 +40,7 @@ export async function processEventGroup(payload: JobPayloads['events.process'], 
     // Detection runs on every delivery: a worker that died after the script but before this step is retried.
     if (attempts.length > 0) await detectBursts(runtime, project, attempts, receivedAt);
   }
-  await state.noteApplied([...byProject.keys()], payload.id);
+  await state.pending.noteApplied([...byProject.keys()], payload.id);
   return { projects: byProject.size, events: entries.length };
 }
 

@@ -33,7 +33,7 @@ export async function processSessionBatch(payload: JobPayloads['sessions.process
     totals.unchanged += result.code === 'already_applied' ? part.sessions.length : result.unchanged;
     totals.skipped += result.skipped;
   }
-  await state.noteApplied([...parts.keys()], batch._id);
+  await state.pending.noteApplied([...parts.keys()], batch._id);
   metrics.ingest('session', 'duplicated', totals.unchanged);
   return { projects: parts.size, ...totals };
 }

@@ -10,17 +10,26 @@ import type { JobName, JobPayloads, Queues } from './registry.ts';
 export interface SweepSource<N extends JobName> {
   job: N;
   unprocessed(olderThan: Date, limit: number): Promise<{ _id: string }[]>;
-  jobId(id: string, now: Date): string;
+  /** the job id the API gave the entry's job */
+  jobId(id: string): string;
   payload(id: string): JobPayloads[N];
 }
 
 export const SWEEP_GRACE_MS = 30_000;
 
+/**
+ * A swept entry gets a job id of its own, new once per slot: the job the API
+ * added may still exist in BullMQ (failed for good, or completed on a Redis
+ * state lost since), and adding a job under an existing id does nothing.
+ */
+const SWEEP_JOB_SLOT_MS = 5 * 60_000;
+
 export function makeSweep<N extends JobName>(queues: Queues, source: SweepSource<N>) {
   return async (now: Date, graceMs = SWEEP_GRACE_MS, batch = 500): Promise<number> => {
     const stale = await source.unprocessed(new Date(now.getTime() - graceMs), batch);
     if (stale.length === 0) return 0;
-    await queues.enqueueBulk(source.job, stale.map((d) => ({ payload: source.payload(d._id), jobId: source.jobId(d._id, now) })));
+    const slot = Math.floor(now.getTime() / SWEEP_JOB_SLOT_MS);
+    await queues.enqueueBulk(source.job, stale.map((d) => ({ payload: source.payload(d._id), jobId: `${source.jobId(d._id)}-sweep-${slot}` })));
     return stale.length;
   };
 }

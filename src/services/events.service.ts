@@ -7,7 +7,6 @@
  * stays on the backlog and the sweeper enqueues the group later, so nothing
  * acknowledged is lost.
  */
-import crypto from 'node:crypto';
 import { describeError, fingerprintOf, type ErrorEventShape } from '../domain/fingerprint.ts';
 import { ForbiddenError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -16,7 +15,7 @@ import type { Queues } from '../queues/registry.ts';
 import { makeSweep } from '../queues/sweep.ts';
 import { eventKey, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
-import { makeGroupCommit } from '../util/group-commit.ts';
+import { makeGroupCommit, newGroupId } from '../util/group-commit.ts';
 
 export interface EventBody extends ErrorEventShape {
   event_id: string;
@@ -44,8 +43,6 @@ export function groupJobId(id: string): string {
 
 /** Most events written in one group. */
 const GROUP_MAX_EVENTS = 1000;
-/** A swept group gets a new job id once per slot (see sessions.service.ts). */
-const SWEEP_JOB_SLOT_MS = 5 * 60_000;
 
 export function makeEventsService(deps: { events: EventsStore; queues: Queues; log: Logger; metrics: Metrics; writesInFlight: number }) {
   const { events, queues, log, metrics } = deps;
@@ -53,7 +50,7 @@ export function makeEventsService(deps: { events: EventsStore; queues: Queues; l
 
   const group = makeGroupCommit<{ doc: EventDoc; body: EventBody; duplicate?: boolean }>(
     async (items) => {
-      const id = `${Date.now().toString(36)}${crypto.randomBytes(8).toString('hex')}`;
+      const id = newGroupId();
       const receivedAt = new Date();
       for (const item of items) item.doc.batch = id;
       const duplicates = await events.insertGroup({ _id: id, received_at: receivedAt }, items.map((i) => i.doc));
@@ -107,7 +104,7 @@ export function makeEventsService(deps: { events: EventsStore; queues: Queues; l
     sweep: makeSweep(queues, {
       job: 'events.process',
       unprocessed: (olderThan, limit) => events.unprocessed(olderThan, limit),
-      jobId: (id, now) => `${groupJobId(id)}-sweep-${Math.floor(now.getTime() / SWEEP_JOB_SLOT_MS)}`,
+      jobId: groupJobId,
       payload: (id) => ({ id }),
     }),
 

@@ -1,10 +1,10 @@
 /**
  * Session ingestion (spec 4.4). A request is read into session updates and
  * aggregates (entries that break a rule are skipped), then written with the
- * other requests arriving at the same moment as one raw batch document
- * (one journaled insert into the backlog), and answered 202. One BullMQ job
- * per batch carries it to a worker; when Redis is unavailable the batch
- * waits on the backlog and the sweeper enqueues it later, so nothing
+ * other requests arriving at the same moment as one raw batch (journaled:
+ * its backlog marker, then the batch), and answered 202. One BullMQ job per
+ * batch carries it to a worker; when Redis is unavailable the marker stays on
+ * the backlog and the sweeper enqueues the batch later, so nothing
  * acknowledged is lost.
  */
 import crypto from 'node:crypto';
@@ -27,7 +27,7 @@ import type { Logger } from '../log.ts';
 import type { Queues } from '../queues/registry.ts';
 import { makeSweep } from '../queues/sweep.ts';
 import { packRequest, type SessionBatchDoc, type SessionsStore } from '../store/sessions.store.ts';
-import { makeGroupCommit } from '../util/group-commit.ts';
+import { makeGroupCommit, newGroupId } from '../util/group-commit.ts';
 
 /** What a body holds once read: the updates to store and what was skipped. */
 export interface ReadSessions {
@@ -54,11 +54,6 @@ export function batchJobId(id: string): string {
 
 /** Most sessions written in one raw batch document. */
 const GROUP_MAX_SESSIONS = 2000;
-/**
- * A swept batch gets a new job id once per slot: the job of its first id may
- * have failed for good, or completed on a Redis state that was lost since.
- */
-const SWEEP_JOB_SLOT_MS = 5 * 60_000;
 
 export function makeSessionsService(deps: {
   store: SessionsStore;
@@ -77,7 +72,7 @@ export function makeSessionsService(deps: {
   const group = makeGroupCommit<{ project: number; sessions: SessionUpdate[]; aggregates: AggregateUpdate[] }>(
     async (requests) => {
       const doc: SessionBatchDoc = {
-        _id: `${Date.now().toString(36)}${crypto.randomBytes(8).toString('hex')}`,
+        _id: newGroupId(),
         received_at: new Date(),
         requests: requests.map((r) => packRequest(r.project, r.sessions, r.aggregates)),
       };
@@ -144,7 +139,7 @@ export function makeSessionsService(deps: {
     sweep: makeSweep(queues, {
       job: 'sessions.process',
       unprocessed: (olderThan, limit) => store.unprocessedBatches(olderThan, limit),
-      jobId: (id, now) => `${batchJobId(id)}-sweep-${Math.floor(now.getTime() / SWEEP_JOB_SLOT_MS)}`,
+      jobId: batchJobId,
       payload: (id) => ({ id }),
     }),
 

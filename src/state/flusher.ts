@@ -20,18 +20,15 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { EventsStore } from '../store/events.store.ts';
 import type { IssuesStore } from '../store/issues.store.ts';
 import type { Flushed, SessionsStore } from '../store/sessions.store.ts';
+import type { PendingFlush } from './pending-flush.ts';
 import type { IssuesState } from './issues.state.ts';
 import type { StateKeeper } from './rebuild.ts';
 import type { RollupSnapshot, SessionState } from './sessions.state.ts';
 
-/** One kind of hot state the flusher copies: its changed projects, applied batches and how one project is written. */
+/** One kind of hot state the flusher copies: what waits for it, and how one project is written. */
 interface Stream {
   name: 'sessions' | 'issues';
-  appliedBatches(): Promise<string[]>;
-  forgetApplied(ids: string[]): Promise<void>;
-  dirtyProjects(): Promise<number[]>;
-  takeDirty(project: number): Promise<unknown>;
-  markDirty(project: number): Promise<unknown>;
+  pending: PendingFlush;
   /** Writes the project's changes; answers how many documents it wrote, or null when the state needs verifying first. */
   flushProject(project: number): Promise<number | null>;
   finishBatches(ids: string[]): Promise<void>;
@@ -55,11 +52,7 @@ export function makeFlusher(deps: {
   const streams: Stream[] = [
     {
       name: 'sessions',
-      appliedBatches: state.appliedBatches,
-      forgetApplied: state.forgetApplied,
-      dirtyProjects: state.dirtyProjects,
-      takeDirty: state.takeDirty,
-      markDirty: state.markDirty,
+      pending: state.pending,
       finishBatches: (ids) => deps.store.finishBatches(ids),
       async flushProject(project) {
         const snap = await state.snapshot(project);
@@ -78,11 +71,7 @@ export function makeFlusher(deps: {
     },
     {
       name: 'issues',
-      appliedBatches: issuesState.appliedBatches,
-      forgetApplied: issuesState.forgetApplied,
-      dirtyProjects: issuesState.dirtyProjects,
-      takeDirty: issuesState.takeDirty,
-      markDirty: issuesState.markDirty,
+      pending: issuesState.pending,
       finishBatches: (ids) => deps.eventsStore.finishBatches(ids),
       async flushProject(project) {
         const snap = await issuesState.snapshot(project);
@@ -98,11 +87,12 @@ export function makeFlusher(deps: {
 
   /** One stream's pass: the applied batches first, so their effects are in what the projects' snapshots read. */
   async function flushStream(stream: Stream, now: Date): Promise<number> {
-    const batches = await stream.appliedBatches();
+    const { pending } = stream;
+    const batches = await pending.appliedBatches();
     let failed = false;
     let written = 0;
-    for (const project of await stream.dirtyProjects()) {
-      await stream.takeDirty(project);
+    for (const project of await pending.dirtyProjects()) {
+      await pending.takeDirty(project);
       try {
         let n = await stream.flushProject(project);
         if (n === null) {
@@ -112,13 +102,13 @@ export function makeFlusher(deps: {
         written += n;
       } catch (err) {
         failed = true;
-        await stream.markDirty(project);
+        await pending.markDirty(project);
         log.warn({ stream: stream.name, project, err: (err as Error).message }, 'flush of a project failed; it is retried on the next tick');
       }
     }
     if (!failed && batches.length > 0) {
       await stream.finishBatches(batches);
-      await stream.forgetApplied(batches);
+      await pending.forgetApplied(batches);
     }
     return written;
   }

@@ -9,8 +9,12 @@ import type { Redis } from 'ioredis';
 import type { Attempt } from '../domain/bursts.ts';
 import type { IssueStatus } from '../domain/issue-status.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
-import { defineScripts, projectKeys } from './scripts.ts';
+import { makePendingFlush } from './pending-flush.ts';
+import { APPLY_CODES, defineScripts, dropProjectKeys, projectKeys, type ApplyCode } from './scripts.ts';
 import { APPLIED_MEMORY_MS } from './sessions.state.ts';
+
+/** The sign-in attempts the burst detectors read; other security kinds are stored and shown but do not count. */
+export const ATTEMPT_KINDS: ReadonlySet<string> = new Set(['login_failed', 'login_succeeded']);
 
 /** How far back the detectors read a group's attempts, and the most they read; bursts chained over longer spans may split. */
 export const DETECTION_LOOKBACK_MS = 24 * 3600 * 1000;
@@ -52,20 +56,17 @@ export interface BurstEntry {
   received?: Date;
 }
 
-export type Code = 'applied' | 'already_applied' | 'unverified';
-const CODES: Record<number, Code> = { 1: 'applied', 0: 'already_applied', [-1]: 'unverified' };
-
 export function makeIssuesState(redis: Redis, opts: { prefix: string }) {
   const r = defineScripts(redis);
-  const dirtyProjects = `${opts.prefix}:events:dirty-projects`;
-  const appliedBatches = `${opts.prefix}:events:applied-batches`;
   /** Issue ids come from one counter for all projects (a plain command: it is not in any project's slot). */
   const issueSeq = `${opts.prefix}:issues:seq`;
   const keys = (project: number) => projectKeys(opts.prefix, project);
+  const pending = makePendingFlush(redis, opts.prefix, 'events');
 
   return {
     redis,
     keys,
+    pending,
 
     /** The issue of each fingerprint, new ones numbered from the shared counter (first writer wins). */
     async issueIds(project: number, fingerprints: string[]): Promise<Map<string, number>> {
@@ -87,17 +88,17 @@ export function makeIssuesState(redis: Redis, opts: { prefix: string }) {
     },
     /** After a Redis restart: the counter never goes below the highest issue id MongoDB holds. */
     async raiseIssueSeq(atLeast: number): Promise<void> {
-      await redis.eval("if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end", 1, issueSeq, atLeast);
+      await r.raiseCounter(issueSeq, atLeast);
     },
 
-    async apply(project: number, batchId: string, receivedAt: Date, errors: ErrorEntry[], attempts: AttemptEntry[]): Promise<Code> {
+    async apply(project: number, batchId: string, receivedAt: Date, errors: ErrorEntry[], attempts: AttemptEntry[]): Promise<ApplyCode> {
       const k = keys(project);
       const entries = {
         e: errors.map((e) => [e.event, e.issue, String(e.at.getTime()), e.release ?? '', e.level, e.title, e.exception_type ?? '', e.company ?? '', e.fingerprint]),
         a: attempts.map((a) => [a.event_id, String(a.at.getTime()), a.kind, a.actor, a.group, a.ip ?? '']),
       };
       const [code] = await r.applyEvents(k.epoch, k.eseq, k.eapplied, k.edirty, k.base, batchId, receivedAt.getTime(), APPLIED_MEMORY_MS, `${DETECTION_LOOKBACK_MS}:${DETECTION_MAX_ATTEMPTS}`, JSON.stringify(entries));
-      return CODES[code]!;
+      return APPLY_CODES[code]!;
     },
 
     /** The attempts of a group (`ag`) or an ip (`aip`) since `since`, oldest first. */
@@ -131,22 +132,65 @@ export function makeIssuesState(redis: Redis, opts: { prefix: string }) {
       const issues = rows.filter(([, , fields]) => fields.length > 0).map(([id, version, fields, companies]) => ({ doc: readIssue(project, Number(id), fields, companies), version }));
       return { verified: verified === 1, seq, issues };
     },
+    /**
+     * Replaces the project's issue state (src/state/rebuild.ts): each issue
+     * as given, with its fingerprint, the sign-in attempts, the groups to
+     * count as applied and the change counter; every issue is marked changed,
+     * so the flusher writes it. Call with the project's epoch deleted.
+     */
+    async replace(project: number, issues: IssueDoc[], attempts: AttemptEntry[], applied: { id: string; at: Date }[], eseq: number): Promise<void> {
+      const k = keys(project);
+      await dropProjectKeys(redis, k.base, ['i:*', 'ic:*', 'ag:*', 'aip:*'], [`${k.base}fp`, k.eseq, k.eapplied, k.edirty]);
+      const pipe = redis.pipeline();
+      for (const doc of issues) {
+        pipe.hset(`${k.base}i:${doc._id}`, writeIssue(doc));
+        if (doc.companies.length > 0) pipe.sadd(`${k.base}ic:${doc._id}`, ...doc.companies);
+        pipe.hset(`${k.base}fp`, doc.fingerprint, String(doc._id));
+        pipe.hset(k.edirty, String(doc._id), String(eseq));
+      }
+      for (const a of attempts) {
+        const member = `${a.event_id}|${a.kind}|${a.actor}`;
+        pipe.zadd(`${k.base}ag:${a.group}`, a.at.getTime(), member);
+        if (a.ip) pipe.zadd(`${k.base}aip:${a.ip}`, a.at.getTime(), member);
+      }
+      for (const b of applied) pipe.zadd(k.eapplied, b.at.getTime(), b.id);
+      pipe.set(k.eseq, String(eseq));
+      await pipe.exec();
+      await pending.markDirty(project);
+    },
     async clear(project: number, written: { id: number; version: string }[]): Promise<void> {
       if (written.length > 0) await r.clearDirty(keys(project).edirty, ...written.flatMap((w) => [String(w.id), w.version]));
     },
 
-    async noteApplied(projects: number[], batchId: string): Promise<void> {
-      if (projects.length > 0) await redis.sadd(dirtyProjects, ...projects.map(String));
-      await redis.sadd(appliedBatches, batchId);
-    },
-    markDirty: (project: number) => redis.sadd(dirtyProjects, String(project)),
-    appliedBatches: () => redis.smembers(appliedBatches),
-    forgetApplied: async (ids: string[]) => void (ids.length > 0 && (await redis.srem(appliedBatches, ...ids))),
-    dirtyProjects: async () => (await redis.smembers(dirtyProjects)).map(Number),
-    takeDirty: (project: number) => redis.srem(dirtyProjects, String(project)),
   };
 }
 export type IssuesState = ReturnType<typeof makeIssuesState>;
+
+/** The document → an issue hash as apply-events-4.lua keeps it (the newest event is the one last seen). */
+function writeIssue(doc: IssueDoc): Record<string, string> {
+  const ms = (d: Date | null) => (d ? String(d.getTime()) : '');
+  return {
+    kind: doc.kind,
+    fingerprint: doc.fingerprint,
+    title: doc.title,
+    exception_type: doc.exception_type ?? '',
+    level: doc.level,
+    status: doc.status,
+    first: ms(doc.first_seen),
+    last: ms(doc.last_seen),
+    count: String(doc.event_count),
+    last_release: doc.last_release ?? '',
+    regressions: String(doc.regression_count),
+    resolves: String(doc.resolved_count),
+    resolved_at: ms(doc.resolved_at),
+    resolved_release: doc.resolved_release ?? '',
+    regressed_at: ms(doc.last_regressed_at),
+    regression_kind: doc.last_regression_kind ?? '',
+    created: ms(doc.created_at),
+    latest: doc.latest_event ?? '',
+    latest_at: doc.latest_event ? ms(doc.last_seen) : '',
+  };
+}
 
 /** An issue hash (apply-events-4.lua) → the document MongoDB keeps. */
 function readIssue(project: number, id: number, fields: string[], companies: string[]): IssueDoc {

@@ -14,13 +14,12 @@
  */
 import crypto from 'node:crypto';
 import { emptyState, replayPart, type BatchPart, type HourRollup, type ReleaseRollup } from '../domain/release-health.ts';
-import { hourOf, STATUSES } from '../domain/sessions.ts';
 import type { Logger } from '../log.ts';
 import { unpackRequest, type Flushed, type SessionBatchDoc, type SessionsStore } from '../store/sessions.store.ts';
 import type { EventDoc, EventsStore } from '../store/events.store.ts';
-import type { IssuesStore } from '../store/issues.store.ts';
-import { DETECTION_LOOKBACK_MS, type IssuesState } from './issues.state.ts';
-import { APPLIED_MEMORY_MS, encodeSession, type SessionState } from './sessions.state.ts';
+import type { IssueDoc, IssuesStore } from '../store/issues.store.ts';
+import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, type AttemptEntry, type IssuesState } from './issues.state.ts';
+import { APPLIED_MEMORY_MS, type SessionState } from './sessions.state.ts';
 
 const REBUILD_LEASE_MS = 10 * 60_000;
 
@@ -67,17 +66,6 @@ export function makeStateKeeper(deps: {
     }
   }
 
-  /** Deletes the project's keys that match any of the patterns (under its prefix). */
-  async function dropKeys(project: number, patterns: string[], exact: string[]): Promise<void> {
-    const base = state.keys(project).base;
-    await redis.del(...exact);
-    for (const pattern of patterns) {
-      for await (const found of redis.scanStream({ match: `${base}${pattern}`, count: 1000 })) {
-        if ((found as string[]).length > 0) await redis.unlink(...(found as string[]));
-      }
-    }
-  }
-
   /** Recounts the project's sessions from its raw batches into Redis and the MongoDB rollups. Hold the lease, epoch deleted. */
   async function rebuildSessions(project: number, now: Date): Promise<{ batches: number; sessions: number }> {
     const k = state.keys(project);
@@ -103,38 +91,8 @@ export function makeStateKeeper(deps: {
       releases: [...replayed.releases.values()].map(v) as Flushed<ReleaseRollup>[],
     });
 
-    // Then Redis: drop what the project had and write the recounted state.
-    await dropKeys(project, ['s:*', 'rh:*', 'rr:*', 'uh:*', 'ur:*'], [k.seq, k.applied, k.dirty]);
-    const userTtl = state.windowMs + 3600_000 + 86_400_000;
-    const live = (at: Date) => at.getTime() + userTtl > now.getTime();
-    const bucket = (d: { environment: string; release: string }) => JSON.stringify([d.environment, d.release]);
-    const counts = (c: Record<string, number>, prefix: string) => STATUSES.flatMap((s, i) => [`${prefix}${i}`, String(c[s])]);
-    const pipe = redis.pipeline();
-    let sessions = 0;
-    for (const s of replayed.sessions.values()) {
-      const expires = s.started.getTime() + state.windowMs;
-      if (expires <= now.getTime()) continue;
-      pipe.set(`${k.base}s:${s.sid}`, encodeSession({ ...s, hour: hourOf(s.started) }), 'PXAT', expires);
-      sessions += 1;
-    }
-    for (const u of replayed.users.values()) {
-      if (u.hour && !live(u.hour)) continue;
-      const key = u.hour ? `${k.base}uh:${u.hour.getTime()}:${bucket(u)}` : `${k.base}ur:${bucket(u)}`;
-      pipe.hset(key, u.did, String(STATUSES.indexOf(u.status)));
-      if (u.hour) pipe.pexpireat(key, u.hour.getTime() + userTtl);
-    }
-    for (const h of replayed.hours.values()) {
-      if (!live(h.hour)) continue;
-      const key = `${k.base}rh:${h.hour.getTime()}:${bucket(h)}`;
-      pipe.hset(key, ...counts(h.sessions, 's'), ...counts(h.users, 'u'));
-      pipe.pexpireat(key, h.hour.getTime() + userTtl);
-    }
-    for (const r of replayed.releases.values()) {
-      pipe.hset(`${k.base}rr:${bucket(r)}`, ...counts(r.sessions, 's'), ...counts(r.users, 'u'), 'f', String(r.first_seen.getTime()), 'l', String(r.last_seen.getTime()));
-    }
-    for (let i = 0; i < applied.length; i += 1000) pipe.zadd(k.applied, ...applied.slice(i, i + 1000).flat());
-    pipe.set(k.seq, String(seq));
-    await pipe.exec();
+    // Then Redis: the recounted state in place of what the project had.
+    const sessions = await state.replace(project, replayed, { seq, applied, now });
     log.warn({ project, batches, sessions, seq }, 'rebuilt the session state of a project from its raw batches');
     return { batches, sessions };
   }
@@ -166,33 +124,14 @@ export function makeStateKeeper(deps: {
         if (e.at >= c.last.at) c.last = e;
       }
     }
-    await dropKeys(project, ['i:*', 'ic:*', 'ag:*', 'aip:*'], [`${k.base}fp`, k.eseq, k.eapplied, k.edirty]);
-    const ms = (d: Date | null) => (d ? String(d.getTime()) : '');
-    const pipe = redis.pipeline();
-    for (const doc of docs) {
+    const recounted = docs.map((doc): IssueDoc => {
       const c = doc.kind === 'error' ? counted.get(doc.fingerprint) : undefined;
-      const latest = c ? c.last : doc.latest_event ? { _id: doc.latest_event, at: doc.last_seen } : null;
-      pipe.hset(`${k.base}i:${doc._id}`, {
-        kind: doc.kind, fingerprint: doc.fingerprint, title: doc.title, exception_type: doc.exception_type ?? '', level: doc.level,
-        status: doc.status, first: ms(c ? c.first.at : doc.first_seen), last: ms(c ? c.last.at : doc.last_seen), count: String(c ? c.count : doc.event_count),
-        last_release: (c ? c.last.release : doc.last_release) ?? '', regressions: String(doc.regression_count), resolves: String(doc.resolved_count),
-        resolved_at: ms(doc.resolved_at), resolved_release: doc.resolved_release ?? '', regressed_at: ms(doc.last_regressed_at),
-        regression_kind: doc.last_regression_kind ?? '', created: ms(doc.created_at), latest: latest?._id ?? '', latest_at: ms(latest?.at ?? null),
-      });
-      if (doc.companies.length > 0) pipe.sadd(`${k.base}ic:${doc._id}`, ...doc.companies);
-      pipe.hset(`${k.base}fp`, doc.fingerprint, String(doc._id));
-      pipe.hset(k.edirty, String(doc._id), String(eseq));
-    }
-    for (const a of attempts) {
-      if (a.security_kind !== 'login_failed' && a.security_kind !== 'login_succeeded') continue;
-      const member = `${a.event_id}|${a.security_kind}|${a.actor ?? ''}`;
-      pipe.zadd(`${k.base}ag:${a.group_key}`, a.at.getTime(), member);
-      if (a.ip) pipe.zadd(`${k.base}aip:${a.ip}`, a.at.getTime(), member);
-    }
-    for (const b of pending) pipe.zadd(k.eapplied, b.received_at.getTime(), b._id);
-    pipe.set(k.eseq, String(eseq));
-    await pipe.exec();
-    await issuesState.markDirty(project);
+      return c ? { ...doc, event_count: c.count, first_seen: c.first.at, last_seen: c.last.at, last_release: c.last.release, latest_event: c.last._id } : doc;
+    });
+    const detected: AttemptEntry[] = attempts
+      .filter((a) => ATTEMPT_KINDS.has(a.security_kind ?? ''))
+      .map((a) => ({ event_id: a.event_id, at: a.at, kind: a.security_kind!, actor: a.actor ?? '', group: a.group_key!, ip: a.ip }));
+    await issuesState.replace(project, recounted, detected, pending.map((b) => ({ id: b._id, at: b.received_at })), eseq);
     log.warn({ project, issues: docs.length, eseq }, 'rebuilt the issue state of a project from MongoDB and its stored events');
     return { issues: docs.length };
   }

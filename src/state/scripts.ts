@@ -20,6 +20,7 @@ const SCRIPTS = {
   applyBurst: 'apply-burst-3.lua',
   setIssueStatus: 'set-issue-status-3.lua',
   snapshotIssues: 'snapshot-issues-3.lua',
+  raiseCounter: 'raise-counter-1.lua',
 } as const;
 
 type Arg = string | number;
@@ -31,7 +32,12 @@ export interface ScriptCommands {
   applyBurst(epoch: string, seq: string, dirty: string, ...argv: Arg[]): Promise<number>;
   setIssueStatus(epoch: string, seq: string, dirty: string, ...argv: Arg[]): Promise<number>;
   snapshotIssues(epoch: string, seq: string, dirty: string, base: string, ...ids: string[]): Promise<[number, number, ...[string, string, string[], string[]][]]>;
+  raiseCounter(counter: string, atLeast: number): Promise<number>;
 }
+
+/** What an apply script answered: applied now, applied before (nothing changed), or the state needs verifying first. */
+export type ApplyCode = 'applied' | 'already_applied' | 'unverified';
+export const APPLY_CODES: Readonly<Record<number, ApplyCode>> = { 1: 'applied', 0: 'already_applied', [-1]: 'unverified' };
 
 export function defineScripts(redis: Redis): Redis & ScriptCommands {
   for (const [name, file] of Object.entries(SCRIPTS)) {
@@ -55,4 +61,14 @@ export function projectKeys(prefix: string, project: number) {
     eapplied: `${base}eapplied`,
     edirty: `${base}edirty`,
   };
+}
+
+/** Deletes a project's keys: the ones named, and those under its prefix matching any pattern (rebuilds only). */
+export async function dropProjectKeys(redis: Redis, base: string, patterns: string[], exact: string[]): Promise<void> {
+  await redis.del(...exact);
+  for (const pattern of patterns) {
+    for await (const found of redis.scanStream({ match: `${base}${pattern}`, count: 1000 })) {
+      if ((found as string[]).length > 0) await redis.unlink(...(found as string[]));
+    }
+  }
 }

@@ -10,14 +10,17 @@
  * the projects with rollups to flush, and the batches applied but not flushed.
  */
 import type { Redis } from 'ioredis';
-import type { BatchPart } from '../domain/release-health.ts';
+import type { BatchPart, MergeState } from '../domain/release-health.ts';
 import { hourOf, STATUSES, type SessionStatus, type StatusCounts } from '../domain/sessions.ts';
-import { defineScripts, projectKeys } from './scripts.ts';
+import { makePendingFlush } from './pending-flush.ts';
+import { APPLY_CODES, defineScripts, dropProjectKeys, projectKeys } from './scripts.ts';
 
 /** How long an applied batch id is remembered: far longer than any redelivery of its job. */
 export const APPLIED_MEMORY_MS = 24 * 3600 * 1000;
 
 const rank = (status: SessionStatus) => STATUSES.indexOf(status);
+/** How long hourly state (users and rollups of an hour) lives past its hour, as merge-sessions-4.lua sets it. */
+const hourlyTtlMs = (windowMs: number) => windowMs + 3600_000 + 86_400_000;
 const bucketOf = (environment: string, release: string) => JSON.stringify([environment, release]);
 
 /** A session's state as the script keeps it (tests and the recount read it). */
@@ -45,15 +48,12 @@ export interface RollupSnapshot {
   last_seen: Date | null;
 }
 
-export type ApplyCode = 'applied' | 'already_applied' | 'unverified';
-
 export function makeSessionState(redis: Redis, opts: { prefix: string; windowMs: number }) {
   const r = defineScripts(redis);
-  const dirtyProjects = `${opts.prefix}:sessions:dirty-projects`;
-  const appliedBatches = `${opts.prefix}:sessions:applied-batches`;
 
   return {
     redis,
+    pending: makePendingFlush(redis, opts.prefix, 'sessions'),
     keys: (project: number) => projectKeys(opts.prefix, project),
     windowMs: opts.windowMs,
 
@@ -65,20 +65,8 @@ export function makeSessionState(redis: Redis, opts: { prefix: string; windowMs:
         a: part.aggregates.map((a) => [bucketOf(a.environment, a.release), String(a.started.getTime()), String(hourOf(a.started).getTime()), a.did ?? '', a.counts.ok, a.counts.errored, a.counts.abnormal, a.counts.crashed]),
       };
       const [code, changed, unchanged, skipped] = await r.mergeSessions(k.epoch, k.seq, k.applied, k.dirty, k.base, batchId, receivedAt.getTime(), opts.windowMs, APPLIED_MEMORY_MS, JSON.stringify(entries));
-      const codes: Record<number, ApplyCode> = { 1: 'applied', 0: 'already_applied', [-1]: 'unverified' };
-      return { code: codes[code]!, changed, unchanged, skipped };
+      return { code: APPLY_CODES[code]!, changed, unchanged, skipped };
     },
-
-    /** After every part of a batch is applied: its projects have rollups to flush, and the batch waits for that flush. */
-    async noteApplied(projects: number[], batchId: string): Promise<void> {
-      if (projects.length > 0) await redis.sadd(dirtyProjects, ...projects.map(String));
-      await redis.sadd(appliedBatches, batchId);
-    },
-    appliedBatches: () => redis.smembers(appliedBatches),
-    forgetApplied: async (ids: string[]) => void (ids.length > 0 && (await redis.srem(appliedBatches, ...ids))),
-    dirtyProjects: async () => (await redis.smembers(dirtyProjects)).map(Number),
-    takeDirty: (project: number) => redis.srem(dirtyProjects, String(project)),
-    markDirty: (project: number) => redis.sadd(dirtyProjects, String(project)),
 
     /** The changed rollups of a project and its change counter, read atomically. */
     async snapshot(project: number): Promise<{ verified: boolean; seq: number; rollups: RollupSnapshot[] }> {
@@ -89,6 +77,48 @@ export function makeSessionState(redis: Redis, opts: { prefix: string; windowMs:
     },
     async clear(project: number, written: { key: string; version: string }[]): Promise<void> {
       if (written.length > 0) await r.clearDirty(projectKeys(opts.prefix, project).dirty, ...written.flatMap((w) => [w.key, w.version]));
+    },
+
+    /**
+     * Replaces the project's session state with a recounted one
+     * (src/state/rebuild.ts): the sessions still inside their update window,
+     * users and rollups of hours still live, every release rollup, the
+     * applied batch ids and the change counter. Call with the project's epoch
+     * deleted, so no script runs meanwhile. Returns the sessions kept.
+     */
+    async replace(project: number, replayed: MergeState, at: { seq: number; applied: [number, string][]; now: Date }): Promise<number> {
+      const k = projectKeys(opts.prefix, project);
+      await dropProjectKeys(redis, k.base, ['s:*', 'rh:*', 'rr:*', 'uh:*', 'ur:*'], [k.seq, k.applied, k.dirty]);
+      const ttl = hourlyTtlMs(opts.windowMs);
+      const live = (hour: Date) => hour.getTime() + ttl > at.now.getTime();
+      const counts = (c: StatusCounts, prefix: 's' | 'u') => STATUSES.flatMap((s, i) => [`${prefix}${i}`, String(c[s])]);
+      const pipe = redis.pipeline();
+      let sessions = 0;
+      for (const s of replayed.sessions.values()) {
+        const expires = s.started.getTime() + opts.windowMs;
+        if (expires <= at.now.getTime()) continue;
+        pipe.set(`${k.base}s:${s.sid}`, encodeSession(s), 'PXAT', expires);
+        sessions += 1;
+      }
+      for (const u of replayed.users.values()) {
+        if (u.hour && !live(u.hour)) continue;
+        const key = u.hour ? `${k.base}uh:${u.hour.getTime()}:${bucketOf(u.environment, u.release)}` : `${k.base}ur:${bucketOf(u.environment, u.release)}`;
+        pipe.hset(key, u.did, String(rank(u.status)));
+        if (u.hour) pipe.pexpireat(key, u.hour.getTime() + ttl);
+      }
+      for (const h of replayed.hours.values()) {
+        if (!live(h.hour)) continue;
+        const key = `${k.base}rh:${h.hour.getTime()}:${bucketOf(h.environment, h.release)}`;
+        pipe.hset(key, ...counts(h.sessions, 's'), ...counts(h.users, 'u'));
+        pipe.pexpireat(key, h.hour.getTime() + ttl);
+      }
+      for (const r of replayed.releases.values()) {
+        pipe.hset(`${k.base}rr:${bucketOf(r.environment, r.release)}`, ...counts(r.sessions, 's'), ...counts(r.users, 'u'), 'f', String(r.first_seen.getTime()), 'l', String(r.last_seen.getTime()));
+      }
+      for (let i = 0; i < at.applied.length; i += 1000) pipe.zadd(k.applied, ...at.applied.slice(i, i + 1000).flat());
+      pipe.set(k.seq, String(at.seq));
+      await pipe.exec();
+      return sessions;
     },
 
     /** A session's stored state, or null (unknown, or past the update window). */
@@ -106,7 +136,7 @@ export function makeSessionState(redis: Redis, opts: { prefix: string; windowMs:
 export type SessionState = ReturnType<typeof makeSessionState>;
 
 /** `rank|errors|hour|started|did|bucket`, as merge-sessions-4.lua writes it. */
-export function encodeSession(s: StoredSession): string {
+function encodeSession(s: StoredSession): string {
   return [rank(s.status), s.errors, s.hour.getTime(), s.started.getTime(), s.did ?? '', bucketOf(s.environment, s.release)].join('|');
 }
 

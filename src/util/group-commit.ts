@@ -3,6 +3,13 @@
  * write is in flight are written together by the next one. An idle system
  * writes at once (no timer), a busy one writes fewer, larger groups.
  */
+import crypto from 'node:crypto';
+
+/** An id for a group written at once: time-ordered (base-36 milliseconds), then random. */
+export function newGroupId(): string {
+  return `${Date.now().toString(36)}${crypto.randomBytes(8).toString('hex')}`;
+}
+
 export interface GroupCommitOptions<T> {
   /** most items in one write */
   maxItems: number;
