@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const [mode, ...args] = process.argv.slice(2);
@@ -52,7 +52,10 @@ function ensureChromium() {
 const bin = path.join(root, 'bin', 'lookout.mjs');
 switch (mode) {
   case 'start':
-    process.exit(run(process.execPath, [bin, 'start', ...args]));
+    // This process becomes the service (argv already reads `… start [args]`), so the PID that npm (or a
+    // process manager) started is the one that handles SIGTERM and SIGINT and stops everything it started.
+    await import(pathToFileURL(bin).href);
+    break;
   case 'test': {
     ensureChromium();
     // Build the embedded FerretDB before vitest starts, so its first build is not timed.

@@ -5,7 +5,7 @@
  */
 import crypto from 'node:crypto';
 import type { Config } from '../config/index.ts';
-import { makeValidator } from './http/validation.ts';
+import { makeValidator } from './validation/validator.ts';
 import type { Logger } from './log.ts';
 import { makeMetrics } from './metrics/metrics.ts';
 import { Redis } from 'ioredis';
@@ -28,8 +28,18 @@ export interface RuntimeUrls {
   mongoUrl: string;
 }
 
-export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger) {
-  const mongo = await connectMongo(urls.mongoUrl, config.mongoDb);
+/** Redis did not answer within a command-line tool's patience (`storeTimeoutMs`). */
+export class StoreTimeoutError extends Error {
+  override name = 'StoreTimeoutError';
+}
+
+/**
+ * `storeTimeoutMs`: how long to wait for each store before failing (the
+ * admin CLI's few seconds); unset, the drivers' own patience, and Redis is
+ * not waited for (the API serves while it is away).
+ */
+export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger, opts: { storeTimeoutMs?: number } = {}) {
+  const mongo = await connectMongo(urls.mongoUrl, config.mongoDb, opts.storeTimeoutMs);
   const stores = makeStores(mongo);
   await stores.ensureIndexes();
   const resolver = makeKeyResolver(stores.projects, config.keyCacheSeconds);
@@ -43,6 +53,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   /** The hot state of release health (src/state/), on its own connection; a failed call is retried by its job. */
   const stateRedis = new Redis(urls.redisUrl, { maxRetriesPerRequest: 5 });
   stateRedis.on('error', (err: Error) => log.debug({ err: err.message }, 'state connection error; reconnecting'));
+  if (opts.storeTimeoutMs !== undefined) await answersWithin(stateRedis, opts.storeTimeoutMs);
   const state = makeSessionState(stateRedis, { prefix: config.queuePrefix, windowMs: config.sessionUpdateWindowMs });
   const issuesState = makeIssuesState(stateRedis, { prefix: config.queuePrefix });
   const keeper = makeStateKeeper({ state, store: stores.sessions, issuesState, issuesStore: stores.issues, eventsStore: stores.events, log });
@@ -78,4 +89,19 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     },
   };
 }
+async function answersWithin(redis: Redis, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreTimeoutError(`Redis did not answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([redis.ping(), timeout]);
+  } catch (err) {
+    redis.disconnect();
+    throw err instanceof StoreTimeoutError ? err : new StoreTimeoutError((err as Error).message);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export type Runtime = Awaited<ReturnType<typeof makeRuntime>>;

@@ -1,17 +1,19 @@
 /**
  * `npm start`: embedded stores when their URLs are unset, the HTTP API in
- * this process and one worker process beside it, restarted if it dies.
- * SIGTERM/SIGINT stop the API (in-flight requests finish), then the worker,
- * then the stores.
+ * this process and one worker process beside it, restarted if it dies. One
+ * instance per data folder (src/embedded/instance.ts). SIGTERM/SIGINT, even
+ * during start-up, stop the API (in-flight requests finish), then the
+ * worker, then the stores.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/index.ts';
-import { startStores, storeUrls } from './embedded/stores.ts';
+import { assertPortFree, claimInstance, portTaken } from './embedded/instance.ts';
+import { startStores, storeUrls, type StoreUrls } from './embedded/stores.ts';
 import { startApi } from './http/server.ts';
 import { makeLogger, type Logger } from './log.ts';
 import type { Metrics } from './metrics/metrics.ts';
-import { makeRuntime } from './runtime.ts';
+import { makeRuntime, type Runtime } from './runtime.ts';
 import { onStopSignal } from './signals.ts';
 
 const BIN = fileURLToPath(new URL('../bin/lookout.mjs', import.meta.url));
@@ -19,29 +21,61 @@ const BIN = fileURLToPath(new URL('../bin/lookout.mjs', import.meta.url));
 export async function start(config: Config): Promise<void> {
   const log = makeLogger(config.logLevel, 'lookout');
   const say = (line: string) => process.stderr.write(`lookout: ${line}\n`);
-  const stores = await startStores(config, say);
-  const runtime = await makeRuntime(config, stores, log);
-  const api = await startApi(runtime, { host: config.host, port: config.port });
-
+  // One instance per data folder, claimed before any store is touched: a second start leaves the first alone.
+  const instance = claimInstance(config.dataDir);
+  const parts: { stores?: StoreUrls; runtime?: Runtime; api?: Api; worker?: Supervised } = {};
   let stopping = false;
-  const worker = superviseWorker(stores, log, runtime.metrics, () => stopping);
 
-  say(`API listening on ${api.url}`);
-  say(`Redis ${stores.redisUrl}  MongoDB ${stores.mongoUrl}${config.mongoUrl ? '' : ' (FerretDB)'}  database ${config.mongoDb}`);
-  say('create an organisation and project: npx lookout admin org create --name Acme');
+  // A stop signal during start-up waits for the step under way, then undoes what was started.
+  const startup = (async () => {
+    await assertPortFree(config.host, config.port, 'PORT');
+    parts.stores = await startStores(config, say);
+    if (stopping) return;
+    parts.runtime = await makeRuntime(config, parts.stores, log);
+    if (stopping) return;
+    parts.api = await startApi(parts.runtime, { host: config.host, port: config.port }).catch((err: NodeJS.ErrnoException) => {
+      throw err.code === 'EADDRINUSE' ? portTaken(config.host, config.port, 'PORT') : err;
+    });
+    if (stopping) return;
+    parts.worker = superviseWorker(parts.stores, log, parts.runtime.metrics, config.shutdownTimeoutMs, () => stopping);
+  })();
 
   async function stop(signal: string) {
-    if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
-    await api.close();
-    await worker.stop();
-    await runtime.close();
-    await stores.stop();
+    await startup.catch(() => {});
+    await parts.api?.close();
+    await parts.worker?.stop();
+    await parts.runtime?.close();
+    await parts.stores?.stop();
+    instance.release();
     process.exit(0);
   }
   onStopSignal(stop);
+
+  try {
+    await startup;
+  } catch (err) {
+    await parts.runtime?.close().catch(() => {});
+    await parts.stores?.stop();
+    instance.release();
+    throw err;
+  }
+  if (stopping) return;
+  const { stores, runtime, api } = parts as Required<typeof parts>;
+  instance.record({ api_url: api.url, redis_url: stores.redisUrl, mongodb_url: stores.mongoUrl });
+  say(`API listening on ${api.url}`);
+  say(`Redis ${stores.redisUrl}  MongoDB ${stores.mongoUrl}${config.mongoUrl ? '' : ' (FerretDB)'}  database ${config.mongoDb}`);
+  const orgs = await runtime.admin.listOrgs();
+  say(
+    orgs.length === 0
+      ? 'next: create an organisation and a project (npx lookout admin org create --name Acme; README "First requests")'
+      : `${orgs.length} organisation(s); list them with npx lookout admin org list, their projects with npx lookout admin project list`,
+  );
 }
+
+type Api = Awaited<ReturnType<typeof startApi>>;
+type Supervised = ReturnType<typeof superviseWorker>;
 
 /** Restart delays of a dead worker: doubling from 1 s up to 30 s, back to 1 s after a minute of running. */
 const RESTART_FIRST_MS = 1000;
@@ -54,14 +88,24 @@ const RESTART_RESET_AFTER_MS = 60_000;
  * log line and `lookout_worker_restarts_total`; only SIGTERM/SIGINT stop
  * the service.
  */
-function superviseWorker(stores: { redisUrl: string; mongoUrl: string }, log: Logger, metrics: Metrics, stopping: () => boolean) {
+function superviseWorker(
+  stores: { redisUrl: string; mongoUrl: string },
+  log: Logger,
+  metrics: Metrics,
+  shutdownTimeoutMs: number,
+  stopping: () => boolean,
+) {
   let child: ChildProcess;
   let delay = RESTART_FIRST_MS;
   let timer: NodeJS.Timeout | null = null;
   const run = () => {
     const startedAt = Date.now();
-    // The worker reaches the same stores through explicit URLs.
-    child = spawn(process.execPath, [BIN, 'worker'], { stdio: 'inherit', env: { ...process.env, REDIS_URL: stores.redisUrl, MONGODB_URL: stores.mongoUrl } });
+    // The worker reaches the same stores through explicit URLs. The IPC channel tells it when this process
+    // is gone (even killed outright), so it never outlives the service.
+    child = spawn(process.execPath, [BIN, 'worker'], {
+      stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, REDIS_URL: stores.redisUrl, MONGODB_URL: stores.mongoUrl },
+    });
     child.on('exit', (code, signal) => {
       if (stopping()) return;
       if (Date.now() - startedAt > RESTART_RESET_AFTER_MS) delay = RESTART_FIRST_MS;
@@ -76,8 +120,12 @@ function superviseWorker(stores: { redisUrl: string; mongoUrl: string }, log: Lo
     async stop() {
       if (timer) clearTimeout(timer);
       if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
+      // The worker lets running jobs finish within the shutdown deadline; past it (and a margin) it is killed.
+      const kill = setTimeout(() => child.kill('SIGKILL'), shutdownTimeoutMs + 5000);
+      await exited;
+      clearTimeout(kill);
     },
   };
 }

@@ -13,7 +13,7 @@ import { freePort, type ManagedProcess } from '../src/embedded/process.ts';
 import { startRedis } from '../src/embedded/redis.ts';
 import { call, drained, eventId, makeProject, rollupsAndRecount, sessionStatuses, startTestContext, type TestContext } from './helpers/context.ts';
 import { startProcess } from './helpers/process.ts';
-import { adminCommand } from '../src/cli/admin.ts';
+import { parseAdminCommand } from '../src/cli/admin.ts';
 
 let ctx: TestContext;
 let redis: ManagedProcess;
@@ -167,7 +167,7 @@ describe('npx lookout admin recount', () => {
       const truth = await ctx.runtime.state.session(project, 'recount-1-xxxxxxxx');
       await redis.set(`${base}s:recount-1-xxxxxxxx`, '3|9|0|0||["production","r@1"]');
 
-      const result = await adminCommand(ctx.runtime, ['recount', '--project', String(project)]);
+      const result = await parseAdminCommand(['recount', '--project', String(project)])(ctx.runtime);
       expect(result).toMatchObject({ project: String(project), batches: 5 });
       const after = await rollupsAndRecount(ctx, project);
       expect(after.stored).toEqual(after.recounted);

@@ -5,8 +5,8 @@
  * off by the deadline is retried by another worker (BullMQ's stalled check).
  */
 import { UnrecoverableError, Worker } from 'bullmq';
-import { parseArgs } from 'node:util';
 import { QUEUE_NAMES, type Config, type QueueKey } from '../config/index.ts';
+import { parseOptions, UsageError } from '../src/cli/usage.ts';
 import { storeUrls } from '../src/embedded/stores.ts';
 import { makeLogger } from '../src/log.ts';
 import { publishMetrics } from '../src/metrics/fleet.ts';
@@ -121,24 +121,31 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
   };
 }
 
-export async function runWorkerCli(config: Config, args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { queues: { type: 'string' }, concurrency: { type: 'string' } }, strict: true });
+/** Reads `lookout worker` options; a bad one is a UsageError (one line, exit 2). */
+export function parseWorkerArgs(args: string[]): { queues: QueueKey[]; concurrency?: number } {
+  const values = parseOptions(args, { queues: { type: 'string' }, concurrency: { type: 'string' } });
   const queues = (values.queues?.split(',').map((q) => q.trim()) ?? [...QUEUE_NAMES]) as QueueKey[];
   const unknown = queues.filter((q) => !(QUEUE_NAMES as readonly string[]).includes(q));
-  if (unknown.length) throw new Error(`unknown queue(s) ${unknown.join(', ')}; known: ${QUEUE_NAMES.join(', ')}`);
-  let concurrency: number | undefined;
-  if (values.concurrency !== undefined) {
-    concurrency = Number(values.concurrency);
-    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) throw new Error('--concurrency takes 1 to 1000');
+  if (unknown.length) throw new UsageError(`--queues: unknown queue ${unknown.join(', ')}; the queues are ${QUEUE_NAMES.join(', ')}`);
+  if (values.concurrency === undefined) return { queues };
+  const concurrency = Number(values.concurrency);
+  if (!/^\d+$/.test(values.concurrency) || concurrency < 1 || concurrency > 1000) {
+    throw new UsageError(`--concurrency takes a whole number from 1 to 1000, not "${values.concurrency}"`);
   }
+  return { queues, concurrency };
+}
+
+export async function runWorkerCli(config: Config, args: string[]): Promise<void> {
+  const { queues, concurrency } = parseWorkerArgs(args);
   const log = makeLogger(config.logLevel, 'worker');
   const runtime = await makeRuntime(config, storeUrls(config), log);
   const running = await startWorkers(runtime, { queues, concurrency });
-  const stop = async (signal: string) => {
+  const stopNow = onStopSignal(async (signal: string) => {
     log.info({ signal }, 'worker shutting down');
     await running.close();
     await runtime.close();
     process.exit(0);
-  };
-  onStopSignal(stop);
+  });
+  // Started by `lookout start`: its IPC channel closes when that process is gone, even killed outright.
+  if (process.connected) process.once('disconnect', () => stopNow('parent exited'));
 }

@@ -3,31 +3,45 @@
  * a failure prints a message on stderr and exits non-zero. With no variable
  * set it reaches the stores that `npm start` runs.
  */
-import { parseArgs } from 'node:util';
 import type { Config } from '../../config/index.ts';
+import path from 'node:path';
+import { readInstance } from '../embedded/instance.ts';
 import { storeUrls } from '../embedded/stores.ts';
 import { AppError } from '../errors.ts';
 import { makeLogger } from '../log.ts';
-import { makeRuntime, type Runtime } from '../runtime.ts';
+import { makeRuntime, StoreTimeoutError, type Runtime } from '../runtime.ts';
+import { parseOptions, UsageError } from './usage.ts';
 
-const HELP = `lookout admin <command>
+/** Every admin command: its words, options and what it does; the help text is made from this list. */
+export const ADMIN_COMMANDS = [
+  ['org create', '--name N [--plan P] [--seats N|unlimited]', 'new organisation (defaults: plan free, seats unlimited)'],
+  ['org list', '', 'every organisation: id, name, plan, seats'],
+  ['org set', '--org ID [--name N] [--plan P] [--seats N|unlimited]', 'change name, plan or seats'],
+  ['org show', '--org ID', 'the organisation with its people and used seats'],
+  ['project create', '--org ID --name N [--security-monitoring on|off]', 'new project; prints its secret key (only here and on rotation)'],
+  ['project list', '[--org ID]', "every project, or one organisation's; never a secret key"],
+  ['project set', '--project ID [--name N] [--enabled on|off] [--security-monitoring on|off]', 'change a project'],
+  ['project show', '--project ID', 'project, binding and alert settings'],
+  ['project unbind', '--project ID', 'free the project and its installation so either can activate again'],
+  ['key rotate', '--project ID --kind secret|public', 'new key; a rotated secret keeps the binding'],
+  ['member add|remove', '--org ID --email E', 'organisation members (count against seats)'],
+  ['invite add|remove', '--org ID --email E', 'pending invitations (count against seats)'],
+  ['email-rule add|remove', '--org ID --email E', 'email rules (count against seats)'],
+  ['alerts set', '--project ID [--threshold N] [--window-seconds S] [--cooldown-seconds S] [--stuffing-threshold N]', 'sign-in burst detection'],
+  ['recount', '--project ID', "rebuild the project's hot state and rollups from its raw batches and stored events"],
+] as const;
 
-  org create --name N [--plan P] [--seats N|unlimited]
-  org set --org ID [--name N] [--plan P] [--seats N|unlimited]
-  org show --org ID
-  project create --org ID --name N [--security-monitoring on|off]
-  project set --project ID [--name N] [--enabled on|off] [--security-monitoring on|off]
-  project show --project ID
-  project unbind --project ID
-  key rotate --project ID --kind secret|public
-  member add|remove --org ID --email E
-  invite add|remove --org ID --email E
-  email-rule add|remove --org ID --email E
-  alerts set --project ID [--threshold N] [--window-seconds S] [--cooldown-seconds S] [--stuffing-threshold N]
-  recount --project ID        rebuild the project's session state in Redis and its rollups from the raw batches
-`;
+/** The row of ADMIN_COMMANDS that `words` name (`member add` matches `member add|remove`). */
+function commandRows(words: string[]) {
+  return ADMIN_COMMANDS.filter(([command]) => words.every((w, i) => command.split(' ')[i]?.split('|').includes(w)));
+}
 
-export class UsageError extends Error {}
+export function adminHelp(filter: string[] = []): string {
+  const chosen = commandRows(filter);
+  if (chosen.length === 0) throw new UsageError(`unknown admin command: ${filter.join(' ')}`);
+  const lines = chosen.map(([words, options, about]) => `  ${`${words} ${options}`.trim()}\n      ${about}`);
+  return `lookout admin <command> [options]   each prints one JSON document on stdout\n\n${lines.join('\n')}\n`;
+}
 
 const OPTIONS = {
   name: { type: 'string' },
@@ -46,6 +60,7 @@ const OPTIONS = {
 } as const;
 
 type Values = Partial<Record<keyof typeof OPTIONS, string>>;
+
 
 function need(values: Values, name: keyof Values): string {
   const value = values[name];
@@ -82,37 +97,64 @@ function defined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
-/** Runs one admin command on a runtime and returns the JSON document to print. */
-export async function adminCommand(runtime: Runtime, args: string[]): Promise<unknown> {
-  const { values, positionals } = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+/** An admin command read from its arguments: usage errors are found here, before any store is reached. */
+export type AdminRun = (runtime: Runtime) => Promise<unknown>;
+
+export function parseAdminCommand(args: string[]): AdminRun {
+  const leading = args.slice(0, 2).filter((a, i) => !a.startsWith('-') && (i === 0 || !args[0]!.startsWith('-')));
+  const positionals = leading[0] === 'recount' ? leading.slice(0, 1) : leading;
+  const [row] = commandRows(positionals).filter(([words]) => words.split(' ').length === positionals.length);
+  if (!row) {
+    const verbs = commandRows(positionals.slice(0, 1)).flatMap(([words]) => words.split(' ')[1]?.split('|') ?? []);
+    if (positionals.length === 1 && verbs.length) throw new UsageError(`${positionals[0]} needs one of: ${verbs.join(', ')}`);
+    throw new UsageError(`unknown admin command: ${positionals.join(' ') || '(none)'}`);
+  }
+  // Each command takes only the options its help line names.
+  const allowed = [...row[1].matchAll(/--([a-z-]+)/g)].map((m) => m[1] as keyof typeof OPTIONS);
+  const { _: extra, ...values } = parseOptions(args.slice(positionals.length), Object.fromEntries(allowed.map((o) => [o, OPTIONS[o]])));
+  if (extra.length) throw new UsageError(`unexpected argument: ${extra.join(' ')}`);
   const [noun, verb] = positionals;
-  const admin = runtime.admin;
-  switch (`${noun} ${verb}`) {
-    case 'org create':
-      return admin.createOrg({ name: need(values, 'name'), plan: values.plan ?? 'free', seats: seats(values) ?? null });
-    case 'org set':
-      return admin.setOrg(id(values, 'org'), defined({ name: values.name, plan: values.plan, seats: seats(values) }));
-    case 'org show':
-      return admin.showOrg(id(values, 'org'));
-    case 'project create':
-      return admin.createProject({
-        org: id(values, 'org'),
-        name: need(values, 'name'),
-        securityMonitoring: onOff(values, 'security-monitoring') ?? true,
-      });
-    case 'project set':
-      return admin.setProject(
-        id(values, 'project'),
-        defined({ name: values.name, enabled: onOff(values, 'enabled'), security_monitoring: onOff(values, 'security-monitoring') }),
-      );
-    case 'project show':
-      return admin.showProject(id(values, 'project'));
-    case 'project unbind':
-      return admin.unbind(id(values, 'project'));
+  switch (positionals.join(' ')) {
+    case 'org create': {
+      const input = { name: need(values, 'name'), plan: values.plan ?? 'free', seats: seats(values) ?? null };
+      return (rt) => rt.admin.createOrg(input);
+    }
+    case 'org list':
+      return async (rt) => ({ orgs: await rt.admin.listOrgs() });
+    case 'org set': {
+      const [org, set] = [id(values, 'org'), defined({ name: values.name, plan: values.plan, seats: seats(values) })];
+      return (rt) => rt.admin.setOrg(org, set);
+    }
+    case 'org show': {
+      const org = id(values, 'org');
+      return (rt) => rt.admin.showOrg(org);
+    }
+    case 'project create': {
+      const input = { org: id(values, 'org'), name: need(values, 'name'), securityMonitoring: onOff(values, 'security-monitoring') ?? true };
+      return (rt) => rt.admin.createProject(input);
+    }
+    case 'project list': {
+      const org = values.org === undefined ? undefined : id(values, 'org');
+      return async (rt) => ({ projects: await rt.admin.listProjects(org) });
+    }
+    case 'project set': {
+      const project = id(values, 'project');
+      const set = defined({ name: values.name, enabled: onOff(values, 'enabled'), security_monitoring: onOff(values, 'security-monitoring') });
+      return (rt) => rt.admin.setProject(project, set);
+    }
+    case 'project show': {
+      const project = id(values, 'project');
+      return (rt) => rt.admin.showProject(project);
+    }
+    case 'project unbind': {
+      const project = id(values, 'project');
+      return (rt) => rt.admin.unbind(project);
+    }
     case 'key rotate': {
       const kind = need(values, 'kind');
       if (kind !== 'secret' && kind !== 'public') throw new UsageError('--kind takes secret or public');
-      return admin.rotateKey(id(values, 'project'), kind);
+      const project = id(values, 'project');
+      return (rt) => rt.admin.rotateKey(project, kind);
     }
     case 'member add':
     case 'member remove':
@@ -121,57 +163,77 @@ export async function adminCommand(runtime: Runtime, args: string[]): Promise<un
     case 'email-rule add':
     case 'email-rule remove': {
       const list = noun === 'member' ? 'members' : noun === 'invite' ? 'invites' : 'email_rules';
-      return admin.person(id(values, 'org'), list, verb as 'add' | 'remove', need(values, 'email'));
+      const [org, email] = [id(values, 'org'), need(values, 'email')];
+      return (rt) => rt.admin.person(org, list, verb as 'add' | 'remove', email);
     }
-    case 'alerts set':
-      return admin.setAlerts(
-        id(values, 'project'),
-        defined({
-          threshold: positive(values, 'threshold', 100_000),
-          window_seconds: positive(values, 'window-seconds', 30 * 86_400),
-          cooldown_seconds: positive(values, 'cooldown-seconds', 30 * 86_400),
-          stuffing_threshold: positive(values, 'stuffing-threshold', 100_000),
-        }),
-      );
-    case 'recount undefined': {
+    case 'alerts set': {
       const project = id(values, 'project');
-      await admin.showProject(project); // 404 for an unknown project
-      return { project: String(project), ...(await runtime.keeper.rebuild(project, new Date())) };
+      const set = defined({
+        threshold: positive(values, 'threshold', 100_000),
+        window_seconds: positive(values, 'window-seconds', 30 * 86_400),
+        cooldown_seconds: positive(values, 'cooldown-seconds', 30 * 86_400),
+        stuffing_threshold: positive(values, 'stuffing-threshold', 100_000),
+      });
+      return (rt) => rt.admin.setAlerts(project, set);
+    }
+    case 'recount': {
+      const project = id(values, 'project');
+      return async (rt) => {
+        await rt.admin.showProject(project); // 404 for an unknown project
+        return { project: String(project), ...(await rt.keeper.rebuild(project, new Date())) };
+      };
     }
     default:
-      throw new UsageError(`unknown command: ${positionals.join(' ') || '(none)'}\n\n${HELP}`);
+      throw new UsageError(`unknown admin command: ${positionals.join(' ') || '(none)'}`);
   }
 }
 
+/** How long the admin CLI waits for a store before saying how to reach it. */
+const STORE_TIMEOUT_MS = 3000;
+
+/** Runs `lookout admin …`; returns the exit code (a usage error is thrown to the caller: exit 2). */
 export async function runAdmin(config: Config, args: string[]): Promise<number> {
-  if (args.length === 0 || args[0] === 'help' || args.includes('--help')) {
-    process.stdout.write(HELP);
+  if (args.length === 0 || args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(adminHelp());
     return 0;
   }
+  if (args[0] === 'help') {
+    process.stdout.write(adminHelp(args.slice(1)));
+    return 0;
+  }
+  const run = parseAdminCommand(args);
+  const urls = storeUrls(config);
   let runtime: Runtime | undefined;
   try {
-    runtime = await makeRuntime(config, storeUrls(config), makeLogger('silent', 'admin'));
-    const result = await adminCommand(runtime, args);
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    runtime = await makeRuntime(config, urls, makeLogger('silent', 'admin'), { storeTimeoutMs: STORE_TIMEOUT_MS });
+    process.stdout.write(`${JSON.stringify(await run(runtime), null, 2)}\n`);
     return 0;
   } catch (err) {
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`${(err as Error).message}\n`);
-      return 2;
-    }
     if (err instanceof AppError) {
       process.stderr.write(`${err.reason}: ${err.message}\n`);
       return 1;
     }
-    if ((err as Error).name === 'MongoServerSelectionError') {
-      process.stderr.write(
-        `cannot reach MongoDB at ${storeUrls(config).mongoUrl}: is Lookout running (npm start), or is MONGODB_URL right?\n`,
-      );
-      return 1;
-    }
-    process.stderr.write(`${(err as Error).message}\n`);
+    const unreachable = storeUnreachable(err, config, urls);
+    process.stderr.write(`${unreachable ?? (err as Error).message}\n`);
     return 1;
   } finally {
     await runtime?.close();
   }
+}
+
+/** The message for a store that did not answer: which one, at which URL, and the variables that would fix it. */
+function storeUnreachable(err: unknown, config: Config, urls: { redisUrl: string; mongoUrl: string }): string | null {
+  const name = (err as Error).name;
+  const store =
+    name === 'MongoServerSelectionError' || name === 'MongoNetworkError'
+      ? { what: 'MongoDB', url: urls.mongoUrl, variable: 'MONGODB_URL' }
+      : err instanceof StoreTimeoutError
+        ? { what: 'Redis', url: urls.redisUrl, variable: 'REDIS_URL' }
+        : null;
+  if (!store) return null;
+  const running = readInstance(config.dataDir);
+  const hint = running
+    ? `the Lookout running in ${path.resolve(config.dataDir)} (PID ${running.pid}) recorded this URL; is it still starting?`
+    : `no Lookout runs in ${path.resolve(config.dataDir)}: start it with npm start, set LOOKOUT_DATA_DIR to the data folder of the one that runs, or set ${store.variable}`;
+  return `cannot reach ${store.what} at ${store.url} within ${STORE_TIMEOUT_MS / 1000} s; ${hint}`;
 }

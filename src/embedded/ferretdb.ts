@@ -9,6 +9,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { assertPortFree, isOwnStore, StartError } from './instance.ts';
 import { spawnManaged, stopStale, type ManagedProcess } from './process.ts';
 
 const SOURCE_DIR = fileURLToPath(new URL('../../tools/ferretdb/', import.meta.url));
@@ -18,7 +19,7 @@ function findGo(): string {
   const found = spawnSync('sh', ['-c', 'command -v go'], { encoding: 'utf8' });
   if (found.status === 0 && found.stdout.trim()) return found.stdout.trim();
   if (fs.existsSync('/usr/local/go/bin/go')) return '/usr/local/go/bin/go';
-  throw new Error(
+  throw new StartError(
     'Go is needed once to build the embedded FerretDB (tools/ferretdb), and none was found. ' +
       'Install Go 1.22+ or set MONGODB_URL to a MongoDB 6+ server.',
   );
@@ -47,7 +48,7 @@ export function ensureFerretBinary(cacheDir: string, log: (line: string) => void
   // Newer Go linkers refuse some //go:linkname references in dependencies.
   if (result.status !== 0 && /linkname/.test(result.stderr)) result = build(['-ldflags=-checklinkname=0']);
   if (result.status !== 0) {
-    throw new Error(`building FerretDB failed:\n${result.stderr}`);
+    throw new StartError(`building FerretDB failed (or set MONGODB_URL to a MongoDB 6+ server):\n${result.stderr}`);
   }
   fs.renameSync(`${binary}.tmp`, binary);
   return binary;
@@ -58,13 +59,18 @@ export async function startFerret(opts: {
   port: number;
   cacheDir: string;
   pidFile?: boolean;
+  /** names the setting of the port in the message when it is taken */
+  portVariable?: string;
   log?: (line: string) => void;
 }): Promise<ManagedProcess> {
   const binary = ensureFerretBinary(opts.cacheDir, opts.log);
-  const sqliteDir = path.join(opts.dir, 'sqlite');
+  const dir = path.resolve(opts.dir);
+  const sqliteDir = path.join(dir, 'sqlite');
   fs.mkdirSync(sqliteDir, { recursive: true });
-  const pidFile = opts.pidFile === false ? undefined : path.join(opts.dir, 'ferretdb.pid');
-  if (pidFile) await stopStale(pidFile);
+  const pidFile = opts.pidFile === false ? undefined : path.join(dir, 'ferretdb.pid');
+  // FerretDB names its SQLite folder on its command line: that is how a stale one of this folder is recognised.
+  if (pidFile) await stopStale(pidFile, (pid) => isOwnStore(pid, binary, sqliteDir));
+  await assertPortFree('127.0.0.1', opts.port, opts.portVariable ?? 'the port');
   return spawnManaged({
     name: 'ferretdb',
     command: binary,
@@ -72,7 +78,7 @@ export async function startFerret(opts: {
     port: opts.port,
     url: `mongodb://127.0.0.1:${opts.port}/`,
     pidFile,
-    logFile: path.join(opts.dir, 'ferretdb.log'),
+    logFile: path.join(dir, 'ferretdb.log'),
     timeoutMs: 60_000,
   });
 }

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { StartError } from './instance.ts';
 
 export interface ManagedProcess {
   readonly name: string;
@@ -48,17 +49,20 @@ export function waitForPort(port: number, timeoutMs: number, child?: ChildProces
 }
 
 /**
- * Stops a process left behind by an earlier run that did not shut down
- * (its pid is kept in `pidFile`), so that its port is free again.
+ * Stops a store process left behind by an earlier run that did not shut down
+ * (its pid is kept in `pidFile`), so that its port is free again. Only a
+ * process `isOwn` recognises is stopped: a PID file may name a process that
+ * has since ended and whose PID now belongs to something else.
  */
-export async function stopStale(pidFile: string): Promise<void> {
+export async function stopStale(pidFile: string, isOwn: (pid: number) => boolean): Promise<void> {
   let pid: number;
   try {
     pid = Number(fs.readFileSync(pidFile, 'utf8').trim());
   } catch {
     return;
   }
-  if (!Number.isInteger(pid) || pid <= 1) return;
+  fs.rmSync(pidFile, { force: true });
+  if (!Number.isInteger(pid) || pid <= 1 || !isOwn(pid)) return;
   try {
     process.kill(pid, 'SIGTERM');
   } catch {
@@ -108,7 +112,7 @@ export function spawnManaged(opts: {
     () => ({ name: opts.name, url: opts.url, pid: child.pid!, stop }),
     async (err: Error) => {
       await stop();
-      throw new Error(`${opts.name} did not start: ${err.message} (see ${opts.logFile})`);
+      throw new StartError(`${opts.name} did not start: ${err.message} (its log: ${opts.logFile})`);
     },
   );
 }

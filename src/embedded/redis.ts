@@ -5,6 +5,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { assertPortFree, isOwnStore, StartError } from './instance.ts';
 import { spawnManaged, stopStale, type ManagedProcess } from './process.ts';
 
 export function findRedisServer(): string {
@@ -19,24 +20,28 @@ export function findRedisServer(): string {
     });
     return findRedisServer();
   }
-  throw new Error(
+  throw new StartError(
     'redis-server is not installed. Install it (Debian/Ubuntu: `sudo apt-get install redis-server`) ' +
       'or set REDIS_URL to a Redis 6.2+ server with maxmemory-policy noeviction.',
   );
 }
 
-export async function startRedis(opts: { dir: string; port: number; pidFile?: boolean }): Promise<ManagedProcess> {
+/** `portVariable` names the setting of the port in the message when it is taken. */
+export async function startRedis(opts: { dir: string; port: number; pidFile?: boolean; portVariable?: string }): Promise<ManagedProcess> {
   const binary = findRedisServer();
-  fs.mkdirSync(opts.dir, { recursive: true });
-  const pidFile = opts.pidFile === false ? undefined : path.join(opts.dir, 'redis.pid');
-  if (pidFile) await stopStale(pidFile);
+  const dir = path.resolve(opts.dir);
+  fs.mkdirSync(dir, { recursive: true });
+  const pidFile = opts.pidFile === false ? undefined : path.join(dir, 'redis.pid');
+  // redis-server works in its --dir: that is how a stale one of this folder is recognised.
+  if (pidFile) await stopStale(pidFile, (pid) => isOwnStore(pid, binary, dir));
+  await assertPortFree('127.0.0.1', opts.port, opts.portVariable ?? 'the port');
   return spawnManaged({
     name: 'redis',
     command: binary,
     args: [
       '--port', String(opts.port),
       '--bind', '127.0.0.1',
-      '--dir', opts.dir,
+      '--dir', dir,
       '--appendonly', 'yes',
       '--appendfsync', 'everysec',
       '--maxmemory-policy', 'noeviction',
@@ -47,6 +52,6 @@ export async function startRedis(opts: { dir: string; port: number; pidFile?: bo
     port: opts.port,
     url: `redis://127.0.0.1:${opts.port}`,
     pidFile,
-    logFile: path.join(opts.dir, 'redis.log'),
+    logFile: path.join(dir, 'redis.log'),
   });
 }

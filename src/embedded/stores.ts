@@ -4,7 +4,8 @@
  */
 import path from 'node:path';
 import type { Config } from '../../config/index.ts';
-import { startFerret } from './ferretdb.ts';
+import { ensureFerretBinary, startFerret } from './ferretdb.ts';
+import { readInstance } from './instance.ts';
 import type { ManagedProcess } from './process.ts';
 import { startRedis } from './redis.ts';
 
@@ -20,9 +21,15 @@ export async function startStores(config: Config, log: (line: string) => void): 
     await Promise.all(started.map((p) => p.stop()));
   };
   try {
+    // A first run builds FerretDB; done before any store runs, nothing is left behind if it fails or is interrupted.
+    if (config.mongoUrl === null) ensureFerretBinary(config.cacheDir, log);
     let redisUrl = config.redisUrl;
     if (redisUrl === null) {
-      const redis = await startRedis({ dir: path.join(config.dataDir, 'redis'), port: config.embeddedRedisPort });
+      const redis = await startRedis({
+        dir: path.join(config.dataDir, 'redis'),
+        port: config.embeddedRedisPort,
+        portVariable: 'LOOKOUT_EMBEDDED_REDIS_PORT',
+      });
       started.push(redis);
       redisUrl = redis.url;
       log(`embedded redis-server on ${redisUrl} (data in ${path.join(config.dataDir, 'redis')})`);
@@ -32,6 +39,7 @@ export async function startStores(config: Config, log: (line: string) => void): 
       const ferret = await startFerret({
         dir: path.join(config.dataDir, 'ferretdb'),
         port: config.embeddedMongoPort,
+        portVariable: 'LOOKOUT_EMBEDDED_MONGODB_PORT',
         cacheDir: config.cacheDir,
         log,
       });
@@ -46,10 +54,15 @@ export async function startStores(config: Config, log: (line: string) => void): 
   }
 }
 
-/** The URLs a CLI or worker uses to reach stores that `npm start` runs. */
+/**
+ * The URLs a CLI or an extra worker uses: the configured ones, else those
+ * the `lookout start` running on the data folder recorded (so non-default
+ * ports are said once), else the embedded default ports.
+ */
 export function storeUrls(config: Config): { redisUrl: string; mongoUrl: string } {
+  const running = config.redisUrl && config.mongoUrl ? null : readInstance(config.dataDir);
   return {
-    redisUrl: config.redisUrl ?? `redis://127.0.0.1:${config.embeddedRedisPort}`,
-    mongoUrl: config.mongoUrl ?? `mongodb://127.0.0.1:${config.embeddedMongoPort}/`,
+    redisUrl: config.redisUrl ?? running?.redis_url ?? `redis://127.0.0.1:${config.embeddedRedisPort}`,
+    mongoUrl: config.mongoUrl ?? running?.mongodb_url ?? `mongodb://127.0.0.1:${config.embeddedMongoPort}/`,
   };
 }

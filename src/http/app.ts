@@ -28,7 +28,7 @@ import { issuesRoutes } from './routes/issues.route.ts';
 import { releasesRoutes } from './routes/releases.route.ts';
 import { sdkRoutes } from './routes/sdk.route.ts';
 import { sessionsRoutes } from './routes/sessions.route.ts';
-import type { Validator } from './validation.ts';
+import type { Validator } from '../validation/validator.ts';
 
 export interface AppState {
   requestId: string;

@@ -63,6 +63,14 @@ export function makeAdminService(stores: Stores, sdk: SdkService) {
       const updated = await stores.orgs.update(id, set);
       return withUsage(updated ?? (await org(id)));
     },
+    /** Organisations without their people lists (org show has them). */
+    async listOrgs() {
+      return (await stores.orgs.all()).map((o) => ({ id: String(o._id), name: o.name, plan: o.plan, seats: o.seats, created_at: o.created_at }));
+    },
+    async listProjects(orgId?: number) {
+      if (orgId !== undefined) await org(orgId);
+      return (await stores.projects.list(orgId)).map(projectView);
+    },
     async showOrg(id: number) {
       return withUsage(await org(id));
     },

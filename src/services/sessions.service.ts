@@ -21,7 +21,7 @@ import {
   type SessionUpdate,
 } from '../domain/sessions.ts';
 import { BadRequestError } from '../errors.ts';
-import type { PathError, Validator } from '../http/validation.ts';
+import type { PathError, Validator } from '../validation/validator.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { Logger } from '../log.ts';
 import type { Queues } from '../queues/registry.ts';

@@ -12,10 +12,10 @@ export interface Mongo {
   ferretdb: boolean;
 }
 
-export async function connectMongo(url: string, dbName: string): Promise<Mongo> {
+export async function connectMongo(url: string, dbName: string, timeoutMs = 10_000): Promise<Mongo> {
   const client = new MongoClient(url, {
     writeConcern: { w: 'majority', journal: true },
-    serverSelectionTimeoutMS: 10_000,
+    serverSelectionTimeoutMS: timeoutMs,
     maxPoolSize: 50,
     appName: 'lookout',
   });

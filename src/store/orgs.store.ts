@@ -34,6 +34,10 @@ export function makeOrgsStore(db: Db) {
     get(id: number): Promise<OrgDoc | null> {
       return orgs.findOne({ _id: id });
     },
+    /** Every organisation by id (an operator's listing; organisations are few). */
+    all(): Promise<OrgDoc[]> {
+      return orgs.find({}).sort({ _id: 1 }).toArray();
+    },
     async update(id: number, set: Partial<Pick<OrgDoc, 'plan' | 'seats' | 'name'>>): Promise<OrgDoc | null> {
       return orgs.findOneAndUpdate({ _id: id }, { $set: set }, { returnDocument: 'after' });
     },

@@ -75,6 +75,10 @@ export function makeProjectsStore(db: Db) {
     inOrg(orgId: number): Promise<ProjectDoc[]> {
       return projects.find({ org_id: orgId }).toArray();
     },
+    /** Every project by id, or an organisation's (an operator's listing). */
+    list(orgId?: number): Promise<ProjectDoc[]> {
+      return projects.find(orgId === undefined ? {} : { org_id: orgId }).sort({ _id: 1 }).toArray();
+    },
     async update(id: number, set: Partial<Omit<ProjectDoc, '_id'>>): Promise<ProjectDoc | null> {
       return projects.findOneAndUpdate({ _id: id }, { $set: set }, { returnDocument: 'after' });
     },

@@ -1,6 +1,8 @@
 /**
  * Request schemas: every JSON file in schemas/ is compiled once at start.
- * A violation becomes a 400 that lists each failing path.
+ * A violation becomes a 400 that lists each failing path with a message a
+ * person can act on (src/validation/messages.ts). Used by the HTTP layer
+ * and the services alike.
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -8,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BadRequestError } from '../errors.ts';
+import { describeProblems, toProblems, type PathError } from './messages.ts';
 
 // ajv-formats is CommonJS; under NodeNext its function sits one level down.
 const addFormats = (addFormatsModule as unknown as { default: typeof addFormatsModule.default }).default;
@@ -15,10 +18,7 @@ const addFormats = (addFormatsModule as unknown as { default: typeof addFormatsM
 export const SCHEMA_DIR = fileURLToPath(new URL('../../schemas/', import.meta.url));
 
 export type SchemaName = string;
-export interface PathError {
-  path: string;
-  message: string;
-}
+export type { PathError };
 
 export interface Validator {
   /** The value as T, or a 400 that lists every failing path. */
@@ -29,7 +29,7 @@ export interface Validator {
 }
 
 export function makeValidator(dir: string = SCHEMA_DIR): Validator {
-  const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
+  const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
   addFormats(ajv);
   const compiled = new Map<string, ValidateFunction>();
   const raw: Record<string, object> = {};
@@ -51,37 +51,15 @@ export function makeValidator(dir: string = SCHEMA_DIR): Validator {
     check<T>(name: SchemaName, value: unknown): T {
       const validate = validatorOf(name);
       if (!validate(value)) {
-        throw new BadRequestError('invalid_body', describe(validate.errors ?? []), {
-          errors: (validate.errors ?? []).map(toPathError),
-        });
+        const errors = toProblems(validate.errors ?? []);
+        throw new BadRequestError('invalid_body', describeProblems(errors), { errors });
       }
       return value as T;
     },
     problems(name: SchemaName, value: unknown): PathError[] {
       const validate = validatorOf(name);
-      return validate(value) ? [] : (validate.errors ?? []).map(toPathError);
+      return validate(value) ? [] : toProblems(validate.errors ?? []);
     },
     schemas: () => raw,
   };
-}
-
-function toPathError(error: ErrorObject): PathError {
-  let where = error.instancePath || '/';
-  if (error.keyword === 'additionalProperties') {
-    where = `${error.instancePath}/${(error.params as { additionalProperty: string }).additionalProperty}`;
-    return { path: where, message: 'is not an allowed property' };
-  }
-  if (error.keyword === 'required') {
-    where = `${error.instancePath}/${(error.params as { missingProperty: string }).missingProperty}`;
-    return { path: where, message: 'is required' };
-  }
-  return { path: where, message: error.message ?? 'is invalid' };
-}
-
-function describe(errors: ErrorObject[]): string {
-  const first = errors[0];
-  if (!first) return 'the body does not match the schema';
-  const { path: where, message } = toPathError(first);
-  const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
-  return `${where} ${message}${more}`;
 }
