@@ -75,13 +75,66 @@ describe('lookout admin', () => {
     [['project', 'show', '--project', 'abc'], 2, /numeric id/],
     [['key', 'rotate', '--project', '1', '--kind', 'both'], 2, /secret or public/],
     [['member', 'add', '--org', '1', '--email', 'not-an-email'], 1, /invalid_email|org_not_found/],
-    [['fly', 'away'], 2, /unknown command/],
-    [['org', 'create', '--name', 'x', '--bogus'], 2, /bogus/],
-  ])('%j fails with exit %i and a message on stderr', async (args, code, message) => {
+    [['fly', 'away'], 2, /unknown admin command: fly away/],
+    [['org'], 2, /org needs one of: create, list, set, show/],
+    [['org', 'create', '--name', 'x', '--bogus'], 2, /unknown option --bogus; the options here are --name, --plan, --seats/],
+    [['org', 'create', '--name', 'x', '--project', '1'], 2, /unknown option --project/],
+    [['org', 'create', '--name'], 2, /--name needs a value/],
+    [['org', 'list', 'extra'], 2, /unexpected argument: extra/],
+  ])('%j fails with exit %i and one line on stderr', async (args, code, message) => {
     const res = await admin(...(args as string[]));
     expect(res.code).toBe(code);
     expect(res.stdout).toBe('');
     expect(res.stderr).toMatch(message);
+    expect(res.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('lists organisations and projects as JSON', async () => {
+    const org = (await admin('org', 'create', '--name', 'Listed')).json;
+    const project = (await admin('project', 'create', '--org', org.id, '--name', 'listed-shop')).json;
+    const orgs = await admin('org', 'list');
+    expect(orgs.code).toBe(0);
+    expect(orgs.json.orgs).toContainEqual({ id: org.id, name: 'Listed', plan: 'free', seats: null, created_at: expect.any(String) });
+    const projects = await admin('project', 'list', '--org', org.id);
+    expect(projects.json.projects).toEqual([expect.objectContaining({ id: project.id, org: org.id, name: 'listed-shop', public_key: project.public_key })]);
+    expect(projects.stdout).not.toContain(project.secret_key);
+    expect((await admin('project', 'list')).json.projects.map((p: { id: string }) => p.id)).toContain(project.id);
+  });
+
+  it('--help and help <command> print every command with its options and exit 0', async () => {
+    const top = await runCli(['--help'], ctx.env);
+    expect(top.code).toBe(0);
+    for (const command of ['start', 'api', 'worker', 'admin', 'org create', 'org list', 'project list', 'project unbind', 'key rotate', 'alerts set', 'recount']) {
+      expect(top.stdout).toContain(command);
+    }
+    const one = await runCli(['help', 'admin', 'project', 'create'], ctx.env);
+    expect(one.code).toBe(0);
+    expect(one.stdout).toContain('project create --org ID --name N');
+    expect(one.stdout).not.toContain('org list');
+    expect((await runCli(['help', 'worker'], ctx.env)).stdout).toContain('--concurrency');
+    expect((await runCli(['help', 'nothing'], ctx.env)).code).toBe(2);
+  });
+
+  it.each([
+    [['worker', '--queues', 'bogus'], /--queues: unknown queue bogus; the queues are sessions, events, maintenance/],
+    [['worker', '--concurrency', 'lots'], /--concurrency takes a whole number from 1 to 1000, not "lots"/],
+    [['worker', '--threads', '2'], /unknown option --threads/],
+    [['api', '--port', '80'], /unknown option --port; this command takes no options/],
+    [['frobnicate'], /unknown command: frobnicate/],
+  ])('lookout %j is a usage error: exit 2, one line, no stack trace', async (args, message) => {
+    const res = await runCli(args, ctx.env);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(message);
+    expect(res.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('answers within a few seconds when a store cannot be reached, naming the variables that fix it', async () => {
+    const { MONGODB_URL: _m, ...env } = ctx.env;
+    const started = Date.now();
+    const res = await runCli(['admin', 'org', 'list'], { ...env, LOOKOUT_EMBEDDED_MONGODB_PORT: '1', LOOKOUT_DATA_DIR: '/nonexistent-lookout' });
+    expect(res.code).toBe(1);
+    expect(Date.now() - started).toBeLessThan(15_000); // a hang guard, not a timing claim: the CLI waits 3 s
+    expect(res.stderr).toMatch(/cannot reach MongoDB at mongodb:\/\/127\.0\.0\.1:1\/.*no Lookout runs in \/nonexistent-lookout.*npm start.*LOOKOUT_DATA_DIR.*MONGODB_URL/);
   });
 
   it('reaches the embedded stores when no URL is set', async () => {

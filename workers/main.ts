@@ -137,15 +137,22 @@ export function parseWorkerArgs(args: string[]): { queues: QueueKey[]; concurren
 
 export async function runWorkerCli(config: Config, args: string[]): Promise<void> {
   const { queues, concurrency } = parseWorkerArgs(args);
+  // Started by `lookout start`, the worker has an IPC channel that closes when that process is gone, even
+  // killed outright: the worker then stops too, and never outlives the service. Gone before the worker is
+  // up, it just exits (a job it had taken is retried elsewhere).
+  let stopNow: ((reason: string) => void) | null = null;
+  if (process.send) {
+    if (!process.connected) process.exit(0);
+    process.once('disconnect', () => (stopNow ? stopNow('parent exited') : process.exit(0)));
+  }
   const log = makeLogger(config.logLevel, 'worker');
   const runtime = await makeRuntime(config, storeUrls(config), log);
   const running = await startWorkers(runtime, { queues, concurrency });
-  const stopNow = onStopSignal(async (signal: string) => {
+  stopNow = onStopSignal(async (signal: string) => {
     log.info({ signal }, 'worker shutting down');
     await running.close();
     await runtime.close();
     process.exit(0);
   });
-  // Started by `lookout start`: its IPC channel closes when that process is gone, even killed outright.
-  if (process.connected) process.once('disconnect', () => stopNow('parent exited'));
+  if (process.send && !process.connected) stopNow('parent exited');
 }

@@ -9,8 +9,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { assertPortFree, isOwnStore, StartError } from './instance.ts';
-import { spawnManaged, stopStale, type ManagedProcess } from './process.ts';
+import { isOwnStore, StartError } from './instance.ts';
+import { spawnManaged, type ManagedProcess } from './process.ts';
 
 const SOURCE_DIR = fileURLToPath(new URL('../../tools/ferretdb/', import.meta.url));
 const SOURCES = ['main.go', 'go.mod', 'go.sum'];
@@ -54,23 +54,25 @@ export function ensureFerretBinary(cacheDir: string, log: (line: string) => void
   return binary;
 }
 
+export const ferretPidFile = (dir: string) => path.resolve(dir, 'ferretdb.pid');
+
+/** Whether `pid` is a FerretDB of this folder: it names its SQLite folder on its command line. */
+export function isOwnFerret(pid: number, dir: string, cacheDir: string): boolean {
+  return isOwnStore(pid, ensureFerretBinary(cacheDir), path.resolve(dir, 'sqlite'));
+}
+
 export async function startFerret(opts: {
   dir: string;
   port: number;
   cacheDir: string;
   pidFile?: boolean;
-  /** names the setting of the port in the message when it is taken */
-  portVariable?: string;
   log?: (line: string) => void;
 }): Promise<ManagedProcess> {
   const binary = ensureFerretBinary(opts.cacheDir, opts.log);
   const dir = path.resolve(opts.dir);
   const sqliteDir = path.join(dir, 'sqlite');
   fs.mkdirSync(sqliteDir, { recursive: true });
-  const pidFile = opts.pidFile === false ? undefined : path.join(dir, 'ferretdb.pid');
-  // FerretDB names its SQLite folder on its command line: that is how a stale one of this folder is recognised.
-  if (pidFile) await stopStale(pidFile, (pid) => isOwnStore(pid, binary, sqliteDir));
-  await assertPortFree('127.0.0.1', opts.port, opts.portVariable ?? 'the port');
+  const pidFile = opts.pidFile === false ? undefined : ferretPidFile(dir);
   return spawnManaged({
     name: 'ferretdb',
     command: binary,

@@ -5,8 +5,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { assertPortFree, isOwnStore, StartError } from './instance.ts';
-import { spawnManaged, stopStale, type ManagedProcess } from './process.ts';
+import { isOwnStore, StartError } from './instance.ts';
+import { spawnManaged, type ManagedProcess } from './process.ts';
 
 export function findRedisServer(): string {
   const found = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' });
@@ -26,15 +26,17 @@ export function findRedisServer(): string {
   );
 }
 
-/** `portVariable` names the setting of the port in the message when it is taken. */
-export async function startRedis(opts: { dir: string; port: number; pidFile?: boolean; portVariable?: string }): Promise<ManagedProcess> {
+export const redisPidFile = (dir: string) => path.resolve(dir, 'redis.pid');
+
+/** Whether `pid` is a redis-server of this folder: redis-server works in its --dir. */
+export function isOwnRedis(pid: number, dir: string): boolean {
+  return isOwnStore(pid, findRedisServer(), path.resolve(dir));
+}
+
+export async function startRedis(opts: { dir: string; port: number; pidFile?: boolean }): Promise<ManagedProcess> {
   const binary = findRedisServer();
   const dir = path.resolve(opts.dir);
   fs.mkdirSync(dir, { recursive: true });
-  const pidFile = opts.pidFile === false ? undefined : path.join(dir, 'redis.pid');
-  // redis-server works in its --dir: that is how a stale one of this folder is recognised.
-  if (pidFile) await stopStale(pidFile, (pid) => isOwnStore(pid, binary, dir));
-  await assertPortFree('127.0.0.1', opts.port, opts.portVariable ?? 'the port');
   return spawnManaged({
     name: 'redis',
     command: binary,
@@ -51,7 +53,7 @@ export async function startRedis(opts: { dir: string; port: number; pidFile?: bo
     ],
     port: opts.port,
     url: `redis://127.0.0.1:${opts.port}`,
-    pidFile,
+    pidFile: opts.pidFile === false ? undefined : redisPidFile(dir),
     logFile: path.join(dir, 'redis.log'),
   });
 }

@@ -1,13 +1,15 @@
 /**
  * Resolves the Redis and MongoDB URLs: the configured ones, or embedded
- * servers started in the data folder when a URL is unset.
+ * servers started in the data folder when a URL is unset. `lookout start`
+ * has claimed the folder first (src/embedded/instance.ts), so whatever its
+ * PID files name is a leftover of an earlier run, never a live instance.
  */
 import path from 'node:path';
 import type { Config } from '../../config/index.ts';
-import { ensureFerretBinary, startFerret } from './ferretdb.ts';
-import { readInstance } from './instance.ts';
-import type { ManagedProcess } from './process.ts';
-import { startRedis } from './redis.ts';
+import { ensureFerretBinary, ferretPidFile, isOwnFerret, startFerret } from './ferretdb.ts';
+import { assertPortFree, readInstance } from './instance.ts';
+import { stopStale, type ManagedProcess } from './process.ts';
+import { isOwnRedis, redisPidFile, startRedis } from './redis.ts';
 
 export interface StoreUrls {
   redisUrl: string;
@@ -16,36 +18,42 @@ export interface StoreUrls {
 }
 
 export async function startStores(config: Config, log: (line: string) => void): Promise<StoreUrls> {
+  const redisDir = path.join(config.dataDir, 'redis');
+  const ferretDir = path.join(config.dataDir, 'ferretdb');
+  // A first run builds FerretDB; done before any store runs, nothing is left behind if it fails or is interrupted.
+  if (config.mongoUrl === null) ensureFerretBinary(config.cacheDir, log);
+
+  // Before anything starts: stores a crashed run left behind are stopped, but only when they are this
+  // folder's own; then every port is checked, so a taken one fails the start with nothing running.
+  const embedded = [
+    ...(config.redisUrl === null
+      ? [{ pidFile: redisPidFile(redisDir), isOwn: (pid: number) => isOwnRedis(pid, redisDir), port: config.embeddedRedisPort, variable: 'LOOKOUT_EMBEDDED_REDIS_PORT' }]
+      : []),
+    ...(config.mongoUrl === null
+      ? [{ pidFile: ferretPidFile(ferretDir), isOwn: (pid: number) => isOwnFerret(pid, ferretDir, config.cacheDir), port: config.embeddedMongoPort, variable: 'LOOKOUT_EMBEDDED_MONGODB_PORT' }]
+      : []),
+  ];
+  for (const store of embedded) await stopStale(store.pidFile, store.isOwn);
+  for (const store of embedded) await assertPortFree('127.0.0.1', store.port, store.variable);
+
   const started: ManagedProcess[] = [];
   const stop = async () => {
     await Promise.all(started.map((p) => p.stop()));
   };
   try {
-    // A first run builds FerretDB; done before any store runs, nothing is left behind if it fails or is interrupted.
-    if (config.mongoUrl === null) ensureFerretBinary(config.cacheDir, log);
     let redisUrl = config.redisUrl;
     if (redisUrl === null) {
-      const redis = await startRedis({
-        dir: path.join(config.dataDir, 'redis'),
-        port: config.embeddedRedisPort,
-        portVariable: 'LOOKOUT_EMBEDDED_REDIS_PORT',
-      });
+      const redis = await startRedis({ dir: redisDir, port: config.embeddedRedisPort });
       started.push(redis);
       redisUrl = redis.url;
-      log(`embedded redis-server on ${redisUrl} (data in ${path.join(config.dataDir, 'redis')})`);
+      log(`embedded redis-server on ${redisUrl} (data in ${redisDir})`);
     }
     let mongoUrl = config.mongoUrl;
     if (mongoUrl === null) {
-      const ferret = await startFerret({
-        dir: path.join(config.dataDir, 'ferretdb'),
-        port: config.embeddedMongoPort,
-        portVariable: 'LOOKOUT_EMBEDDED_MONGODB_PORT',
-        cacheDir: config.cacheDir,
-        log,
-      });
+      const ferret = await startFerret({ dir: ferretDir, port: config.embeddedMongoPort, cacheDir: config.cacheDir, log });
       started.push(ferret);
       mongoUrl = ferret.url;
-      log(`embedded FerretDB on ${mongoUrl} (data in ${path.join(config.dataDir, 'ferretdb')})`);
+      log(`embedded FerretDB on ${mongoUrl} (data in ${ferretDir})`);
     }
     return { redisUrl, mongoUrl, stop };
   } catch (err) {
