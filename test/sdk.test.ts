@@ -272,4 +272,16 @@ describe('bad input on every body (spec 7)', () => {
     expect(res.status).toBe(404);
     expect(res.body.reason).toBe('route_not_found');
   });
+
+  it.each([
+    ['POST', '/api/v1/sdk/contacts', ['PUT']],
+    ['DELETE', '/api/v1/issues', ['HEAD', 'GET']],
+    ['PUT', '/api/v1/events', ['POST']],
+  ])('%s %s is a JSON 405 with Allow', async (method, path, allowed) => {
+    const res = await call(ctx, method, path);
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe(allowed.join(', '));
+    expect(res.headers.get('content-type')).toMatch(/application\/json/);
+    expect(res.body).toEqual({ reason: 'method_not_allowed', message: `${path} does not take ${method}; it takes ${allowed.join(', ')}`, allowed });
+  });
 });

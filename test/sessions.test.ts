@@ -63,7 +63,15 @@ describe('POST /api/v1/sessions: the three body forms', () => {
       ],
     });
     expect(res.status).toBe(202);
-    expect(res.body).toEqual({ accepted: 2, skipped: 3 });
+    expect(res.body).toEqual({
+      accepted: 2,
+      skipped: 3,
+      skipped_entries: [
+        { index: 2, reason: 'invalid_entry', path: '/sessions/2/sid', message: '/sessions/2/sid: must be 8 to 64 letters, digits or dashes' },
+        { index: 3, reason: 'missing_release', path: '/sessions/3/release', message: expect.stringMatching(/^\/sessions\/3\/release: is required/) },
+        { index: 4, reason: 'invalid_entry', path: '/sessions/4/status', message: '/sessions/4/status: must be one of: ok, errored, abnormal, crashed, exited, unhandled' },
+      ],
+    });
     const stored = await p.exact();
     expect(Object.values(stored.releases)[0]!.sessions).toEqual({ ok: 1, errored: 0, abnormal: 0, crashed: 1 });
   });
@@ -210,10 +218,24 @@ describe('bad input gets a clear 4xx and writes nothing', () => {
     expect(await ctx.runtime.stores.sessions.raw.countDocuments({ 'requests.project_id': p.id })).toBe(0);
   });
 
-  it('names the path of each skipped entry', async () => {
+  it('names the index, path and reason of each skipped entry', async () => {
     const p = await project();
     const res = await p.post({ sessions: [{ sid: 'short', release: '1', status: 'ok' }] });
-    expect(res.body.errors).toEqual([{ path: '/sessions/0/sid', message: expect.stringMatching(/pattern/) }]);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      reason: 'no_valid_sessions',
+      message: 'no entry could be stored: /sessions/0/sid: must be 8 to 64 letters, digits or dashes',
+      errors: [{ index: 0, reason: 'invalid_entry', path: '/sessions/0/sid', message: '/sessions/0/sid: must be 8 to 64 letters, digits or dashes' }],
+    });
+  });
+
+  it('names at most ten skipped entries, and counts them all', async () => {
+    const p = await project();
+    const old = new Date(Date.now() - 30 * 86_400_000).toISOString();
+    const res = await p.post({ sessions: [{ sid: sid(), release: '1', status: 'ok' }, ...Array.from({ length: 12 }, () => ({ sid: sid(), release: '1', status: 'ok', started: old }))] });
+    expect(res.body).toMatchObject({ accepted: 1, skipped: 12 });
+    expect(res.body.skipped_entries).toHaveLength(10);
+    expect(res.body.skipped_entries[0]).toEqual({ index: 1, reason: 'started_out_of_range', path: '/sessions/1/started', message: expect.stringMatching(/update window/) });
   });
 
   it('refuses other media types (415) and oversize bodies (413)', async () => {

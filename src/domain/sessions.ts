@@ -100,8 +100,10 @@ export function parseStarted(value: unknown, now: Date, windowMs = UPDATE_WINDOW
   return at;
 }
 
+/** Why an entry is skipped: `reason` is a stable code, `path` is within the entry. */
 export interface EntryError {
   path: string;
+  reason: 'invalid_entry' | 'missing_release' | 'unknown_status' | 'started_out_of_range' | 'no_sessions';
   message: string;
 }
 
@@ -154,9 +156,9 @@ export function readSession(entry: SessionEntry, now: Date, hashDid: HashDid, de
   const status = normalizeStatus(entry.status, errors);
   const started = parseStarted(entry.started, now, windowMs);
   const problems: EntryError[] = [];
-  if (!release) problems.push({ path: '/release', message: RELEASE_RULE });
-  if (!status) problems.push({ path: '/status', message: `must be one of ${STATUSES.join(', ')} or exited` });
-  if (!started) problems.push({ path: '/started', message: startedRule(windowMs) });
+  if (!release) problems.push({ path: '/release', reason: 'missing_release', message: RELEASE_RULE });
+  if (!status) problems.push({ path: '/status', reason: 'unknown_status', message: `must be one of ${STATUSES.join(', ')} or exited` });
+  if (!started) problems.push({ path: '/started', reason: 'started_out_of_range', message: startedRule(windowMs) });
   if (problems.length) return problems;
   return {
     sid: entry.sid,
@@ -180,9 +182,9 @@ export function readAggregate(item: AggregateEntry, now: Date, hashDid: HashDid,
   };
   const started = parseStarted(item.started, now, windowMs);
   const problems: EntryError[] = [];
-  if (!release) problems.push({ path: '/release', message: RELEASE_RULE });
-  if (total(counts) === 0) problems.push({ path: '', message: 'counts no session' });
-  if (!started) problems.push({ path: '/started', message: startedRule(windowMs) });
+  if (!release) problems.push({ path: '/release', reason: 'missing_release', message: RELEASE_RULE });
+  if (total(counts) === 0) problems.push({ path: '', reason: 'no_sessions', message: 'counts no session' });
+  if (!started) problems.push({ path: '/started', reason: 'started_out_of_range', message: startedRule(windowMs) });
   if (problems.length) return problems;
   return {
     release: release!,

@@ -21,7 +21,7 @@ import {
   type SessionUpdate,
 } from '../domain/sessions.ts';
 import { BadRequestError } from '../errors.ts';
-import type { PathError, Validator } from '../validation/validator.ts';
+import type { Validator } from '../validation/validator.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { Logger } from '../log.ts';
 import type { Queues } from '../queues/registry.ts';
@@ -29,14 +29,25 @@ import { makeSweep } from '../queues/sweep.ts';
 import { packRequest, type SessionBatchDoc, type SessionsStore } from '../store/sessions.store.ts';
 import { makeGroupCommit, newGroupId } from '../util/group-commit.ts';
 
+/** A skipped entry as the answer names it: its index in the list, and why (its first problem; all in `message`). */
+export interface SkippedEntry {
+  index: number;
+  reason: EntryError['reason'];
+  path: string;
+  message: string;
+}
+
 /** What a body holds once read: the updates to store and what was skipped. */
 export interface ReadSessions {
   sessions: SessionUpdate[];
   aggregates: AggregateUpdate[];
   /** sessions represented: one per session entry, the sum of the counts of aggregate items */
   accepted: number;
-  skipped: EntryError[];
+  skipped: SkippedEntry[];
 }
+
+/** How many skipped entries a 202 names (the count covers all of them). */
+const SKIPPED_SHOWN = 10;
 
 export interface SessionsBody extends SessionEntry, EntryDefaults {
   sessions?: unknown[];
@@ -91,14 +102,18 @@ export function makeSessionsService(deps: {
     },
   );
 
-  /** Each entry checked against its schema, then read; failures are collected with their path. */
-  function readEntries<E, U>(list: unknown[], at: string, schema: string, readOne: (entry: E) => U | EntryError[], into: U[], skipped: EntryError[]) {
-    list.forEach((entry, i) => {
-      const where = `${at}${at ? `/${i}` : ''}`;
-      const problems: PathError[] = validator.problems(schema, entry);
-      const read = problems.length ? problems : readOne(entry as E);
-      if (Array.isArray(read)) skipped.push(...read.map((p: EntryError) => ({ path: `${where}${p.path === '/' ? '' : p.path}` || '/', message: p.message })));
-      else into.push(read);
+  /** Each entry checked against its schema, then read; a skipped one is named by index, path (in the body) and reason. */
+  function readEntries<E, U>(list: unknown[], at: string, schema: string, readOne: (entry: E) => U | EntryError[], into: U[], skipped: SkippedEntry[]) {
+    list.forEach((entry, index) => {
+      const where = `${at}${at ? `/${index}` : ''}`;
+      const invalid: EntryError[] = validator.problems(schema, entry).map((p) => ({ ...p, reason: 'invalid_entry' }));
+      const read = invalid.length ? invalid : readOne(entry as E);
+      if (!Array.isArray(read)) {
+        into.push(read);
+        return;
+      }
+      const path = (p: EntryError) => `${where}${p.path === '/' ? '' : p.path}` || '/';
+      skipped.push({ index, reason: read[0]!.reason, path: path(read[0]!), message: read.map((p) => `${path(p)}: ${p.message}`).join('; ') });
     });
   }
 
@@ -121,7 +136,7 @@ export function makeSessionsService(deps: {
       out.accepted = out.sessions.length + out.aggregates.reduce((n, a) => n + total(a.counts), 0);
       metrics.ingest('session', 'rejected', out.skipped.length);
       if (out.sessions.length === 0 && out.aggregates.length === 0) {
-        throw new BadRequestError('no_valid_sessions', 'no entry could be stored: each session needs a valid sid, a release and a status', {
+        throw new BadRequestError('no_valid_sessions', `no entry could be stored: ${out.skipped[0]?.message ?? 'the list is empty'}`, {
           errors: out.skipped,
         });
       }
@@ -129,10 +144,11 @@ export function makeSessionsService(deps: {
     },
 
     /** Stores what was read (durably) and answers how many sessions it stands for. */
-    async ingest(project: number, read: ReadSessions): Promise<{ accepted: number; skipped: number }> {
+    async ingest(project: number, read: ReadSessions): Promise<{ accepted: number; skipped: number; skipped_entries?: SkippedEntry[] }> {
       await group.add({ project, sessions: read.sessions, aggregates: read.aggregates });
       metrics.ingest('session', 'accepted', read.accepted);
-      return { accepted: read.accepted, skipped: read.skipped.length };
+      const skipped = read.skipped.length;
+      return { accepted: read.accepted, skipped, ...(skipped ? { skipped_entries: read.skipped.slice(0, SKIPPED_SHOWN) } : {}) };
     },
 
     /** Enqueues stored batches whose job was never added or was lost (src/queues/sweep.ts). */

@@ -95,6 +95,10 @@ export async function call(ctx: TestContext, method: string, path: string, opts:
   } catch {
     /* not JSON */
   }
+  // The README's promise, held for every answer the suite sees: each non-2xx is JSON {reason, message, ...}.
+  if (res.status >= 400 && !(typeof json?.reason === 'string' && typeof json?.message === 'string')) {
+    throw new Error(`${method} ${path} answered ${res.status} without {reason, message}: ${text.slice(0, 200)}`);
+  }
   return { status: res.status, body: json, text, headers: res.headers };
 }
 

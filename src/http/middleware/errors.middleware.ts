@@ -12,9 +12,21 @@ export function errorsMiddleware(): Middleware<AppState> {
   return async (ctx, next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        ctx.status = 404;
-        ctx.body = { reason: 'route_not_found', message: `no route for ${ctx.method} ${ctx.path}` };
+      // Answers the routers leave without a body (no route; a route without this method) are JSON too.
+      if (ctx.body === undefined || ctx.body === null) {
+        if (ctx.status === 404) {
+          ctx.status = 404;
+          ctx.body = { reason: 'route_not_found', message: `no route for ${ctx.method} ${ctx.path}` };
+        } else if (ctx.status === 405 || ctx.status === 501) {
+          const allowed = ctx.response.get('Allow').split(/,\s*/).filter(Boolean);
+          const status = ctx.status;
+          ctx.body = {
+            reason: status === 405 ? 'method_not_allowed' : 'method_not_implemented',
+            message: `${ctx.path} does not take ${ctx.method}; it takes ${allowed.join(', ')}`,
+            allowed,
+          };
+          ctx.status = status;
+        }
       }
     } catch (err) {
       if (err instanceof AppError) {
