@@ -1,6 +1,6 @@
 /** Issues read and status API (spec 4.6–4.8). Reads come from MongoDB; a status change goes through Redis. */
 import type { IssueStatus } from '../domain/issue-status.ts';
-import { NotFoundError } from '../errors.ts';
+import { NotFoundError, UnavailableError } from '../errors.ts';
 import type { StateKeeper } from '../state/rebuild.ts';
 import type { IssuesState } from '../state/issues.state.ts';
 import type { EventsStore } from '../store/events.store.ts';
@@ -48,7 +48,8 @@ export function makeIssuesService(deps: { issues: IssuesStore; events: EventsSto
         result = await state.setStatus(projectId, id, status, now);
       }
       if (result === 'not_found') throw notFound(id);
-      if (result === 'unverified') throw new Error(`the Redis state of project ${projectId} changed during its verification; retry`);
+      // Redis restarted again between the verification and the change: nothing was changed, so a retry is safe.
+      if (result === 'unverified') throw new UnavailableError('state_rebuilding', 'the project state is being rebuilt after a Redis restart; retry in a moment');
       const snap = await state.snapshot(projectId, [id]);
       await issues.setFlushedSeq(projectId, snap.seq);
       await issues.write(snap.issues.map((i) => i.doc), snap.seq);

@@ -9,14 +9,16 @@ import { requireSecretKey } from '../middleware/auth.middleware.ts';
 function intParam(value: unknown, name: string, min: number, max: number, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'string' || !/^\d{1,9}$/.test(value) || Number(value) < min || Number(value) > max) {
-    throw new BadRequestError('invalid_query', `${name} must be an integer from ${min} to ${max}`, { errors: [{ path: name, message: 'out of range' }] });
+    const message = `must be a whole number from ${min} to ${max}`;
+    throw new BadRequestError('invalid_query', `${name}: ${message}`, { errors: [{ path: name, message }] });
   }
   return Number(value);
 }
 function enumParam<T extends string>(value: unknown, name: string, allowed: readonly T[], fallback: T): T {
   if (value === undefined) return fallback;
   if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
-    throw new BadRequestError('invalid_query', `${name} must be one of ${allowed.join(', ')}`, { errors: [{ path: name, message: 'not allowed' }] });
+    const message = `must be one of: ${allowed.join(', ')}`;
+    throw new BadRequestError('invalid_query', `${name}: ${message}`, { errors: [{ path: name, message }] });
   }
   return value as T;
 }
