@@ -234,7 +234,7 @@ async function eventsRun(rate: number) {
     progress('events: load over, waiting for the pipeline');
     const settle = await eventsSettled(env.runtime);
     if (settle === null) await reportFailures(env.runtime, 'events');
-    const issues = await env.runtime.stores.issues.collection.find({ project_id: Number(env.project.id) }).toArray();
+    const issues = await env.runtime.stores.issues.ofProject(Number(env.project.id));
     const ev = load.events!;
     return {
       load,

@@ -1,8 +1,9 @@
 /**
  * The embedded MongoDB-compatible store: FerretDB v1.24.2 on its SQLite
  * backend. The binary is a small Go wrapper (tools/ferretdb) around FerretDB's
- * embeddable package, built once into the cache folder and rebuilt only when
- * the wrapper's sources change.
+ * embeddable package, built once into the cache folder (against FerretDB's
+ * source with the fixes of tools/ferretdb/patches.json) and rebuilt only when
+ * the wrapper's sources or the patches change.
  */
 import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -13,7 +14,7 @@ import { isOwnStore, StartError } from './instance.ts';
 import { spawnManaged, type ManagedProcess } from './process.ts';
 
 const SOURCE_DIR = fileURLToPath(new URL('../../tools/ferretdb/', import.meta.url));
-const SOURCES = ['main.go', 'go.mod', 'go.sum'];
+const SOURCES = ['main.go', 'go.mod', 'go.sum', 'patches.json'];
 
 function findGo(): string {
   const found = spawnSync('sh', ['-c', 'command -v go'], { encoding: 'utf8' });
@@ -23,6 +24,39 @@ function findGo(): string {
     'Go is needed once to build the embedded FerretDB (tools/ferretdb), and none was found. ' +
       'Install Go 1.22+ or set MONGODB_URL to a MongoDB 6+ server.',
   );
+}
+
+interface Patches {
+  module: string;
+  patches: { file: string; from: string; to: string }[];
+}
+
+/**
+ * A copy of the FerretDB module with tools/ferretdb/patches.json applied
+ * (each replacement must match exactly once), and a go.mod that builds the
+ * wrapper against it.
+ */
+function patchedModule(go: string, env: NodeJS.ProcessEnv, workDir: string): string {
+  const { module, patches } = JSON.parse(fs.readFileSync(path.join(SOURCE_DIR, 'patches.json'), 'utf8')) as Patches;
+  const goMod = fs.readFileSync(path.join(SOURCE_DIR, 'go.mod'), 'utf8');
+  const version = new RegExp(`^require ${module.replaceAll('.', '\\.')} (\\S+)$`, 'm').exec(goMod)?.[1];
+  if (!version) throw new StartError(`tools/ferretdb/go.mod does not require ${module}`);
+  const download = spawnSync(go, ['mod', 'download', '-json', `${module}@${version}`], { cwd: SOURCE_DIR, encoding: 'utf8', env });
+  if (download.status !== 0) throw new StartError(`downloading ${module}@${version} failed:\n${download.stdout}${download.stderr}`);
+  const source = path.join(workDir, 'src');
+  fs.rmSync(workDir, { recursive: true, force: true });
+  fs.cpSync((JSON.parse(download.stdout) as { Dir: string }).Dir, source, { recursive: true });
+  for (const patch of patches) {
+    const file = path.join(source, patch.file);
+    const text = fs.readFileSync(file, 'utf8');
+    if (text.split(patch.from).length !== 2) throw new StartError(`tools/ferretdb/patches.json: the patch of ${patch.file} does not match ${module}@${version} exactly once`);
+    fs.chmodSync(file, 0o644); // the module cache is read-only
+    fs.writeFileSync(file, text.replace(patch.from, () => patch.to));
+  }
+  const modFile = path.join(workDir, 'go.mod');
+  fs.writeFileSync(modFile, `${goMod}\nreplace ${module} => ${source}\n`);
+  fs.copyFileSync(path.join(SOURCE_DIR, 'go.sum'), path.join(workDir, 'go.sum'));
+  return modFile;
 }
 
 /** Returns the path of the FerretDB binary, building it when missing or stale. */
@@ -37,16 +71,20 @@ export function ensureFerretBinary(cacheDir: string, log: (line: string) => void
   fs.mkdirSync(binDir, { recursive: true });
   const go = findGo();
   log('building the embedded FerretDB once (a few minutes on a fresh machine)…');
+  const env = { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false', GOTOOLCHAIN: 'local' };
+  const workDir = path.resolve(cacheDir, `ferretdb-build-${stamp}`);
+  const modFile = patchedModule(go, env, workDir);
   const build = (extra: string[]) =>
-    spawnSync(go, ['build', '-trimpath', ...extra, '-o', `${binary}.tmp`, '.'], {
+    spawnSync(go, ['build', '-trimpath', `-modfile=${modFile}`, ...extra, '-o', `${binary}.tmp`, '.'], {
       cwd: SOURCE_DIR,
       encoding: 'utf8',
-      env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false', GOTOOLCHAIN: 'local' },
+      env,
       maxBuffer: 64 * 1024 * 1024,
     });
   let result = build([]);
   // Newer Go linkers refuse some //go:linkname references in dependencies.
   if (result.status !== 0 && /linkname/.test(result.stderr)) result = build(['-ldflags=-checklinkname=0']);
+  fs.rmSync(workDir, { recursive: true, force: true });
   if (result.status !== 0) {
     throw new StartError(`building FerretDB failed (or set MONGODB_URL to a MongoDB 6+ server):\n${result.stderr}`);
   }
