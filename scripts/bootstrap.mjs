@@ -61,6 +61,9 @@ switch (mode) {
     // Build the embedded FerretDB before vitest starts, so its first build is not timed.
     const prepared = run(process.execPath, ['--import', 'tsx', path.join(root, 'scripts', 'prepare-stores.ts')]);
     if (prepared !== 0) process.exit(prepared);
+    // The SDK packages' tests import them by name, built, as their users do.
+    const built = run('npm', ['run', 'build:packages']);
+    if (built !== 0) process.exit(built);
     process.exit(run(process.execPath, [path.join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...args]));
   }
   case 'bench': {
