@@ -3,12 +3,13 @@
  * (prepack) and yields a tarball that installs, offline, in a project outside
  * this repository, and works there against a real Lookout.
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { makeProject, startTestContext, type TestContext } from './helpers/context.ts';
+import { runCommand } from './helpers/process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-outside-'));
@@ -48,14 +49,7 @@ await lookout.close();
 console.log(JSON.stringify(activation.project));`,
   );
   // Not spawnSync: the API under test answers from this very process.
-  const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, ['app.js', ctx.api, p.secret], { cwd: project });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
+  const run = await runCommand(process.execPath, ['app.js', ctx.api, p.secret], { cwd: project });
   expect(run.code, run.stderr).toBe(0);
   expect(JSON.parse(run.stdout)).toEqual({ id: p.project.id, name: 'shop' });
 }, 120_000);

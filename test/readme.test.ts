@@ -6,13 +6,12 @@
  * `"…"` stands for any value, `"lk_sk_…"` for any string that starts so,
  * and a `"…"` key for further keys.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../src/embedded/process.ts';
-import { startProcess } from './helpers/process.ts';
+import { runCommand, startProcess } from './helpers/process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const README_URL = 'http://127.0.0.1:3000';
@@ -105,16 +104,9 @@ describe('README "First requests"', () => {
   it('runs as written against a fresh instance, each answer as shown', async () => {
     const marker = (i: number) => `@@step ${i}@@`;
     const script = ['set -euo pipefail', ...steps.map((s, i) => `${s.command.replaceAll(README_URL, url)}\necho; echo '${marker(i)}'`)].join('\n');
-    const outputs = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const bash = spawn('bash', ['-c', script], {
-        cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOOKOUT_DATA_DIR: dataDir },
-      });
-      let stdout = '';
-      let stderr = '';
-      bash.stdout.on('data', (d) => (stdout += d));
-      bash.stderr.on('data', (d) => (stderr += d));
-      bash.on('exit', (code) => resolve({ code, stdout, stderr }));
+    const outputs = await runCommand('bash', ['-c', script], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOOKOUT_DATA_DIR: dataDir },
     });
     expect(outputs.code, outputs.stderr).toBe(0);
     let rest = outputs.stdout;

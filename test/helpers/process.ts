@@ -5,14 +5,19 @@ import { fileURLToPath } from 'node:url';
 export const BIN = fileURLToPath(new URL('../../bin/lookout.mjs', import.meta.url));
 
 export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return runCommand(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } });
+}
+
+/** Runs a command to its end, collecting its output; asynchronous, so an API in the test process keeps answering. */
+export function runCommand(command: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } });
+    const child = spawn(command, args, opts);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     child.on('error', reject);
-    child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr })); // 'close': after the output is all read
   });
 }
 
