@@ -18,6 +18,7 @@ import { makeReleasesService } from './services/releases.service.ts';
 import { makeSdkService } from './services/sdk.service.ts';
 import { makeDidHasher, makeSessionsService } from './services/sessions.service.ts';
 import { makeIssuesState } from './state/issues.state.ts';
+import { makeProjectChanges } from './state/project-changes.ts';
 import { makeStateKeeper } from './state/rebuild.ts';
 import { makeSessionState } from './state/sessions.state.ts';
 import { makeStores } from './store/index.ts';
@@ -42,17 +43,18 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const mongo = await connectMongo(urls.mongoUrl, config.mongoDb, opts.storeTimeoutMs);
   const stores = makeStores(mongo);
   await stores.ensureIndexes();
+  /** The hot state of release health (src/state/), on its own connection; a failed call is retried by its job. */
+  const stateRedis = new Redis(urls.redisUrl, { maxRetriesPerRequest: 5 });
+  stateRedis.on('error', (err: Error) => log.debug({ err: err.message }, 'state connection error; reconnecting'));
   const resolver = makeKeyResolver(stores.projects, config.keyCacheSeconds);
+  const changes = makeProjectChanges({ redis: stateRedis, redisUrl: urls.redisUrl, prefix: config.queuePrefix, log });
   const sdk = makeSdkService(stores, resolver);
-  const admin = makeAdminService(stores, sdk);
+  const admin = makeAdminService(stores, sdk, changes);
   const queues = makeQueues(urls.redisUrl, config.queuePrefix);
   const metrics = makeMetrics();
   /** Raw writes in flight at once: 1 on FerretDB (SQLite has one writer), more on MongoDB. */
   const writesInFlight = mongo.ferretdb ? 1 : 4;
   const events = makeEventsService({ events: stores.events, queues, log, metrics, writesInFlight });
-  /** The hot state of release health (src/state/), on its own connection; a failed call is retried by its job. */
-  const stateRedis = new Redis(urls.redisUrl, { maxRetriesPerRequest: 5 });
-  stateRedis.on('error', (err: Error) => log.debug({ err: err.message }, 'state connection error; reconnecting'));
   if (opts.storeTimeoutMs !== undefined) await answersWithin(stateRedis, opts.storeTimeoutMs);
   const state = makeSessionState(stateRedis, { prefix: config.queuePrefix, windowMs: config.sessionUpdateWindowMs });
   const issuesState = makeIssuesState(stateRedis, { prefix: config.queuePrefix });
@@ -69,6 +71,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     mongo,
     stores,
     resolver,
+    changes,
     sdk,
     admin,
     queues,

@@ -43,6 +43,8 @@ export async function startApi(runtime: Runtime, listen: { host: string; port: n
   const { config } = runtime;
   const lifecycle = { stopping: false };
   const publisher = publishMetrics(runtime, 'api');
+  // Admin changes anywhere drop this process' cached key lookups at once (src/state/project-changes.ts).
+  const unsubscribe = runtime.changes.subscribe(() => runtime.resolver.forget());
   const app = makeApp(makeApiDeps(runtime, publisher.id, lifecycle));
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
@@ -63,6 +65,7 @@ export async function startApi(runtime: Runtime, listen: { host: string; port: n
       await closed;
       clearInterval(idle);
       clearTimeout(cut);
+      unsubscribe();
       await publisher.stop();
     },
   };

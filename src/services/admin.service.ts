@@ -7,6 +7,7 @@ import type { Stores } from '../store/index.ts';
 import type { OrgDoc, PersonList } from '../store/orgs.store.ts';
 import { DEFAULT_ALERTS, type AlertSettings, type ProjectDoc } from '../store/projects.store.ts';
 import { hashSecret, newPublicKey, newSecretKey } from './keys.ts';
+import type { ProjectChanges } from '../state/project-changes.ts';
 import type { SdkService } from './sdk.service.ts';
 
 export function orgView(org: OrgDoc, used?: number) {
@@ -38,7 +39,12 @@ export function projectView(project: ProjectDoc) {
   };
 }
 
-export function makeAdminService(stores: Stores, sdk: SdkService) {
+/**
+ * Every change to a project's keys, binding, flags or alerts is announced
+ * (`changes`) before it answers, so API processes drop their cached key
+ * lookups at once.
+ */
+export function makeAdminService(stores: Stores, sdk: SdkService, changes: ProjectChanges) {
   async function org(id: number): Promise<OrgDoc> {
     const found = await stores.orgs.get(id);
     if (!found) throw new NotFoundError('org_not_found', `no organisation ${id}`);
@@ -109,16 +115,20 @@ export function makeAdminService(stores: Stores, sdk: SdkService) {
     async setProject(id: number, set: { enabled?: boolean; security_monitoring?: boolean; name?: string }) {
       await project(id);
       if (Object.keys(set).length === 0) throw new BadRequestError('nothing_to_set', 'name at least one setting');
-      return projectView((await stores.projects.update(id, set)) ?? (await project(id)));
+      const updated = (await stores.projects.update(id, set)) ?? (await project(id));
+      await changes.publish(id);
+      return projectView(updated);
     },
     async rotateKey(id: number, kind: 'secret' | 'public') {
       await project(id);
       if (kind === 'public') {
         const updated = await stores.projects.update(id, { public_key: newPublicKey() });
+        await changes.publish(id);
         return { id: String(id), public_key: updated!.public_key };
       }
       const secretKey = newSecretKey();
       await stores.projects.update(id, { secret_hash: hashSecret(secretKey) });
+      await changes.publish(id);
       return { id: String(id), secret_key: secretKey };
     },
     /** Frees the project and its installation so either can be activated again. */
@@ -126,12 +136,15 @@ export function makeAdminService(stores: Stores, sdk: SdkService) {
       await project(id);
       const before = await stores.projects.unbind(id);
       if (before?.instance_id) await stores.bindings.release(before.instance_id, id);
+      await changes.publish(id);
       return { id: String(id), unbound: before?.instance_id ?? null };
     },
     async setAlerts(id: number, set: Partial<AlertSettings>) {
       const current = await project(id);
       const alerts = { ...DEFAULT_ALERTS, ...current.alerts, ...set };
-      return projectView((await stores.projects.update(id, { alerts }))!);
+      const updated = await stores.projects.update(id, { alerts });
+      await changes.publish(id);
+      return projectView(updated!);
     },
   };
 }

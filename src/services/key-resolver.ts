@@ -2,7 +2,9 @@
  * Turns an X-Service-Key value into its project. Bound projects are cached
  * for a few seconds per process (KEY_CACHE_SECONDS) so the ingestion hot path
  * does not read MongoDB per request; unbound ones are never cached, so an
- * activation is seen at once by every process.
+ * activation is seen at once by every process, and an admin change (key,
+ * binding, flags, alerts) empties every process' cache at once
+ * (src/state/project-changes.ts).
  */
 import type { ProjectDoc, ProjectsStore } from '../store/projects.store.ts';
 import { hashSecret, sameHash } from './keys.ts';

@@ -45,7 +45,9 @@ export function makeSdkService(stores: Stores, resolver: KeyResolver) {
   }
 
   return {
-    async activate(project: ProjectDoc, body: ActivateBody, now: Date) {
+    async activate(resolved: ProjectDoc, body: ActivateBody, now: Date) {
+      // Read afresh, not from the key cache: an unbind made a moment ago must be seen by the next activation.
+      const project = (await stores.projects.get(resolved._id)) ?? resolved;
       const instanceId = body.instance_id;
       const claim = await stores.bindings.claim(instanceId, project._id, now);
       let holder: number | null = claim.projectId;
