@@ -41,6 +41,8 @@ export interface Config {
   readonly sessionUpdateWindowMs: number;
   /** How often the flusher copies changed rollups from Redis to MongoDB. */
   readonly flushIntervalMs: number;
+  /** Dashboard session cookies carry `Secure` (Lookout is served over TLS, directly or behind a proxy). */
+  readonly cookieSecure: boolean;
 }
 
 export class ConfigError extends Error {
@@ -77,6 +79,7 @@ export const DEFAULTS = {
   ADMIN_PASSWORD: '',
   SESSION_UPDATE_WINDOW_HOURS: '120',
   FLUSH_INTERVAL_MS: '1000',
+  COOKIE_SECURE: 'false',
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -118,6 +121,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     problems.push(`LOG_LEVEL=${JSON.stringify(logLevel)}: expected one of ${LOG_LEVELS.join(', ')}`);
   }
   const mongoDb = raw('MONGODB_DB');
+  if (!['true', 'false'].includes(raw('COOKIE_SECURE'))) problems.push(`COOKIE_SECURE=${JSON.stringify(raw('COOKIE_SECURE'))}: expected true or false`);
   if (!/^[A-Za-z0-9_-]{1,63}$/.test(mongoDb)) {
     problems.push(`MONGODB_DB=${JSON.stringify(mongoDb)}: letters, digits, _ and - only, at most 63`);
   }
@@ -153,6 +157,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     admin: raw('ADMIN_PASSWORD') ? { username: raw('ADMIN_USERNAME'), password: raw('ADMIN_PASSWORD') } : null,
     sessionUpdateWindowMs: int('SESSION_UPDATE_WINDOW_HOURS', 1, 90 * 24) * 3600_000,
     flushIntervalMs: int('FLUSH_INTERVAL_MS', 50, 1000),
+    cookieSecure: raw('COOKIE_SECURE') === 'true',
   };
   if (config.admin && config.admin.password.length < 12) {
     problems.push('ADMIN_PASSWORD: at least 12 characters');

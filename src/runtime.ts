@@ -10,6 +10,7 @@ import type { Logger } from './log.ts';
 import { makeMetrics } from './metrics/metrics.ts';
 import { Redis } from 'ioredis';
 import { makeQueues } from './queues/registry.ts';
+import { makeAccountsService } from './services/accounts.service.ts';
 import { makeAdminService } from './services/admin.service.ts';
 import { makeEventsService } from './services/events.service.ts';
 import { makeIssuesService } from './services/issues.service.ts';
@@ -59,6 +60,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const state = makeSessionState(stateRedis, { prefix: config.queuePrefix, windowMs: config.sessionUpdateWindowMs });
   const issuesState = makeIssuesState(stateRedis, { prefix: config.queuePrefix });
   const keeper = makeStateKeeper({ state, store: stores.sessions, issuesState, issuesStore: stores.issues, eventsStore: stores.events, log });
+  const accounts = makeAccountsService({ stores, redis: stateRedis, prefix: config.queuePrefix });
   const issues = makeIssuesService({ issues: stores.issues, events: stores.events, state: issuesState, keeper });
   const validator = makeValidator();
   const didKey = config.didHashKey ?? (await stores.settings.getOrCreate('did_hash_key', () => crypto.randomBytes(32).toString('hex')));
@@ -74,6 +76,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     changes,
     sdk,
     admin,
+    accounts,
     queues,
     metrics,
     events,

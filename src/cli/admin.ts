@@ -29,6 +29,7 @@ export const ADMIN_COMMANDS = [
   ['email-rule add|remove', '--org ID --email E', 'email rules (count against seats)'],
   ['alerts set', '--project ID [--threshold N] [--window-seconds S] [--cooldown-seconds S] [--stuffing-threshold N]', 'sign-in burst detection'],
   ['recount', '--project ID', "rebuild the project's hot state and rollups from its raw batches and stored events"],
+  ['user add', '--org ID --email E --role owner|member [--password-stdin]', 'a dashboard user; the password is read from standard input, or a one-time set-password link (24 hours) is printed'],
 ] as const;
 
 /** The row of ADMIN_COMMANDS that `words` name (`member add` matches `member add|remove`). */
@@ -57,12 +58,14 @@ const OPTIONS = {
   'window-seconds': { type: 'string' },
   'cooldown-seconds': { type: 'string' },
   'stuffing-threshold': { type: 'string' },
+  role: { type: 'string' },
+  'password-stdin': { type: 'boolean' },
 } as const;
 
-type Values = Partial<Record<keyof typeof OPTIONS, string>>;
+type Values = Partial<Record<Exclude<keyof typeof OPTIONS, 'password-stdin'>, string>> & { 'password-stdin'?: boolean };
 
 
-function need(values: Values, name: keyof Values): string {
+function need(values: Values, name: Exclude<keyof Values, 'password-stdin'>): string {
   const value = values[name];
   if (value === undefined || value === '') throw new UsageError(`--${name} is required`);
   return value;
@@ -85,7 +88,7 @@ function seats(values: Values): number | null | undefined {
   if (!/^\d{1,9}$/.test(value)) throw new UsageError('--seats takes a whole number or unlimited');
   return Number(value);
 }
-function positive(values: Values, name: keyof Values, max: number): number | undefined {
+function positive(values: Values, name: Exclude<keyof Values, 'password-stdin'>, max: number): number | undefined {
   const value = values[name];
   if (value === undefined) return undefined;
   if (!/^\d{1,9}$/.test(value) || Number(value) < 1 || Number(value) > max) {
@@ -111,7 +114,8 @@ export function parseAdminCommand(args: string[]): AdminRun {
   }
   // Each command takes only the options its help line names.
   const allowed = [...row[1].matchAll(/--([a-z-]+)/g)].map((m) => m[1] as keyof typeof OPTIONS);
-  const { _: extra, ...values } = parseOptions(args.slice(positionals.length), Object.fromEntries(allowed.map((o) => [o, OPTIONS[o]])));
+  const { _: extra, ...parsed } = parseOptions(args.slice(positionals.length), Object.fromEntries(allowed.map((o) => [o, OPTIONS[o]])));
+  const values = parsed as Values;
   if (extra.length) throw new UsageError(`unexpected argument: ${extra.join(' ')}`);
   const [noun, verb] = positionals;
   switch (positionals.join(' ')) {
@@ -176,6 +180,18 @@ export function parseAdminCommand(args: string[]): AdminRun {
       });
       return (rt) => rt.admin.setAlerts(project, set);
     }
+    case 'user add': {
+      const input = { org: id(values, 'org'), email: need(values, 'email'), role: need(values, 'role') };
+      if (input.role !== 'owner' && input.role !== 'member') throw new UsageError('--role takes owner or member');
+      const role = input.role;
+      const fromStdin = values['password-stdin'] === true;
+      return async (rt) => {
+        const password = fromStdin ? await readPassword() : undefined;
+        const user = await rt.accounts.addUser({ org: input.org, email: input.email, role, password });
+        const api = readInstance(rt.config.dataDir)?.api_url;
+        return 'set_password_path' in user && api ? { ...user, set_password_url: `${api}${user.set_password_path}` } : user;
+      };
+    }
     case 'recount': {
       const project = id(values, 'project');
       return async (rt) => {
@@ -186,6 +202,15 @@ export function parseAdminCommand(args: string[]): AdminRun {
     default:
       throw new UsageError(`unknown admin command: ${positionals.join(' ') || '(none)'}`);
   }
+}
+
+/** The password on standard input (a pipe or a prompt), without its final newline; never echoed or logged. */
+async function readPassword(): Promise<string> {
+  let text = '';
+  for await (const chunk of process.stdin) text += chunk;
+  const password = text.replace(/\r?\n$/, '');
+  if (password === '') throw new UsageError('--password-stdin: no password on standard input');
+  return password;
 }
 
 /** How long the admin CLI waits for a store before saying how to reach it. */

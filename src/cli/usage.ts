@@ -11,14 +11,14 @@ export class UsageError extends Error {
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
-/** Parses `args` against `options` (all string-valued here); positionals only when allowed. */
+/** Parses `args` against `options` (string values, or boolean flags); positionals are returned in `_`. */
 export function parseOptions<O extends Options>(
   args: string[],
   options: O,
-): { [K in keyof O]?: string } & { _: string[] } {
+): { [K in keyof O]?: O[K] extends { type: 'boolean' } ? boolean : string } & { _: string[] } {
   try {
     const { values, positionals } = parseArgs({ args, options, allowPositionals: true, strict: true });
-    return { ...(values as { [K in keyof O]?: string }), _: positionals };
+    return { ...(values as { [K in keyof O]?: O[K] extends { type: 'boolean' } ? boolean : string }), _: positionals };
   } catch (err) {
     throw new UsageError(describeParseError(err as NodeJS.ErrnoException, Object.keys(options)));
   }

@@ -8,6 +8,7 @@ import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { HealthService } from '../services/health.service.ts';
 import type { KeyResolver } from '../services/key-resolver.ts';
+import type { AccountsService } from '../services/accounts.service.ts';
 import type { EventsService } from '../services/events.service.ts';
 import type { IssuesService } from '../services/issues.service.ts';
 import type { ReleasesService } from '../services/releases.service.ts';
@@ -19,6 +20,7 @@ import { errorsMiddleware } from './middleware/errors.middleware.ts';
 import { httpMetricsMiddleware } from './middleware/metrics.middleware.ts';
 import { requestLogMiddleware } from './middleware/request-log.middleware.ts';
 import type { RateLimiter } from './middleware/rate-limit.middleware.ts';
+import { dashboardSessionRoutes } from './routes/dashboard-session.route.ts';
 import { envelopeRoutes } from './routes/envelope.route.ts';
 import { eventsRoutes } from './routes/events.route.ts';
 import { healthRoutes } from './routes/health.route.ts';
@@ -49,6 +51,8 @@ export interface AppDeps {
   issues: IssuesService;
   sessions: SessionsService;
   releases: ReleasesService;
+  /** dashboard users and their sessions */
+  accounts: AccountsService;
   /** the sessions endpoints' rate limit, shared through Redis */
   rateLimit: RateLimiter;
   metrics: Metrics;
@@ -72,6 +76,7 @@ export function makeRouters(deps: AppDeps): Router<AppState>[] {
     sessionsRoutes(deps),
     envelopeRoutes(deps),
     releasesRoutes(deps),
+    dashboardSessionRoutes(deps),
     openapiRoutes(deps),
   ];
 }

@@ -7,7 +7,7 @@
  */
 import type Router from '@koa/router';
 
-type Auth = 'none' | 'secret' | 'secret+instance' | 'public' | 'sentry';
+type Auth = 'none' | 'secret' | 'secret+instance' | 'public' | 'sentry' | 'dashboard';
 
 interface Param {
   name: string;
@@ -126,6 +126,24 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     ok: { 200: 'the release and `series`' },
     errors: [400, 404],
   },
+  'POST /api/dashboard/session': {
+    tag: 'dashboard',
+    summary: 'Sign in to the dashboard: sets the HttpOnly session cookie; throttled per account and per address',
+    auth: 'none',
+    body: { schema: 'sign-in' },
+    ok: { 200: '`{email, org, role, csrf_token}`' },
+    errors: [400, 401, 413, 415, 429],
+  },
+  'GET /api/dashboard/session': { tag: 'dashboard', summary: 'Who is signed in, with the CSRF token of the session', auth: 'dashboard', ok: { 200: '`{email, org, role, csrf_token}`' } },
+  'DELETE /api/dashboard/session': { tag: 'dashboard', summary: 'Sign out: the session ends server-side', auth: 'dashboard', ok: { 204: 'signed out; the cookie is cleared' } },
+  'POST /api/dashboard/password': {
+    tag: 'dashboard',
+    summary: 'Set a password with the one-time token of `lookout admin user add` (valid 24 hours)',
+    auth: 'none',
+    body: { schema: 'set-password' },
+    ok: { 200: '`{email}`' },
+    errors: [400, 413, 415],
+  },
 };
 
 const ALL_METHODS = 10; // a layer answering more methods than this is `router.all` middleware (CORS)
@@ -176,6 +194,7 @@ const SECURITY: Record<Auth, Record<string, string[]>[]> = {
   'secret+instance': [{ serviceKey: [], serviceInstance: [] }],
   public: [{ serviceKey: [] }, { keyQuery: [] }],
   sentry: [{ sentryAuth: [] }, { sentryKeyQuery: [] }, {}],
+  dashboard: [{ sessionCookie: [] }],
 };
 
 /** `schemas`: the request schemas by name, as `Validator.schemas()` gives them. */
@@ -232,6 +251,7 @@ export function buildOpenApi(version: string, requestSchemas: Record<string, obj
         keyQuery: { type: 'apiKey', in: 'query', name: 'key', description: 'public key, for navigator.sendBeacon' },
         sentryAuth: { type: 'apiKey', in: 'header', name: 'X-Sentry-Auth', description: '`Sentry sentry_key=<public key>, ...`' },
         sentryKeyQuery: { type: 'apiKey', in: 'query', name: 'sentry_key', description: 'public key' },
+        sessionCookie: { type: 'apiKey', in: 'cookie', name: 'lookout_session', description: 'dashboard session (POST /api/dashboard/session); state-changing requests also send X-CSRF-Token' },
       },
     },
   };

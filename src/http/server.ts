@@ -25,6 +25,7 @@ export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { s
     issues: runtime.issues,
     sessions: runtime.sessions,
     releases: runtime.releases,
+    accounts: runtime.accounts,
     rateLimit: makeRateLimiter({
       redis: runtime.queues.connection,
       prefix: config.queuePrefix,

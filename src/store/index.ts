@@ -8,6 +8,7 @@ import type { Mongo } from './mongo.ts';
 import { makeProjectsStore } from './projects.store.ts';
 import { makeSessionsStore } from './sessions.store.ts';
 import { makeSettingsStore } from './settings.store.ts';
+import { makeUsersStore } from './users.store.ts';
 
 export function makeStores({ db, ferretdb }: Pick<Mongo, 'db' | 'ferretdb'>) {
   const stores = {
@@ -19,6 +20,7 @@ export function makeStores({ db, ferretdb }: Pick<Mongo, 'db' | 'ferretdb'>) {
     issues: makeIssuesStore(db),
     sessions: makeSessionsStore(db, { ferretdb }),
     settings: makeSettingsStore(db),
+    users: makeUsersStore(db),
   };
   return {
     ...stores,

@@ -4,14 +4,19 @@ import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../bin/lookout.mjs', import.meta.url));
 
-export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return runCommand(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } });
+export function runCli(args: string[], env: Record<string, string>, input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return runCommand(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, input });
 }
 
 /** Runs a command to its end, collecting its output; asynchronous, so an API in the test process keeps answering. */
-export function runCommand(command: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+export function runCommand(
+  command: string,
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, opts);
+    const child = spawn(command, args, { cwd: opts.cwd, env: opts.env });
+    child.stdin.end(opts.input ?? '');
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

@@ -1,0 +1,40 @@
+/**
+ * Dashboard users: an organisation's members with a role. `_id` is the email
+ * (lowercased), a string, so FerretDB finds a user through its `_id` index.
+ * Only hashes are stored: the password's (scrypt) and, until it is used, the
+ * one-time set-password token's (SHA-256).
+ */
+import type { Db } from 'mongodb';
+
+export type Role = 'owner' | 'member';
+
+export interface UserDoc {
+  _id: string;
+  org_id: number;
+  role: Role;
+  password_hash: string | null;
+  setup_hash: string | null;
+  setup_expires: Date | null;
+  created_at: Date;
+}
+
+export function makeUsersStore(db: Db) {
+  const users = db.collection<UserDoc>('users');
+  return {
+    /** Inserts; a user that exists already is a duplicate-key error. */
+    async create(doc: UserDoc): Promise<void> {
+      await users.insertOne(doc);
+    },
+    get(email: string): Promise<UserDoc | null> {
+      return users.findOne({ _id: email });
+    },
+    /** The user a set-password token was issued to (a rare read by a secondary field). */
+    bySetupHash(hash: string): Promise<UserDoc | null> {
+      return users.findOne({ setup_hash: hash });
+    },
+    async setPassword(email: string, passwordHash: string): Promise<void> {
+      await users.updateOne({ _id: email }, { $set: { password_hash: passwordHash, setup_hash: null, setup_expires: null } });
+    },
+  };
+}
+export type UsersStore = ReturnType<typeof makeUsersStore>;
