@@ -24,10 +24,22 @@ const SECRET_LIKE = /pass(word)?|passwd|pwd|secret|token|credential/i;
 
 export const newEventId = (): string => crypto.randomBytes(16).toString('hex');
 
+let lastMs = 0;
+/**
+ * Event times never repeat within a process: Lookout orders a group's sign-in
+ * attempts by time, then by event id, so two attempts made in the same
+ * millisecond would otherwise be ordered at random, and a burst's identity
+ * (its earliest attempt) could change as they arrive.
+ */
+function eventTime(): string {
+  lastMs = Math.max(Date.now(), lastMs + 1);
+  return new Date(lastMs).toISOString();
+}
+
 function base(b: EventBase) {
   return {
     event_id: newEventId(),
-    timestamp: new Date().toISOString(),
+    timestamp: eventTime(),
     platform: 'node',
     sdk: b.sdk,
     ...(b.release ? { release: b.release } : {}),

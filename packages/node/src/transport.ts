@@ -2,8 +2,8 @@
  * HTTP to Lookout: keep-alive (Node's fetch pools connections), retries with
  * exponential backoff and jitter on network errors, 5xx and 429
  * (honouring `Retry-After`), never on another 4xx. Background sends (events,
- * sessions) go through a bounded queue: when it is full a send is dropped and
- * counted, never blocking the caller.
+ * sessions) go through a bounded queue, one at a time in order: when it is
+ * full a send is dropped and counted, never blocking the caller.
  */
 import { errorFromAnswer, LookoutError } from './errors.js';
 
@@ -82,7 +82,9 @@ export function makeTransport(opts: TransportOptions) {
   const pending = new Set<Promise<void>>();
   let waiting: (() => Promise<unknown>)[] = [];
   let running = 0;
-  const CONCURRENCY = 2;
+  // One at a time, in the order given: Lookout reads a group's sign-in attempts in time order, and a late
+  // attempt older than a burst already raised would start a second issue (docs/decisions.md).
+  const CONCURRENCY = 1;
 
   function pump(): void {
     while (running < CONCURRENCY && waiting.length > 0) {
