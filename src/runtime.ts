@@ -95,6 +95,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     },
   };
 }
+
 async function answersWithin(redis: Redis, timeoutMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {

@@ -40,25 +40,27 @@ export async function start(config: Config): Promise<void> {
     parts.worker = superviseWorker(parts.stores, log, parts.runtime.metrics, config.shutdownTimeoutMs, () => stopping);
   })();
 
-  async function stop(signal: string) {
+  /** Undoes whatever start-up got to, in reverse order, and frees the data folder. */
+  async function teardown() {
+    await parts.api?.close();
+    await parts.worker?.stop();
+    await parts.runtime?.close().catch((err: Error) => log.warn({ err: err.message }, 'closing the store connections failed'));
+    await parts.stores?.stop();
+    instance.release();
+  }
+
+  onStopSignal(async (signal) => {
     stopping = true;
     log.info({ signal }, 'shutting down');
     await startup.catch(() => {});
-    await parts.api?.close();
-    await parts.worker?.stop();
-    await parts.runtime?.close();
-    await parts.stores?.stop();
-    instance.release();
+    await teardown();
     process.exit(0);
-  }
-  onStopSignal(stop);
+  });
 
   try {
     await startup;
   } catch (err) {
-    await parts.runtime?.close().catch(() => {});
-    await parts.stores?.stop();
-    instance.release();
+    await teardown();
     throw err;
   }
   if (stopping) return;

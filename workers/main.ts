@@ -154,5 +154,4 @@ export async function runWorkerCli(config: Config, args: string[]): Promise<void
     await runtime.close();
     process.exit(0);
   });
-  if (process.send && !process.connected) stopNow('parent exited');
 }

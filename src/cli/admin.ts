@@ -104,8 +104,9 @@ function defined<T extends object>(value: T): T {
 export type AdminRun = (runtime: Runtime) => Promise<unknown>;
 
 export function parseAdminCommand(args: string[]): AdminRun {
-  const leading = args.slice(0, 2).filter((a, i) => !a.startsWith('-') && (i === 0 || !args[0]!.startsWith('-')));
-  const positionals = leading[0] === 'recount' ? leading.slice(0, 1) : leading;
+  // The command's words come before its first option: two of them, or one for `recount`.
+  const firstOption = args.findIndex((a) => a.startsWith('-'));
+  const positionals = args.slice(0, Math.min(args[0] === 'recount' ? 1 : 2, firstOption === -1 ? args.length : firstOption));
   const [row] = commandRows(positionals).filter(([words]) => words.split(' ').length === positionals.length);
   if (!row) {
     const verbs = commandRows(positionals.slice(0, 1)).flatMap(([words]) => words.split(' ')[1]?.split('|') ?? []);

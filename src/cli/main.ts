@@ -86,7 +86,7 @@ try {
   }
 } catch (err) {
   if (err instanceof UsageError) {
-    const about = command && COMMAND_HELP[command] && command !== 'help' ? ` ${command}` : '';
+    const about = command && COMMAND_HELP[command] ? ` ${command}` : '';
     process.stderr.write(`lookout: ${err.message} (lookout help${about} lists the options)\n`);
     process.exit(2);
   }

@@ -95,8 +95,8 @@ export function ensureFerretBinary(cacheDir: string, log: (line: string) => void
 export const ferretPidFile = (dir: string) => path.resolve(dir, 'ferretdb.pid');
 
 /** Whether `pid` is a FerretDB of this folder: it names its SQLite folder on its command line. */
-export function isOwnFerret(pid: number, dir: string, cacheDir: string): boolean {
-  return isOwnStore(pid, ensureFerretBinary(cacheDir), path.resolve(dir, 'sqlite'));
+export function isOwnFerret(pid: number, dir: string, binary: string): boolean {
+  return isOwnStore(pid, binary, path.resolve(dir, 'sqlite'));
 }
 
 export async function startFerret(opts: {

@@ -21,7 +21,7 @@ export async function startStores(config: Config, log: (line: string) => void): 
   const redisDir = path.join(config.dataDir, 'redis');
   const ferretDir = path.join(config.dataDir, 'ferretdb');
   // A first run builds FerretDB; done before any store runs, nothing is left behind if it fails or is interrupted.
-  if (config.mongoUrl === null) ensureFerretBinary(config.cacheDir, log);
+  const ferretBinary = config.mongoUrl === null ? ensureFerretBinary(config.cacheDir, log) : '';
 
   // Before anything starts: stores a crashed run left behind are stopped, but only when they are this
   // folder's own; then every port is checked, so a taken one fails the start with nothing running.
@@ -30,7 +30,7 @@ export async function startStores(config: Config, log: (line: string) => void): 
       ? [{ pidFile: redisPidFile(redisDir), isOwn: (pid: number) => isOwnRedis(pid, redisDir), port: config.embeddedRedisPort, variable: 'LOOKOUT_EMBEDDED_REDIS_PORT' }]
       : []),
     ...(config.mongoUrl === null
-      ? [{ pidFile: ferretPidFile(ferretDir), isOwn: (pid: number) => isOwnFerret(pid, ferretDir, config.cacheDir), port: config.embeddedMongoPort, variable: 'LOOKOUT_EMBEDDED_MONGODB_PORT' }]
+      ? [{ pidFile: ferretPidFile(ferretDir), isOwn: (pid: number) => isOwnFerret(pid, ferretDir, ferretBinary), port: config.embeddedMongoPort, variable: 'LOOKOUT_EMBEDDED_MONGODB_PORT' }]
       : []),
   ];
   for (const store of embedded) await stopStale(store.pidFile, store.isOwn);

@@ -51,8 +51,7 @@ export function makeIssuesService(deps: { issues: IssuesStore; events: EventsSto
       // Redis restarted again between the verification and the change: nothing was changed, so a retry is safe.
       if (result === 'unverified') throw new UnavailableError('state_rebuilding', 'the project state is being rebuilt after a Redis restart; retry in a moment');
       const snap = await state.snapshot(projectId, [id]);
-      await issues.setFlushedSeq(projectId, snap.seq);
-      await issues.write(snap.issues.map((i) => i.doc), snap.seq);
+      await issues.writeFlushed(projectId, snap.issues.map((i) => i.doc), snap.seq);
       return { ok: true as const, status };
     },
   };

@@ -57,16 +57,25 @@ function fromStored({ _id, v: _v, ...doc }: StoredIssue): IssueDoc {
 export function makeIssuesStore(db: Db) {
   const issues = db.collection<StoredIssue>('issues');
   const marks = makeFlushMarks(db, 'issue_flush');
+  /** Writes issues read at change counter `v`, never over a newer copy. */
+  const write = (docs: IssueDoc[], v: number) => writeNewer(issues, docs.map((doc) => ({ ...doc, _id: storedIssueId(doc._id), v })));
   return {
     async ensureIndexes() {
       await ensureIndexes(issues, issueIndexes);
       await migrateNumericIds(db);
     },
-    /** Writes issues read at change counter `v`, never over a newer copy. */
-    write: (docs: IssueDoc[], v: number) => writeNewer(issues, docs.map((doc) => ({ ...doc, _id: storedIssueId(doc._id), v }))),
-    /** The event change counter of the project's last flush (0: never), written before its issues. */
+    write,
+    /**
+     * A project's issues as read from Redis at change counter `seq`: the flush
+     * mark first, then the documents, so a Redis that comes back behind the
+     * mark is known to have lost state (src/state/rebuild.ts).
+     */
+    async writeFlushed(project: number, docs: IssueDoc[], seq: number): Promise<void> {
+      await marks.raise(project, seq);
+      await write(docs, seq);
+    },
+    /** The event change counter of the project's last flush (0: never). */
     flushedSeq: marks.get,
-    setFlushedSeq: marks.raise,
     /** Every issue of a project (rebuilding its Redis state only). */
     async ofProject(projectId: number): Promise<IssueDoc[]> {
       return (await issues.find({ project_id: projectId }).toArray()).map(fromStored);

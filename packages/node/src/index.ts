@@ -130,7 +130,7 @@ export function createClient(options: ClientOptions) {
     const interval = options.pollIntervalMs ?? 600_000;
     pollTimer = setTimeout(async () => {
       pollTimer = null;
-      await client.config().catch((err: Error) => emitter.emit('error', err));
+      await client.config().catch(() => {}); // a failed poll is tried again at the next interval
       schedulePoll();
     }, interval * (0.9 + Math.random() * 0.2));
     pollTimer.unref();
@@ -209,8 +209,6 @@ export function createClient(options: ClientOptions) {
       await client.flush();
     },
   };
-  // An 'error' listener keeps a failed background poll from throwing as an unhandled 'error' event.
-  emitter.on('error', () => {});
   return client;
 }
 

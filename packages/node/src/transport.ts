@@ -42,7 +42,7 @@ export function makeTransport(opts: TransportOptions) {
   const backoff = opts.backoffMs ?? 500;
   const maxBackoff = opts.maxBackoffMs ?? 30_000;
   const queueSize = opts.queueSize ?? 1000;
-  const stats: TransportStats = { queued: 0, sent: 0, dropped: 0, failed: 0, retries: 0 };
+  const stats: Omit<TransportStats, 'queued'> = { sent: 0, dropped: 0, failed: 0, retries: 0 };
   const baseUrl = opts.baseUrl.replace(/\/+$/, '');
 
   /** One request, retried while retrying can help; resolves with the parsed answer or throws a LookoutError. */
@@ -95,13 +95,11 @@ export function makeTransport(opts: TransportOptions) {
         .catch(() => void stats.failed++)
         .finally(() => {
           running--;
-          stats.queued = waiting.length;
           pending.delete(done);
           pump();
         });
       pending.add(done);
     }
-    stats.queued = waiting.length;
   }
 
   return {
@@ -124,9 +122,8 @@ export function makeTransport(opts: TransportOptions) {
     clear(): void {
       stats.dropped += waiting.length;
       waiting = [];
-      stats.queued = 0;
     },
-    stats: (): TransportStats => ({ ...stats }),
+    stats: (): TransportStats => ({ ...stats, queued: waiting.length }),
   };
 }
 export type Transport = ReturnType<typeof makeTransport>;

@@ -14,18 +14,17 @@ export function errorsMiddleware(): Middleware<AppState> {
       await next();
       // Answers the routers leave without a body (no route; a route without this method) are JSON too.
       if (ctx.body === undefined || ctx.body === null) {
-        if (ctx.status === 404) {
-          ctx.status = 404;
-          ctx.body = { reason: 'route_not_found', message: `no route for ${ctx.method} ${ctx.path}` };
-        } else if (ctx.status === 405 || ctx.status === 501) {
-          const allowed = ctx.response.get('Allow').split(/,\s*/).filter(Boolean);
-          const status = ctx.status;
-          ctx.body = {
-            reason: status === 405 ? 'method_not_allowed' : 'method_not_implemented',
-            message: `${ctx.path} does not take ${ctx.method}; it takes ${allowed.join(', ')}`,
-            allowed,
-          };
-          ctx.status = status;
+        const status = ctx.status;
+        const allowed = String(ctx.response.get('Allow') ?? '').split(/,\s*/).filter(Boolean);
+        const body =
+          status === 404
+            ? { reason: 'route_not_found', message: `no route for ${ctx.method} ${ctx.path}` }
+            : status === 405 || status === 501
+              ? { reason: status === 405 ? 'method_not_allowed' : 'method_not_implemented', message: `${ctx.path} does not take ${ctx.method}; it takes ${allowed.join(', ')}`, allowed }
+              : null;
+        if (body) {
+          ctx.body = body;
+          ctx.status = status; // setting a body would otherwise turn Koa's implicit 404 into 200
         }
       }
     } catch (err) {
