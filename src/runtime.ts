@@ -50,7 +50,8 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const resolver = makeKeyResolver(stores.projects, config.keyCacheSeconds);
   const changes = makeProjectChanges({ redis: stateRedis, redisUrl: urls.redisUrl, prefix: config.queuePrefix, log });
   const sdk = makeSdkService(stores, resolver);
-  const admin = makeAdminService(stores, sdk, changes);
+  const validator = makeValidator();
+  const admin = makeAdminService(stores, sdk, changes, validator);
   const queues = makeQueues(urls.redisUrl, config.queuePrefix);
   const metrics = makeMetrics();
   /** Raw writes in flight at once: 1 on FerretDB (SQLite has one writer), more on MongoDB. */
@@ -62,7 +63,6 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const keeper = makeStateKeeper({ state, store: stores.sessions, issuesState, issuesStore: stores.issues, eventsStore: stores.events, log });
   const accounts = makeAccountsService({ stores, redis: stateRedis, prefix: config.queuePrefix });
   const issues = makeIssuesService({ issues: stores.issues, events: stores.events, state: issuesState, keeper });
-  const validator = makeValidator();
   const didKey = config.didHashKey ?? (await stores.settings.getOrCreate('did_hash_key', () => crypto.randomBytes(32).toString('hex')));
   const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, windowMs: config.sessionUpdateWindowMs, writesInFlight });
   const releases = makeReleasesService(stores.sessions);

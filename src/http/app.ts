@@ -9,6 +9,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { HealthService } from '../services/health.service.ts';
 import type { KeyResolver } from '../services/key-resolver.ts';
 import type { AccountsService } from '../services/accounts.service.ts';
+import type { AdminService } from '../services/admin.service.ts';
 import type { EventsService } from '../services/events.service.ts';
 import type { IssuesService } from '../services/issues.service.ts';
 import type { ReleasesService } from '../services/releases.service.ts';
@@ -21,6 +22,7 @@ import { httpMetricsMiddleware } from './middleware/metrics.middleware.ts';
 import { requestLogMiddleware } from './middleware/request-log.middleware.ts';
 import type { RateLimiter } from './middleware/rate-limit.middleware.ts';
 import { dashboardSessionRoutes } from './routes/dashboard-session.route.ts';
+import { dashboardRoutes } from './routes/dashboard.route.ts';
 import { envelopeRoutes } from './routes/envelope.route.ts';
 import { eventsRoutes } from './routes/events.route.ts';
 import { healthRoutes } from './routes/health.route.ts';
@@ -53,6 +55,8 @@ export interface AppDeps {
   releases: ReleasesService;
   /** dashboard users and their sessions */
   accounts: AccountsService;
+  /** organisations, projects, keys, people and alerts: the web dashboard's and the admin CLI's one service */
+  admin: AdminService;
   /** the sessions endpoints' rate limit, shared through Redis */
   rateLimit: RateLimiter;
   metrics: Metrics;
@@ -77,6 +81,7 @@ export function makeRouters(deps: AppDeps): Router<AppState>[] {
     envelopeRoutes(deps),
     releasesRoutes(deps),
     dashboardSessionRoutes(deps),
+    dashboardRoutes(deps),
     openapiRoutes(deps),
   ];
 }

@@ -29,6 +29,13 @@ export interface RouteDoc {
 }
 
 const id = { name: 'id', in: 'path', description: 'issue id', schema: { type: 'integer', minimum: 1 } } as const;
+const pageParams: Param[] = [
+  { name: 'status', in: 'query', description: 'default unresolved', schema: { enum: ['unresolved', 'resolved', 'ignored'] } },
+  { name: 'limit', in: 'query', description: 'default 100', schema: { type: 'integer', minimum: 1, maximum: 500 } },
+  { name: 'offset', in: 'query', description: 'default 0', schema: { type: 'integer', minimum: 0 } },
+  { name: 'order', in: 'query', description: 'last_seen (newest first, default) or id (ascending)', schema: { enum: ['last_seen', 'id'] } },
+];
+const project = { name: 'project', in: 'path', description: 'project id', schema: { type: 'integer', minimum: 1 } } as const;
 const environment = { name: 'environment', in: 'query', description: 'only this environment', schema: { type: 'string', maxLength: 64 } } as const;
 
 /** Every route of the API, keyed `METHOD /path` with @koa/router's `:param` syntax. */
@@ -91,12 +98,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     tag: 'issues',
     summary: 'List issues (spec 4.6)',
     auth: 'secret+instance',
-    params: [
-      { name: 'status', in: 'query', description: 'default unresolved', schema: { enum: ['unresolved', 'resolved', 'ignored'] } },
-      { name: 'limit', in: 'query', description: 'default 100', schema: { type: 'integer', minimum: 1, maximum: 500 } },
-      { name: 'offset', in: 'query', description: 'default 0', schema: { type: 'integer', minimum: 0 } },
-      { name: 'order', in: 'query', description: 'last_seen (newest first, default) or id (ascending)', schema: { enum: ['last_seen', 'id'] } },
-    ],
+    params: pageParams,
     ok: { 200: '`{issues, total, limit, offset, order}`' },
     errors: [400],
   },
@@ -144,6 +146,139 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     ok: { 200: '`{email}`' },
     errors: [400, 413, 415],
   },
+  'GET /api/dashboard/projects': { tag: 'dashboard', summary: "The organisation's projects", auth: 'dashboard', ok: { 200: '`{projects}`' } },
+  'POST /api/dashboard/projects': {
+    tag: 'dashboard',
+    summary: 'Create a project (owner); the secret key is shown in this answer only',
+    auth: 'dashboard',
+    body: { schema: 'project-create' },
+    ok: { 201: '`{id, org, name, public_key, secret_key}`' },
+    errors: [400, 413, 415],
+  },
+  'GET /api/dashboard/projects/:project': { tag: 'dashboard', summary: 'A project with its binding (never a secret)', auth: 'dashboard', params: [project], ok: { 200: 'project' }, errors: [404] },
+  'PATCH /api/dashboard/projects/:project': {
+    tag: 'dashboard',
+    summary: 'Rename, enable or disable a project, or switch security monitoring (owner)',
+    auth: 'dashboard',
+    params: [project],
+    body: { schema: 'project-settings' },
+    ok: { 200: 'project' },
+    errors: [400, 404, 413, 415],
+  },
+  'POST /api/dashboard/projects/:project/keys': {
+    tag: 'dashboard',
+    summary: 'Rotate the secret or the public key (owner); the old key stops working in every API process before the answer',
+    auth: 'dashboard',
+    params: [project],
+    body: { schema: 'key-rotate' },
+    ok: { 200: '`{id, secret_key}` or `{id, public_key}`' },
+    errors: [400, 404, 413, 415],
+  },
+  'POST /api/dashboard/projects/:project/unbind': {
+    tag: 'dashboard',
+    summary: 'Unbind the installation (owner): the project and the installation may be activated again at once',
+    auth: 'dashboard',
+    params: [project],
+    ok: { 200: '`{id, unbound}`' },
+    errors: [404],
+  },
+  'PUT /api/dashboard/projects/:project/alerts': {
+    tag: 'dashboard',
+    summary: 'Set the sign-in burst detection settings',
+    auth: 'dashboard',
+    params: [project],
+    body: { schema: 'alerts' },
+    ok: { 200: 'project' },
+    errors: [400, 404, 413, 415],
+  },
+  'POST /api/dashboard/projects/:project/alerts/preview': {
+    tag: 'dashboard',
+    summary: 'What these settings would have raised from the last 24 hours of sign-in attempts, beside the current settings; changes nothing',
+    auth: 'dashboard',
+    params: [project],
+    body: { schema: 'alerts' },
+    ok: { 200: '`{since, until, attempts, current: {settings, brute_force, credential_stuffing}, proposed: {…}}`' },
+    errors: [400, 404, 413, 415],
+  },
+  'GET /api/dashboard/projects/:project/releases': {
+    tag: 'dashboard',
+    summary: 'The Releases table: as GET /api/v1/releases',
+    auth: 'dashboard',
+    params: [project, environment],
+    ok: { 200: '`{releases, total}`' },
+    errors: [400, 404],
+  },
+  'GET /api/dashboard/projects/:project/releases/:release': {
+    tag: 'dashboard',
+    summary: "A release with its hourly series over a range: as GET /api/v1/releases/{release}",
+    auth: 'dashboard',
+    params: [
+      project,
+      { name: 'release', in: 'path', description: 'release name', schema: { type: 'string', maxLength: 200 } },
+      environment,
+      { name: 'range', in: 'query', description: 'the hours shown (default 24h)', schema: { type: 'string', enum: ['24h', '7d', '14d', '90d'] } },
+    ],
+    ok: { 200: 'release, `series`, `range`, `since`' },
+    errors: [400, 404],
+  },
+  'GET /api/dashboard/projects/:project/issues': {
+    tag: 'dashboard',
+    summary: 'Issues: as GET /api/v1/issues, and by kind',
+    auth: 'dashboard',
+    params: [project, ...pageParams, { name: 'kind', in: 'query', description: 'only this kind', schema: { type: 'string', enum: ['error', 'security'] } }],
+    ok: { 200: '`{issues, total, limit, offset, order}`' },
+    errors: [400, 404],
+  },
+  'GET /api/dashboard/projects/:project/issues/:id': {
+    tag: 'dashboard',
+    summary: 'One issue with its latest event: as GET /api/v1/issues/{id}',
+    auth: 'dashboard',
+    params: [project, id],
+    ok: { 200: 'issue' },
+    errors: [404],
+  },
+  'POST /api/dashboard/projects/:project/issues/:id/status': {
+    tag: 'dashboard',
+    summary: 'Resolve, ignore or unresolve: as POST /api/v1/issues/{id}/status',
+    auth: 'dashboard',
+    params: [project, id],
+    body: { schema: 'issue-status' },
+    ok: { 200: '`{ok, status}`' },
+    errors: [400, 404, 413, 415],
+  },
+  'GET /api/dashboard/org': {
+    tag: 'dashboard',
+    summary: "The user's organisation: plan, seats, `usage` (used and each list's size), people lists and dashboard users",
+    auth: 'dashboard',
+    ok: { 200: 'organisation' },
+  },
+  'PATCH /api/dashboard/org': {
+    tag: 'dashboard',
+    summary: 'Rename the organisation or change its plan and seats (owner)',
+    auth: 'dashboard',
+    body: { schema: 'org-settings' },
+    ok: { 200: 'organisation' },
+    errors: [400, 413, 415],
+  },
+  'POST /api/dashboard/org/people': {
+    tag: 'dashboard',
+    summary: 'Add a member, an invite or an email rule (owner)',
+    auth: 'dashboard',
+    body: { schema: 'person' },
+    ok: { 200: 'organisation' },
+    errors: [400, 413, 415],
+  },
+  'DELETE /api/dashboard/org/people/:list/:email': {
+    tag: 'dashboard',
+    summary: 'Remove a member, an invite or an email rule (owner)',
+    auth: 'dashboard',
+    params: [
+      { name: 'list', in: 'path', description: 'members, invites or email_rules', schema: { type: 'string', enum: ['members', 'invites', 'email_rules'] } },
+      { name: 'email', in: 'path', description: 'the address', schema: { type: 'string' } },
+    ],
+    ok: { 200: 'organisation' },
+    errors: [400],
+  },
 };
 
 const ALL_METHODS = 10; // a layer answering more methods than this is `router.all` middleware (CORS)
@@ -177,10 +312,10 @@ function components(schemas: Record<string, object>): Record<string, Record<stri
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'invalid request: malformed JSON, a rule of the schema broken, or a bad parameter',
-  401: 'missing or unknown key',
+  401: 'missing or unknown key (dashboard: not signed in)',
   402: 'the plan does not allow it (seats)',
-  403: 'the key may not do this (public key on a secret endpoint, or instance not bound)',
-  404: 'not found (or belongs to another project)',
+  403: 'the key may not do this (public key on a secret endpoint, or instance not bound); dashboard: a wrong CSRF token, or an owner action by a member',
+  404: 'not found (or belongs to another project or organisation)',
   409: 'conflict',
   413: 'body larger than BODY_LIMIT_BYTES',
   415: 'unsupported Content-Type',

@@ -26,6 +26,7 @@ export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { s
     sessions: runtime.sessions,
     releases: runtime.releases,
     accounts: runtime.accounts,
+    admin: runtime.admin,
     rateLimit: makeRateLimiter({
       redis: runtime.queues.connection,
       prefix: config.queuePrefix,

@@ -92,7 +92,14 @@ export function makeAccountsService(deps: { stores: Stores; redis: Redis; prefix
         if (isDuplicateKey(err)) throw new ConflictError('user_exists', `${email} has an account already`);
         throw err;
       }
+      // A dashboard user is one of the organisation's members, and fills a seat as one.
+      await stores.orgs.addPerson(input.org, 'members', email);
       return { email, org: String(input.org), role: input.role, ...(setup ? { set_password_path: `/set-password#${setup}` } : {}) };
+    },
+
+    /** The organisation's dashboard users: email, role, and whether a password is set yet. */
+    async listUsers(org: number) {
+      return (await stores.users.ofOrg(org)).map((u) => ({ email: u._id, role: u.role, active: u.password_hash !== null }));
     },
 
     /** Sets a password with the one-time token from `addUser`. */

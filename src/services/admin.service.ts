@@ -1,7 +1,10 @@
 /**
  * What the spec leaves to "the service dashboard": organisations, projects,
- * keys, people and alert settings. Used by the admin CLI (and by tests).
+ * keys, people and alert settings. The one service behind both the admin CLI
+ * and the web dashboard, so each rule is written once.
  */
+import { detectBruteForce, detectStuffing, type Attempt, type BurstSettings } from '../domain/bursts.ts';
+import { contactKeys, emailKeys } from '../domain/seats.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { Stores } from '../store/index.ts';
 import type { OrgDoc, PersonList } from '../store/orgs.store.ts';
@@ -9,6 +12,31 @@ import { DEFAULT_ALERTS, type AlertSettings, type ProjectDoc } from '../store/pr
 import { hashSecret, newPublicKey, newSecretKey } from './keys.ts';
 import type { ProjectChanges } from '../state/project-changes.ts';
 import type { SdkService } from './sdk.service.ts';
+import type { Validator } from '../validation/validator.ts';
+
+/** How far back the Alerts page's preview looks. */
+export const ALERTS_PREVIEW_MS = 24 * 3600 * 1000;
+
+type PreviewAttempt = Attempt & { group: string; ip: string };
+
+function groupBy(attempts: PreviewAttempt[], key: (a: PreviewAttempt) => string): PreviewAttempt[][] {
+  const groups = new Map<string, PreviewAttempt[]>();
+  for (const a of attempts) {
+    const group = groups.get(key(a));
+    if (group) group.push(a);
+    else groups.set(key(a), [a]);
+  }
+  return [...groups.values()];
+}
+
+/** How many issues each detector raises from `attempts` under `settings`. */
+function burstCounts(attempts: PreviewAttempt[], settings: BurstSettings) {
+  const count = (groups: PreviewAttempt[][], detect: typeof detectBruteForce) => groups.reduce((n, group) => n + detect(group, settings).length, 0);
+  return {
+    brute_force: count(groupBy(attempts, (a) => a.group), detectBruteForce),
+    credential_stuffing: count(groupBy(attempts, (a) => a.ip), detectStuffing),
+  };
+}
 
 export function orgView(org: OrgDoc, used?: number) {
   return {
@@ -44,7 +72,7 @@ export function projectView(project: ProjectDoc) {
  * (`changes`) before it answers, so API processes drop their cached key
  * lookups at once.
  */
-export function makeAdminService(stores: Stores, sdk: SdkService, changes: ProjectChanges) {
+export function makeAdminService(stores: Stores, sdk: SdkService, changes: ProjectChanges, validator: Validator) {
   async function org(id: number): Promise<OrgDoc> {
     const found = await stores.orgs.get(id);
     if (!found) throw new NotFoundError('org_not_found', `no organisation ${id}`);
@@ -57,6 +85,11 @@ export function makeAdminService(stores: Stores, sdk: SdkService, changes: Proje
   }
   async function withUsage(doc: OrgDoc) {
     return orgView(doc, (await sdk.seatKeys(doc)).size);
+  }
+  /** The settings after `set`, checked against schemas/alerts.json (the CLI and the dashboard alike). */
+  function mergedAlerts(current: ProjectDoc, set: Partial<AlertSettings>): AlertSettings {
+    validator.check('alerts', set);
+    return { ...DEFAULT_ALERTS, ...current.alerts, ...set };
   }
 
   return {
@@ -79,6 +112,18 @@ export function makeAdminService(stores: Stores, sdk: SdkService, changes: Proje
     },
     async showOrg(id: number) {
       return withUsage(await org(id));
+    },
+    /** Who fills the seats: `used` counts each person once; each list's own size beside it. */
+    async usage(id: number) {
+      const doc = await org(id);
+      const contacts = (await stores.contacts.inOrg(id)).map((c) => contactKeys(c.companies));
+      return {
+        used: (await sdk.seatKeys(doc)).size,
+        contacts: new Set(contacts.flatMap((keys) => [...keys])).size,
+        members: emailKeys(doc.members).size,
+        invites: emailKeys(doc.invites).size,
+        email_rules: emailKeys(doc.email_rules).size,
+      };
     },
     async person(id: number, list: PersonList, action: 'add' | 'remove', email: string) {
       await org(id);
@@ -112,6 +157,12 @@ export function makeAdminService(stores: Stores, sdk: SdkService, changes: Proje
     async showProject(id: number) {
       return projectView(await project(id));
     },
+    /** A project of one organisation: another organisation's project is not found, as if it did not exist. */
+    async projectOf(orgId: number, id: number) {
+      const found = await stores.projects.get(id);
+      if (!found || found.org_id !== orgId) throw new NotFoundError('project_not_found', `no project ${id}`);
+      return projectView(found);
+    },
     async setProject(id: number, set: { enabled?: boolean; security_monitoring?: boolean; name?: string }) {
       await project(id);
       if (Object.keys(set).length === 0) throw new BadRequestError('nothing_to_set', 'name at least one setting');
@@ -140,11 +191,31 @@ export function makeAdminService(stores: Stores, sdk: SdkService, changes: Proje
       return { id: String(id), unbound: before?.instance_id ?? null };
     },
     async setAlerts(id: number, set: Partial<AlertSettings>) {
-      const current = await project(id);
-      const alerts = { ...DEFAULT_ALERTS, ...current.alerts, ...set };
+      const alerts = mergedAlerts(await project(id), set);
       const updated = await stores.projects.update(id, { alerts });
       await changes.publish(id);
       return projectView(updated!);
+    },
+    /**
+     * What `set` would have raised from the sign-in attempts of the last 24
+     * hours, beside what the current settings raise from the same attempts
+     * (the same pure detectors the workers' scripts are checked against).
+     */
+    async previewAlerts(id: number, set: Partial<AlertSettings>, now = new Date()) {
+      const current = await project(id);
+      const proposed = mergedAlerts(current, set);
+      const since = new Date(now.getTime() - ALERTS_PREVIEW_MS);
+      const attempts = (await stores.events.ofProject(id, 'security', since))
+        .filter((e) => e.at.getTime() <= now.getTime())
+        .map((e) => ({ id: e.event_id, at: e.at.getTime(), kind: e.security_kind ?? '', actor: e.actor ?? '', group: e.group_key ?? '', ip: e.ip ?? '' }));
+      const settings = { ...DEFAULT_ALERTS, ...current.alerts };
+      return {
+        since: since.toISOString(),
+        until: now.toISOString(),
+        attempts: attempts.length,
+        current: { settings, ...burstCounts(attempts, settings) },
+        proposed: { settings: proposed, ...burstCounts(attempts, proposed) },
+      };
     },
   };
 }

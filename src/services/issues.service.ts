@@ -4,7 +4,7 @@ import { NotFoundError, UnavailableError } from '../errors.ts';
 import type { StateKeeper } from '../state/rebuild.ts';
 import type { IssuesState } from '../state/issues.state.ts';
 import type { EventsStore } from '../store/events.store.ts';
-import type { IssueDoc, IssuesStore } from '../store/issues.store.ts';
+import type { IssueDoc, IssuePageQuery, IssuesStore } from '../store/issues.store.ts';
 
 export function issueView(issue: IssueDoc) {
   return {
@@ -30,9 +30,9 @@ export function makeIssuesService(deps: { issues: IssuesStore; events: EventsSto
   const { issues, events, state, keeper } = deps;
   const notFound = (id: number) => new NotFoundError('issue_not_found', `no issue ${id} in this project`);
   return {
-    async list(projectId: number, q: { status: IssueStatus; order: 'last_seen' | 'id'; limit: number; offset: number }) {
+    async list(projectId: number, q: IssuePageQuery) {
       const { items, total } = await issues.page(projectId, q);
-      return { issues: items.map(issueView), total, limit: q.limit, offset: q.offset, order: q.order };
+      return { issues: items.map(issueView), total, limit: q.limit, offset: q.offset, order: q.order, ...(q.kind ? { kind: q.kind } : {}) };
     },
     async get(projectId: number, id: number) {
       const issue = await issues.get(projectId, id);

@@ -76,7 +76,8 @@ export function makeReleasesService(store: SessionsStore) {
       return { releases: docs.map((d) => view(d, window)), total: docs.length };
     },
 
-    async get(project: number, release: string, environment: string | undefined, now: Date) {
+    /** One release with its hourly series: every hour, or those from `since` on (the dashboard's chart range). */
+    async get(project: number, release: string, environment: string | undefined, now: Date, since?: Date) {
       const docs = await store.releases.find({ project_id: project, release, ...(environment ? { environment } : {}) }).toArray();
       if (docs.length === 0) throw new NotFoundError('release_not_found', 'no sessions of this release (in this environment) are stored');
       if (docs.length > 1) {
@@ -87,7 +88,10 @@ export function makeReleasesService(store: SessionsStore) {
       const doc = docs[0]!;
       const [window, hours] = await Promise.all([
         adoption(project, doc.environment, now),
-        store.hours.find({ project_id: project, environment: doc.environment, release: doc.release }).sort({ hour: 1 }).toArray(),
+        store.hours
+          .find({ project_id: project, environment: doc.environment, release: doc.release, ...(since ? { hour: { $gte: hourOf(since) } } : {}) })
+          .sort({ hour: 1 })
+          .toArray(),
       ]);
       return { ...view(doc, window), series: hours.map(hourView) };
     },

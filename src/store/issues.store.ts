@@ -54,6 +54,15 @@ function fromStored({ _id, v: _v, ...doc }: StoredIssue): IssueDoc {
   return { ...doc, _id: Number(_id) };
 }
 
+/** One page of a project's issues: the API's query, and the dashboard's kind filter. */
+export interface IssuePageQuery {
+  status: IssueStatus;
+  order: 'last_seen' | 'id';
+  limit: number;
+  offset: number;
+  kind?: IssueDoc['kind'];
+}
+
 export function makeIssuesStore(db: Db) {
   const issues = db.collection<StoredIssue>('issues');
   const marks = makeFlushMarks(db, 'issue_flush');
@@ -90,8 +99,8 @@ export function makeIssuesStore(db: Db) {
       const found = await issues.findOne({ _id: storedIssueId(id) });
       return found && found.project_id === projectId ? fromStored(found) : null;
     },
-    async page(projectId: number, q: { status: IssueStatus; order: 'last_seen' | 'id'; limit: number; offset: number }) {
-      const filter = { project_id: projectId, status: q.status };
+    async page(projectId: number, q: IssuePageQuery) {
+      const filter = { project_id: projectId, status: q.status, ...(q.kind ? { kind: q.kind } : {}) };
       const sort: Sort = q.order === 'id' ? { _id: 1 } : { last_seen: -1, _id: -1 };
       const [items, total] = await Promise.all([
         issues.find(filter).sort(sort).skip(q.offset).limit(q.limit).toArray(),

@@ -28,6 +28,10 @@ export function makeUsersStore(db: Db) {
     get(email: string): Promise<UserDoc | null> {
       return users.findOne({ _id: email });
     },
+    /** An organisation's users, by email (the Organisation page: a rare read by a secondary field). */
+    ofOrg(orgId: number): Promise<UserDoc[]> {
+      return users.find({ org_id: orgId }).sort({ _id: 1 }).toArray();
+    },
     /** The user a set-password token was issued to (a rare read by a secondary field). */
     bySetupHash(hash: string): Promise<UserDoc | null> {
       return users.findOne({ setup_hash: hash });

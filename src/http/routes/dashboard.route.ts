@@ -1,0 +1,119 @@
+/**
+ * The web dashboard's JSON API, for a signed-in user of an organisation
+ * (src/http/routes/dashboard-session.route.ts). Every project is looked up
+ * within the user's organisation, so another organisation's ids answer 404.
+ * A member reads everything, changes issue status and alerts; keys,
+ * bindings, project switches, plan and people are the owners' (403).
+ * Each route calls the same services as the admin CLI and the v1 API.
+ */
+import Router, { type RouterContext } from '@koa/router';
+import type { Middleware } from 'koa';
+import type { IssueStatus } from '../../domain/issue-status.ts';
+import { ForbiddenError, NotFoundError } from '../../errors.ts';
+import type { WebSession } from '../../services/accounts.service.ts';
+import type { AlertSettings } from '../../store/projects.store.ts';
+import type { PersonList } from '../../store/orgs.store.ts';
+import type { AppDeps, AppState } from '../app.ts';
+import { readJson } from '../body.ts';
+import { enumParam, environmentParam, idParam, releaseParam } from '../params.ts';
+import { requireSignedIn } from './dashboard-session.route.ts';
+import { issueNotFound, issuePageQuery } from './issues.route.ts';
+
+type WebState = AppState & { web: WebSession; webToken: string };
+type WebContext = RouterContext<WebState>;
+
+/** The chart ranges of a release page. */
+export const CHART_RANGES = { '24h': 24, '7d': 7 * 24, '14d': 14 * 24, '90d': 90 * 24 } as const;
+type ChartRange = keyof typeof CHART_RANGES;
+
+const ownerOnly: Middleware<WebState> = async (ctx, next) => {
+  if (ctx.state.web.role !== 'owner') throw new ForbiddenError('owner_required', 'only an owner of the organisation may do this');
+  await next();
+};
+
+const projectNotFound = () => new NotFoundError('project_not_found', 'no such project in your organisation');
+
+export function dashboardRoutes(deps: AppDeps): Router<AppState> {
+  const router = new Router<WebState>({ prefix: '/api/dashboard' });
+  const { admin } = deps;
+  router.use(['/projects', '/org'], requireSignedIn(deps));
+  const body = async <T>(ctx: WebContext, schema: string) => deps.validator.check<T>(schema, await readJson(ctx, deps.config.bodyLimitBytes));
+  /** The project of the path, checked to be in the user's organisation. */
+  const project = (ctx: WebContext) => admin.projectOf(ctx.state.web.org, idParam(ctx.params.project, projectNotFound));
+  const projectId = async (ctx: WebContext) => Number((await project(ctx)).id);
+
+  router.get('/projects', async (ctx) => {
+    ctx.body = { projects: await admin.listProjects(ctx.state.web.org) };
+  });
+  router.post('/projects', ownerOnly, async (ctx) => {
+    const input = await body<{ name: string; security_monitoring?: boolean }>(ctx, 'project-create');
+    ctx.status = 201;
+    ctx.body = await admin.createProject({ org: ctx.state.web.org, name: input.name, securityMonitoring: input.security_monitoring ?? true });
+  });
+  router.get('/projects/:project', async (ctx) => {
+    ctx.body = await project(ctx);
+  });
+  router.patch('/projects/:project', ownerOnly, async (ctx) => {
+    const id = await projectId(ctx);
+    ctx.body = await admin.setProject(id, await body(ctx, 'project-settings'));
+  });
+  router.post('/projects/:project/keys', ownerOnly, async (ctx) => {
+    const id = await projectId(ctx);
+    ctx.body = await admin.rotateKey(id, (await body<{ kind: 'secret' | 'public' }>(ctx, 'key-rotate')).kind);
+  });
+  router.post('/projects/:project/unbind', ownerOnly, async (ctx) => {
+    ctx.body = await admin.unbind(await projectId(ctx));
+  });
+  router.put('/projects/:project/alerts', async (ctx) => {
+    const id = await projectId(ctx);
+    ctx.body = await admin.setAlerts(id, await body<Partial<AlertSettings>>(ctx, 'alerts'));
+  });
+  router.post('/projects/:project/alerts/preview', async (ctx) => {
+    const id = await projectId(ctx);
+    ctx.body = await admin.previewAlerts(id, await body<Partial<AlertSettings>>(ctx, 'alerts'), new Date());
+  });
+
+  router.get('/projects/:project/releases', async (ctx) => {
+    ctx.body = await deps.releases.list(await projectId(ctx), environmentParam(ctx.query.environment), new Date());
+  });
+  router.get('/projects/:project/releases/:release', async (ctx) => {
+    const id = await projectId(ctx);
+    const range = enumParam(ctx.query.range, 'range', Object.keys(CHART_RANGES) as ChartRange[], '24h');
+    const now = new Date();
+    const since = new Date(now.getTime() - CHART_RANGES[range] * 3600_000);
+    const release = await deps.releases.get(id, releaseParam(ctx.params.release), environmentParam(ctx.query.environment), now, since);
+    ctx.body = { ...release, range, since: since.toISOString() };
+  });
+
+  router.get('/projects/:project/issues', async (ctx) => {
+    const kind = enumParam(ctx.query.kind, 'kind', ['error', 'security'] as const);
+    ctx.body = await deps.issues.list(await projectId(ctx), { ...issuePageQuery(ctx.query), kind });
+  });
+  router.get('/projects/:project/issues/:id', async (ctx) => {
+    ctx.body = await deps.issues.get(await projectId(ctx), idParam(ctx.params.id, issueNotFound));
+  });
+  router.post('/projects/:project/issues/:id/status', async (ctx) => {
+    const id = await projectId(ctx);
+    const issue = idParam(ctx.params.id, issueNotFound);
+    const { status } = await body<{ status: IssueStatus }>(ctx, 'issue-status');
+    ctx.body = await deps.issues.setStatus(id, issue, status, new Date());
+  });
+
+  router.get('/org', async (ctx) => {
+    const org = ctx.state.web.org;
+    const [shown, usage, users] = await Promise.all([admin.showOrg(org), admin.usage(org), deps.accounts.listUsers(org)]);
+    ctx.body = { ...shown, usage, users };
+  });
+  router.patch('/org', ownerOnly, async (ctx) => {
+    ctx.body = await admin.setOrg(ctx.state.web.org, await body(ctx, 'org-settings'));
+  });
+  router.post('/org/people', ownerOnly, async (ctx) => {
+    const input = await body<{ list: PersonList; email: string }>(ctx, 'person');
+    ctx.body = await admin.person(ctx.state.web.org, input.list, 'add', input.email);
+  });
+  router.delete('/org/people/:list/:email', ownerOnly, async (ctx) => {
+    const list = enumParam<PersonList>(ctx.params.list ?? '', 'list', ['members', 'invites', 'email_rules'])!;
+    ctx.body = await admin.person(ctx.state.web.org, list, 'remove', ctx.params.email ?? '');
+  });
+  return router as unknown as Router<AppState>;
+}
