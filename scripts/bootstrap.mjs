@@ -49,15 +49,23 @@ function ensureChromium() {
   }
 }
 
+/** The web dashboard is built from src/web into dist/web when missing or older than its sources. */
+function buildWeb() {
+  const status = run(process.execPath, [path.join(root, 'scripts', 'build-web.mjs'), '--if-stale']);
+  if (status !== 0) process.exit(status);
+}
+
 const bin = path.join(root, 'bin', 'lookout.mjs');
 switch (mode) {
   case 'start':
+    buildWeb();
     // This process becomes the service (argv already reads `… start [args]`), so the PID that npm (or a
     // process manager) started is the one that handles SIGTERM and SIGINT and stops everything it started.
     await import(pathToFileURL(bin).href);
     break;
   case 'test': {
     ensureChromium();
+    buildWeb();
     // Build the embedded FerretDB before vitest starts, so its first build is not timed.
     const prepared = run(process.execPath, ['--import', 'tsx', path.join(root, 'scripts', 'prepare-stores.ts')]);
     if (prepared !== 0) process.exit(prepared);

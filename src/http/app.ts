@@ -17,6 +17,7 @@ import type { SdkService } from '../services/sdk.service.ts';
 import type { SessionsService } from '../services/sessions.service.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
 import { dashboardMiddleware, type AdminCredential } from './dashboard.ts';
+import { webMiddleware } from './web.ts';
 import { errorsMiddleware } from './middleware/errors.middleware.ts';
 import { httpMetricsMiddleware } from './middleware/metrics.middleware.ts';
 import { requestLogMiddleware } from './middleware/request-log.middleware.ts';
@@ -93,6 +94,7 @@ export function makeApp(deps: AppDeps): Koa<AppState> {
   app.use(httpMetricsMiddleware(deps.metrics));
   app.use(errorsMiddleware());
   app.use(dashboardMiddleware(deps.dashboard.queues, deps.dashboard.credential));
+  app.use(webMiddleware(deps.accounts));
   for (const router of makeRouters(deps)) {
     app.use(router.routes());
     app.use(router.allowedMethods({ throw: false }));

@@ -1,0 +1,215 @@
+/** The Releases page (a sortable table per environment) and a release page with its hourly charts. */
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { api } from '../api.ts';
+import { count, percent, when } from '../format.ts';
+import { navigate } from '../router.ts';
+import type { HourPoint, Project, Release } from '../types.ts';
+import { Show, Title, useLoad } from '../ui.tsx';
+import { ProjectNav } from './projects.tsx';
+
+type Column = { key: string; label: string; value(r: Release): number | string | null };
+const COLUMNS: Column[] = [
+  { key: 'release', label: 'Release', value: (r) => r.release },
+  { key: 'sessions', label: 'Sessions', value: (r) => r.sessions.total },
+  { key: 'users', label: 'Users', value: (r) => r.users.total },
+  { key: 'crash_free_sessions', label: 'Crash-free sessions', value: (r) => r.crash_free_sessions },
+  { key: 'crash_free_users', label: 'Crash-free users', value: (r) => r.crash_free_users },
+  { key: 'adoption', label: 'Adoption (24 h)', value: (r) => r.adoption_sessions },
+  { key: 'first_seen', label: 'First seen', value: (r) => r.first_seen },
+  { key: 'last_seen', label: 'Last seen', value: (r) => r.last_seen },
+];
+
+function compare(a: number | string | null, b: number | string | null): number {
+  if (a === b) return 0;
+  if (a === null) return 1;
+  if (b === null) return -1;
+  return a < b ? -1 : 1;
+}
+
+function useProjectName(id: string): string {
+  const loaded = useLoad(() => api<Project>('GET', `/projects/${id}`), `project:${id}`);
+  return loaded.data?.name ?? `Project ${id}`;
+}
+
+export function ReleasesPage({ id, query }: { id: string; query: URLSearchParams }) {
+  const name = useProjectName(id);
+  const loaded = useLoad(() => api<{ releases: Release[] }>('GET', `/projects/${id}/releases`), `releases:${id}`);
+  const environment = query.get('environment') ?? '';
+  const [sort, setSort] = useState<{ key: string; descending: boolean }>({ key: 'last_seen', descending: true });
+  const pick = (env: string) => navigate(`/projects/${id}/releases${env ? `?environment=${encodeURIComponent(env)}` : ''}`, { replace: true });
+  return (
+    <section>
+      <Title sub={<ProjectNav id={id} current="releases" />}>{`${name}: releases`}</Title>
+      <Show loaded={loaded}>
+        {({ releases }) => {
+          const environments = [...new Set(releases.map((r) => r.environment))].sort();
+          const column = COLUMNS.find((c) => c.key === sort.key)!;
+          const rows = releases
+            .filter((r) => !environment || r.environment === environment)
+            .sort((a, b) => compare(column.value(a), column.value(b)) * (sort.descending ? -1 : 1));
+          return (
+            <>
+              <label class="inline-label">
+                Environment{' '}
+                <select value={environment} onChange={(e) => pick(e.currentTarget.value)}>
+                  <option value="">All environments</option>
+                  {environments.map((env) => (
+                    <option key={env} value={env}>
+                      {env}
+                    </option>
+                  ))}
+                </select>
+              </label>
+              {rows.length === 0 ? (
+                <p>No sessions yet. Installations report them to POST /api/v1/sessions with the public key.</p>
+              ) : (
+                <table class="releases">
+                  <caption class="sr-only">Releases, sorted by {column.label}</caption>
+                  <thead>
+                    <tr>
+                      {COLUMNS.map((c) => (
+                        <th key={c.key} scope="col" aria-sort={sort.key === c.key ? (sort.descending ? 'descending' : 'ascending') : 'none'}>
+                          <button type="button" class="sort" onClick={() => setSort({ key: c.key, descending: sort.key === c.key ? !sort.descending : c.key !== 'release' })}>
+                            {c.label}
+                          </button>
+                        </th>
+                      ))}
+                      {!environment && <th scope="col">Environment</th>}
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {rows.map((r) => (
+                      <tr key={`${r.environment}/${r.release}`}>
+                        <td>
+                          <a href={`/projects/${id}/releases/${encodeURIComponent(r.release)}?environment=${encodeURIComponent(r.environment)}`}>{r.release}</a>
+                        </td>
+                        <td class="num">{count(r.sessions.total)}</td>
+                        <td class="num">{count(r.users.total)}</td>
+                        <td class="num">{percent(r.crash_free_sessions)}</td>
+                        <td class="num">{percent(r.crash_free_users)}</td>
+                        <td class="num">{percent(r.adoption_sessions)}</td>
+                        <td>{when(r.first_seen)}</td>
+                        <td>{when(r.last_seen)}</td>
+                        {!environment && <td>{r.environment}</td>}
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              )}
+            </>
+          );
+        }}
+      </Show>
+    </section>
+  );
+}
+
+const RANGES = ['24h', '7d', '14d', '90d'] as const;
+
+export function ReleasePage({ id, release, query }: { id: string; release: string; query: URLSearchParams }) {
+  const environment = query.get('environment') ?? '';
+  const range = (RANGES as readonly string[]).includes(query.get('range') ?? '') ? query.get('range')! : '24h';
+  const params = new URLSearchParams({ range, ...(environment ? { environment } : {}) });
+  const loaded = useLoad(
+    () => api<Release & { series: HourPoint[]; since: string }>('GET', `/projects/${id}/releases/${encodeURIComponent(release)}?${params}`),
+    `release:${id}:${release}:${params}`,
+  );
+  const to = (r: string) => `/projects/${id}/releases/${encodeURIComponent(release)}?${new URLSearchParams({ ...(environment ? { environment } : {}), range: r })}`;
+  return (
+    <section>
+      <Title sub={<ProjectNav id={id} current="releases" />}>{`Release ${release}`}</Title>
+      <Show loaded={loaded}>
+        {(r) => (
+          <>
+            <dl class="figures">
+              <div>
+                <dt>Environment</dt>
+                <dd>{r.environment}</dd>
+              </div>
+              <div>
+                <dt>Crash-free sessions</dt>
+                <dd>{percent(r.crash_free_sessions)}</dd>
+              </div>
+              <div>
+                <dt>Crash-free users</dt>
+                <dd>{percent(r.crash_free_users)}</dd>
+              </div>
+              <div>
+                <dt>Adoption (24 h)</dt>
+                <dd>{percent(r.adoption_sessions)}</dd>
+              </div>
+              <div>
+                <dt>Sessions</dt>
+                <dd>{count(r.sessions.total)}</dd>
+              </div>
+              <div>
+                <dt>Users</dt>
+                <dd>{count(r.users.total)}</dd>
+              </div>
+            </dl>
+            <nav aria-label="Chart range" class="tabs">
+              {RANGES.map((r) => (
+                <a key={r} href={to(r)} aria-current={r === range ? 'page' : undefined}>
+                  {r}
+                </a>
+              ))}
+            </nav>
+            <Charts series={r.series} since={new Date(r.since)} />
+            <details>
+              <summary>Hourly figures</summary>
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Hour</th>
+                    <th scope="col">Healthy</th>
+                    <th scope="col">Errored</th>
+                    <th scope="col">Abnormal</th>
+                    <th scope="col">Crashed</th>
+                    <th scope="col">Crash-free sessions</th>
+                    <th scope="col">Crash-free users</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {r.series.map((h) => (
+                    <tr key={h.hour}>
+                      <td>{when(h.hour)}</td>
+                      <td class="num">{h.sessions.healthy}</td>
+                      <td class="num">{h.sessions.errored}</td>
+                      <td class="num">{h.sessions.abnormal}</td>
+                      <td class="num">{h.sessions.crashed}</td>
+                      <td class="num">{percent(h.crash_free_sessions)}</td>
+                      <td class="num">{percent(h.crash_free_users)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </details>
+          </>
+        )}
+      </Show>
+    </section>
+  );
+}
+
+function Charts({ series, since }: { series: HourPoint[]; since: Date }) {
+  const sessions = useRef<HTMLDivElement>(null);
+  const rates = useRef<HTMLDivElement>(null);
+  const key = useMemo(() => JSON.stringify(series) + since.toISOString(), [series, since]);
+  useEffect(() => {
+    let plots: { destroy(): void }[] = [];
+    let current = true;
+    void import('../chart.ts').then(({ drawCharts }) => {
+      if (current && sessions.current && rates.current) plots = drawCharts({ sessions: sessions.current, rates: rates.current }, series, since, new Date());
+    });
+    return () => {
+      current = false;
+      for (const plot of plots) plot.destroy();
+    };
+  }, [key]);
+  return (
+    <div class="charts">
+      <div ref={sessions} role="img" aria-label="Chart of sessions per hour by final status; the figures are in the table below" data-chart="sessions" />
+      <div ref={rates} role="img" aria-label="Chart of the crash-free rate per hour; the figures are in the table below" data-chart="rates" />
+    </div>
+  );
+}

@@ -1,0 +1,76 @@
+/** The shapes the dashboard API answers with (src/services/*: projectView, issueView, the releases service). */
+export interface Alerts {
+  threshold: number;
+  window_seconds: number;
+  cooldown_seconds: number;
+  stuffing_threshold: number;
+}
+
+export interface Project {
+  id: string;
+  org: string;
+  name: string;
+  enabled: boolean;
+  security_monitoring: boolean;
+  public_key: string;
+  instance_id: string | null;
+  installation: {
+    instance_id: string;
+    base_url: string | null;
+    platform: string | null;
+    platform_version: string | null;
+    terms_version: string | null;
+    accepted_by: string | null;
+    activated_at: string;
+    last_activated_at: string;
+  } | null;
+  alerts: Alerts;
+  created_at: string;
+}
+
+export interface StatusCounts {
+  healthy: number;
+  errored: number;
+  abnormal: number;
+  crashed: number;
+  total: number;
+}
+
+export interface Release {
+  release: string;
+  environment: string;
+  sessions: StatusCounts;
+  users: StatusCounts;
+  crash_free_sessions: number | null;
+  crash_free_users: number | null;
+  adoption_sessions: number | null;
+  adoption_users: number | null;
+  first_seen: string;
+  last_seen: string;
+}
+
+export interface HourPoint {
+  hour: string;
+  sessions: StatusCounts;
+  users: StatusCounts;
+  crash_free_sessions: number | null;
+  crash_free_users: number | null;
+}
+
+export interface Issue {
+  id: string;
+  kind: 'error' | 'security';
+  title: string;
+  exception_type: string | null;
+  level: string | null;
+  status: 'unresolved' | 'resolved' | 'ignored';
+  first_seen: string;
+  last_seen: string;
+  event_count: number;
+  last_release: string | null;
+  regression_count: number;
+  resolved_count: number;
+  last_regressed_at: string | null;
+  last_regression_kind: 'same_release' | 'new_release' | null;
+  companies: string[];
+}

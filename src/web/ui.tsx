@@ -1,0 +1,99 @@
+/** Pieces every page uses: loading data, showing an error, a page heading, copying a key. */
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { ApiError } from './api.ts';
+
+export interface Loaded<T> {
+  data: T | null;
+  error: ApiError | Error | null;
+  reload(): void;
+}
+
+/** Runs `load` when `key` changes (and on `reload`); the last answer wins. */
+export function useLoad<T>(load: () => Promise<T>, key: string): Loaded<T> {
+  const [state, setState] = useState<{ data: T | null; error: Error | null; key: string | null }>({ data: null, error: null, key: null });
+  const [round, setRound] = useState(0);
+  useEffect(() => {
+    let current = true;
+    load().then(
+      (data) => current && setState({ data, error: null, key }),
+      (error: Error) => current && setState({ data: null, error, key }),
+    );
+    return () => {
+      current = false;
+    };
+  }, [key, round]);
+  const reload = useCallback(() => setRound((r) => r + 1), []);
+  // Data loaded for another key is not shown under this one.
+  return state.key === key ? { data: state.data, error: state.error, reload } : { data: null, error: null, reload };
+}
+
+export function Failure({ error }: { error: Error }) {
+  const reason = error instanceof ApiError ? ` (${error.reason})` : '';
+  return (
+    <p class="failure" role="alert">
+      {error.message}
+      {reason}
+    </p>
+  );
+}
+
+/** The data, or a loading line, or the failure. */
+export function Show<T>({ loaded, children }: { loaded: Loaded<T>; children: (data: T) => ComponentChildren }) {
+  if (loaded.error) return <Failure error={loaded.error} />;
+  if (loaded.data === null) return <p class="muted" aria-live="polite">Loading…</p>;
+  return <>{children(loaded.data)}</>;
+}
+
+/** The page's one h1, also the document title. */
+export function Title({ children, sub }: { children: string; sub?: ComponentChildren }) {
+  useEffect(() => {
+    document.title = `${children} · Lookout`;
+  }, [children]);
+  return (
+    <header class="page-head">
+      <h1>{children}</h1>
+      {sub}
+    </header>
+  );
+}
+
+/** A secret shown once, with a button that copies it. */
+export function OnceSecret({ label, value }: { label: string; value: string }) {
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    await navigator.clipboard.writeText(value);
+    setCopied(true);
+  };
+  return (
+    <div class="once" role="status">
+      <p>
+        <strong>{label}</strong>: shown now only. Copy it to the installation's settings; Lookout keeps only its hash.
+      </p>
+      <code class="key" aria-label={label}>
+        {value}
+      </code>{' '}
+      <button type="button" onClick={copy}>
+        {copied ? 'Copied' : `Copy ${label.toLowerCase()}`}
+      </button>
+    </div>
+  );
+}
+
+/** Runs a change, keeping its failure to show beside the form. */
+export function useAction(): [(run: () => Promise<unknown>) => Promise<void>, Error | null, boolean] {
+  const [error, setError] = useState<Error | null>(null);
+  const [busy, setBusy] = useState(false);
+  const act = async (run: () => Promise<unknown>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await run();
+    } catch (err) {
+      setError(err as Error);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return [act, error, busy];
+}
