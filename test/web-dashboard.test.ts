@@ -150,6 +150,9 @@ describe('the web dashboard', () => {
     await page.locator('[data-chart="sessions"] canvas').waitFor();
     await page.locator('[data-chart="rates"] canvas').waitFor();
     expect(await page.locator('dl.figures').textContent()).toContain('90%');
+    await page.getByText('Hourly figures').click();
+    const hour = await page.locator('details tbody tr').last().locator('td').allTextContents();
+    expect(hour.slice(1)).toEqual(['8', '1', '0', '1', '90%', '80%']);
     await page.getByRole('link', { name: '7d' }).click();
     await page.waitForURL(/range=7d/);
     await page.locator('[data-chart="sessions"] canvas').waitFor();

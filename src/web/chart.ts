@@ -9,7 +9,7 @@ import type { HourPoint } from './types.ts';
 const HOUR = 3600;
 /** Hours are shown in UTC, as on every page. */
 const tzDate = (seconds: number) => uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC');
-const STATUS_COLOURS = { healthy: '#2f7d32', errored: '#b26a00', abnormal: '#6a4c93', crashed: '#c62828' } as const;
+const STATUS_COLOURS = { ok: '#2f7d32', errored: '#b26a00', abnormal: '#6a4c93', crashed: '#c62828' } as const;
 
 /** Every hour from `since` to `until`, with the series' figures where it has them. */
 export function hourlyRows(series: HourPoint[], since: Date, until: Date) {
@@ -33,7 +33,7 @@ export function drawCharts(targets: { sessions: HTMLElement; rates: HTMLElement 
       width,
       height: 260,
       tzDate,
-      series: [{}, ...statuses.map((s) => ({ label: s, stroke: STATUS_COLOURS[s], width: 2, points: { show: true, size: 5 } }))],
+      series: [{}, ...statuses.map((s) => ({ label: s === 'ok' ? 'healthy' : s, stroke: STATUS_COLOURS[s], width: 2, points: { show: true, size: 5 } }))],
       axes: [{}, { label: 'sessions' }],
       scales: { x: { time: true, range: xRange } },
     },

@@ -28,8 +28,9 @@ export interface Project {
   created_at: string;
 }
 
+/** Sessions or users by final status; `ok` is a healthy ending. */
 export interface StatusCounts {
-  healthy: number;
+  ok: number;
   errored: number;
   abnormal: number;
   crashed: number;

@@ -173,7 +173,7 @@ export function ReleasePage({ id, release, query }: { id: string; release: strin
                   {r.series.map((h) => (
                     <tr key={h.hour}>
                       <td>{when(h.hour)}</td>
-                      <td class="num">{h.sessions.healthy}</td>
+                      <td class="num">{h.sessions.ok}</td>
                       <td class="num">{h.sessions.errored}</td>
                       <td class="num">{h.sessions.abnormal}</td>
                       <td class="num">{h.sessions.crashed}</td>
