@@ -67,9 +67,9 @@ async function open(pathname: string, heading: string | RegExp): Promise<void> {
 }
 
 /** axe-core on the page as shown: no serious or critical violation. */
-async function accessible(name: string): Promise<void> {
-  await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
+async function accessible(name: string, on: Page = page): Promise<void> {
+  await on.evaluate(AXE_SOURCE);
+  const violations = await on.evaluate(async () => {
     const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe.run();
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) }));
   });
@@ -251,6 +251,31 @@ describe('the web dashboard', () => {
     expect(await page.locator('dl.figures').textContent()).toContain('Used2');
     await accessible('organisation');
     await shot('organisation');
+  }, 60_000);
+
+  it('lets a new user set a password with the one-time link, then sign in', async () => {
+    const added = await ctx.runtime.accounts.addUser({ org: Number(org), email: 'member@acme.example', role: 'member' });
+    expect(added.set_password_path).toMatch(/^\/set-password#/);
+    const other = await context.browser()!.newContext();
+    const fresh = await other.newPage();
+    try {
+      await fresh.goto(`${ctx.api}${added.set_password_path}`);
+      await fresh.getByRole('heading', { level: 1, name: 'Set your password' }).waitFor();
+      await accessible('set-password', fresh);
+      await fresh.getByLabel('New password').fill('member password for tests');
+      await fresh.getByLabel('The same password again').fill('member password for tests');
+      await fresh.getByRole('button', { name: 'Set password' }).click();
+      await fresh.getByRole('heading', { level: 1, name: 'Password set' }).waitFor();
+      await fresh.getByRole('link', { name: 'Sign in' }).click();
+      await fresh.getByLabel('Email').fill('member@acme.example');
+      await fresh.getByLabel('Password').fill('member password for tests');
+      await fresh.getByRole('button', { name: 'Sign in' }).click();
+      await fresh.getByRole('heading', { level: 1, name: 'Projects' }).waitFor();
+      // A member sees the projects but not the owners' controls.
+      expect(await fresh.getByRole('button', { name: 'Create project' }).count()).toBe(0);
+    } finally {
+      await other.close();
+    }
   }, 60_000);
 
   it('signs out: the session ends and the pages ask to sign in again', async () => {

@@ -1,5 +1,5 @@
 /** The Alerts page: sign-in burst settings, previewed on the last 24 hours before they are saved. */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { count } from '../format.ts';
 import type { Alerts, Project } from '../types.ts';
@@ -38,7 +38,6 @@ function AlertsForm({ id, saved, onSaved }: { id: string; saved: Alerts; onSaved
   const [preview, setPreview] = useState<Preview | null>(null);
   const [notice, setNotice] = useState('');
   const [act, error, busy] = useAction();
-  useEffect(() => setValues(stringify(saved)), [JSON.stringify(saved)]);
   const settings = () => Object.fromEntries(FIELDS.map((f) => [f.key, Number(values[f.key])])) as unknown as Alerts;
   const edit = (key: keyof Alerts, value: string) => {
     setValues({ ...values, [key]: value });
