@@ -97,3 +97,17 @@ export function useAction(): [(run: () => Promise<unknown>) => Promise<void>, Er
   };
   return [act, error, busy];
 }
+
+/** Headline figures, each a label over its value. */
+export function Figures({ items }: { items: [label: string, value: ComponentChildren][] }) {
+  return (
+    <dl class="figures">
+      {items.map(([label, value]) => (
+        <div key={label}>
+          <dt>{label}</dt>
+          <dd>{value}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}

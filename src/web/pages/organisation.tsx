@@ -1,7 +1,7 @@
 /** The Organisation page: plan and seats with who fills them, the people lists, dashboard users. */
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
-import { Failure, Show, Title, useAction, useLoad } from '../ui.tsx';
+import { Failure, Figures, Show, Title, useAction, useLoad } from '../ui.tsx';
 
 interface Org {
   id: string;
@@ -37,20 +37,13 @@ export function OrganisationPage({ session }: { session: Session }) {
           <Title>{`Organisation: ${org.name}`}</Title>
           {error && <Failure error={error} />}
           <h2>Plan and seats</h2>
-          <dl class="figures">
-            <div>
-              <dt>Plan</dt>
-              <dd>{org.plan}</dd>
-            </div>
-            <div>
-              <dt>Seats</dt>
-              <dd>{org.seats ?? 'unlimited'}</dd>
-            </div>
-            <div>
-              <dt>Used</dt>
-              <dd>{org.usage.used}</dd>
-            </div>
-          </dl>
+          <Figures
+            items={[
+              ['Plan', org.plan],
+              ['Seats', org.seats ?? 'unlimited'],
+              ['Used', org.usage.used],
+            ]}
+          />
           <p>
             Used counts each person once: contacts {org.usage.contacts}, members {org.usage.members}, invites {org.usage.invites}, email rules {org.usage.email_rules}.
           </p>

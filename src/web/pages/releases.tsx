@@ -4,7 +4,7 @@ import { api } from '../api.ts';
 import { count, percent, when } from '../format.ts';
 import { navigate } from '../router.ts';
 import type { HourPoint, Project, Release } from '../types.ts';
-import { Show, Title, useLoad } from '../ui.tsx';
+import { Figures, Show, Title, useLoad } from '../ui.tsx';
 import { ProjectNav } from './projects.tsx';
 
 type Column = { key: string; label: string; value(r: Release): number | string | null };
@@ -121,32 +121,16 @@ export function ReleasePage({ id, release, query }: { id: string; release: strin
       <Show loaded={loaded}>
         {(r) => (
           <>
-            <dl class="figures">
-              <div>
-                <dt>Environment</dt>
-                <dd>{r.environment}</dd>
-              </div>
-              <div>
-                <dt>Crash-free sessions</dt>
-                <dd>{percent(r.crash_free_sessions)}</dd>
-              </div>
-              <div>
-                <dt>Crash-free users</dt>
-                <dd>{percent(r.crash_free_users)}</dd>
-              </div>
-              <div>
-                <dt>Adoption (24 h)</dt>
-                <dd>{percent(r.adoption_sessions)}</dd>
-              </div>
-              <div>
-                <dt>Sessions</dt>
-                <dd>{count(r.sessions.total)}</dd>
-              </div>
-              <div>
-                <dt>Users</dt>
-                <dd>{count(r.users.total)}</dd>
-              </div>
-            </dl>
+            <Figures
+              items={[
+                ['Environment', r.environment],
+                ['Crash-free sessions', percent(r.crash_free_sessions)],
+                ['Crash-free users', percent(r.crash_free_users)],
+                ['Adoption (24 h)', percent(r.adoption_sessions)],
+                ['Sessions', count(r.sessions.total)],
+                ['Users', count(r.users.total)],
+              ]}
+            />
             <nav aria-label="Chart range" class="tabs">
               {RANGES.map((r) => (
                 <a key={r} href={to(r)} aria-current={r === range ? 'page' : undefined}>
