@@ -60,7 +60,14 @@ export async function startStack(args: BenchArgs, extraEnv: Record<string, strin
     }
     let mongoUrl = process.env.MONGODB_URL;
     if (!mongoUrl) {
-      const ferret = await startFerret({ dir: path.join(dir, 'ferretdb'), port: await freePort(), cacheDir: loadConfig({}).cacheDir, pidFile: false });
+      const ferret = await startFerret({
+        dir: path.join(dir, 'ferretdb'),
+        port: await freePort(),
+        cacheDir: loadConfig({}).cacheDir,
+        pidFile: false,
+        // BENCH_FERRETDB_PPROF=127.0.0.1:6060: profile the store during a run (docs/performance.md)
+        debugAddr: process.env.BENCH_FERRETDB_PPROF,
+      });
       started.push(ferret);
       mongoUrl = ferret.url;
     }

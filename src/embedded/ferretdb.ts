@@ -105,6 +105,8 @@ export async function startFerret(opts: {
   cacheDir: string;
   pidFile?: boolean;
   log?: (line: string) => void;
+  /** where FerretDB serves Go's profiler (/debug/pprof/); off when unset */
+  debugAddr?: string;
 }): Promise<ManagedProcess> {
   const binary = ensureFerretBinary(opts.cacheDir, opts.log);
   const dir = path.resolve(opts.dir);
@@ -114,7 +116,7 @@ export async function startFerret(opts: {
   return spawnManaged({
     name: 'ferretdb',
     command: binary,
-    args: ['-listen-addr', `127.0.0.1:${opts.port}`, '-handler', 'sqlite', '-sqlite-url', `file:${sqliteDir}/`],
+    args: ['-listen-addr', `127.0.0.1:${opts.port}`, '-handler', 'sqlite', '-sqlite-url', `file:${sqliteDir}/`, ...(opts.debugAddr ? ['-debug-addr', opts.debugAddr] : [])],
     port: opts.port,
     url: `mongodb://127.0.0.1:${opts.port}/`,
     pidFile,

@@ -10,6 +10,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
@@ -23,6 +25,7 @@ func main() {
 	sqliteURL := flag.String("sqlite-url", "file:data/", "SQLite directory URI (sqlite handler)")
 	postgresURL := flag.String("postgresql-url", "", "PostgreSQL URL (postgresql handler)")
 	logLevel := flag.String("log-level", "warn", "debug, info, warn or error")
+	debugAddr := flag.String("debug-addr", "", "address for Go's profiling handlers (/debug/pprof/); off when empty")
 	flag.Parse()
 
 	var level slog.Level
@@ -42,6 +45,14 @@ func main() {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ferretdb: %s\n", err)
 		os.Exit(1)
+	}
+
+	if *debugAddr != "" {
+		go func() {
+			if err := http.ListenAndServe(*debugAddr, nil); err != nil {
+				logger.Warn("debug listener stopped", "err", err)
+			}
+		}()
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
