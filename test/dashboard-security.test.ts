@@ -6,11 +6,7 @@
  */
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../config/index.ts';
-import { startApi } from '../src/http/server.ts';
-import { makeLogger } from '../src/log.ts';
-import { makeRuntime } from '../src/runtime.ts';
-import { call, testEnv, type TestContext } from './helpers/context.ts';
+import { call, startTestContext, type TestContext } from './helpers/context.ts';
 
 const OWNER = { email: 'owner@one.example', password: 'owner password one' };
 const MEMBER = { email: 'member@one.example', password: 'member password one' };
@@ -23,13 +19,9 @@ let theirs: { id: string; secret_key: string };
 
 beforeAll(async () => {
   // Every log line of this API, at debug level, is kept to be searched for secrets.
-  const env = testEnv({ LOG_LEVEL: 'debug' });
-  const config = loadConfig(env);
-  const urls = { redisUrl: config.redisUrl!, mongoUrl: config.mongoUrl! };
   const sink = new Writable({ write: (chunk, _enc, done) => ((logged += String(chunk)), done()) });
-  const runtime = await makeRuntime(config, urls, makeLogger('debug', 'test', sink));
-  const api = await startApi(runtime, { host: '127.0.0.1', port: 0 });
-  ctx = { config, runtime, api: api.url, urls, env, close: async () => (await api.close(), await runtime.mongo.db.dropDatabase(), await runtime.close()) };
+  ctx = await startTestContext({ LOG_LEVEL: 'debug' }, { logTo: sink });
+  const { runtime } = ctx;
   const one = Number((await runtime.admin.createOrg({ name: 'One', plan: 'business', seats: null })).id);
   const two = Number((await runtime.admin.createOrg({ name: 'Two', plan: 'business', seats: null })).id);
   await runtime.accounts.addUser({ org: one, ...OWNER, role: 'owner' });

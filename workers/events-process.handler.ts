@@ -17,6 +17,7 @@ import { entryOf, type EventEntry } from '../src/services/events.service.ts';
 import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, type AttemptEntry, type IssuesState } from '../src/state/issues.state.ts';
 import { eventKey } from '../src/store/events.store.ts';
 import { DEFAULT_ALERTS } from '../src/store/projects.store.ts';
+import { groupBy } from '../src/util/group-by.ts';
 
 export async function processEventGroup(payload: JobPayloads['events.process'], runtime: Runtime, now: Date) {
   const { issuesState: state, keeper } = runtime;
@@ -105,14 +106,3 @@ async function recordBurst(
   if (result === 'unverified') throw new Error(`the Redis state of project ${project} changed during burst detection; retrying`);
 }
 
-/** Map.groupBy, which Node 20 lacks. */
-function groupBy<T, K>(items: T[], key: (item: T) => K): Map<K, T[]> {
-  const out = new Map<K, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    const list = out.get(k);
-    if (list) list.push(item);
-    else out.set(k, [item]);
-  }
-  return out;
-}

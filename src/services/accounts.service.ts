@@ -39,7 +39,8 @@ export class SignInThrottledError extends AppError {
   }
 }
 
-function normalEmail(email: string): string {
+/** An email address as stored (trimmed, lower-cased), or a 400 when it is not one. */
+export function normalEmail(email: string): string {
   const normal = email.trim().toLowerCase();
   if (!/^[^\s@]+@[^\s@]+$/.test(normal) || normal.length > 320) throw new BadRequestError('invalid_email', `not an email address: ${email}`);
   return normal;

@@ -4,37 +4,34 @@
  * and the web dashboard, so each rule is written once.
  */
 import { detectBruteForce, detectStuffing, type Attempt, type BurstSettings } from '../domain/bursts.ts';
-import { contactKeys, emailKeys } from '../domain/seats.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { Stores } from '../store/index.ts';
 import type { OrgDoc, PersonList } from '../store/orgs.store.ts';
 import { DEFAULT_ALERTS, type AlertSettings, type ProjectDoc } from '../store/projects.store.ts';
 import { hashSecret, newPublicKey, newSecretKey } from './keys.ts';
 import type { ProjectChanges } from '../state/project-changes.ts';
+import { normalEmail } from './accounts.service.ts';
 import type { SdkService } from './sdk.service.ts';
+import { union } from '../domain/seats.ts';
 import type { Validator } from '../validation/validator.ts';
+import { groupBy } from '../util/group-by.ts';
 
 /** How far back the Alerts page's preview looks. */
 export const ALERTS_PREVIEW_MS = 24 * 3600 * 1000;
 
-type PreviewAttempt = Attempt & { group: string; ip: string };
+type PreviewAttempt = Attempt & { group: string; ip: string | null };
 
-function groupBy(attempts: PreviewAttempt[], key: (a: PreviewAttempt) => string): PreviewAttempt[][] {
-  const groups = new Map<string, PreviewAttempt[]>();
-  for (const a of attempts) {
-    const group = groups.get(key(a));
-    if (group) group.push(a);
-    else groups.set(key(a), [a]);
-  }
-  return [...groups.values()];
-}
-
-/** How many issues each detector raises from `attempts` under `settings`. */
+/**
+ * How many issues each detector raises from `attempts` under `settings`,
+ * grouped as the workers group them (workers/events-process.handler.ts):
+ * brute force by (actor, address), stuffing by address, attempts without
+ * one left out.
+ */
 function burstCounts(attempts: PreviewAttempt[], settings: BurstSettings) {
-  const count = (groups: PreviewAttempt[][], detect: typeof detectBruteForce) => groups.reduce((n, group) => n + detect(group, settings).length, 0);
+  const count = (groups: Map<unknown, PreviewAttempt[]>, detect: typeof detectBruteForce) => [...groups.values()].reduce((n, group) => n + detect(group, settings).length, 0);
   return {
     brute_force: count(groupBy(attempts, (a) => a.group), detectBruteForce),
-    credential_stuffing: count(groupBy(attempts, (a) => a.ip), detectStuffing),
+    credential_stuffing: count(groupBy(attempts.filter((a) => a.ip), (a) => a.ip), detectStuffing),
   };
 }
 
@@ -113,24 +110,17 @@ export function makeAdminService(stores: Stores, sdk: SdkService, changes: Proje
     async showOrg(id: number) {
       return withUsage(await org(id));
     },
-    /** Who fills the seats: `used` counts each person once; each list's own size beside it. */
-    async usage(id: number) {
+    /** The organisation with who fills its seats: `used` counts each person once, each list's own size beside it. */
+    async showOrgUsage(id: number) {
       const doc = await org(id);
-      const contacts = (await stores.contacts.inOrg(id)).map((c) => contactKeys(c.companies));
-      return {
-        used: (await sdk.seatKeys(doc)).size,
-        contacts: new Set(contacts.flatMap((keys) => [...keys])).size,
-        members: emailKeys(doc.members).size,
-        invites: emailKeys(doc.invites).size,
-        email_rules: emailKeys(doc.email_rules).size,
-      };
+      const lists = await sdk.seatLists(doc);
+      const used = union(...Object.values(lists)).size;
+      const usage = { used, contacts: lists.contacts.size, members: lists.members.size, invites: lists.invites.size, email_rules: lists.email_rules.size };
+      return { ...orgView(doc, used), usage };
     },
     async person(id: number, list: PersonList, action: 'add' | 'remove', email: string) {
       await org(id);
-      const normal = email.trim().toLowerCase();
-      if (!/^[^\s@]+@[^\s@]+$/.test(normal) || normal.length > 320) {
-        throw new BadRequestError('invalid_email', `not an email address: ${email}`);
-      }
+      const normal = normalEmail(email);
       const updated =
         action === 'add' ? await stores.orgs.addPerson(id, list, normal) : await stores.orgs.removePerson(id, list, normal);
       return withUsage(updated ?? (await org(id)));
@@ -207,7 +197,7 @@ export function makeAdminService(stores: Stores, sdk: SdkService, changes: Proje
       const since = new Date(now.getTime() - ALERTS_PREVIEW_MS);
       const attempts = (await stores.events.ofProject(id, 'security', since))
         .filter((e) => e.at.getTime() <= now.getTime())
-        .map((e) => ({ id: e.event_id, at: e.at.getTime(), kind: e.security_kind ?? '', actor: e.actor ?? '', group: e.group_key ?? '', ip: e.ip ?? '' }));
+        .map((e) => ({ id: e.event_id, at: e.at.getTime(), kind: e.security_kind ?? '', actor: e.actor ?? '', group: e.group_key ?? '', ip: e.ip }));
       const settings = { ...DEFAULT_ALERTS, ...current.alerts };
       return {
         since: since.toISOString(),

@@ -34,14 +34,19 @@ export function makeSdkService(stores: Stores, resolver: KeyResolver) {
     return org;
   }
 
-  /** Everyone counted against the organisation's seats, with `override` as one project's list. */
-  async function seatKeys(org: OrgDoc, override?: { projectId: number; companies: ContactCompanyInput[] }) {
+  /** Who is counted against the organisation's seats, list by list, with `override` as one project's contacts. */
+  async function seatLists(org: OrgDoc, override?: { projectId: number; companies: ContactCompanyInput[] }) {
     const lists = await stores.contacts.inOrg(org._id);
     const contacts = lists.map((doc) =>
       override && doc._id === override.projectId ? contactKeys(override.companies) : contactKeys(doc.companies),
     );
     if (override && !lists.some((doc) => doc._id === override.projectId)) contacts.push(contactKeys(override.companies));
-    return union(emailKeys(org.members), emailKeys(org.invites), emailKeys(org.email_rules), ...contacts);
+    return { contacts: union(...contacts), members: emailKeys(org.members), invites: emailKeys(org.invites), email_rules: emailKeys(org.email_rules) };
+  }
+
+  /** Everyone counted against the organisation's seats, each person once. */
+  async function seatKeys(org: OrgDoc, override?: { projectId: number; companies: ContactCompanyInput[] }) {
+    return union(...Object.values(await seatLists(org, override)));
   }
 
   return {
@@ -125,6 +130,7 @@ export function makeSdkService(stores: Stores, resolver: KeyResolver) {
     },
 
     seatKeys,
+    seatLists,
   };
 }
 export type SdkService = ReturnType<typeof makeSdkService>;

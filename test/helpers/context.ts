@@ -4,6 +4,7 @@
  * MONGODB_URL in the environment points the suite at a real MongoDB instead.
  */
 import crypto from 'node:crypto';
+import type { Writable } from 'node:stream';
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../config/index.ts';
 import { startApi } from '../../src/http/server.ts';
@@ -35,11 +36,12 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
   };
 }
 
-export async function startTestContext(extra: Record<string, string> = {}): Promise<TestContext> {
+/** `logTo` receives the log lines (at LOG_LEVEL) instead of stdout. */
+export async function startTestContext(extra: Record<string, string> = {}, opts: { logTo?: Writable } = {}): Promise<TestContext> {
   const env = testEnv(extra);
   const config = loadConfig(env);
   const urls = { redisUrl: config.redisUrl!, mongoUrl: config.mongoUrl! };
-  const runtime = await makeRuntime(config, urls, makeLogger(config.logLevel, 'test'));
+  const runtime = await makeRuntime(config, urls, makeLogger(config.logLevel, 'test', opts.logTo));
   const api = await startApi(runtime, { host: '127.0.0.1', port: 0 });
   return {
     config,

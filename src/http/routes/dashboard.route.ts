@@ -64,13 +64,15 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
   router.post('/projects/:project/unbind', ownerOnly, async (ctx) => {
     ctx.body = await admin.unbind(await projectId(ctx));
   });
+  // The admin service checks alert settings against schemas/alerts.json, for the CLI and here alike.
+  const alerts = async (ctx: WebContext) => (await readJson(ctx, deps.config.bodyLimitBytes)) as Partial<AlertSettings>;
   router.put('/projects/:project/alerts', async (ctx) => {
     const id = await projectId(ctx);
-    ctx.body = await admin.setAlerts(id, await body<Partial<AlertSettings>>(ctx, 'alerts'));
+    ctx.body = await admin.setAlerts(id, await alerts(ctx));
   });
   router.post('/projects/:project/alerts/preview', async (ctx) => {
     const id = await projectId(ctx);
-    ctx.body = await admin.previewAlerts(id, await body<Partial<AlertSettings>>(ctx, 'alerts'), new Date());
+    ctx.body = await admin.previewAlerts(id, await alerts(ctx), new Date());
   });
 
   router.get('/projects/:project/releases', async (ctx) => {
@@ -101,8 +103,8 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
 
   router.get('/org', async (ctx) => {
     const org = ctx.state.web.org;
-    const [shown, usage, users] = await Promise.all([admin.showOrg(org), admin.usage(org), deps.accounts.listUsers(org)]);
-    ctx.body = { ...shown, usage, users };
+    const [shown, users] = await Promise.all([admin.showOrgUsage(org), deps.accounts.listUsers(org)]);
+    ctx.body = { ...shown, users };
   });
   router.patch('/org', ownerOnly, async (ctx) => {
     ctx.body = await admin.setOrg(ctx.state.web.org, await body(ctx, 'org-settings'));

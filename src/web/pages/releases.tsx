@@ -1,5 +1,5 @@
 /** The Releases page (a sortable table per environment) and a release page with its hourly charts. */
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { count, percent, when } from '../format.ts';
 import { navigate } from '../router.ts';
@@ -138,7 +138,7 @@ export function ReleasePage({ id, release, query }: { id: string; release: strin
                 </a>
               ))}
             </nav>
-            <Charts series={r.series} since={new Date(r.since)} />
+            <Charts series={r.series} since={r.since} />
             <details>
               <summary>Hourly figures</summary>
               <table>
@@ -175,21 +175,21 @@ export function ReleasePage({ id, release, query }: { id: string; release: strin
   );
 }
 
-function Charts({ series, since }: { series: HourPoint[]; since: Date }) {
+/** The charts of `series` from `since` (ISO) to now; drawn again when the loaded release changes. */
+function Charts({ series, since }: { series: HourPoint[]; since: string }) {
   const sessions = useRef<HTMLDivElement>(null);
   const rates = useRef<HTMLDivElement>(null);
-  const key = useMemo(() => JSON.stringify(series) + since.toISOString(), [series, since]);
   useEffect(() => {
     let plots: { destroy(): void }[] = [];
     let current = true;
     void import('../chart.ts').then(({ drawCharts }) => {
-      if (current && sessions.current && rates.current) plots = drawCharts({ sessions: sessions.current, rates: rates.current }, series, since, new Date());
+      if (current && sessions.current && rates.current) plots = drawCharts({ sessions: sessions.current, rates: rates.current }, series, new Date(since), new Date());
     });
     return () => {
       current = false;
       for (const plot of plots) plot.destroy();
     };
-  }, [key]);
+  }, [series, since]);
   return (
     <div class="charts">
       <div ref={sessions} role="img" aria-label="Chart of sessions per hour by final status; the figures are in the table below" data-chart="sessions" />
