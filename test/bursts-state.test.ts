@@ -1,8 +1,9 @@
 /**
  * The burst path on real Redis (attempts in per-group sorted sets, bursts
  * recorded by apply-burst-3.lua) against its oracle, the pure detectors:
- * random attempt streams, cut into groups of random size (shuffled inside)
- * and delivered in time order with redeliveries, must leave exactly the
+ * random attempt streams, cut into groups of random size (shuffled inside),
+ * gathered into jobs of one to three groups as the API gathers them, and
+ * delivered in time order with redeliveries, must leave exactly the
  * security issues the detectors find over the whole stream.
  *
  * Delivered out of order across groups, an attempt older than a burst
@@ -14,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectBruteForce, detectStuffing, type Attempt } from '../src/domain/bursts.ts';
 import type { EventEntry } from '../src/services/events.service.ts';
 import { DEFAULT_ALERTS } from '../src/store/projects.store.ts';
-import { processEventGroup } from '../workers/events-process.handler.ts';
+import { processEventGroups } from '../workers/events-process.handler.ts';
 import { makeProject, startTestContext, type TestContext } from './helpers/context.ts';
 
 let ctx: TestContext;
@@ -57,10 +58,19 @@ describe('burst detection through Redis against the pure detectors', () => {
       groups.push(events.slice(i, i + n).sort(() => rnd() - 0.5));
       i += n;
     }
-    for (const [i, group] of groups.entries()) {
-      const payload = { id: `g-${seed}-${i}`, received_at: new Date().toISOString(), events: group };
-      await processEventGroup(payload, ctx.runtime, new Date());
-      if (rnd() < 0.25) await processEventGroup(payload, ctx.runtime, new Date());
+    // jobs of 1 to 3 groups, as the API gathers them; a quarter of the jobs delivered twice, and now and then
+    // a group of the previous job in the next one (a swept group whose first job did run)
+    const jobs: { id: string; received_at: string; events: EventEntry[] }[][] = [];
+    for (let i = 0; i < groups.length; ) {
+      const n = 1 + Math.floor(rnd() * 3);
+      const job = groups.slice(i, i + n).map((events, k) => ({ id: `g-${seed}-${i + k}`, received_at: new Date().toISOString(), events }));
+      if (jobs.length > 0 && rnd() < 0.2) job.unshift(jobs[jobs.length - 1]![0]!);
+      jobs.push(job);
+      i += n;
+    }
+    for (const job of jobs) {
+      await processEventGroups({ groups: job }, ctx.runtime, new Date());
+      if (rnd() < 0.25) await processEventGroups({ groups: job }, ctx.runtime, new Date());
     }
 
     const attempts = (list: EventEntry[]): Attempt[] => list.map((e) => ({ id: e.event_id, at: e.at.getTime(), kind: e.security_kind!, actor: e.actor! }));

@@ -3,6 +3,7 @@
  * moves under traffic, including those recorded in a separate worker
  * process (published through Redis, src/metrics/fleet.ts).
  */
+import type { Job } from 'bullmq';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { groupJobId } from '../src/services/events.service.ts';
 import { call, drained, eventId, makeProject, startTestContext, type TestContext } from './helpers/context.ts';
@@ -74,11 +75,16 @@ it('names every metric, and each moves under traffic', async () => {
   }
   expect((await call(ctx, 'POST', '/api/v1/events', { key: secret, body: { event_id: 'nope' } })).status).toBe(400);
 
-  // An event whose job was lost (as with Redis data lost): the sweeper must enqueue it.
+  // An event whose job was lost (as with Redis data lost): the sweeper must enqueue it. It goes in a job of its
+  // own once both groups stored before it (the duplicate stored none) are in jobs.
+  const events = ctx.runtime.queues.queue('events');
+  await until(async () => (await events.getWaiting()).reduce((n, j) => n + (j.data as { groups: unknown[] }).groups.length, 0) === 2);
   const lost = eventId();
   expect((await call(ctx, 'POST', '/api/v1/events', { key: secret, body: attempt(lost) })).status).toBe(202);
   const stored = (await ctx.runtime.stores.events.collection.findOne({ event_id: lost }))!;
-  await ctx.runtime.queues.queue('events').remove(groupJobId(stored.batch));
+  let job: Job | undefined;
+  await until(async () => Boolean((job = await events.getJob(groupJobId(stored.batch)))));
+  await job!.remove();
   await ctx.runtime.stores.events.backlog.updateOne({ _id: stored.batch }, { $set: { received_at: new Date(Date.now() - 60_000) } });
 
   // Sessions: one entry skipped, one resent unchanged, then the 5/min budget runs out.
@@ -90,7 +96,8 @@ it('names every metric, and each moves under traffic', async () => {
 
   const queued = await scrape();
   expect(sample(queued, 'lookout_oldest_unprocessed_seconds', { kind: 'event' })).toBeGreaterThanOrEqual(59);
-  expect(sample(queued, 'lookout_queue_jobs', { queue: 'events', state: 'waiting' })).toBe(2);
+  // the events before it, gathered into one or two jobs by the time they were stored
+  expect(sample(queued, 'lookout_queue_jobs', { queue: 'events', state: 'waiting' })).toBeGreaterThanOrEqual(1);
 
   // The worker is a process of its own: its figures reach this API's /metrics through Redis.
   worker = startProcess(['worker', '--queues', 'events,sessions'], { ...ctx.env, SWEEP_GRACE_SECONDS: '1', LOG_LEVEL: 'info' }, /workers started/);
@@ -111,13 +118,13 @@ it('names every metric, and each moves under traffic', async () => {
   expect(sample(after, 'lookout_http_request_duration_seconds_count', { route: '/api/v1/events', status: '202' })).toBe(4);
   expect(sample(after, 'lookout_http_request_duration_seconds_count', { route: '/api/v1/events', status: '400' })).toBe(1);
   expect(sample(after, 'lookout_http_request_duration_seconds_count', { route: '/api/v1/sessions', status: '429' })).toBe(1);
-  expect(sample(after, 'lookout_queue_jobs', { queue: 'events', state: 'completed' })).toBeGreaterThanOrEqual(3);
+  expect(sample(after, 'lookout_queue_jobs', { queue: 'events', state: 'completed' })).toBeGreaterThanOrEqual(2);
   expect(sample(after, 'lookout_oldest_unprocessed_seconds', { kind: 'event' })).toBe(0);
 
   // job figures come from the worker process, labelled with it
   const workerJobs = after.split('\n').filter((l) => l.startsWith('lookout_job_duration_seconds_count{') && l.includes('process="worker-'));
   expect(workerJobs.length).toBeGreaterThan(0);
-  expect(sample(after, 'lookout_job_duration_seconds_count', { queue: 'events', job: 'events.process', outcome: 'completed' })).toBeGreaterThanOrEqual(3);
+  expect(sample(after, 'lookout_job_duration_seconds_count', { queue: 'events', job: 'events.process', outcome: 'completed' })).toBeGreaterThanOrEqual(2);
   expect(sample(after, 'lookout_job_duration_seconds_count', { queue: 'sessions', job: 'sessions.process', outcome: 'completed' })).toBeGreaterThanOrEqual(1);
 }, 120_000);
 

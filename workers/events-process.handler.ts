@@ -1,10 +1,12 @@
 /**
- * events.process: applies one group of events to the issues in Redis.
- * Per project, one script call (src/state/scripts/apply-events-4.lua) counts
- * error events in their issues and records sign-in attempts in their
- * groups' sorted sets, once per group id. Then the burst detectors
- * (src/domain/bursts.ts) run over each touched group's attempts in the
- * look-back, and each burst found is recorded in its security issue with
+ * events.process: applies the groups of events of one job to the issues in
+ * Redis. The API gathers the groups it stored over a few milliseconds into
+ * one job (src/services/events.service.ts). Per project, one script call
+ * (src/state/scripts/apply-events-4.lua) counts error events in their issues
+ * and records sign-in attempts in their groups' sorted sets, each group once
+ * by its id. Then the burst detectors (src/domain/bursts.ts) run over each
+ * touched group's and address's attempts in the look-back, read in one round
+ * trip, and each burst found is recorded in its security issue with
  * counts that only grow, so a retry, a duplicate delivery or two workers on
  * one burst leave the same result. The flusher copies changed issues to
  * MongoDB and takes the group off the backlog.
@@ -14,35 +16,51 @@ import { detectBruteForce, detectStuffing, type Attempt, type Burst, type BurstS
 import type { JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
 import { entryOf, type EventEntry } from '../src/services/events.service.ts';
-import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, type AttemptEntry, type IssuesState } from '../src/state/issues.state.ts';
+import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, type AppliedGroup, type AttemptEntry, type IssuesState } from '../src/state/issues.state.ts';
 import { eventKey } from '../src/store/events.store.ts';
 import { DEFAULT_ALERTS } from '../src/store/projects.store.ts';
 import { groupBy } from '../src/util/group-by.ts';
 
-export async function processEventGroup(payload: JobPayloads['events.process'], runtime: Runtime, now: Date) {
+export async function processEventGroups(payload: JobPayloads['events.process'], runtime: Runtime, now: Date) {
   const { issuesState: state, keeper } = runtime;
-  // The API's jobs carry the events; the sweeper's only the group's id.
-  const stored = payload.events ? null : await runtime.stores.events.ofBatch(payload.id);
-  const entries: EventEntry[] = payload.events ?? stored!.map((doc) => entryOf(doc));
-  const receivedAt = new Date(payload.received_at ?? stored?.[0]?.received_at ?? now);
-  const byProject = new Map<number, EventEntry[]>();
-  for (const [project, list] of groupBy(entries, (e) => e.project_id)) byProject.set(project, list.map((e) => ({ ...e, at: new Date(e.at) })));
+  // Per project, its part of each group: the API's jobs carry the events, the sweeper's only the group's id.
+  const byProject = new Map<number, { group: string; receivedAt: Date; events: EventEntry[] }[]>();
+  let count = 0;
+  for (const group of payload.groups) {
+    const stored = group.events ? null : await runtime.stores.events.ofBatch(group.id);
+    const entries: EventEntry[] = group.events ?? stored!.map((doc) => entryOf(doc));
+    const receivedAt = new Date(group.received_at ?? stored?.[0]?.received_at ?? now);
+    count += entries.length;
+    for (const [project, list] of groupBy(entries, (e) => e.project_id)) {
+      const parts = byProject.get(project) ?? [];
+      parts.push({ group: group.id, receivedAt, events: list.map((e) => ({ ...e, at: new Date(e.at) })) });
+      byProject.set(project, parts);
+    }
+  }
 
-  for (const [project, events] of byProject) {
+  for (const [project, parts] of byProject) {
     // Verified before issue ids are read: a Redis that lost its fingerprint map must be rebuilt before anything is numbered.
     await keeper.verify(project, now);
-    const errors = events.filter((e) => e.kind === 'error');
-    const ids = await state.issueIds(project, errors.map((e) => e.fingerprint!));
-    const attempts: AttemptEntry[] = events
-      .filter((e) => e.kind === 'security' && ATTEMPT_KINDS.has(e.security_kind ?? ''))
-      .map((e) => ({ event_id: e.event_id, at: e.at, kind: e.security_kind!, actor: e.actor ?? '', group: e.group_key!, ip: e.ip }));
-    const code = await state.apply(project, payload.id, receivedAt, errors.map((e) => ({ event: e._id, issue: ids.get(e.fingerprint!)!, at: e.at, release: e.release, level: e.level, title: e.title, exception_type: e.exception_type, company: e.company, fingerprint: e.fingerprint! })), attempts);
+    const all = parts.flatMap((p) => p.events);
+    const ids = await state.issueIds(project, all.filter((e) => e.kind === 'error').map((e) => e.fingerprint!));
+    const groups: AppliedGroup[] = parts.map((p) => ({
+      id: p.group,
+      receivedAt: p.receivedAt,
+      errors: p.events
+        .filter((e) => e.kind === 'error')
+        .map((e) => ({ event: e._id, issue: ids.get(e.fingerprint!)!, at: e.at, release: e.release, level: e.level, title: e.title, exception_type: e.exception_type, company: e.company, fingerprint: e.fingerprint! })),
+      attempts: p.events
+        .filter((e) => e.kind === 'security' && ATTEMPT_KINDS.has(e.security_kind ?? ''))
+        .map((e) => ({ event_id: e.event_id, at: e.at, kind: e.security_kind!, actor: e.actor ?? '', group: e.group_key!, ip: e.ip })),
+    }));
+    const code = await state.apply(project, groups);
     if (code === 'unverified') throw new Error(`Redis restarted while project ${project} was being applied; retrying`);
     // Detection runs on every delivery: a worker that died after the script but before this step is retried.
-    if (attempts.length > 0) await detectBursts(runtime, project, attempts, receivedAt);
+    const attempts = groups.flatMap((g) => g.attempts.map((a) => ({ attempt: a, receivedAt: g.receivedAt })));
+    if (attempts.length > 0) await detectBursts(runtime, project, attempts);
   }
-  await state.pending.noteApplied([...byProject.keys()], payload.id);
-  return { projects: byProject.size, events: entries.length };
+  await state.pending.noteApplied([...byProject.keys()], payload.groups.map((g) => g.id));
+  return { projects: byProject.size, events: count };
 }
 
 /** Settings of a project, read at most once a second per process (alert changes apply within a second). */
@@ -55,20 +73,22 @@ async function alertSettings(runtime: Runtime, project: number): Promise<BurstSe
   return settings;
 }
 
-async function detectBursts(runtime: Runtime, project: number, attempts: AttemptEntry[], receivedAt: Date): Promise<void> {
+/** Runs both detectors over the groups and addresses the attempts touch, reading all their attempts in one round trip. */
+async function detectBursts(runtime: Runtime, project: number, attempts: { attempt: AttemptEntry; receivedAt: Date }[]): Promise<void> {
   const state = runtime.issuesState;
   const settings = await alertSettings(runtime, project);
-  const mine = new Set(attempts.map((a) => a.event_id));
-  const earliest = (list: AttemptEntry[]) => new Date(Math.min(...list.map((a) => a.at.getTime())) - DETECTION_LOOKBACK_MS);
-  const groups = groupBy(attempts, (a) => a.group);
-  for (const [group, list] of groups) {
-    const read = await state.attempts(project, 'ag', group, earliest(list));
-    for (const burst of detectBruteForce(read, settings)) await recordBurst(state, project, 'brute_force', group, burst, read, mine, receivedAt);
-  }
-  const ips = groupBy(attempts.filter((a) => a.ip), (a) => a.ip!);
-  for (const [ip, list] of ips) {
-    const read = await state.attempts(project, 'aip', ip, earliest(list));
-    for (const burst of detectStuffing(read, settings)) await recordBurst(state, project, 'credential_stuffing', ip, burst, read, mine, receivedAt);
+  /** When the newest group holding an attempt was received: a burst holding one of them may regress its issue. */
+  const received = new Map(attempts.map(({ attempt, receivedAt }) => [attempt.event_id, receivedAt]));
+  const earliest = (list: { attempt: AttemptEntry }[]) => new Date(Math.min(...list.map((a) => a.attempt.at.getTime())) - DETECTION_LOOKBACK_MS);
+  const reads = [
+    ...[...groupBy(attempts, (a) => a.attempt.group)].map(([key, list]) => ({ kind: 'ag' as const, key, since: earliest(list) })),
+    ...[...groupBy(attempts.filter((a) => a.attempt.ip), (a) => a.attempt.ip!)].map(([key, list]) => ({ kind: 'aip' as const, key, since: earliest(list) })),
+  ];
+  const answers = await state.attemptsOf(project, reads);
+  for (const [i, read] of reads.entries()) {
+    const detect = read.kind === 'ag' ? detectBruteForce : detectStuffing;
+    const detector = read.kind === 'ag' ? 'brute_force' : 'credential_stuffing';
+    for (const burst of detect(answers[i]!, settings)) await recordBurst(state, project, detector, read.key, burst, answers[i]!, received);
   }
 }
 
@@ -79,8 +99,7 @@ async function recordBurst(
   groupKey: string,
   burst: Burst,
   attempts: Attempt[],
-  mine: Set<string>,
-  receivedAt: Date,
+  received: Map<string, Date>,
 ): Promise<void> {
   const digest = crypto.createHash('sha256').update(groupKey).digest('hex').slice(0, 16);
   const [actor, ip] = detector === 'brute_force' ? groupKey.split('|') : [null, groupKey];
@@ -101,8 +120,17 @@ async function recordBurst(
     last: new Date(burst.last_seen),
     latest: eventKey(project, latest.id),
     latest_at: new Date(latest.at),
-    received: burst.attempt_ids.some((a) => mine.has(a)) ? receivedAt : undefined,
+    received: newestReceived(burst.attempt_ids, received),
   });
   if (result === 'unverified') throw new Error(`the Redis state of project ${project} changed during burst detection; retrying`);
 }
 
+/** When the newest of this job's groups holding one of the burst's attempts was received, if any does. */
+function newestReceived(ids: string[], received: Map<string, Date>): Date | undefined {
+  let newest: Date | undefined;
+  for (const id of ids) {
+    const at = received.get(id);
+    if (at && (!newest || at > newest)) newest = at;
+  }
+  return newest;
+}

@@ -2,7 +2,7 @@
 import type { Job } from 'bullmq';
 import type { JobName, JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
-import { processEventGroup } from './events-process.handler.ts';
+import { processEventGroups } from './events-process.handler.ts';
 import { runRetention } from './retention.handler.ts';
 import { processSessionBatch } from './sessions-process.handler.ts';
 
@@ -10,7 +10,7 @@ export type Handler<N extends JobName> = (payload: JobPayloads[N], runtime: Runt
 export type HandlerMap = { [N in JobName]: Handler<N> };
 
 export const handlers: HandlerMap = {
-  'events.process': (payload, runtime) => processEventGroup(payload, runtime, new Date()),
+  'events.process': (payload, runtime) => processEventGroups(payload, runtime, new Date()),
   'sessions.process': (payload, runtime) => processSessionBatch(payload, runtime, new Date()),
   'maintenance.retention': (_payload, runtime) => runRetention(runtime, new Date()),
 };

@@ -12,8 +12,8 @@ import { deadline } from '../util/deadline.ts';
 
 /** Payload of each job, by name. */
 export interface JobPayloads {
-  /** apply a group of events to the issues in Redis; the API's jobs carry the events, the sweeper's only the group's id */
-  'events.process': { id: string; received_at?: string; events?: EventEntry[] };
+  /** apply groups of events to the issues in Redis; the API's jobs carry the events, the sweeper's only each group's id */
+  'events.process': { groups: { id: string; received_at?: string; events?: EventEntry[] }[] };
   /** apply a raw session batch to the Redis state; the API's jobs carry the batch, the sweeper's only its id */
   'sessions.process': { id: string; batch?: SessionBatchDoc };
   /** delete sessions and raw entries past retention (scheduled) */

@@ -2,16 +2,16 @@
  * Event ingestion (spec 4.5). Requests arriving together are written as one
  * group: a backlog marker, then the events in one unordered insert (journaled;
  * a duplicate `event_id` is refused per item by the unique `_id` and answered
- * `duplicate: true`), then each caller is answered 202. One BullMQ job per
- * group carries what the worker needs; when Redis is unavailable the marker
- * stays on the backlog and the sweeper enqueues the group later, so nothing
- * acknowledged is lost.
+ * `duplicate: true`), then each caller is answered 202. The groups stored
+ * within JOB_GATHER_MS go to the workers in one BullMQ job that carries what
+ * they need; when Redis is unavailable the markers stay on the backlog and
+ * the sweeper enqueues the groups later, so nothing acknowledged is lost.
  */
 import { describeError, fingerprintOf, type ErrorEventShape } from '../domain/fingerprint.ts';
 import { ForbiddenError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import type { Queues } from '../queues/registry.ts';
+import type { JobPayloads, Queues } from '../queues/registry.ts';
 import { makeSweep } from '../queues/sweep.ts';
 import { eventKey, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
@@ -41,12 +41,33 @@ export function groupJobId(id: string): string {
   return `eg-${id}`;
 }
 
-/** Most events written in one group. */
+/** Most events written in one group, and gathered in one job. */
 const GROUP_MAX_EVENTS = 1000;
+/**
+ * How long stored groups are gathered into one job. A group is its own job
+ * at low rates; at 1,000 events/s this turns some 300 jobs/s into 40, and
+ * with them the workers' and Redis' per-job work (docs/performance.md).
+ */
+const JOB_GATHER_MS = 25;
 
 export function makeEventsService(deps: { events: EventsStore; queues: Queues; log: Logger; metrics: Metrics; writesInFlight: number }) {
   const { events, queues, log, metrics } = deps;
   const enqueues = new Set<Promise<unknown>>();
+  const gathered: JobPayloads['events.process']['groups'] = [];
+  let gathering: NodeJS.Timeout | null = null;
+
+  /** One job for the groups stored since the last one: workers pay their per-job costs once per JOB_GATHER_MS, not per group. */
+  function enqueueGathered(): void {
+    if (gathering) clearTimeout(gathering);
+    gathering = null;
+    const groups = gathered.splice(0);
+    if (groups.length === 0) return;
+    const enqueue = queues
+      .enqueue('events.process', { groups }, groupJobId(groups[0]!.id))
+      .catch((err: Error) => log.warn({ err: err.message, groups: groups.length }, 'enqueue failed; the sweeper will enqueue the stored groups'))
+      .finally(() => enqueues.delete(enqueue));
+    enqueues.add(enqueue);
+  }
 
   const group = makeGroupCommit<{ doc: EventDoc; body: EventBody; duplicate?: boolean }>(
     async (items) => {
@@ -58,11 +79,9 @@ export function makeEventsService(deps: { events: EventsStore; queues: Queues; l
       const stored = items.filter((i) => !i.duplicate).map((i) => entryOf(i.doc, i.body));
       if (stored.length === 0) return events.finishBatches([id]); // every event was stored before: nothing to apply
       // The events are durable: callers are answered now; the job is added on the side.
-      const enqueue = queues
-        .enqueue('events.process', { id, received_at: receivedAt.toISOString(), events: stored }, groupJobId(id))
-        .catch((err: Error) => log.warn({ err: err.message, group: id }, 'enqueue failed; the sweeper will enqueue the stored group'))
-        .finally(() => enqueues.delete(enqueue));
-      enqueues.add(enqueue);
+      gathered.push({ id, received_at: receivedAt.toISOString(), events: stored });
+      if (gathered.reduce((n, g) => n + g.events!.length, 0) >= GROUP_MAX_EVENTS) enqueueGathered();
+      else gathering ??= setTimeout(enqueueGathered, JOB_GATHER_MS);
     },
     { maxItems: GROUP_MAX_EVENTS, maxInFlight: deps.writesInFlight },
   );
@@ -105,12 +124,13 @@ export function makeEventsService(deps: { events: EventsStore; queues: Queues; l
       job: 'events.process',
       unprocessed: (olderThan, limit) => events.unprocessed(olderThan, limit),
       jobId: groupJobId,
-      payload: (id) => ({ id }),
+      payload: (id) => ({ groups: [{ id }] }),
     }),
 
     /** Waits for writes and enqueues in flight (graceful shutdown). */
     async drain(): Promise<void> {
       await group.drain();
+      enqueueGathered();
       await Promise.all([...enqueues]);
     },
   };

@@ -56,6 +56,14 @@ export interface BurstEntry {
   received?: Date;
 }
 
+/** One group of events, as the apply script takes it for one project. */
+export interface AppliedGroup {
+  id: string;
+  receivedAt: Date;
+  errors: ErrorEntry[];
+  attempts: AttemptEntry[];
+}
+
 export function makeIssuesState(redis: Redis, opts: { prefix: string }) {
   const r = defineScripts(redis);
   /** Issue ids come from one counter for all projects (a plain command: it is not in any project's slot). */
@@ -91,25 +99,28 @@ export function makeIssuesState(redis: Redis, opts: { prefix: string }) {
       await r.raiseCounter(issueSeq, atLeast);
     },
 
-    async apply(project: number, batchId: string, receivedAt: Date, errors: ErrorEntry[], attempts: AttemptEntry[]): Promise<ApplyCode> {
+    /** Applies the groups' events of one project in one script call; a group applied before is skipped. */
+    async apply(project: number, groups: AppliedGroup[]): Promise<ApplyCode> {
       const k = keys(project);
-      const entries = {
-        e: errors.map((e) => [e.event, e.issue, String(e.at.getTime()), e.release ?? '', e.level, e.title, e.exception_type ?? '', e.company ?? '', e.fingerprint]),
-        a: attempts.map((a) => [a.event_id, String(a.at.getTime()), a.kind, a.actor, a.group, a.ip ?? '']),
-      };
-      const [code] = await r.applyEvents(k.epoch, k.eseq, k.eapplied, k.edirty, k.base, batchId, receivedAt.getTime(), APPLIED_MEMORY_MS, `${DETECTION_LOOKBACK_MS}:${DETECTION_MAX_ATTEMPTS}`, JSON.stringify(entries));
+      const entries = groups.map((g) => ({
+        id: g.id,
+        at: g.receivedAt.getTime(),
+        e: g.errors.map((e) => [e.event, e.issue, String(e.at.getTime()), e.release ?? '', e.level, e.title, e.exception_type ?? '', e.company ?? '', e.fingerprint]),
+        a: g.attempts.map((a) => [a.event_id, String(a.at.getTime()), a.kind, a.actor, a.group, a.ip ?? '']),
+      }));
+      const [code] = await r.applyEvents(k.epoch, k.eseq, k.eapplied, k.edirty, k.base, APPLIED_MEMORY_MS, `${DETECTION_LOOKBACK_MS}:${DETECTION_MAX_ATTEMPTS}`, JSON.stringify(entries));
       return APPLY_CODES[code]!;
     },
 
-    /** The attempts of a group (`ag`) or an ip (`aip`) since `since`, oldest first. */
-    async attempts(project: number, kind: 'ag' | 'aip', key: string, since: Date): Promise<Attempt[]> {
-      const raw = await redis.zrangebyscore(`${keys(project).base}${kind}:${key}`, since.getTime(), '+inf', 'WITHSCORES');
-      const out: Attempt[] = [];
-      for (let i = 0; i < raw.length; i += 2) {
-        const [, id, k, actor] = /^([^|]*)\|([^|]*)\|(.*)$/.exec(raw[i]!)!;
-        out.push({ id: id!, kind: k!, actor: actor!, at: Number(raw[i + 1]) });
-      }
-      return out;
+    /** The attempts of groups (`ag`) or ips (`aip`) since the time given with each, oldest first, in one round trip. */
+    async attemptsOf(project: number, reads: { kind: 'ag' | 'aip'; key: string; since: Date }[]): Promise<Attempt[][]> {
+      const pipe = redis.pipeline();
+      for (const r of reads) pipe.zrangebyscore(`${keys(project).base}${r.kind}:${r.key}`, r.since.getTime(), '+inf', 'WITHSCORES');
+      const answers = (await pipe.exec()) ?? [];
+      return answers.map(([err, raw]) => {
+        if (err) throw err;
+        return readAttempts(raw as string[]);
+      });
     },
 
     async applyBurst(project: number, issue: number, burst: BurstEntry): Promise<'changed' | 'unchanged' | 'unverified'> {
@@ -165,6 +176,16 @@ export function makeIssuesState(redis: Redis, opts: { prefix: string }) {
   };
 }
 export type IssuesState = ReturnType<typeof makeIssuesState>;
+
+/** Sorted-set members `<event_id>|<kind>|<actor>` with their scores → attempts. */
+function readAttempts(raw: string[]): Attempt[] {
+  const out: Attempt[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    const [, id, k, actor] = /^([^|]*)\|([^|]*)\|(.*)$/.exec(raw[i]!)!;
+    out.push({ id: id!, kind: k!, actor: actor!, at: Number(raw[i + 1]) });
+  }
+  return out;
+}
 
 /** The document → an issue hash as apply-events-4.lua keeps it (the newest event is the one last seen). */
 function writeIssue(doc: IssueDoc): Record<string, string> {

@@ -11,10 +11,12 @@ export function makePendingFlush(redis: Redis, prefix: string, kind: 'sessions' 
   const projects = `${prefix}:${kind}:dirty-projects`;
   const batches = `${prefix}:${kind}:applied-batches`;
   return {
-    /** After every part of a batch is applied: its projects have changes to flush, and the batch waits for that flush. */
-    async noteApplied(projectIds: number[], batchId: string): Promise<void> {
-      if (projectIds.length > 0) await redis.sadd(projects, ...projectIds.map(String));
-      await redis.sadd(batches, batchId);
+    /** After every part of the batches is applied: their projects have changes to flush, and the batches wait for that flush. */
+    async noteApplied(projectIds: number[], batchIds: string | string[]): Promise<void> {
+      const pipe = redis.pipeline();
+      if (projectIds.length > 0) pipe.sadd(projects, ...projectIds.map(String));
+      pipe.sadd(batches, ...[batchIds].flat());
+      for (const [err] of (await pipe.exec()) ?? []) if (err) throw err;
     },
     appliedBatches: (): Promise<string[]> => redis.smembers(batches),
     async forgetApplied(ids: string[]): Promise<void> {

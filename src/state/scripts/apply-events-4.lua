@@ -1,7 +1,8 @@
 --[[
-  Applies one project's part of an event batch to its hot state, once: the
-  batch id is recorded in the same atomic step, so a retry, a duplicate
-  delivery or two workers on one batch change nothing twice.
+  Applies one project's part of the event groups of a job to its hot state,
+  each group once: a group's id is recorded in the same atomic step as its
+  effects, so a retry, a duplicate delivery, two workers on one group or a
+  group delivered again in another job change nothing twice.
   - an error event counts in its issue (created on first sight), follows the
     newest event (last release, level, title, latest event), adds its company
     tag (up to 64), and regresses a resolved issue (spec 3.1);
@@ -11,16 +12,15 @@
 
   KEYS[1] epoch    run_id of the Redis this project's state was verified on
   KEYS[2] eseq     the project's event change counter
-  KEYS[3] eapplied zset: batch id -> received (ms), trimmed to ARGV[4]
+  KEYS[3] eapplied zset: group id -> received (ms), trimmed to ARGV[2]
   KEYS[4] edirty   hash: issue id -> eseq of its last change
 
   ARGV[1] key prefix of the project, '<prefix>:{p:<id>}:'
-  ARGV[2] batch id
-  ARGV[3] when the batch was received (ms)
-  ARGV[4] how long applied batch ids are remembered (ms)
-  ARGV[5] look-back of the detectors (ms) and most attempts kept per group
-  ARGV[6] JSON {e: [[event, issue, at, release, level, title, exception_type, company, fingerprint], ...],
-                a: [[event_id, at, kind, actor, group, ip], ...]}
+  ARGV[2] how long applied group ids are remembered (ms)
+  ARGV[3] look-back of the detectors (ms) and most attempts kept per group
+  ARGV[4] JSON [{id: group id, at: when it was received (ms),
+                 e: [[event, issue, at, release, level, title, exception_type, company, fingerprint], ...],
+                 a: [[event_id, at, kind, actor, group, ip], ...]}, ...]
           times in ms as decimal strings; '' for a missing release, company or ip
 
   Keys under the prefix:
@@ -32,56 +32,66 @@
     aip:<ip>     attempts from an ip, the same way
 
   Returns {code, errors applied, attempts recorded}
-    code 1 applied, 0 applied before, -1 the state was not verified since this Redis started
+    code 1 some group applied, 0 every group applied before, -1 the state was not verified since this Redis started
 ]]
 local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
 if redis.call('GET', KEYS[1]) ~= runId then return {-1, 0, 0} end
-if redis.call('ZSCORE', KEYS[3], ARGV[2]) then return {0, 0, 0} end
 
 local base = ARGV[1]
-local now = tonumber(ARGV[3])
-local lookback, maxAttempts = string.match(ARGV[5], '^(%d+):(%d+)$')
+local lookback, maxAttempts = string.match(ARGV[3], '^(%d+):(%d+)$')
 lookback, maxAttempts = tonumber(lookback), tonumber(maxAttempts)
-local seq = redis.call('INCR', KEYS[2])
-redis.call('ZADD', KEYS[3], now, ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[4]))
-local entries = cjson.decode(ARGV[6])
+local groups = cjson.decode(ARGV[4])
+local seq = nil
+local errors, attempts, newest = 0, 0, 0
 
-for _, e in ipairs(entries.e) do
-  local event, id, at, release, level, title, etype, company, fingerprint = unpack(e)
-  local key = base .. 'i:' .. id
-  if redis.call('EXISTS', key) == 0 then
-    redis.call('HSET', key, 'kind', 'error', 'fingerprint', fingerprint, 'title', title, 'exception_type', etype,
-      'level', level, 'status', 'unresolved', 'first', at, 'last', at, 'count', 0, 'last_release', release,
-      'regressions', 0, 'resolves', 0, 'resolved_at', '', 'resolved_release', '', 'regressed_at', '',
-      'regression_kind', '', 'created', now, 'latest', event, 'latest_at', at)
+for _, g in ipairs(groups) do
+  if not redis.call('ZSCORE', KEYS[3], g.id) then
+    local now = tonumber(g.at)
+    if now > newest then newest = now end
+    if not seq then seq = redis.call('INCR', KEYS[2]) end
+    redis.call('ZADD', KEYS[3], now, g.id)
+
+    for _, e in ipairs(g.e) do
+      local event, id, at, release, level, title, etype, company, fingerprint = unpack(e)
+      local key = base .. 'i:' .. id
+      if redis.call('EXISTS', key) == 0 then
+        redis.call('HSET', key, 'kind', 'error', 'fingerprint', fingerprint, 'title', title, 'exception_type', etype,
+          'level', level, 'status', 'unresolved', 'first', at, 'last', at, 'count', 0, 'last_release', release,
+          'regressions', 0, 'resolves', 0, 'resolved_at', '', 'resolved_release', '', 'regressed_at', '',
+          'regression_kind', '', 'created', now, 'latest', event, 'latest_at', at)
+      end
+      local issue = redis.call('HMGET', key, 'first', 'last', 'status', 'resolved_at', 'resolved_release')
+      redis.call('HINCRBY', key, 'count', 1)
+      if tonumber(at) < tonumber(issue[1]) then redis.call('HSET', key, 'first', at) end
+      if tonumber(at) >= tonumber(issue[2]) then
+        redis.call('HSET', key, 'last', at, 'last_release', release, 'level', level, 'title', title, 'latest', event, 'latest_at', at)
+      end
+      if company ~= '' and redis.call('SCARD', base .. 'ic:' .. id) < 64 then redis.call('SADD', base .. 'ic:' .. id, company) end
+      if issue[3] == 'resolved' and tonumber(issue[4]) < now then
+        local kind = 'new_release'
+        if release ~= '' and release == issue[5] then kind = 'same_release' end
+        redis.call('HSET', key, 'status', 'unresolved', 'regressed_at', now, 'regression_kind', kind)
+        redis.call('HINCRBY', key, 'regressions', 1)
+      end
+      redis.call('HSET', KEYS[4], id, seq)
+      errors = errors + 1
+    end
+
+    for _, a in ipairs(g.a) do
+      local eventId, at, kind, actor, group, ip = unpack(a)
+      local member = eventId .. '|' .. kind .. '|' .. actor
+      local keys = {base .. 'ag:' .. group}
+      if ip ~= '' then keys[2] = base .. 'aip:' .. ip end
+      for _, k in ipairs(keys) do
+        redis.call('ZADD', k, tonumber(at), member)
+        redis.call('ZREMRANGEBYSCORE', k, '-inf', tonumber(at) - 2 * lookback)
+        redis.call('ZREMRANGEBYRANK', k, 0, -maxAttempts - 1)
+      end
+      attempts = attempts + 1
+    end
   end
-  local issue = redis.call('HMGET', key, 'first', 'last', 'status', 'resolved_at', 'resolved_release')
-  redis.call('HINCRBY', key, 'count', 1)
-  if tonumber(at) < tonumber(issue[1]) then redis.call('HSET', key, 'first', at) end
-  if tonumber(at) >= tonumber(issue[2]) then
-    redis.call('HSET', key, 'last', at, 'last_release', release, 'level', level, 'title', title, 'latest', event, 'latest_at', at)
-  end
-  if company ~= '' and redis.call('SCARD', base .. 'ic:' .. id) < 64 then redis.call('SADD', base .. 'ic:' .. id, company) end
-  if issue[3] == 'resolved' and tonumber(issue[4]) < now then
-    local kind = 'new_release'
-    if release ~= '' and release == issue[5] then kind = 'same_release' end
-    redis.call('HSET', key, 'status', 'unresolved', 'regressed_at', now, 'regression_kind', kind)
-    redis.call('HINCRBY', key, 'regressions', 1)
-  end
-  redis.call('HSET', KEYS[4], id, seq)
 end
 
-for _, a in ipairs(entries.a) do
-  local eventId, at, kind, actor, group, ip = unpack(a)
-  local member = eventId .. '|' .. kind .. '|' .. actor
-  local keys = {base .. 'ag:' .. group}
-  if ip ~= '' then keys[2] = base .. 'aip:' .. ip end
-  for _, k in ipairs(keys) do
-    redis.call('ZADD', k, tonumber(at), member)
-    redis.call('ZREMRANGEBYSCORE', k, '-inf', tonumber(at) - 2 * lookback)
-    redis.call('ZREMRANGEBYRANK', k, 0, -maxAttempts - 1)
-  end
-end
-
-return {1, #entries.e, #entries.a}
+if not seq then return {0, 0, 0} end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', newest - tonumber(ARGV[2]))
+return {1, errors, attempts}
