@@ -1,12 +1,15 @@
 /**
- * npm run bench:pipeline -- [--seconds 30] [--scenario sessions|events|all|step]
+ * npm run bench:pipeline -- [--seconds 30] [--warmup 5] [--scenario sessions|events|all|step]
  *                           [--session-rate 5000] [--single-rate 500] [--event-rate 1000]
  *
  * Drives fixed offered rates (open loop: requests leave on a timetable,
  * whatever the answers do) against a stack of its own over loopback, then
  * measures how long after the last request every accepted item is reflected:
  * sessions in the MongoDB rollups (checked equal to a recount of the raw
- * batches), events in issues and bursts. Beside it, in the same run: a bare
+ * batches), events in issues and bursts. Each load starts on a freshly
+ * started stack with `--warmup` seconds at the same rates, reported apart
+ * (a new process compiles its code and fills its caches first); the figures
+ * measured are the `--seconds` after it. Beside it, in the same run: a bare
  * Node HTTP server at the same rates, and the raw store and queue
  * (`insertMany` + `addBulk`) at full speed.
  *
@@ -26,6 +29,7 @@ import { BENCH_INSTANCE, openBench, report, round, startBareServer, waitFor, typ
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string' },
+    warmup: { type: 'string' },
     scenario: { type: 'string' },
     'session-rate': { type: 'string' },
     'single-rate': { type: 'string' },
@@ -35,6 +39,7 @@ const { values } = parseArgs({
   strict: true,
 });
 const SECONDS = Number(values.seconds ?? 30);
+const WARMUP_SECONDS = Number(values.warmup ?? 5);
 const SCENARIO = values.scenario ?? 'all';
 const SESSION_RATE = Number(values['session-rate'] ?? 5000);
 const SINGLE_RATE = Number(values['single-rate'] ?? 500);
@@ -51,8 +56,7 @@ interface Stream {
   body: (i: number) => string;
 }
 
-interface OpenLoopResult {
-  offered_per_s: number;
+interface Latencies {
   sent: number;
   answered: number;
   non_2xx: number;
@@ -61,19 +65,33 @@ interface OpenLoopResult {
   statuses: Record<string, number>;
 }
 
+interface OpenLoopResult extends Latencies {
+  offered_per_s: number;
+  /** the requests due in the warm-up, apart */
+  warmup: Latencies;
+}
+
+interface Tally {
+  latencies: number[];
+  statuses: Record<string, number>;
+  sent: number;
+}
+
 /**
- * Sends each stream's requests on its timetable for `seconds`; latency is
- * measured from the time a request was due, so a stalled server cannot hide
- * its queueing (no coordinated omission).
+ * Sends each stream's requests on its timetable for `warmup` and then
+ * `seconds`; latency is measured from the time a request was due, so a
+ * stalled server cannot hide its queueing (no coordinated omission).
  */
-async function openLoop(base: string, headers: Record<string, string>, streams: Stream[], seconds: number): Promise<Record<string, OpenLoopResult>> {
+async function openLoop(base: string, headers: Record<string, string>, streams: Stream[], seconds: number, warmup: number): Promise<Record<string, OpenLoopResult>> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
   const target = new URL(base);
   const start = performance.now();
-  const results = Object.fromEntries(streams.map((s) => [s.name, { latencies: [] as number[], statuses: {} as Record<string, number>, sent: 0 }]));
+  const measuredFrom = start + warmup * 1000;
+  const tally = (): Tally => ({ latencies: [], statuses: {}, sent: 0 });
+  const results = Object.fromEntries(streams.map((s) => [s.name, { warm: tally(), measured: tally() }]));
   const inFlight = new Set<Promise<void>>();
   const post = (stream: Stream, i: number, due: number) => {
-    const r = results[stream.name]!;
+    const r = due < measuredFrom ? results[stream.name]!.warm : results[stream.name]!.measured;
     const body = stream.body(i);
     r.sent += 1;
     const done = new Promise<void>((resolve) => {
@@ -96,7 +114,7 @@ async function openLoop(base: string, headers: Record<string, string>, streams: 
     void done.then(() => inFlight.delete(done));
   };
   const next = Object.fromEntries(streams.map((s) => [s.name, 0]));
-  const endAt = start + seconds * 1000;
+  const endAt = measuredFrom + seconds * 1000;
   while (performance.now() < endAt) {
     const now = performance.now();
     for (const s of streams) {
@@ -110,15 +128,14 @@ async function openLoop(base: string, headers: Record<string, string>, streams: 
   }
   await Promise.all([...inFlight]);
   agent.destroy();
-  return Object.fromEntries(
-    streams.map((s) => {
-      const r = results[s.name]!;
-      const lat = r.latencies.sort((a, b) => a - b);
-      const pct = (p: number) => round(lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))] ?? 0);
-      const ok = Object.entries(r.statuses).filter(([k]) => k.startsWith('2')).reduce((n, [, c]) => n + c, 0);
-      return [s.name, { offered_per_s: s.rate, sent: r.sent, answered: lat.length, non_2xx: r.sent - ok, p50_ms: pct(50), p99_ms: pct(99), statuses: r.statuses }];
-    }),
-  );
+  return Object.fromEntries(streams.map((s) => [s.name, { offered_per_s: s.rate, ...latencies(results[s.name]!.measured), warmup: latencies(results[s.name]!.warm) }]));
+}
+
+function latencies(r: Tally): Latencies {
+  const lat = r.latencies.sort((a, b) => a - b);
+  const pct = (p: number) => round(lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))] ?? 0);
+  const ok = Object.entries(r.statuses).filter(([k]) => k.startsWith('2')).reduce((n, [, c]) => n + c, 0);
+  return { sent: r.sent, answered: lat.length, non_2xx: r.sent - ok, p50_ms: pct(50), p99_ms: pct(99), statuses: r.statuses };
 }
 
 const sid = () => crypto.randomBytes(12).toString('hex');
@@ -197,19 +214,23 @@ async function rawBaseline(stack: Stack, runtime: Runtime, seconds: number) {
   return { sessions_per_s: round(sessions / elapsed) };
 }
 
+/** Requests answered 2xx, warm-up included (all of them are stored and must be reflected). */
+const accepted2xx = (r: OpenLoopResult) => r.sent - r.non_2xx + r.warmup.sent - r.warmup.non_2xx;
+const allAccepted = (r: OpenLoopResult) => r.non_2xx === 0 && r.warmup.non_2xx === 0;
+
 /** One run of session load at `rate` (+ singles); what the API answered and how long the pipeline took to catch up. */
 async function sessionsRun(rate: number, singleRate: number) {
   const env = await openBench(benchSettings);
   try {
-    progress(`sessions: ${rate}/s in batches and ${singleRate}/s singles for ${SECONDS} s`);
-    const load = await openLoop(env.stack.apiUrl, { 'content-type': 'application/json', 'x-service-key': env.project.public_key }, sessionStreams(rate, singleRate), SECONDS);
+    progress(`sessions: ${rate}/s in batches and ${singleRate}/s singles for ${WARMUP_SECONDS} + ${SECONDS} s`);
+    const load = await openLoop(env.stack.apiUrl, { 'content-type': 'application/json', 'x-service-key': env.project.public_key }, sessionStreams(rate, singleRate), SECONDS, WARMUP_SECONDS);
     progress('sessions: load over, waiting for the pipeline');
     const settle = await sessionsSettled(env.runtime);
     if (settle === null) await reportFailures(env.runtime, 'sessions');
     const exact = await sessionsExact(env.runtime, Number(env.project.id), env.config.sessionUpdateWindowMs);
-    const accepted = (load['session batches']!.answered - load['session batches']!.non_2xx) * 100 + load['single sessions']!.answered - load['single sessions']!.non_2xx;
+    const accepted = accepted2xx(load['session batches']!) * 100 + accepted2xx(load['single sessions']!);
     const targets =
-      load['session batches']!.non_2xx === 0 && load['single sessions']!.non_2xx === 0 && load['single sessions']!.p99_ms < 50 && load['session batches']!.p99_ms < 200 && settle !== null && settle <= 2 && exact.equal;
+      allAccepted(load['session batches']!) && allAccepted(load['single sessions']!) && load['single sessions']!.p99_ms < 50 && load['session batches']!.p99_ms < 200 && settle !== null && settle <= 2 && exact.equal;
     return { offered_sessions_per_s: rate + singleRate, load, settled_seconds_after_last_request: settle, accepted_sessions: accepted, ...exact, targets_met: targets, baseline: await rawBaseline(env.stack, env.runtime, 5) };
   } finally {
     await env.close();
@@ -229,8 +250,8 @@ const progress = (what: string) => process.stderr.write(`bench:pipeline ${new Da
 async function eventsRun(rate: number) {
   const env = await openBench(benchSettings);
   try {
-    progress(`events: ${rate}/s for ${SECONDS} s`);
-    const load = await openLoop(env.stack.apiUrl, { 'content-type': 'application/json', 'x-service-key': env.project.secret_key, 'x-service-instance': BENCH_INSTANCE }, [eventStream(rate)], SECONDS);
+    progress(`events: ${rate}/s for ${WARMUP_SECONDS} + ${SECONDS} s`);
+    const load = await openLoop(env.stack.apiUrl, { 'content-type': 'application/json', 'x-service-key': env.project.secret_key, 'x-service-instance': BENCH_INSTANCE }, [eventStream(rate)], SECONDS, WARMUP_SECONDS);
     progress('events: load over, waiting for the pipeline');
     const settle = await eventsSettled(env.runtime);
     if (settle === null) await reportFailures(env.runtime, 'events');
@@ -240,7 +261,7 @@ async function eventsRun(rate: number) {
       load,
       settled_seconds_after_last_request: settle,
       issues: { error: issues.filter((i) => i.kind === 'error').length, security: issues.filter((i) => i.kind === 'security').length, error_events_counted: issues.filter((i) => i.kind === 'error').reduce((n, i) => n + i.event_count, 0) },
-      targets_met: ev.non_2xx === 0 && ev.p99_ms < 50 && settle !== null && settle <= 2,
+      targets_met: allAccepted(ev) && ev.p99_ms < 50 && settle !== null && settle <= 2,
     };
   } finally {
     await env.close();
@@ -251,7 +272,7 @@ async function bareRun(streams: Stream[]) {
   progress('baseline: bare server');
   const bare = await startBareServer();
   try {
-    return await openLoop(bare.url, { 'content-type': 'application/json' }, streams, Math.min(SECONDS, 10));
+    return await openLoop(bare.url, { 'content-type': 'application/json' }, streams, Math.min(SECONDS, 10), WARMUP_SECONDS);
   } finally {
     await bare.stop();
   }
@@ -259,7 +280,12 @@ async function bareRun(streams: Stream[]) {
 
 const result: Record<string, unknown> = { seconds: SECONDS };
 const rows: [string, string | number | null][] = [];
-const line = (name: string, r: OpenLoopResult) => rows.push([name, `${r.offered_per_s} req/s offered, ${r.non_2xx} non-2xx, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms`]);
+const line = (name: string, r: OpenLoopResult) =>
+  rows.push([
+    name,
+    `${r.offered_per_s} req/s offered, ${r.non_2xx} non-2xx, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms` +
+      (r.warmup.sent > 0 ? ` (warm-up: ${r.warmup.non_2xx} non-2xx, p50 ${r.warmup.p50_ms} ms, p99 ${r.warmup.p99_ms} ms)` : ''),
+  ]);
 
 if (SCENARIO === 'sessions' || SCENARIO === 'all') {
   const bare = await bareRun(sessionStreams(SESSION_RATE, SINGLE_RATE));
