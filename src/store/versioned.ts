@@ -5,15 +5,31 @@
  * slow one, can then never put an older document over a newer one, and a
  * Redis that comes back behind the mark is known to have lost state.
  */
+import { setTimeout } from 'node:timers/promises';
 import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
 import { isDuplicateKey, onlyDuplicates } from './mongo.ts';
+
+/** Documents per write of `writeNewer`; after each write it pauses as long as the write took. */
+const WRITE_CHUNK = 10;
 
 /**
  * Writes each document unless the stored one is as new or newer: an older
  * write finds no match, its upsert collides on `_id` and is dropped.
+ *
+ * Paced: in writes of WRITE_CHUNK documents, each followed by a pause as long
+ * as it took, so the flusher holds the store's one writer (FerretDB on
+ * SQLite) at most about half the time and the API's inserts are not queued
+ * behind a whole pass (docs/decisions.md). On MongoDB the pauses are short.
  */
 export async function writeNewer<T extends { _id: string | number; v: number }>(collection: Collection<T>, docs: T[]): Promise<void> {
-  if (docs.length === 0) return;
+  for (let i = 0; i < docs.length; i += WRITE_CHUNK) {
+    const started = performance.now();
+    await replaceOlder(collection, docs.slice(i, i + WRITE_CHUNK));
+    if (i + WRITE_CHUNK < docs.length) await setTimeout(performance.now() - started);
+  }
+}
+
+async function replaceOlder<T extends { _id: string | number; v: number }>(collection: Collection<T>, docs: T[]): Promise<void> {
   const ops = docs.map((doc) => ({ replaceOne: { filter: { _id: doc._id, v: { $lt: doc.v } }, replacement: doc, upsert: true } }));
   try {
     await collection.bulkWrite(ops as unknown as AnyBulkWriteOperation<T>[], { ordered: false });
