@@ -85,7 +85,6 @@ export async function startStack(args: BenchArgs, extraEnv: Record<string, strin
       SESSIONS_RATE_LIMIT_PER_MINUTE: '100000000',
       KEY_CACHE_SECONDS: '5',
       ...extraEnv,
-      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('X_'))) as Record<string, string>,
     };
     children.push(await spawnReady([BIN, 'api'], env, /API listening/));
     children.push(...(await spawnWorkers(env, args.workers, args.workerConcurrency)));

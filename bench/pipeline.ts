@@ -82,7 +82,6 @@ interface Tally {
  * `seconds`; latency is measured from the time a request was due, so a
  * stalled server cannot hide its queueing (no coordinated omission).
  */
-const TRACE: string[] = [];
 async function openLoop(base: string, headers: Record<string, string>, streams: Stream[], seconds: number, warmup: number): Promise<Record<string, OpenLoopResult>> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
   const target = new URL(base);
@@ -101,7 +100,6 @@ async function openLoop(base: string, headers: Record<string, string>, streams: 
         (res) =>
           res.resume().on('end', () => {
             r.latencies.push(performance.now() - due);
-            if (process.env.X_TRACE) TRACE.push(`${stream.name.replace(/ /g, "_")} ${Math.round(due - start)} ${(performance.now() - due).toFixed(1)}`);
             r.statuses[res.statusCode ?? 0] = (r.statuses[res.statusCode ?? 0] ?? 0) + 1;
             resolve();
           }),
@@ -130,8 +128,6 @@ async function openLoop(base: string, headers: Record<string, string>, streams: 
   }
   await Promise.all([...inFlight]);
   agent.destroy();
-  if (process.env.X_TRACE) (await import('node:fs')).writeFileSync(process.env.X_TRACE + '.' + Date.now(), `# ${Date.now() - (performance.now() - start)}\n` + TRACE.join('\n'));
-  TRACE.length = 0;
   return Object.fromEntries(streams.map((s) => [s.name, { offered_per_s: s.rate, ...latencies(results[s.name]!.measured), warmup: latencies(results[s.name]!.warm) }]));
 }
 
