@@ -52,6 +52,21 @@ local marked = {}
 local seen = {}   -- release bucket -> {first, last} started among what changed
 local userTtl = window + 3600000 + 86400000
 
+-- Rollup counters and expiries are gathered and written once per key at the end: a batch of
+-- 100 sessions over a few releases then costs a few commands instead of several per session,
+-- in Redis and in its append-only file.
+local increments = {}   -- key -> field -> change
+local expiries = {}     -- key -> when it expires (ms)
+
+local function add(key, field, n)
+  local fields = increments[key]
+  if not fields then
+    fields = {}
+    increments[key] = fields
+  end
+  fields[field] = (fields[field] or 0) + n
+end
+
 local function mark(suffix)
   if not marked[suffix] then
     marked[suffix] = true
@@ -73,11 +88,11 @@ end
 -- Moves n sessions of bucket b from rank `from` (nil: new) to rank `to`, in both rollups.
 local function move(b, from, to, n)
   for _, suffix in ipairs({'rh:' .. b.hour .. ':' .. b.id, 'rr:' .. b.id}) do
-    if from then redis.call('HINCRBY', base .. suffix, 's' .. from, -n) end
-    redis.call('HINCRBY', base .. suffix, 's' .. to, n)
+    if from then add(base .. suffix, 's' .. from, -n) end
+    add(base .. suffix, 's' .. to, n)
     mark(suffix)
   end
-  redis.call('PEXPIREAT', base .. 'rh:' .. b.hour .. ':' .. b.id, tonumber(b.hour) + userTtl)
+  expiries[base .. 'rh:' .. b.hour .. ':' .. b.id] = tonumber(b.hour) + userTtl
   touchRelease(b)
 end
 
@@ -94,9 +109,9 @@ local function seeUser(b, did, rank)
     if current and current > rank then nextRank = current end
     if not (current and nextRank == current) then
       redis.call('HSET', users, did, nextRank)
-      if scope[3] then redis.call('PEXPIREAT', users, tonumber(b.hour) + userTtl) end
-      if current then redis.call('HINCRBY', base .. scope[2], 'u' .. current, -1) end
-      redis.call('HINCRBY', base .. scope[2], 'u' .. nextRank, 1)
+      if scope[3] then expiries[users] = tonumber(b.hour) + userTtl end
+      if current then add(base .. scope[2], 'u' .. current, -1) end
+      add(base .. scope[2], 'u' .. nextRank, 1)
       mark(scope[2])
       if not scope[3] then touchRelease(b) end
     end
@@ -156,6 +171,13 @@ for _, a in ipairs(entries.a) do
     changed = changed + n
   end
 end
+
+for key, fields in pairs(increments) do
+  for field, n in pairs(fields) do
+    if n ~= 0 then redis.call('HINCRBY', key, field, n) end
+  end
+end
+for key, at in pairs(expiries) do redis.call('PEXPIREAT', key, at) end
 
 for id, s in pairs(seen) do
   local key = base .. 'rr:' .. id
