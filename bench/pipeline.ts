@@ -14,8 +14,13 @@
  * (`insertMany` + `addBulk`) at full speed.
  *
  * `--scenario step` raises the session rate until a step misses its targets.
+ *
+ * `--trace FILE` appends one CSV line per request (load, stream, when it was
+ * due as epoch ms, latency ms, status), to find when a stall happened and set
+ * it beside other samples (process CPU, Redis INFO) taken with wall-clock time.
  */
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
@@ -35,12 +40,14 @@ const { values } = parseArgs({
     'single-rate': { type: 'string' },
     'event-rate': { type: 'string' },
     'worker-concurrency': { type: 'string' },
+    trace: { type: 'string' },
   },
   strict: true,
 });
 const SECONDS = Number(values.seconds ?? 30);
 const WARMUP_SECONDS = Number(values.warmup ?? 5);
 const SCENARIO = values.scenario ?? 'all';
+const TRACE_FILE = values.trace;
 const SESSION_RATE = Number(values['session-rate'] ?? 5000);
 const SINGLE_RATE = Number(values['single-rate'] ?? 500);
 const EVENT_RATE = Number(values['event-rate'] ?? 1000);
@@ -82,10 +89,12 @@ interface Tally {
  * `seconds`; latency is measured from the time a request was due, so a
  * stalled server cannot hide its queueing (no coordinated omission).
  */
-async function openLoop(base: string, headers: Record<string, string>, streams: Stream[], seconds: number, warmup: number): Promise<Record<string, OpenLoopResult>> {
+async function openLoop(load: string, base: string, headers: Record<string, string>, streams: Stream[], seconds: number, warmup: number): Promise<Record<string, OpenLoopResult>> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
   const target = new URL(base);
   const start = performance.now();
+  const epochOf = (t: number) => Math.round(performance.timeOrigin + t);
+  const trace: string[] = [];
   const measuredFrom = start + warmup * 1000;
   const tally = (): Tally => ({ latencies: [], statuses: {}, sent: 0 });
   const results = Object.fromEntries(streams.map((s) => [s.name, { warm: tally(), measured: tally() }]));
@@ -100,12 +109,14 @@ async function openLoop(base: string, headers: Record<string, string>, streams: 
         (res) =>
           res.resume().on('end', () => {
             r.latencies.push(performance.now() - due);
+            if (TRACE_FILE) trace.push(`${load},${stream.name},${epochOf(due)},${(performance.now() - due).toFixed(1)},${res.statusCode}`);
             r.statuses[res.statusCode ?? 0] = (r.statuses[res.statusCode ?? 0] ?? 0) + 1;
             resolve();
           }),
       );
       req.on('error', () => {
         r.statuses['0'] = (r.statuses['0'] ?? 0) + 1;
+        if (TRACE_FILE) trace.push(`${load},${stream.name},${epochOf(due)},${(performance.now() - due).toFixed(1)},0`);
         resolve();
       });
       req.end(body);
@@ -128,7 +139,13 @@ async function openLoop(base: string, headers: Record<string, string>, streams: 
   }
   await Promise.all([...inFlight]);
   agent.destroy();
+  if (TRACE_FILE) writeTrace(TRACE_FILE, trace);
   return Object.fromEntries(streams.map((s) => [s.name, { offered_per_s: s.rate, ...latencies(results[s.name]!.measured), warmup: latencies(results[s.name]!.warm) }]));
+}
+
+function writeTrace(file: string, lines: string[]): void {
+  if (!fs.existsSync(file)) fs.writeFileSync(file, 'load,stream,due_at_ms,latency_ms,status\n');
+  fs.appendFileSync(file, lines.map((l) => `${l}\n`).join(''));
 }
 
 function latencies(r: Tally): Latencies {
@@ -223,7 +240,7 @@ async function sessionsRun(rate: number, singleRate: number) {
   const env = await openBench(benchSettings);
   try {
     progress(`sessions: ${rate}/s in batches and ${singleRate}/s singles for ${WARMUP_SECONDS} + ${SECONDS} s`);
-    const load = await openLoop(env.stack.apiUrl, { 'content-type': 'application/json', 'x-service-key': env.project.public_key }, sessionStreams(rate, singleRate), SECONDS, WARMUP_SECONDS);
+    const load = await openLoop(`lookout sessions ${rate}/s`, env.stack.apiUrl, { 'content-type': 'application/json', 'x-service-key': env.project.public_key }, sessionStreams(rate, singleRate), SECONDS, WARMUP_SECONDS);
     progress('sessions: load over, waiting for the pipeline');
     const settle = await sessionsSettled(env.runtime);
     if (settle === null) await reportFailures(env.runtime, 'sessions');
@@ -251,7 +268,7 @@ async function eventsRun(rate: number) {
   const env = await openBench(benchSettings);
   try {
     progress(`events: ${rate}/s for ${WARMUP_SECONDS} + ${SECONDS} s`);
-    const load = await openLoop(env.stack.apiUrl, { 'content-type': 'application/json', 'x-service-key': env.project.secret_key, 'x-service-instance': BENCH_INSTANCE }, [eventStream(rate)], SECONDS, WARMUP_SECONDS);
+    const load = await openLoop('lookout events', env.stack.apiUrl, { 'content-type': 'application/json', 'x-service-key': env.project.secret_key, 'x-service-instance': BENCH_INSTANCE }, [eventStream(rate)], SECONDS, WARMUP_SECONDS);
     progress('events: load over, waiting for the pipeline');
     const settle = await eventsSettled(env.runtime);
     if (settle === null) await reportFailures(env.runtime, 'events');
@@ -272,7 +289,7 @@ async function bareRun(streams: Stream[]) {
   progress('baseline: bare server');
   const bare = await startBareServer();
   try {
-    return await openLoop(bare.url, { 'content-type': 'application/json' }, streams, Math.min(SECONDS, 10), WARMUP_SECONDS);
+    return await openLoop('bare server', bare.url, { 'content-type': 'application/json' }, streams, Math.min(SECONDS, 10), WARMUP_SECONDS);
   } finally {
     await bare.stop();
   }
