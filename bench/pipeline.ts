@@ -104,21 +104,19 @@ async function openLoop(load: string, base: string, headers: Record<string, stri
     const body = stream.body(i);
     r.sent += 1;
     const done = new Promise<void>((resolve) => {
+      /** status 0: no answer (the connection failed), which has no latency */
+      const finish = (status: number) => {
+        const ms = performance.now() - due;
+        if (status !== 0) r.latencies.push(ms);
+        r.statuses[status] = (r.statuses[status] ?? 0) + 1;
+        if (TRACE_FILE) trace.push(`${load},${stream.name},${epochOf(due)},${ms.toFixed(1)},${status}`);
+        resolve();
+      };
       const req = http.request(
         { host: target.hostname, port: target.port, path: stream.path, method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } },
-        (res) =>
-          res.resume().on('end', () => {
-            r.latencies.push(performance.now() - due);
-            if (TRACE_FILE) trace.push(`${load},${stream.name},${epochOf(due)},${(performance.now() - due).toFixed(1)},${res.statusCode}`);
-            r.statuses[res.statusCode ?? 0] = (r.statuses[res.statusCode ?? 0] ?? 0) + 1;
-            resolve();
-          }),
+        (res) => res.resume().on('end', () => finish(res.statusCode ?? 0)),
       );
-      req.on('error', () => {
-        r.statuses['0'] = (r.statuses['0'] ?? 0) + 1;
-        if (TRACE_FILE) trace.push(`${load},${stream.name},${epochOf(due)},${(performance.now() - due).toFixed(1)},0`);
-        resolve();
-      });
+      req.on('error', () => finish(0));
       req.end(body);
     });
     inFlight.add(done);
