@@ -100,15 +100,16 @@ export function makeStateKeeper(deps: {
   /**
    * Rebuilds the project's issues in Redis: each issue's status as MongoDB
    * has it, its counters recounted from every stored event, and the sign-in
-   * attempts of the detectors' look-back. The groups still on the backlog
-   * are counted here, so they are marked applied. (A regression an unflushed
-   * group caused before Redis lost it is not made again: docs/decisions.md.)
-   * Hold the lease, epoch deleted.
+   * attempts of the detectors' look-back. The groups whose error events are
+   * counted here are marked applied; a group stored after they were read is
+   * left to its worker (its sign-in attempts may be recorded twice, which
+   * changes nothing). (A regression an unflushed group caused before Redis
+   * lost it is not made again: docs/decisions.md.) Hold the lease, epoch
+   * deleted.
    */
   async function rebuildIssues(project: number, now: Date): Promise<{ issues: number }> {
     const k = state.keys(project);
     const eseq = Math.max(Number((await redis.get(k.eseq)) ?? 0), await issuesStore.flushedSeq(project)) + 1;
-    const pending = await eventsStore.backlog.find({}).toArray();
     const [docs, errors, attempts] = await Promise.all([
       issuesStore.ofProject(project),
       eventsStore.ofProject(project, 'error'),
@@ -131,7 +132,9 @@ export function makeStateKeeper(deps: {
     const detected: AttemptEntry[] = attempts
       .filter((a) => ATTEMPT_KINDS.has(a.security_kind ?? ''))
       .map((a) => ({ event_id: a.event_id, at: a.at, kind: a.security_kind!, actor: a.actor ?? '', group: a.group_key!, ip: a.ip }));
-    await issuesState.replace(project, recounted, detected, pending.map((b) => ({ id: b._id, at: b.received_at })), eseq);
+    const remembered = now.getTime() - APPLIED_MEMORY_MS;
+    const applied = new Map(errors.filter((e) => e.received_at.getTime() > remembered).map((e) => [e.batch, e.received_at]));
+    await issuesState.replace(project, recounted, detected, [...applied].map(([id, at]) => ({ id, at })), eseq);
     log.warn({ project, issues: docs.length, eseq }, 'rebuilt the issue state of a project from MongoDB and its stored events');
     return { issues: docs.length };
   }
