@@ -186,7 +186,7 @@ function eventStream(rate: number): Stream {
 
 /** Seconds from now until the sessions backlog is empty (every accepted batch applied and flushed), or null. */
 async function sessionsSettled(runtime: Runtime): Promise<number | null> {
-  return waitFor(async () => (await runtime.stores.sessions.backlogSize()) === 0, SETTLE_LIMIT_MS);
+  return waitFor(async () => (await runtime.stores.sessions.backlog.size()) === 0, SETTLE_LIMIT_MS);
 }
 
 /** Whether the flushed rollups equal a recount of the raw batches, and how many sessions they hold. */
@@ -204,7 +204,7 @@ async function sessionsExact(runtime: Runtime, project: number, windowMs: number
 }
 
 async function eventsSettled(runtime: Runtime): Promise<number | null> {
-  return waitFor(async () => (await runtime.stores.events.backlogSize()) === 0, SETTLE_LIMIT_MS);
+  return waitFor(async () => (await runtime.stores.events.backlog.size()) === 0, SETTLE_LIMIT_MS);
 }
 
 /** The raw store and queue at full speed: 100-session batches through insertMany and addBulk, no HTTP. */

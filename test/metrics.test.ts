@@ -85,7 +85,7 @@ it('names every metric, and each moves under traffic', async () => {
   let job: Job | undefined;
   await until(async () => Boolean((job = await events.getJob(groupJobId(stored.batch)))));
   await job!.remove();
-  await ctx.runtime.stores.events.backlog.updateOne({ _id: stored.batch }, { $set: { received_at: new Date(Date.now() - 60_000) } });
+  await ctx.runtime.stores.events.backlog.collection.updateOne({ _id: stored.batch }, { $set: { received_at: new Date(Date.now() - 60_000) } });
 
   // Sessions: one entry skipped, one resent unchanged, then the 5/min budget runs out.
   const session = { sid: 'metrics-session-1', status: 'ok', release: 'shop@1.0.0', started: at };

@@ -85,7 +85,7 @@ it('SIGTERM to the API under load: in-flight requests finish, nothing acknowledg
   await drained(ctx, 90_000);
   const events = await ctx.runtime.stores.events.collection.find({ event_id: { $in: acked.events } }, { projection: { event_id: 1 } }).toArray();
   expect(events.length).toBe(acked.events.length);
-  expect(await ctx.runtime.stores.events.backlogSize()).toBe(0);
+  expect(await ctx.runtime.stores.events.backlog.size()).toBe(0);
   expect((await sessionStatuses(ctx, project, acked.sessions)).size).toBe(acked.sessions.length);
 }, 150_000);
 

@@ -34,7 +34,7 @@ it('an event accepted while Redis is unreachable is swept into the queue and pro
   await api.close();
   await runtime.close();
 
-  expect(await ctx.runtime.stores.events.backlogSize()).toBe(1);
+  expect(await ctx.runtime.stores.events.backlog.size()).toBe(1);
   const workers = await startWorkers(ctx.runtime, { queues: ['events'] });
   try {
     // The sweeper's grace period has passed once "now" is a minute later.

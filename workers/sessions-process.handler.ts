@@ -16,7 +16,7 @@ export async function processSessionBatch(payload: JobPayloads['sessions.process
   const batch = payload.batch ?? (await runtime.stores.sessions.getBatch(payload.id));
   if (!batch) {
     // A backlog marker whose batch was never written: the API failed between the two and answered no one.
-    await runtime.stores.sessions.finishBatches([payload.id]);
+    await runtime.stores.sessions.backlog.finish([payload.id]);
     return { projects: 0 };
   }
   const receivedAt = new Date(batch.received_at);

@@ -98,8 +98,8 @@ function makeSharedGauges(runtime: Runtime) {
   };
   const readBacklog = async () => {
     const since = {
-      event: await deadline(runtime.stores.events.oldestUnprocessed(), SCRAPE_TIMEOUT_MS, 'oldest event'),
-      session: await deadline(runtime.stores.sessions.oldestUnprocessed(), SCRAPE_TIMEOUT_MS, 'oldest session batch'),
+      event: await deadline(runtime.stores.events.backlog.oldest(), SCRAPE_TIMEOUT_MS, 'oldest event'),
+      session: await deadline(runtime.stores.sessions.backlog.oldest(), SCRAPE_TIMEOUT_MS, 'oldest session batch'),
     };
     for (const [kind, at] of Object.entries(since)) oldest.set({ kind }, at ? Math.max(0, (Date.now() - at.getTime()) / 1000) : 0);
   };

@@ -15,7 +15,7 @@ import type { JobPayloads, Queues } from '../queues/registry.ts';
 import { makeSweep } from '../queues/sweep.ts';
 import { eventKey, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
-import { makeGroupCommit, newGroupId } from '../util/group-commit.ts';
+import { makeGroupCommit } from '../util/group-commit.ts';
 
 export interface EventBody extends ErrorEventShape {
   event_id: string;
@@ -71,13 +71,11 @@ export function makeEventsService(deps: { events: EventsStore; queues: Queues; l
 
   const group = makeGroupCommit<{ doc: EventDoc; body: EventBody; duplicate?: boolean }>(
     async (items) => {
-      const id = newGroupId();
       const receivedAt = new Date();
-      for (const item of items) item.doc.batch = id;
-      const duplicates = await events.insertGroup({ _id: id, received_at: receivedAt }, items.map((i) => i.doc));
+      const { id, duplicates } = await events.insertGroup(items.map((i) => i.doc));
       items.forEach((item, i) => (item.duplicate = duplicates.has(i)));
       const stored = items.filter((i) => !i.duplicate).map((i) => entryOf(i.doc, i.body));
-      if (stored.length === 0) return events.finishBatches([id]); // every event was stored before: nothing to apply
+      if (stored.length === 0) return events.backlog.finish([id]); // every event was stored before: nothing to apply
       // The events are durable: callers are answered now; the job is added on the side.
       gathered.push({ id, received_at: receivedAt.toISOString(), events: stored });
       if (gathered.reduce((n, g) => n + g.events!.length, 0) >= GROUP_MAX_EVENTS) enqueueGathered();
@@ -122,7 +120,7 @@ export function makeEventsService(deps: { events: EventsStore; queues: Queues; l
     /** Enqueues stored groups whose job was never added or was lost (src/queues/sweep.ts). */
     sweep: makeSweep(queues, {
       job: 'events.process',
-      unprocessed: (olderThan, limit) => events.unprocessed(olderThan, limit),
+      unprocessed: (olderThan, limit) => events.backlog.olderThan(olderThan, limit),
       jobId: groupJobId,
       payload: (id) => ({ groups: [{ id }] }),
     }),
@@ -131,7 +129,7 @@ export function makeEventsService(deps: { events: EventsStore; queues: Queues; l
     async drain(): Promise<void> {
       await group.drain();
       enqueueGathered();
-      await Promise.all([...enqueues]);
+      await Promise.all([...enqueues, events.backlog.release()]);
     },
   };
 }

@@ -26,8 +26,8 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { Logger } from '../log.ts';
 import type { Queues } from '../queues/registry.ts';
 import { makeSweep } from '../queues/sweep.ts';
-import { packRequest, type SessionBatchDoc, type SessionsStore } from '../store/sessions.store.ts';
-import { makeGroupCommit, newGroupId } from '../util/group-commit.ts';
+import { packRequest, type SessionsStore } from '../store/sessions.store.ts';
+import { makeGroupCommit } from '../util/group-commit.ts';
 
 /** A skipped entry as the answer names it: its index in the list, and why (its first problem; all in `message`). */
 export interface SkippedEntry {
@@ -82,12 +82,7 @@ export function makeSessionsService(deps: {
 
   const group = makeGroupCommit<{ project: number; sessions: SessionUpdate[]; aggregates: AggregateUpdate[] }>(
     async (requests) => {
-      const doc: SessionBatchDoc = {
-        _id: newGroupId(),
-        received_at: new Date(),
-        requests: requests.map((r) => packRequest(r.project, r.sessions, r.aggregates)),
-      };
-      await store.insertBatch(doc);
+      const doc = await store.insertBatch(requests.map((r) => packRequest(r.project, r.sessions, r.aggregates)));
       // The batch is durable: callers are answered now; the job is added on the side.
       const enqueue = queues
         .enqueue('sessions.process', { id: doc._id, batch: doc }, batchJobId(doc._id))
@@ -154,7 +149,7 @@ export function makeSessionsService(deps: {
     /** Enqueues stored batches whose job was never added or was lost (src/queues/sweep.ts). */
     sweep: makeSweep(queues, {
       job: 'sessions.process',
-      unprocessed: (olderThan, limit) => store.unprocessedBatches(olderThan, limit),
+      unprocessed: (olderThan, limit) => store.backlog.olderThan(olderThan, limit),
       jobId: batchJobId,
       payload: (id) => ({ id }),
     }),
@@ -162,7 +157,7 @@ export function makeSessionsService(deps: {
     /** Waits for writes and enqueues in flight (graceful shutdown). */
     async drain(): Promise<void> {
       await group.drain();
-      await Promise.all([...enqueues]);
+      await Promise.all([...enqueues, store.backlog.release()]);
     },
   };
 }

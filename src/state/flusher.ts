@@ -53,7 +53,7 @@ export function makeFlusher(deps: {
     {
       name: 'sessions',
       pending: state.pending,
-      finishBatches: (ids) => deps.store.finishBatches(ids),
+      finishBatches: (ids) => deps.store.backlog.finish(ids),
       async flushProject(project) {
         const snap = await state.snapshot(project);
         if (!snap.verified) return null;
@@ -72,7 +72,7 @@ export function makeFlusher(deps: {
     {
       name: 'issues',
       pending: issuesState.pending,
-      finishBatches: (ids) => deps.eventsStore.finishBatches(ids),
+      finishBatches: (ids) => deps.eventsStore.backlog.finish(ids),
       async flushProject(project) {
         const snap = await issuesState.snapshot(project);
         if (!snap.verified) return null;

@@ -4,12 +4,13 @@
  * as the event is retained. Events are written insert-only, in groups (one
  * unordered insertMany per group of requests), and never updated.
  *
- * `event_backlog` holds one small marker per group not yet flushed: written
- * before the group's events, deleted by the flusher once the issues the
- * events changed are in MongoDB. The sweeper reads only this collection; the
- * events of a marker are found by their `batch` field (recovery only).
+ * `event_backlog` (src/store/backlog.ts) holds a marker per group not yet
+ * flushed, written before the group's events and deleted by the flusher once
+ * the issues the events changed are in MongoDB. The events of a marker are
+ * found by their `batch` field (recovery only).
  */
 import type { Db, IndexDescription } from 'mongodb';
+import { makeBacklog } from './backlog.ts';
 import { ensureIndexes, isDuplicateKey } from './mongo.ts';
 
 export interface EventDoc {
@@ -38,11 +39,6 @@ export interface EventDoc {
   payload: string;
 }
 
-interface BacklogDoc {
-  _id: string;
-  received_at: Date;
-}
-
 export const eventIndexes: IndexDescription[] = [
   { key: { batch: 1 }, name: 'batch' },
   { key: { project_id: 1, kind: 1, at: 1 }, name: 'project_kind_at' },
@@ -54,23 +50,24 @@ export function eventKey(projectId: number, eventId: string): string {
 
 export function makeEventsStore(db: Db, opts: { ferretdb: boolean }) {
   const events = db.collection<EventDoc>('events');
-  const backlog = db.collection<BacklogDoc>('event_backlog');
+  const backlog = makeBacklog(db, 'event_backlog');
   return {
     collection: events,
     backlog,
     async ensureIndexes() {
       // FerretDB v1 (SQLite) answers no query from an index, so there its indexes would only slow every insert.
       if (!opts.ferretdb) await ensureIndexes(events, eventIndexes);
-      await ensureIndexes(backlog, [{ key: { received_at: 1 }, name: 'received_at' }]);
+      await backlog.ensureIndexes();
     },
     /**
-     * One group, durably: its backlog marker, then its events in one
-     * unordered insert. Returns the positions of the events refused as
-     * duplicates (stored before, by an earlier group or earlier in this one);
-     * every other event is stored.
+     * One group, durably: its backlog marker, then its events (their `batch`
+     * set to the group's id) in one unordered insert. Returns the group's id
+     * and the positions of the events refused as duplicates (stored before,
+     * by an earlier group or earlier in this one); every other event is stored.
      */
-    async insertGroup(batch: BacklogDoc, docs: EventDoc[]): Promise<Set<number>> {
-      await backlog.insertOne(batch);
+    async insertGroup(docs: EventDoc[]): Promise<{ id: string; duplicates: Set<number> }> {
+      const { _id: id } = await backlog.take();
+      for (const doc of docs) doc.batch = id;
       const duplicates = new Set<number>();
       try {
         await events.insertMany(docs, { ordered: false });
@@ -82,26 +79,11 @@ export function makeEventsStore(db: Db, opts: { ferretdb: boolean }) {
           duplicates.add(e.index);
         }
       }
-      return duplicates;
+      return { id, duplicates };
     },
     /** The events a group stored (a swept job carries only the group's id). */
     ofBatch(batch: string): Promise<EventDoc[]> {
       return events.find({ batch }).toArray();
-    },
-    /** The groups' effects are durable in MongoDB: take them off the backlog. */
-    async finishBatches(ids: string[]): Promise<void> {
-      if (ids.length > 0) await backlog.deleteMany({ _id: { $in: ids } });
-    },
-    /** When the oldest group not flushed yet was received (null: none waits). */
-    async oldestUnprocessed(): Promise<Date | null> {
-      const [oldest] = await backlog.find({}).sort({ received_at: 1 }).limit(1).toArray();
-      return oldest?.received_at ?? null;
-    },
-    unprocessed(olderThan: Date, limit: number): Promise<Pick<BacklogDoc, '_id'>[]> {
-      return backlog.find({ received_at: { $lt: olderThan } }, { projection: { _id: 1 } }).limit(limit).toArray();
-    },
-    backlogSize(): Promise<number> {
-      return backlog.countDocuments({});
     },
     get(id: string): Promise<EventDoc | null> {
       return events.findOne({ _id: id });

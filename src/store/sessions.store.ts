@@ -4,10 +4,9 @@
  * - `session_raw`: every raw batch as received (one document per group of
  *   requests the API wrote at once), kept 90 days. They are the stored
  *   sessions and the input of any recount; no API reads one session.
- * - `session_backlog`: one small marker per raw batch whose effects are not
- *   yet durable in MongoDB. The API writes it before the raw batch; the
- *   flusher deletes it once the rollups the batch changed are written. The
- *   sweeper reads only this collection.
+ * - `session_backlog` (src/store/backlog.ts): a marker per raw batch whose
+ *   effects are not yet durable in MongoDB, written before the raw batch and
+ *   deleted by the flusher once the rollups the batch changed are written.
  * - `release_hours`, `releases`: the rollups the read API serves, copied from
  *   Redis by the flusher. Each carries `v`, the project's change counter when
  *   it was read, and a write never replaces a newer one (two flushers, or a
@@ -18,6 +17,7 @@
 import type { AnyBulkWriteOperation, Collection, Db, IndexDescription } from 'mongodb';
 import type { HourRollup, ReleaseRollup } from '../domain/release-health.ts';
 import type { AggregateUpdate, SessionUpdate } from '../domain/sessions.ts';
+import { makeBacklog } from './backlog.ts';
 import { ensureIndexes } from './mongo.ts';
 import { makeFlushMarks, writeNewer } from './versioned.ts';
 
@@ -54,17 +54,12 @@ export interface SessionBatchDoc {
   requests: RawRequest[];
 }
 
-interface BacklogDoc {
-  _id: string;
-  received_at: Date;
-}
-
 /** A rollup as the flusher writes it: `v` is the project's change counter it was read at. */
 export type Flushed<T> = T & { v: number };
 
 export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
   const raw = db.collection<SessionBatchDoc>('session_raw');
-  const backlog = db.collection<BacklogDoc>('session_backlog');
+  const backlog = makeBacklog(db, 'session_backlog');
   const hours = db.collection<Flushed<HourRollup>>('release_hours');
   const releases = db.collection<Flushed<ReleaseRollup>>('releases');
 
@@ -76,7 +71,7 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
     hours,
     releases,
     async ensureIndexes() {
-      await ensureIndexes(backlog, [{ key: { received_at: 1 }, name: 'received_at' }]);
+      await backlog.ensureIndexes();
       // MongoDB expires raw batches by TTL; FerretDB v1 does not (the retention job deletes them on both), and
       // answers no query from an index, so there the raw collection gets none: they would only slow every insert.
       if (!opts.ferretdb) {
@@ -90,13 +85,16 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
     },
 
     /**
-     * One raw batch, durably: its backlog marker first, then the entries. A
-     * marker whose batch never got written (a crash between the two) is
-     * dropped by the worker that finds no batch; the caller was not answered.
+     * One raw batch of the requests, durably: its backlog marker first, then
+     * the entries. A marker whose batch never got written (a crash between
+     * the two) is dropped by the worker that finds no batch; the caller was
+     * not answered.
      */
-    async insertBatch(doc: SessionBatchDoc): Promise<void> {
-      await backlog.insertOne({ _id: doc._id, received_at: doc.received_at });
+    async insertBatch(requests: RawRequest[]): Promise<SessionBatchDoc> {
+      const { _id } = await backlog.take();
+      const doc: SessionBatchDoc = { _id, received_at: new Date(), requests };
       await raw.insertOne(doc);
+      return doc;
     },
     /** A raw batch by id (the sweeper's jobs carry only the id). */
     getBatch(id: string): Promise<SessionBatchDoc | null> {
@@ -106,22 +104,6 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
     batchesOf(project: number) {
       return raw.find({ 'requests.project_id': project }).sort({ received_at: 1, _id: 1 });
     },
-    /** The batches' effects are durable in MongoDB: take them off the backlog. */
-    async finishBatches(ids: string[]): Promise<void> {
-      if (ids.length > 0) await backlog.deleteMany({ _id: { $in: ids } });
-    },
-    /** When the oldest batch not flushed yet was received (null: the backlog is empty). */
-    async oldestUnprocessed(): Promise<Date | null> {
-      const [oldest] = await backlog.find({}).sort({ received_at: 1 }).limit(1).toArray();
-      return oldest?.received_at ?? null;
-    },
-    unprocessedBatches(olderThan: Date, limit: number): Promise<Pick<BacklogDoc, '_id'>[]> {
-      return backlog.find({ received_at: { $lt: olderThan } }, { projection: { _id: 1 } }).limit(limit).toArray();
-    },
-    backlogSize(): Promise<number> {
-      return backlog.countDocuments({});
-    },
-
     async writeRollups(docs: { hours: Flushed<HourRollup>[]; releases: Flushed<ReleaseRollup>[] }): Promise<void> {
       await Promise.all([writeNewer(hours, docs.hours), writeNewer(releases, docs.releases)]);
     },

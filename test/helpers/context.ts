@@ -108,7 +108,7 @@ export async function call(ctx: TestContext, method: string, path: string, opts:
 export async function drained(ctx: TestContext, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const pending = async () =>
-    (await ctx.runtime.stores.events.backlogSize()) + (await ctx.runtime.stores.sessions.backlogSize());
+    (await ctx.runtime.stores.events.backlog.size()) + (await ctx.runtime.stores.sessions.backlog.size());
   while (Date.now() < deadline) {
     if ((await pending()) === 0) return;
     await new Promise((r) => setTimeout(r, 50));
