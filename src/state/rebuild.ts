@@ -99,22 +99,26 @@ export function makeStateKeeper(deps: {
 
   /**
    * Rebuilds the project's issues in Redis: each issue's status as MongoDB
-   * has it, its counters recounted from every stored event, and the sign-in
-   * attempts of the detectors' look-back. The groups whose error events are
-   * counted here are marked applied; a group stored after they were read is
-   * left to its worker (its sign-in attempts may be recorded twice, which
-   * changes nothing). (A regression an unflushed group caused before Redis
-   * lost it is not made again: docs/decisions.md.) Hold the lease, epoch
-   * deleted.
+   * has it, its counters recounted from the stored events, and the sign-in
+   * attempts of the detectors' look-back. Each group of events is counted
+   * once, here or by its job: a group on the backlog is not flushed, and
+   * MongoDB may hold some of its issues and not others, so its events are
+   * left to its job (waiting, or swept); every other group counted here is
+   * marked applied, so that one stored while this ran is not counted again.
+   * (A regression an unflushed group caused before Redis lost it is not made
+   * again: docs/decisions.md.) Hold the lease, epoch deleted.
    */
   async function rebuildIssues(project: number, now: Date): Promise<{ issues: number }> {
     const k = state.keys(project);
     const eseq = Math.max(Number((await redis.get(k.eseq)) ?? 0), await issuesStore.flushedSeq(project)) + 1;
-    const [docs, errors, attempts] = await Promise.all([
+    // The backlog before the events: a marker is written before its group's events.
+    const pending = new Set((await eventsStore.backlog.collection.find({}, { projection: { _id: 1 } }).toArray()).map((m) => m._id));
+    const [docs, stored, attempts] = await Promise.all([
       issuesStore.ofProject(project),
       eventsStore.ofProject(project, 'error'),
       eventsStore.ofProject(project, 'security', new Date(now.getTime() - 2 * DETECTION_LOOKBACK_MS)),
     ]);
+    const errors = stored.filter((e) => !pending.has(e.batch));
     const counted = new Map<string, { count: number; first: EventDoc; last: EventDoc }>();
     for (const e of errors) {
       const c = counted.get(e.fingerprint!);
@@ -126,8 +130,10 @@ export function makeStateKeeper(deps: {
       }
     }
     const recounted = docs.map((doc): IssueDoc => {
-      const c = doc.kind === 'error' ? counted.get(doc.fingerprint) : undefined;
-      return c ? { ...doc, event_count: c.count, first_seen: c.first.at, last_seen: c.last.at, last_release: c.last.release, latest_event: c.last._id } : doc;
+      if (doc.kind !== 'error') return doc;
+      const c = counted.get(doc.fingerprint);
+      // No counted event: all of them are in groups left to their jobs, which count them.
+      return c ? { ...doc, event_count: c.count, first_seen: c.first.at, last_seen: c.last.at, last_release: c.last.release, latest_event: c.last._id } : { ...doc, event_count: 0 };
     });
     const detected: AttemptEntry[] = attempts
       .filter((a) => ATTEMPT_KINDS.has(a.security_kind ?? ''))
