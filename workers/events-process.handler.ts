@@ -26,8 +26,10 @@ export async function processEventGroups(payload: JobPayloads['events.process'],
   // Per project, its part of each group: the API's jobs carry the events, the sweeper's only the group's id.
   const byProject = new Map<number, { group: string; receivedAt: Date; events: EventEntry[] }[]>();
   let count = 0;
+  const swept = payload.groups.filter((g) => !g.events).map((g) => g.id);
+  const sweptEvents = groupBy(swept.length > 0 ? await runtime.stores.events.ofBatches(swept) : [], (doc) => doc.batch);
   for (const group of payload.groups) {
-    const stored = group.events ? null : await runtime.stores.events.ofBatch(group.id);
+    const stored = group.events ? null : (sweptEvents.get(group.id) ?? []);
     const entries: EventEntry[] = group.events ?? stored!.map((doc) => entryOf(doc));
     const receivedAt = new Date(group.received_at ?? stored?.[0]?.received_at ?? now);
     count += entries.length;

@@ -12,7 +12,10 @@ export interface SweepSource<N extends JobName> {
   unprocessed(olderThan: Date, limit: number): Promise<{ _id: string }[]>;
   /** the job id the API gave the entry's job */
   jobId(id: string): string;
-  payload(id: string): JobPayloads[N];
+  /** the job for these entries (`perJob` at most) */
+  payload(ids: string[]): JobPayloads[N];
+  /** entries per job (default 1): more where the worker finds several in one read */
+  perJob?: number;
 }
 
 export const SWEEP_GRACE_MS = 30_000;
@@ -29,7 +32,13 @@ export function makeSweep<N extends JobName>(queues: Queues, source: SweepSource
     const stale = await source.unprocessed(new Date(now.getTime() - graceMs), batch);
     if (stale.length === 0) return 0;
     const slot = Math.floor(now.getTime() / SWEEP_JOB_SLOT_MS);
-    await queues.enqueueBulk(source.job, stale.map((d) => ({ payload: source.payload(d._id), jobId: `${source.jobId(d._id)}-sweep-${slot}` })));
+    const perJob = source.perJob ?? 1;
+    const jobs = [];
+    for (let i = 0; i < stale.length; i += perJob) {
+      const ids = stale.slice(i, i + perJob).map((d) => d._id);
+      jobs.push({ payload: source.payload(ids), jobId: `${source.jobId(ids[0]!)}-sweep-${slot}` });
+    }
+    await queues.enqueueBulk(source.job, jobs);
     return stale.length;
   };
 }

@@ -122,7 +122,9 @@ export function makeEventsService(deps: { events: EventsStore; queues: Queues; l
       job: 'events.process',
       unprocessed: (olderThan, limit) => events.backlog.olderThan(olderThan, limit),
       jobId: groupJobId,
-      payload: (id) => ({ groups: [{ id }] }),
+      // A swept job's groups are read in one query (without an index on FerretDB, one read of the collection).
+      payload: (ids) => ({ groups: ids.map((id) => ({ id })) }),
+      perJob: 50,
     }),
 
     /** Waits for writes and enqueues in flight (graceful shutdown). */

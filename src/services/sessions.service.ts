@@ -151,7 +151,7 @@ export function makeSessionsService(deps: {
       job: 'sessions.process',
       unprocessed: (olderThan, limit) => store.backlog.olderThan(olderThan, limit),
       jobId: batchJobId,
-      payload: (id) => ({ id }),
+      payload: ([id]) => ({ id: id! }),
     }),
 
     /** Waits for writes and enqueues in flight (graceful shutdown). */

@@ -81,9 +81,9 @@ export function makeEventsStore(db: Db, opts: { ferretdb: boolean }) {
       }
       return { id, duplicates };
     },
-    /** The events a group stored (a swept job carries only the group's id). */
-    ofBatch(batch: string): Promise<EventDoc[]> {
-      return events.find({ batch }).toArray();
+    /** The events the groups stored (a swept job carries only the groups' ids). */
+    ofBatches(batches: string[]): Promise<EventDoc[]> {
+      return events.find({ batch: { $in: batches } }).toArray();
     },
     get(id: string): Promise<EventDoc | null> {
       return events.findOne({ _id: id });
