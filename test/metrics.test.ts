@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { groupJobId } from '../src/services/events.service.ts';
 import { call, drained, eventId, makeProject, startTestContext, type TestContext } from './helpers/context.ts';
 import { startProcess } from './helpers/process.ts';
+import { until } from './helpers/until.ts';
 
 let ctx: TestContext;
 let worker: ReturnType<typeof startProcess> | undefined;
@@ -36,14 +37,6 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
     if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(m[3]);
   }
   return sum;
-}
-
-async function until(probe: () => Promise<boolean>, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 const NAMES = [

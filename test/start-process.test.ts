@@ -12,6 +12,7 @@ import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../src/embedded/process.ts';
 import { BIN, stopChild } from './helpers/process.ts';
+import { until } from './helpers/until.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CACHE = path.resolve(ROOT, '.cache');
@@ -80,14 +81,6 @@ function portFree(port: number): Promise<boolean> {
     server.once('error', () => resolve(false));
     server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
-}
-
-async function until(check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 async function ports() {

@@ -10,14 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../src/embedded/process.ts';
 import { execSync } from 'node:child_process';
 import { runCli, startProcess } from './helpers/process.ts';
-
-async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+import { until } from './helpers/until.ts';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-start-'));
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
