@@ -4,13 +4,13 @@ import type { JobName, JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
 import { processEventGroups } from './events-process.handler.ts';
 import { runRetention } from './retention.handler.ts';
-import { processSessionBatch } from './sessions-process.handler.ts';
+import { processSessionBatches } from './sessions-process.handler.ts';
 
 export type Handler<N extends JobName> = (payload: JobPayloads[N], runtime: Runtime, job: Job) => Promise<unknown>;
 export type HandlerMap = { [N in JobName]: Handler<N> };
 
 export const handlers: HandlerMap = {
   'events.process': (payload, runtime) => processEventGroups(payload, runtime, new Date()),
-  'sessions.process': (payload, runtime) => processSessionBatch(payload, runtime, new Date()),
+  'sessions.process': (payload, runtime) => processSessionBatches(payload, runtime, new Date()),
   'maintenance.retention': (_payload, runtime) => runRetention(runtime, new Date()),
 };

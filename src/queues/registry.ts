@@ -14,8 +14,8 @@ import { deadline } from '../util/deadline.ts';
 export interface JobPayloads {
   /** apply groups of events to the issues in Redis; the API's jobs carry the events, the sweeper's only each group's id */
   'events.process': { groups: { id: string; received_at?: string; events?: EventEntry[] }[] };
-  /** apply a raw session batch to the Redis state; the API's jobs carry the batch, the sweeper's only its id */
-  'sessions.process': { id: string; batch?: SessionBatchDoc };
+  /** apply raw session batches to the Redis state; the API's jobs carry the batches, the sweeper's only their ids */
+  'sessions.process': { batches: { id: string; batch?: SessionBatchDoc }[] };
   /** delete sessions and raw entries past retention (scheduled) */
   'maintenance.retention': Record<string, never>;
 }

@@ -12,6 +12,7 @@ import { ForbiddenError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { JobPayloads, Queues } from '../queues/registry.ts';
+import { makeJobGather } from '../queues/gather.ts';
 import { makeSweep } from '../queues/sweep.ts';
 import { eventKey, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
@@ -43,31 +44,15 @@ export function groupJobId(id: string): string {
 
 /** Most events written in one group, and gathered in one job. */
 const GROUP_MAX_EVENTS = 1000;
-/**
- * How long stored groups are gathered into one job. A group is its own job
- * at low rates; at 1,000 events/s this turns some 300 jobs/s into 40, and
- * with them the workers' and Redis' per-job work (docs/performance.md).
- */
+/** How long stored groups are gathered into one job (src/queues/gather.ts). */
 const JOB_GATHER_MS = 25;
 
 export function makeEventsService(deps: { events: EventsStore; queues: Queues; log: Logger; metrics: Metrics; writesInFlight: number }) {
   const { events, queues, log, metrics } = deps;
-  const enqueues = new Set<Promise<unknown>>();
-  const gathered: JobPayloads['events.process']['groups'] = [];
-  let gathering: NodeJS.Timeout | null = null;
-
-  /** One job for the groups stored since the last one: workers pay their per-job costs once per JOB_GATHER_MS, not per group. */
-  function enqueueGathered(): void {
-    if (gathering) clearTimeout(gathering);
-    gathering = null;
-    const groups = gathered.splice(0);
-    if (groups.length === 0) return;
-    const enqueue = queues
-      .enqueue('events.process', { groups }, groupJobId(groups[0]!.id))
-      .catch((err: Error) => log.warn({ err: err.message, groups: groups.length }, 'enqueue failed; the sweeper will enqueue the stored groups'))
-      .finally(() => enqueues.delete(enqueue));
-    enqueues.add(enqueue);
-  }
+  const jobs = makeJobGather<JobPayloads['events.process']['groups'][number]>(
+    (groups) => queues.enqueue('events.process', { groups }, groupJobId(groups[0]!.id)),
+    { gatherMs: JOB_GATHER_MS, maxWeight: GROUP_MAX_EVENTS, weight: (g) => g.events!.length, log },
+  );
 
   const group = makeGroupCommit<{ doc: EventDoc; body: EventBody; duplicate?: boolean }>(
     async (items) => {
@@ -77,9 +62,7 @@ export function makeEventsService(deps: { events: EventsStore; queues: Queues; l
       const stored = items.filter((i) => !i.duplicate).map((i) => entryOf(i.doc, i.body));
       if (stored.length === 0) return events.backlog.finish([id]); // every event was stored before: nothing to apply
       // The events are durable: callers are answered now; the job is added on the side.
-      gathered.push({ id, received_at: receivedAt.toISOString(), events: stored });
-      if (gathered.reduce((n, g) => n + g.events!.length, 0) >= GROUP_MAX_EVENTS) enqueueGathered();
-      else gathering ??= setTimeout(enqueueGathered, JOB_GATHER_MS);
+      jobs.add({ id, received_at: receivedAt.toISOString(), events: stored });
     },
     { maxItems: GROUP_MAX_EVENTS, maxInFlight: deps.writesInFlight },
   );
@@ -130,8 +113,7 @@ export function makeEventsService(deps: { events: EventsStore; queues: Queues; l
     /** Waits for writes and enqueues in flight (graceful shutdown). */
     async drain(): Promise<void> {
       await group.drain();
-      enqueueGathered();
-      await Promise.all([...enqueues, events.backlog.release()]);
+      await Promise.all([jobs.drain(), events.backlog.release()]);
     },
   };
 }

@@ -2,10 +2,10 @@
  * Session ingestion (spec 4.4). A request is read into session updates and
  * aggregates (entries that break a rule are skipped), then written with the
  * other requests arriving at the same moment as one raw batch (journaled:
- * its backlog marker, then the batch), and answered 202. One BullMQ job per
- * batch carries it to a worker; when Redis is unavailable the marker stays on
- * the backlog and the sweeper enqueues the batch later, so nothing
- * acknowledged is lost.
+ * its backlog marker, then the batch), and answered 202. The batches stored
+ * within JOB_GATHER_MS go to a worker in one BullMQ job that carries them;
+ * when Redis is unavailable the markers stay on the backlog and the sweeper
+ * enqueues the batches later, so nothing acknowledged is lost.
  */
 import crypto from 'node:crypto';
 import {
@@ -25,8 +25,9 @@ import type { Validator } from '../validation/validator.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { Logger } from '../log.ts';
 import type { Queues } from '../queues/registry.ts';
+import { makeJobGather } from '../queues/gather.ts';
 import { makeSweep } from '../queues/sweep.ts';
-import { packRequest, type SessionsStore } from '../store/sessions.store.ts';
+import { packRequest, type SessionBatchDoc, type SessionsStore } from '../store/sessions.store.ts';
 import { makeGroupCommit } from '../util/group-commit.ts';
 
 /** A skipped entry as the answer names it: its index in the list, and why (its first problem; all in `message`). */
@@ -63,8 +64,10 @@ export function batchJobId(id: string): string {
   return `sb-${id}`;
 }
 
-/** Most sessions written in one raw batch document. */
+/** Most sessions written in one raw batch document, and gathered in one job. */
 const GROUP_MAX_SESSIONS = 2000;
+/** How long stored batches are gathered into one job (src/queues/gather.ts). */
+const JOB_GATHER_MS = 25;
 
 export function makeSessionsService(deps: {
   store: SessionsStore;
@@ -78,22 +81,22 @@ export function makeSessionsService(deps: {
   writesInFlight: number;
 }) {
   const { store, queues, validator, log, metrics } = deps;
-  const enqueues = new Set<Promise<unknown>>();
+  const entries = (r: { sessions: SessionUpdate[]; aggregates: AggregateUpdate[] }) => r.sessions.length + r.aggregates.length;
+  const jobs = makeJobGather<{ batch: SessionBatchDoc; entries: number }>(
+    (stored) => queues.enqueue('sessions.process', { batches: stored.map(({ batch }) => ({ id: batch._id, batch })) }, batchJobId(stored[0]!.batch._id)),
+    { gatherMs: JOB_GATHER_MS, maxWeight: GROUP_MAX_SESSIONS, weight: (s) => s.entries, log },
+  );
 
   const group = makeGroupCommit<{ project: number; sessions: SessionUpdate[]; aggregates: AggregateUpdate[] }>(
     async (requests) => {
       const doc = await store.insertBatch(requests.map((r) => packRequest(r.project, r.sessions, r.aggregates)));
       // The batch is durable: callers are answered now; the job is added on the side.
-      const enqueue = queues
-        .enqueue('sessions.process', { id: doc._id, batch: doc }, batchJobId(doc._id))
-        .catch((err: Error) => log.warn({ err: err.message, batch: doc._id }, 'enqueue failed; the sweeper will enqueue the stored batch'))
-        .finally(() => enqueues.delete(enqueue));
-      enqueues.add(enqueue);
+      jobs.add({ batch: doc, entries: requests.reduce((n, r) => n + entries(r), 0) });
     },
     {
       maxItems: GROUP_MAX_SESSIONS,
       maxInFlight: deps.writesInFlight,
-      weight: (r) => r.sessions.length + r.aggregates.length,
+      weight: entries,
     },
   );
 
@@ -151,13 +154,15 @@ export function makeSessionsService(deps: {
       job: 'sessions.process',
       unprocessed: (olderThan, limit) => store.backlog.olderThan(olderThan, limit),
       jobId: batchJobId,
-      payload: ([id]) => ({ id: id! }),
+      // A swept job's batches are read by id, one after another.
+      payload: (ids) => ({ batches: ids.map((id) => ({ id })) }),
+      perJob: 20,
     }),
 
     /** Waits for writes and enqueues in flight (graceful shutdown). */
     async drain(): Promise<void> {
       await group.drain();
-      await Promise.all([...enqueues, store.backlog.release()]);
+      await Promise.all([jobs.drain(), store.backlog.release()]);
     },
   };
 }
