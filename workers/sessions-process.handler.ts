@@ -25,7 +25,6 @@ export async function processSessionBatches(payload: JobPayloads['sessions.proce
     }
     const receivedAt = new Date(batch.received_at);
     const parts = partsOf(batch);
-    let unchanged = 0;
     for (const [project, part] of parts) {
       let result = await state.apply(project, batch._id, receivedAt, part);
       if (result.code === 'unverified') {
@@ -34,14 +33,13 @@ export async function processSessionBatches(payload: JobPayloads['sessions.proce
         if (result.code === 'unverified') throw new Error(`the Redis state of project ${project} changed during its verification; retrying`);
       }
       totals.changed += result.changed;
-      unchanged += result.code === 'already_applied' ? part.sessions.length : result.unchanged;
+      totals.unchanged += result.code === 'already_applied' ? part.sessions.length : result.unchanged;
       totals.skipped += result.skipped;
     }
     await state.pending.noteApplied([...parts.keys()], batch._id);
-    metrics.ingest('session', 'duplicated', unchanged);
-    totals.unchanged += unchanged;
     totals.batches += 1;
     totals.projects += parts.size;
   }
+  metrics.ingest('session', 'duplicated', totals.unchanged);
   return totals;
 }

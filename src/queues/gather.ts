@@ -3,13 +3,16 @@
  * costs the workers and Redis about the same whatever it carries (BullMQ's
  * scripts, the job's events, the state check), so at the benchmark's rates
  * this turns some 300 jobs a second into 40 (docs/decisions.md). At low
- * rates each stored group is still a job of its own, sent `gatherMs` later.
+ * rates each stored group is still a job of its own, sent `GATHER_MS` later.
  */
 import type { Logger } from '../log.ts';
 
+/** How long stored items are gathered into one job: at most this is added to how soon they show. */
+const GATHER_MS = 25;
+
 export function makeJobGather<T>(
   send: (items: T[]) => Promise<unknown>,
-  opts: { gatherMs: number; maxWeight: number; weight: (item: T) => number; log: Logger },
+  opts: { maxWeight: number; weight: (item: T) => number; log: Logger },
 ) {
   const gathered: T[] = [];
   let weight = 0;
@@ -34,7 +37,7 @@ export function makeJobGather<T>(
       gathered.push(item);
       weight += opts.weight(item);
       if (weight >= opts.maxWeight) flush();
-      else timer ??= setTimeout(flush, opts.gatherMs);
+      else timer ??= setTimeout(flush, GATHER_MS);
     },
     /** Sends what is gathered and waits for every send in flight (graceful shutdown). */
     async drain(): Promise<void> {

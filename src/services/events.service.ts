@@ -3,8 +3,8 @@
  * group: a backlog marker, then the events in one unordered insert (journaled;
  * a duplicate `event_id` is refused per item by the unique `_id` and answered
  * `duplicate: true`), then each caller is answered 202. The groups stored
- * within JOB_GATHER_MS go to the workers in one BullMQ job that carries what
- * they need; when Redis is unavailable the markers stay on the backlog and
+ * within 25 ms go to the workers in one BullMQ job (src/queues/gather.ts)
+ * that carries what they need; when Redis is unavailable the markers stay on the backlog and
  * the sweeper enqueues the groups later, so nothing acknowledged is lost.
  */
 import { describeError, fingerprintOf, type ErrorEventShape } from '../domain/fingerprint.ts';
@@ -44,14 +44,12 @@ export function groupJobId(id: string): string {
 
 /** Most events written in one group, and gathered in one job. */
 const GROUP_MAX_EVENTS = 1000;
-/** How long stored groups are gathered into one job (src/queues/gather.ts). */
-const JOB_GATHER_MS = 25;
 
 export function makeEventsService(deps: { events: EventsStore; queues: Queues; log: Logger; metrics: Metrics; writesInFlight: number }) {
   const { events, queues, log, metrics } = deps;
   const jobs = makeJobGather<JobPayloads['events.process']['groups'][number]>(
     (groups) => queues.enqueue('events.process', { groups }, groupJobId(groups[0]!.id)),
-    { gatherMs: JOB_GATHER_MS, maxWeight: GROUP_MAX_EVENTS, weight: (g) => g.events!.length, log },
+    { maxWeight: GROUP_MAX_EVENTS, weight: (g) => g.events!.length, log },
   );
 
   const group = makeGroupCommit<{ doc: EventDoc; body: EventBody; duplicate?: boolean }>(

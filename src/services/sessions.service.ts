@@ -3,9 +3,10 @@
  * aggregates (entries that break a rule are skipped), then written with the
  * other requests arriving at the same moment as one raw batch (journaled:
  * its backlog marker, then the batch), and answered 202. The batches stored
- * within JOB_GATHER_MS go to a worker in one BullMQ job that carries them;
- * when Redis is unavailable the markers stay on the backlog and the sweeper
- * enqueues the batches later, so nothing acknowledged is lost.
+ * within 25 ms go to a worker in one BullMQ job (src/queues/gather.ts) that
+ * carries them; when Redis is unavailable the markers stay on the backlog
+ * and the sweeper enqueues the batches later, so nothing acknowledged is
+ * lost.
  */
 import crypto from 'node:crypto';
 import {
@@ -66,8 +67,6 @@ export function batchJobId(id: string): string {
 
 /** Most sessions written in one raw batch document, and gathered in one job. */
 const GROUP_MAX_SESSIONS = 2000;
-/** How long stored batches are gathered into one job (src/queues/gather.ts). */
-const JOB_GATHER_MS = 25;
 
 export function makeSessionsService(deps: {
   store: SessionsStore;
@@ -84,7 +83,7 @@ export function makeSessionsService(deps: {
   const entries = (r: { sessions: SessionUpdate[]; aggregates: AggregateUpdate[] }) => r.sessions.length + r.aggregates.length;
   const jobs = makeJobGather<{ batch: SessionBatchDoc; entries: number }>(
     (stored) => queues.enqueue('sessions.process', { batches: stored.map(({ batch }) => ({ id: batch._id, batch })) }, batchJobId(stored[0]!.batch._id)),
-    { gatherMs: JOB_GATHER_MS, maxWeight: GROUP_MAX_SESSIONS, weight: (s) => s.entries, log },
+    { maxWeight: GROUP_MAX_SESSIONS, weight: (s) => s.entries, log },
   );
 
   const group = makeGroupCommit<{ project: number; sessions: SessionUpdate[]; aggregates: AggregateUpdate[] }>(

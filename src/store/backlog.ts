@@ -59,15 +59,16 @@ export function makeBacklog(db: Db, name: string, opts: WriteAhead = WRITE_AHEAD
     ready.push(...docs.map((marker) => ({ marker, written })));
   }
 
-  async function remove(unused: { marker: Marker }[]): Promise<void> {
-    if (unused.length > 0) await markers.deleteMany({ _id: { $in: unused.map((u) => u.marker._id) } });
+  async function remove(ids: string[]): Promise<void> {
+    if (ids.length > 0) await markers.deleteMany({ _id: { $in: ids } });
   }
+  const idsOf = (unused: { marker: Marker }[]) => unused.map((u) => u.marker._id);
 
   /** Deletes the markers not handed out. */
   async function release(): Promise<void> {
     if (idle) clearTimeout(idle);
     idle = null;
-    await remove(ready.splice(0));
+    await remove(idsOf(ready.splice(0)));
   }
 
   return {
@@ -80,7 +81,7 @@ export function makeBacklog(db: Db, name: string, opts: WriteAhead = WRITE_AHEAD
     async take(): Promise<Marker> {
       const now = Date.now();
       const fresh = ready.findIndex((r) => now - r.written < opts.maxAgeMs);
-      await remove(ready.splice(0, fresh === -1 ? ready.length : fresh)).catch(() => {}); // else the sweeper drops them
+      await remove(idsOf(ready.splice(0, fresh === -1 ? ready.length : fresh))).catch(() => {}); // else the sweeper drops them
       while (ready.length === 0) {
         writing ??= writeAhead().finally(() => (writing = null));
         await writing;
@@ -95,9 +96,7 @@ export function makeBacklog(db: Db, name: string, opts: WriteAhead = WRITE_AHEAD
     release,
 
     /** The groups' effects are durable in MongoDB: take them off the backlog. */
-    async finish(ids: string[]): Promise<void> {
-      if (ids.length > 0) await markers.deleteMany({ _id: { $in: ids } });
-    },
+    finish: remove,
     /** When the oldest group not flushed yet was received, at the latest (null: none waits). */
     async oldest(): Promise<Date | null> {
       const [oldest] = await markers.find({}).sort({ received_at: 1 }).limit(1).toArray();
