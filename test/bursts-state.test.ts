@@ -47,7 +47,7 @@ describe('burst detection through Redis against the pure detectors', () => {
       return {
         _id: `${project}:${event_id}`, project_id: project, event_id, batch: '', kind: 'security' as const,
         security_kind: rnd() < 0.9 ? 'login_failed' : 'login_succeeded', actor, ip, group_key: `${actor}|${ip}`, fingerprint: null, release: null,
-        at: new Date(t0 + Math.floor(rnd() * 50 * 60_000)), received_at: new Date(), level: 'error', title: '', exception_type: null, company: null,
+        at: new Date(t0 + Math.floor(rnd() * 50 * 60_000)), received_at: new Date(), level: 'error', title: '', culprit: '', exception_type: null, company: null,
       };
     });
     // groups of 1 to 10 events in time order, shuffled inside, a quarter of them delivered twice

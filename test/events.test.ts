@@ -81,7 +81,9 @@ describe('POST /api/v1/events', () => {
     ['no actor nor actor_id', { security: { kind: 'login_failed', ip: '10.0.0.1' } }, '/security'],
     ['ip not an address', { security: { kind: 'login_failed', actor: 'a', ip: 'not-an-ip' } }, '/security/ip'],
     ['wrong type', { security: { kind: 'login_failed', actor: 42 } }, '/security/actor'],
-    ['unknown key', { surprise: true }, '/surprise'],
+    ['unknown key in security', { security: { kind: 'login_failed', actor: 'a', surprise: true } }, '/security/surprise'],
+    ['no event_id', { event_id: undefined }, '/event_id'],
+    ['exception.values not a list', { exception: { values: 'boom' } }, '/exception/values'],
   ])('400 for %s, naming the path', async (_name, patch, path) => {
     const p = await bound();
     const res = await p.send({ ...attempt('login_failed', 0), ...patch });

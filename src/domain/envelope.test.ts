@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { keyFromSentryAuth, parseDsn, parseEnvelope } from './envelope.ts';
-import { fromSentryEvent } from './sentry-event.ts';
 
 describe('parseEnvelope', () => {
   it('reads items by newline and by length, including payloads with newlines and multi-byte characters', () => {
@@ -33,31 +32,4 @@ describe('keys', () => {
     ['not a url', undefined],
     [42, undefined],
   ])('dsn %j → %j', (dsn, out) => expect(parseDsn(dsn)).toEqual(out));
-});
-
-describe('fromSentryEvent', () => {
-  const now = new Date('2026-11-21T00:00:00Z');
-  it('keeps what Lookout groups and shows, and drops the rest', () => {
-    const out = fromSentryEvent({
-      event_id: 'ABCDEF00-0000-0000-0000-000000000000'.toLowerCase(),
-      timestamp: 1795000000.5,
-      level: 'fatal',
-      release: 'r',
-      exception: { values: [{ type: 'E', value: 'v', mechanism: { handled: false }, stacktrace: { frames: [{ filename: 'a.js', function: 'f', lineno: 1, colno: 2, in_app: true, vars: { x: 1 } }] } }] },
-      breadcrumbs: [{ data: { 'http.method': 'GET' } }],
-      fingerprint: ['{{ default }}'],
-      tags: { 'a.b': 'dropped', company: 'acme', n: 5 },
-    }, now);
-    expect(out).toEqual({
-      event_id: 'abcdef00000000000000000000000000',
-      timestamp: new Date(1795000000500).toISOString(),
-      level: 'fatal',
-      release: 'r',
-      exception: { values: [{ type: 'E', value: 'v', stacktrace: { frames: [{ filename: 'a.js', function: 'f', lineno: 1, in_app: true }] } }] },
-      tags: { company: 'acme' },
-    });
-  });
-  it('turns a message event into a message and defaults the level', () => {
-    expect(fromSentryEvent({ event_id: 'e', message: { formatted: 'hello' }, level: 'loud' }, now)).toEqual({ event_id: 'e', timestamp: now.toISOString(), level: 'error', message: 'hello' });
-  });
 });

@@ -31,6 +31,16 @@ describe('groupingParts', () => {
       event: { exception: { values: [{ type: 'Cause', value: 'inner' }, { type: 'Outer', value: 'outer' }] } },
       parts: ['message', 'Outer', 'outer'],
     },
+    {
+      name: "Sentry's {{ default }} alone is the default grouping",
+      event: { fingerprint: ['{{ default }}'], exception: { values: [{ type: 'E', value: 'boom' }] } },
+      parts: ['message', 'E', 'boom'],
+    },
+    {
+      name: '{{ default }} beside other parts expands in place',
+      event: { fingerprint: ['{{ default }}', 'tenant-7'], exception: { values: [{ type: 'E', value: 'boom' }] } },
+      parts: ['fingerprint', 'message', 'E', 'boom', 'tenant-7'],
+    },
   ])('$name', ({ event, parts }) => {
     expect(groupingParts(event)).toEqual(parts);
   });
@@ -45,9 +55,15 @@ describe('groupingParts', () => {
 
 describe('describeError', () => {
   it.each([
-    [{ exception: { values: [{ type: 'TypeError', value: 'x' }] } }, { title: 'TypeError: x', exception_type: 'TypeError' }],
-    [{ exception: { values: [{ type: 'TypeError' }] } }, { title: 'TypeError', exception_type: 'TypeError' }],
-    [{ message: 'disk full' }, { title: 'disk full', exception_type: null }],
+    [{ exception: { values: [{ type: 'TypeError', value: 'x' }] } }, { title: 'TypeError: x', culprit: '', exception_type: 'TypeError' }],
+    [{ exception: { values: [{ type: 'TypeError' }] } }, { title: 'TypeError', culprit: '', exception_type: 'TypeError' }],
+    [{ message: 'disk full' }, { title: 'disk full', culprit: '', exception_type: null }],
+    [{ message: 'slow', transaction: 'GET /cart' }, { title: 'slow', culprit: 'GET /cart', exception_type: null }],
+    [
+      { exception: { values: [{ type: 'E', stacktrace: { frames: [{ module: 'app.cart', function: 'total', in_app: true }, { module: 'lib', function: 'x', in_app: false }] } }] } },
+      { title: 'E', culprit: 'app.cart in total', exception_type: 'E' },
+    ],
+    [{ exception: { values: [{ type: 'E', stacktrace: { frames: [{ filename: 'lib.js', function: 'x' }] } }] } }, { title: 'E', culprit: 'lib.js in x', exception_type: 'E' }],
   ])('%j', (event, want) => {
     expect(describeError(event)).toEqual(want);
   });

@@ -13,12 +13,23 @@ export interface Frame {
 }
 export interface ErrorEventShape {
   message?: string;
+  transaction?: string;
   fingerprint?: string[];
   exception?: { values: { type?: string; value?: string; stacktrace?: { frames?: Frame[] } }[] };
 }
 
+/** Sentry's placeholder in a fingerprint for the default grouping. */
+const DEFAULT_PLACEHOLDER = '{{ default }}';
+
 export function groupingParts(event: ErrorEventShape): string[] {
-  if (event.fingerprint && event.fingerprint.length > 0) return ['fingerprint', ...event.fingerprint];
+  const fingerprint = event.fingerprint ?? [];
+  if (fingerprint.length === 1 && fingerprint[0] === DEFAULT_PLACEHOLDER) return defaultParts(event);
+  if (fingerprint.length > 0) return ['fingerprint', ...fingerprint.flatMap((f) => (f === DEFAULT_PLACEHOLDER ? defaultParts(event) : [f]))];
+  return defaultParts(event);
+}
+
+/** The exception type plus the in-app frames; otherwise type and message. */
+function defaultParts(event: ErrorEventShape): string[] {
   const values = event.exception?.values ?? [];
   // The last value is the outermost exception in Sentry's order.
   const main = values[values.length - 1];
@@ -34,14 +45,22 @@ export function fingerprintOf(event: ErrorEventShape): string {
   return crypto.createHash('sha256').update(JSON.stringify(groupingParts(event))).digest('hex').slice(0, 32);
 }
 
-/** Title and exception type shown on the issue. */
-export function describeError(event: ErrorEventShape): { title: string; exception_type: string | null } {
+/**
+ * Title, culprit and exception type shown on the issue. The culprit is
+ * where it happened: the crashing in-app frame (else the crashing frame) as
+ * `module or file in function`, else the event's transaction.
+ */
+export function describeError(event: ErrorEventShape): { title: string; culprit: string; exception_type: string | null } {
   const values = event.exception?.values ?? [];
   const main = values[values.length - 1];
+  const frames = main?.stacktrace?.frames ?? [];
+  const frame = [...frames].reverse().find((f) => f.in_app === true) ?? frames[frames.length - 1];
+  const where = frame ? [frame.module || frame.filename, frame.function].filter(Boolean).join(' in ') : '';
+  const culprit = (where || event.transaction || '').slice(0, 256);
   if (main) {
     const type = main.type ?? 'Error';
     const title = main.value ? `${type}: ${main.value}` : type;
-    return { title: title.slice(0, 256), exception_type: type };
+    return { title: title.slice(0, 256), culprit, exception_type: type };
   }
-  return { title: (event.message ?? 'Event').slice(0, 256), exception_type: null };
+  return { title: (event.message ?? 'Event').slice(0, 256), culprit, exception_type: null };
 }

@@ -1,28 +1,109 @@
 /**
- * Passwords are never stored: any key that looks like it holds one is
- * removed, at any depth, before validation and before anything is written.
+ * The scrubber: runs on every event before anything is stored, with Sentry's
+ * default data scrubber as the anchor (docs/decisions.md).
+ * - A value under a key that looks like it holds a secret (passwords,
+ *   secrets, tokens, API keys, authorization, cookies, session ids, CSRF
+ *   tokens, credentials, private keys) is replaced whole by `[Filtered]`, at
+ *   any depth: frame `vars`, `extra`, `request` (data, headers, cookies,
+ *   query), breadcrumb data, contexts, and the event itself. Pairs
+ *   (`[[key, value], ...]`, as headers, query strings and tags may come) are
+ *   read the same way, and so is a query string `a=1&token=x`.
+ * - A card number (13 to 19 digits, spaces or dashes between, passing the
+ *   Luhn check) inside any string is replaced by `[Filtered]`.
+ * Sign-in passwords are therefore never stored, wherever they are sent.
  */
-const PASSWORD_LIKE = /pass(word|wd|phrase)?|^pwd$|secret|credential|^auth(orization)?$|api[_-]?key|token/i;
+export const FILTERED = '[Filtered]';
 
-export function isPasswordLike(key: string): boolean {
-  return PASSWORD_LIKE.test(key);
+const SECRET_KEY = /pass(word|wd|phrase)?|pwd|secret|token|api[-_]?key|auth|credential|cookie|session[-_]?(id|key|token)|^session$|csrf|xsrf|private[-_]?key|signature/i;
+
+/** Top-level keys that are Lookout's own bookkeeping or grouping, never a secret (and never scrubbed). */
+const OWN_KEYS = new Set(['event_id', '_meta', 'fingerprint']);
+/**
+ * Identifiers that may be long digit strings (snowflake ids, numeric user ids): no card number is looked
+ * for in them, so a sign-in actor or a user keeps its identity (keys are still checked).
+ */
+const IDENTIFIERS = /^\/(security\/|user\/id$|release$|dist$)/;
+
+export function isSecretKey(key: string): boolean {
+  return SECRET_KEY.test(key);
 }
 
-/** Returns a copy of `value` without password-like keys, and the paths removed. */
-export function scrubPasswords(value: unknown, path = ''): { value: unknown; removed: string[] } {
-  const removed: string[] = [];
-  const walk = (input: unknown, at: string): unknown => {
-    if (Array.isArray(input)) return input.map((item, i) => walk(item, `${at}/${i}`));
-    if (input === null || typeof input !== 'object') return input;
-    const out: Record<string, unknown> = {};
-    for (const [key, inner] of Object.entries(input)) {
-      if (isPasswordLike(key)) {
-        removed.push(`${at}/${key}`);
-        continue;
+const CARD = /(?<![\d])(?:\d[ -]?){12,18}\d(?![\d])/g;
+
+function luhn(digits: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === 1) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+  }
+  return sum % 10 === 0;
+}
+
+/** The string with every card number in it replaced. */
+export function scrubCards(text: string): string {
+  if (text.length < 13) return text;
+  return text.replace(CARD, (match) => {
+    const digits = match.replace(/[ -]/g, '');
+    return digits.length >= 13 && digits.length <= 19 && luhn(digits) ? FILTERED : match;
+  });
+}
+
+function scrubQueryString(text: string): string {
+  if (!text.includes('=')) return scrubCards(text);
+  return text
+    .split('&')
+    .map((part) => {
+      const eq = part.indexOf('=');
+      if (eq < 0) return scrubCards(part);
+      let key = part.slice(0, eq);
+      try {
+        key = decodeURIComponent(key.replace(/\+/g, ' '));
+      } catch {
+        // an undecodable key is matched as sent
       }
-      out[key] = walk(inner, `${at}/${key}`);
+      return isSecretKey(key) ? `${part.slice(0, eq)}=${FILTERED}` : scrubCards(part);
+    })
+    .join('&');
+}
+
+/**
+ * A scrubbed copy of `value`, and the JSON pointers of what was filtered
+ * (keys whose values were replaced; strings that held a card number).
+ */
+export function scrubEvent(value: unknown): { value: unknown; filtered: string[] } {
+  const filtered: string[] = [];
+  const walk = (input: unknown, at: string, key: string | null): unknown => {
+    if (typeof input === 'string') {
+      if (IDENTIFIERS.test(at)) return input;
+      const out = key === 'query_string' ? scrubQueryString(input) : scrubCards(input);
+      if (out !== input) filtered.push(at);
+      return out;
+    }
+    if (input === null || typeof input !== 'object') return input;
+    if (Array.isArray(input)) {
+      return input.map((item, i) => {
+        // A [key, value] pair: the value goes when the key looks secret.
+        if (Array.isArray(item) && item.length === 2 && typeof item[0] === 'string' && isSecretKey(item[0]) && item[1] !== null) {
+          filtered.push(`${at}/${i}/1`);
+          return [item[0], FILTERED];
+        }
+        return walk(item, `${at}/${i}`, null);
+      });
+    }
+    const out: Record<string, unknown> = {};
+    for (const [k, inner] of Object.entries(input)) {
+      const path = `${at}/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+      if (OWN_KEYS.has(k) && at === '') out[k] = inner;
+      else if (isSecretKey(k) && inner !== null && inner !== '') {
+        filtered.push(path);
+        out[k] = FILTERED;
+      } else out[k] = walk(inner, path, k);
     }
     return out;
   };
-  return { value: walk(value, path), removed };
+  return { value: walk(value, '', null), filtered };
 }

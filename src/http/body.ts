@@ -15,10 +15,11 @@ export async function readJson(
   ctx: Context,
   limit: number,
   mediaTypes: readonly string[] = ['application/json'],
+  keys = true,
 ): Promise<unknown> {
   const type = (ctx.get('content-type').split(';')[0] ?? '').trim().toLowerCase();
   if (!mediaTypes.includes(type)) throw new UnsupportedMediaTypeError([...mediaTypes]);
-  return parseJson(await readText(ctx, limit));
+  return parseJson(await readText(ctx, limit), 'the body', keys);
 }
 
 /**

@@ -7,8 +7,10 @@
  * that carries what they need; when Redis is unavailable the markers stay on the backlog and
  * the sweeper enqueues the groups later, so nothing acknowledged is lost.
  */
+import { isObj, normalizeEvent, type Meta } from '../domain/error-event.ts';
 import { describeError, fingerprintOf, type ErrorEventShape } from '../domain/fingerprint.ts';
-import { ForbiddenError } from '../errors.ts';
+import { scrubEvent } from '../domain/scrub.ts';
+import { BadRequestError, ForbiddenError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { JobPayloads, Queues } from '../queues/registry.ts';
@@ -17,25 +19,39 @@ import { makeSweep } from '../queues/sweep.ts';
 import { eventKey, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
 import { makeGroupCommit } from '../util/group-commit.ts';
+import type { Validator } from '../validation/validator.ts';
 
 export interface EventBody extends ErrorEventShape {
   event_id: string;
   timestamp: string;
   release?: string;
+  environment?: string;
   level?: string;
   tags?: Record<string, string>;
   security?: { kind: string; actor?: string; actor_id?: string; ip?: string; user_agent?: string; outcome?: string };
   [key: string]: unknown;
 }
 
+/**
+ * An event as received → the event Lookout stores: normalised (src/domain/error-event.ts), scrubbed
+ * (src/domain/scrub.ts; what was filtered is noted in `_meta`), then checked against schemas/event.json,
+ * so a 400 never quotes a secret. Native and envelope events alike.
+ */
+export function prepareEvent(validator: Validator, raw: unknown, opts: { now: Date; clientIp?: string }): EventBody {
+  if (!isObj(raw)) throw new BadRequestError('invalid_body', 'an event must be a JSON object', { errors: [{ path: '', message: 'must be an object' }] });
+  const { value, filtered } = scrubEvent(normalizeEvent(raw, opts));
+  const event = value as Record<string, unknown>;
+  if (filtered.length > 0) event._meta = { ...(event._meta as Meta | undefined), ...Object.fromEntries(filtered.map((path) => [path, { rem: 'filtered' }])) };
+  return validator.check<EventBody>('event', event);
+}
+
 /** What a worker needs of a stored event: everything but the payload, plus what grouping reads from it. */
-export type EventEntry = Omit<EventDoc, 'payload'> & { level: string; title: string; exception_type: string | null; company: string | null };
+export type EventEntry = Omit<EventDoc, 'payload'> & { level: string; title: string; culprit: string; exception_type: string | null };
 
 export function entryOf(doc: EventDoc, body: EventBody = JSON.parse(doc.payload) as EventBody): EventEntry {
   const { payload: _, ...rest } = doc;
-  const p = body as { level?: string; tags?: Record<string, string> };
-  const { title, exception_type } = doc.kind === 'error' ? describeError(body) : { title: '', exception_type: null };
-  return { ...rest, level: p.level ?? 'error', title, exception_type, company: p.tags?.company ?? null };
+  const { title, culprit, exception_type } = doc.kind === 'error' ? describeError(body) : { title: '', culprit: '', exception_type: null };
+  return { ...rest, level: body.level ?? 'error', title, culprit, exception_type };
 }
 
 export function groupJobId(id: string): string {
@@ -86,6 +102,8 @@ export function makeEventsService(deps: { events: EventsStore; queues: Queues; l
           group_key: security ? `${actor}|${ip ?? '-'}` : null,
           fingerprint: security ? null : fingerprintOf(body),
           release: body.release ?? null,
+          environment: body.environment ?? null,
+          company: body.tags?.company ?? null,
           at: new Date(body.timestamp),
           received_at: now,
           payload: JSON.stringify(body),

@@ -29,6 +29,10 @@ export interface EventDoc {
   group_key: string | null;
   fingerprint: string | null;
   release: string | null;
+  /** (events stored before these two were kept lack them) */
+  environment?: string | null;
+  /** the `company` tag */
+  company?: string | null;
   at: Date;
   received_at: Date;
   /**
@@ -87,6 +91,10 @@ export function makeEventsStore(db: Db, opts: { ferretdb: boolean }) {
     },
     get(id: string): Promise<EventDoc | null> {
       return events.findOne({ _id: id });
+    },
+    /** Events by `_id` (the embedded FerretDB reads an `$in` of ids through its index: tools/ferretdb/patches.json). */
+    getMany(ids: string[]): Promise<EventDoc[]> {
+      return ids.length === 0 ? Promise.resolve([]) : events.find({ _id: { $in: ids } }).toArray();
     },
     /** A project's events of one kind received since `since` (rebuilding its Redis state only). */
     ofProject(projectId: number, kind: EventDoc['kind'], since: Date = new Date(0)): Promise<EventDoc[]> {

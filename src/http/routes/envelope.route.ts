@@ -9,13 +9,12 @@
  */
 import Router from '@koa/router';
 import { EnvelopeError, keyFromSentryAuth, parseDsn, parseEnvelope, type Envelope } from '../../domain/envelope.ts';
-import { scrubPasswords } from '../../domain/scrub.ts';
-import { fromSentryEvent } from '../../domain/sentry-event.ts';
+import { isObj } from '../../domain/error-event.ts';
 import { AppError, BadRequestError, ForbiddenError, UnauthorizedError } from '../../errors.ts';
-import type { EventBody } from '../../services/events.service.ts';
+import { prepareEvent } from '../../services/events.service.ts';
 import type { ReadSessions } from '../../services/sessions.service.ts';
 import type { AppDeps, AppState } from '../app.ts';
-import { checkKeys, parseJson, readBytes } from '../body.ts';
+import { parseJson, readBytes } from '../body.ts';
 import { authenticate } from '../middleware/auth.middleware.ts';
 import { corsMiddleware } from '../middleware/cors.middleware.ts';
 
@@ -55,11 +54,8 @@ export function envelopeRoutes(deps: AppDeps): Router<AppState> {
             sessions.aggregates.push(...read.aggregates);
             sessions.accepted += read.accepted;
           } else if (item.type === 'event') {
-            // Only the fields Lookout keeps are taken from the SDK's payload; they are checked after.
-            const raw = scrubPasswords(parseJson(item.payload.toString('utf8'), `item ${i + 1}`, false)).value as Record<string, unknown>;
-            const normalized = fromSentryEvent(raw, now);
-            checkKeys(normalized);
-            const event = deps.validator.check<EventBody>('event', normalized);
+            const raw = parseJson(item.payload.toString('utf8'), `item ${i + 1}`, false);
+            const event = prepareEvent(deps.validator, isObj(raw) ? fromEnvelope(raw) : raw, { now, clientIp: ctx.ip });
             await deps.events.ingest(project, event, now);
           } else {
             dropped.push(item.type);
@@ -77,6 +73,18 @@ export function envelopeRoutes(deps: AppDeps): Router<AppState> {
     },
   );
   return router;
+}
+
+/**
+ * What the envelope path reads differently: an event id may come as a UUID, an event with neither exception
+ * nor message is still an event, and security fields are never taken from here (sign-in attempts need the
+ * secret key). Everything else goes through the one normaliser.
+ */
+function fromEnvelope(raw: Record<string, unknown>): Record<string, unknown> {
+  const { security: _, ...event } = raw;
+  if (typeof event.event_id === 'string') event.event_id = event.event_id.toLowerCase().replace(/-/g, '');
+  if (event.exception === undefined && event.message === undefined && event.logentry === undefined) event.message = 'event without message';
+  return event;
 }
 
 function readEnvelope(body: Buffer): Envelope {

@@ -1,7 +1,6 @@
 /** POST /api/v1/events (spec 4.5): secret key and instance; 202 {id, duplicate}. */
 import Router from '@koa/router';
-import { scrubPasswords } from '../../domain/scrub.ts';
-import type { EventBody } from '../../services/events.service.ts';
+import { prepareEvent } from '../../services/events.service.ts';
 import type { AppDeps, AppState } from '../app.ts';
 import { readJson } from '../body.ts';
 import { requireSecretKey } from '../middleware/auth.middleware.ts';
@@ -10,9 +9,9 @@ import { countRejected } from '../middleware/metrics.middleware.ts';
 export function eventsRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/v1' });
   router.post('/events', countRejected(deps.metrics, 'event'), requireSecretKey(deps.resolver, { instance: true }), async (ctx) => {
-    // Password-like fields are dropped before validation, so they are neither refused nor stored.
-    const { value } = scrubPasswords(await readJson(ctx, deps.config.bodyLimitBytes));
-    const body = deps.validator.check<EventBody>('event', value);
+    // An event is kept as a JSON string, so its keys are not checked as a stored document's would be.
+    const raw = await readJson(ctx, deps.config.bodyLimitBytes, ['application/json'], false);
+    const body = prepareEvent(deps.validator, raw, { now: new Date(), clientIp: ctx.ip });
     ctx.status = 202;
     ctx.body = await deps.events.ingest(ctx.state.project, body, new Date());
   });

@@ -1,0 +1,246 @@
+/**
+ * The one normaliser of events, for the native endpoint and Sentry envelopes
+ * alike: it takes an event as an SDK sends it (the Sentry event protocol, or
+ * a sign-in attempt) and returns the shape Lookout stores. It refuses
+ * nothing and drops no field it does not know: it only brings the fields
+ * Lookout reads into one form (tags as an object, breadcrumbs as
+ * `{values}`, a message object as its text, a level it knows) and trims what
+ * is over a limit, noting each cut in `_meta`, keyed by the JSON pointer of
+ * what was cut. Wrong types of the fields Lookout reads are left as they are
+ * for the schema (schemas/event.json) to name. Scrubbing is separate
+ * (./scrub.ts) and runs after.
+ */
+export type Obj = Record<string, unknown>;
+export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** What `_meta` says of one cut: the rule that cut it, and how long (or how many) it was before. */
+export interface MetaNote {
+  rem: 'trimmed' | 'frames' | 'breadcrumbs' | 'exceptions' | 'depth' | 'size' | 'level' | 'filtered' | 'timestamp';
+  len?: number;
+  value?: string;
+}
+export type Meta = Record<string, MetaNote>;
+
+export const LIMITS = {
+  /** any string anywhere in the event */
+  string: 8192,
+  /** the fields issues show and filter by */
+  type: 256,
+  release: 200,
+  environment: 64,
+  tagKey: 64,
+  tagValue: 200,
+  /** Sentry keeps 250 frames: the 50 oldest and the 200 nearest the crash */
+  framesOldest: 50,
+  framesNewest: 200,
+  breadcrumbs: 100,
+  exceptions: 16,
+  tags: 64,
+  /** objects and arrays nest at most this deep; deeper ones become a note */
+  depth: 24,
+  /** the stored event's JSON; larger ones lose their bulkiest optional parts (see SHRINK) */
+  eventBytes: 256 * 1024,
+} as const;
+
+export const LEVELS = ['fatal', 'error', 'warning', 'info', 'debug'] as const;
+const LEVEL_ALIASES: Record<string, (typeof LEVELS)[number]> = { critical: 'fatal', warn: 'warning', log: 'info', err: 'error' };
+
+const pointer = (path: (string | number)[]) => path.map((p) => `/${String(p).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
+
+/**
+ * Normalises an event (a parsed JSON object) into a new object; the input
+ * is not changed. `now` fills a missing timestamp; `clientIp` fills
+ * `user.ip_address: "{{auto}}"`.
+ */
+export function normalizeEvent(input: Obj, opts: { now: Date; clientIp?: string }): Obj {
+  const meta: Meta = isObj(input._meta) ? { ...(input._meta as Meta) } : {};
+  const note = (path: (string | number)[], n: MetaNote) => (meta[pointer(path)] = n);
+  const event = bounded(input, [], note) as Obj;
+
+  if (event.timestamp === undefined) {
+    event.timestamp = opts.now.toISOString();
+    note(['timestamp'], { rem: 'timestamp' });
+  } else if (typeof event.timestamp === 'number' && Number.isFinite(event.timestamp)) {
+    event.timestamp = new Date(event.timestamp * 1000).toISOString();
+  }
+  const level = event.level;
+  if (typeof level === 'string' && !(LEVELS as readonly string[]).includes(level)) {
+    const lower = level.toLowerCase();
+    note(['level'], { rem: 'level', value: level });
+    event.level = LEVEL_ALIASES[lower] ?? (LEVELS as readonly string[]).find((l) => l === lower) ?? 'error';
+  }
+  if (isObj(event.message)) {
+    // The message interface as an object ({formatted, message, params}): its text is the message, the rest its logentry.
+    const text = event.message.formatted ?? event.message.message;
+    if (event.logentry === undefined) event.logentry = event.message;
+    event.message = typeof text === 'string' ? text : undefined;
+  }
+  if (event.message === undefined && isObj(event.logentry)) {
+    const text = event.logentry.formatted ?? event.logentry.message;
+    if (typeof text === 'string') event.message = text;
+  }
+  if (Array.isArray(event.exception)) event.exception = { values: event.exception };
+  if (Array.isArray(event.breadcrumbs)) event.breadcrumbs = { values: event.breadcrumbs };
+  if (Array.isArray(event.tags)) event.tags = tagsFromPairs(event.tags);
+  if (Array.isArray(event.fingerprint)) event.fingerprint = event.fingerprint.map((f) => (typeof f === 'string' ? f : JSON.stringify(f)));
+  if (isObj(event.user) && event.user.ip_address !== undefined) {
+    const ip = event.user.ip_address === '{{auto}}' ? opts.clientIp : event.user.ip_address;
+    event.user.ip_address = typeof ip === 'string' ? anonymizeIp(ip) : null;
+  }
+
+  cut(event, ['release'], LIMITS.release, note);
+  cut(event, ['environment'], LIMITS.environment, note);
+  trimTags(event, note);
+  trimExceptions(event, note);
+  trimBreadcrumbs(event, note);
+  shrinkToFit(event, note);
+
+  for (const key of Object.keys(event)) if (event[key] === undefined) delete event[key];
+  delete event._meta;
+  if (Object.keys(meta).length > 0) event._meta = meta;
+  return event;
+}
+
+/**
+ * An end user's address, made anonymous before it is stored (docs/decisions.md): an IPv4 address loses
+ * its last byte, an IPv6 address all but its first 48 bits. Anything else is not an address and is dropped.
+ */
+export function anonymizeIp(ip: string): string | null {
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(ip);
+  if (v4) return v4.slice(1, 4).some((b) => Number(b) > 255) ? null : `${v4[1]}.${v4[2]}.${v4[3]}.0`;
+  if (!/^[0-9a-f:.]+$/i.test(ip) || !ip.includes(':')) return null;
+  const [head = '', tail] = ip.toLowerCase().split('::');
+  const groups = head.split(':').filter(Boolean);
+  if (tail === undefined && groups.length < 3) return null;
+  while (groups.length < 3) groups.push('0');
+  return `${groups.slice(0, 3).join(':')}::`;
+}
+
+/** A copy with every string cut to LIMITS.string and nesting cut at LIMITS.depth, each cut noted. */
+function bounded(value: unknown, path: (string | number)[], note: (path: (string | number)[], n: MetaNote) => void): unknown {
+  if (typeof value === 'string') {
+    if (value.length <= LIMITS.string) return value;
+    note(path, { rem: 'trimmed', len: value.length });
+    return `${value.slice(0, LIMITS.string - 1)}…`;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  if (path.length >= LIMITS.depth) {
+    note(path, { rem: 'depth' });
+    return '[…]';
+  }
+  if (Array.isArray(value)) return value.map((item, i) => bounded(item, [...path, i], note));
+  const out: Obj = {};
+  for (const [key, inner] of Object.entries(value)) out[key] = bounded(inner, [...path, key], note);
+  return out;
+}
+
+function cut(obj: Obj, path: (string | number)[], max: number, note: (path: (string | number)[], n: MetaNote) => void): void {
+  const key = path[path.length - 1]!;
+  const value = obj[key];
+  if (typeof value === 'string' && value.length > max) {
+    note(path, { rem: 'trimmed', len: value.length });
+    obj[key] = value.slice(0, max);
+  }
+}
+
+/** Tags sent as `[[key, value], ...]` → an object; a value that is not a string is written as JSON. */
+function tagsFromPairs(pairs: unknown[]): Obj {
+  const out: Obj = {};
+  for (const pair of pairs) {
+    if (Array.isArray(pair) && pair.length === 2 && typeof pair[0] === 'string') out[pair[0]] = pair[1];
+  }
+  return out;
+}
+
+function trimTags(event: Obj, note: (path: (string | number)[], n: MetaNote) => void): void {
+  if (!isObj(event.tags)) return;
+  const entries = Object.entries(event.tags);
+  if (entries.length > LIMITS.tags) note(['tags'], { rem: 'trimmed', len: entries.length });
+  const tags: Obj = {};
+  for (const [key, value] of entries.slice(0, LIMITS.tags)) {
+    if (key.length > LIMITS.tagKey) note(['tags', key], { rem: 'trimmed', len: key.length });
+    const text = typeof value === 'string' ? value : value === null || value === undefined ? '' : JSON.stringify(value);
+    if (text.length > LIMITS.tagValue) note(['tags', key], { rem: 'trimmed', len: text.length });
+    tags[key.slice(0, LIMITS.tagKey)] = text.slice(0, LIMITS.tagValue);
+  }
+  event.tags = tags;
+}
+
+function trimExceptions(event: Obj, note: (path: (string | number)[], n: MetaNote) => void): void {
+  if (!isObj(event.exception) || !Array.isArray(event.exception.values)) return;
+  let values = event.exception.values as unknown[];
+  if (values.length > LIMITS.exceptions) {
+    // The outermost exceptions (the last ones) are the ones raised: keep those.
+    note(['exception', 'values'], { rem: 'exceptions', len: values.length });
+    values = values.slice(-LIMITS.exceptions);
+    event.exception.values = values;
+  }
+  values.forEach((value, i) => {
+    if (!isObj(value)) return;
+    cut(value, ['exception', 'values', i, 'type'], LIMITS.type, (p, n) => note(p, n));
+    const stack = value.stacktrace;
+    if (!isObj(stack) || !Array.isArray(stack.frames)) return;
+    const frames = stack.frames;
+    if (frames.length > LIMITS.framesOldest + LIMITS.framesNewest) {
+      note(['exception', 'values', i, 'stacktrace', 'frames'], { rem: 'frames', len: frames.length });
+      stack.frames = [...frames.slice(0, LIMITS.framesOldest), ...frames.slice(-LIMITS.framesNewest)];
+    }
+  });
+}
+
+function trimBreadcrumbs(event: Obj, note: (path: (string | number)[], n: MetaNote) => void): void {
+  if (!isObj(event.breadcrumbs) || !Array.isArray(event.breadcrumbs.values)) return;
+  const values = event.breadcrumbs.values;
+  if (values.length <= LIMITS.breadcrumbs) return;
+  note(['breadcrumbs', 'values'], { rem: 'breadcrumbs', len: values.length });
+  event.breadcrumbs.values = values.slice(-LIMITS.breadcrumbs); // the newest are last
+}
+
+/**
+ * What goes when the event is still over LIMITS.eventBytes, in this order,
+ * until it fits: what helps debugging least first. Each step is noted.
+ */
+const SHRINK: { path: (string | number)[]; apply: (event: Obj) => boolean }[] = [
+  { path: ['modules'], apply: (e) => drop(e, 'modules') },
+  { path: ['extra'], apply: (e) => drop(e, 'extra') },
+  { path: ['request', 'data'], apply: (e) => isObj(e.request) && drop(e.request, 'data') },
+  { path: ['breadcrumbs'], apply: (e) => forBreadcrumbs(e, (b) => drop(b, 'data')) },
+  { path: ['exception', 'frames', 'vars'], apply: (e) => forFrames(e, (f) => f.in_app !== true && drop(f, 'vars')) },
+  { path: ['exception', 'frames', 'vars'], apply: (e) => forFrames(e, (f) => drop(f, 'vars')) },
+  { path: ['exception', 'frames', 'context'], apply: (e) => forFrames(e, (f) => drop(f, 'pre_context') && drop(f, 'post_context')) },
+  { path: ['contexts'], apply: (e) => drop(e, 'contexts') },
+  { path: ['breadcrumbs'], apply: (e) => drop(e, 'breadcrumbs') },
+  { path: ['request'], apply: (e) => drop(e, 'request') },
+];
+
+function drop(obj: Obj, key: string): boolean {
+  if (!(key in obj)) return false;
+  delete obj[key];
+  return true;
+}
+function forFrames(event: Obj, fn: (frame: Obj) => boolean): boolean {
+  let changed = false;
+  const values = isObj(event.exception) && Array.isArray(event.exception.values) ? event.exception.values : [];
+  for (const value of values) {
+    const frames = isObj(value) && isObj(value.stacktrace) && Array.isArray(value.stacktrace.frames) ? value.stacktrace.frames : [];
+    for (const frame of frames) if (isObj(frame) && fn(frame)) changed = true;
+  }
+  return changed;
+}
+function forBreadcrumbs(event: Obj, fn: (crumb: Obj) => boolean): boolean {
+  let changed = false;
+  const values = isObj(event.breadcrumbs) && Array.isArray(event.breadcrumbs.values) ? event.breadcrumbs.values : [];
+  for (const crumb of values) if (isObj(crumb) && fn(crumb)) changed = true;
+  return changed;
+}
+
+function shrinkToFit(event: Obj, note: (path: (string | number)[], n: MetaNote) => void): void {
+  let size = Buffer.byteLength(JSON.stringify(event));
+  for (const step of SHRINK) {
+    if (size <= LIMITS.eventBytes) return;
+    if (step.apply(event)) {
+      note(step.path, { rem: 'size', len: size });
+      size = Buffer.byteLength(JSON.stringify(event));
+    }
+  }
+}
