@@ -19,6 +19,7 @@ import { makeReleasesService } from './services/releases.service.ts';
 import { makeSdkService } from './services/sdk.service.ts';
 import { makeDidHasher, makeSessionsService } from './services/sessions.service.ts';
 import { makeIssuesState } from './state/issues.state.ts';
+import { makeIssueReads } from './state/issue-reads.ts';
 import { makeProjectChanges } from './state/project-changes.ts';
 import { makeStateKeeper } from './state/rebuild.ts';
 import { makeSessionState } from './state/sessions.state.ts';
@@ -62,7 +63,8 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const issuesState = makeIssuesState(stateRedis, { prefix: config.queuePrefix });
   const keeper = makeStateKeeper({ state, store: stores.sessions, issuesState, issuesStore: stores.issues, eventsStore: stores.events, log });
   const accounts = makeAccountsService({ stores, redis: stateRedis, prefix: config.queuePrefix });
-  const issues = makeIssuesService({ issues: stores.issues, events: stores.events, state: issuesState, keeper });
+  const issueReads = makeIssueReads(stateRedis, { prefix: config.queuePrefix });
+  const issues = makeIssuesService({ issues: stores.issues, events: stores.events, state: issuesState, reads: issueReads, keeper });
   const didKey = config.didHashKey ?? (await stores.settings.getOrCreate('did_hash_key', () => crypto.randomBytes(32).toString('hex')));
   const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, windowMs: config.sessionUpdateWindowMs, writesInFlight });
   const releases = makeReleasesService(stores.sessions);

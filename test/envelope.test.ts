@@ -117,7 +117,23 @@ describe('the real @sentry/node SDK (10.x) pointed at a loopback DSN', () => {
     const { stored, recounted } = await rollupsAndRecount(ctx, Number(p.project.id));
     expect(stored).toEqual(recounted);
     const issues = (await call(ctx, 'GET', '/api/v1/issues', { key: p.secret })).body.issues;
-    expect(issues.map((i: { exception_type: string }) => i.exception_type).sort()).toEqual(['Error', 'SyntaxError']);
+    expect(issues.map((i: { exception_type: string }) => i.exception_type).sort()).toEqual(['Error', 'SyntaxError', 'TypeError']);
     expect(issues.every((i: { last_release: string }) => i.last_release === 'sentry-app@1.0.0')).toBe(true);
+
+    // What the SDK gathered reaches the stored event: breadcrumbs, setContext, setTag, setUser, source lines.
+    const typeError = issues.find((i: { exception_type: string }) => i.exception_type === 'TypeError');
+    expect(typeError.culprit).toBe('sentry-app in priceOf');
+    const event = (await call(ctx, 'GET', `/api/v1/issues/${typeError.id}`, { key: p.secret })).body.latest_event;
+    expect(event.breadcrumbs.values).toContainEqual(expect.objectContaining({ category: 'cart', message: 'added an item', data: { sku: 'A-1', token: '[Filtered]' } }));
+    expect(event.contexts.order).toEqual({ id: 'o-7', total: 12.5 });
+    expect(event.contexts.runtime).toMatchObject({ name: 'node' });
+    expect(event.tags).toMatchObject({ company: 'acme-gmbh' });
+    expect(typeError.companies).toEqual(['acme-gmbh']);
+    expect(event.user).toMatchObject({ id: 'user-42' });
+    const frames = event.exception.values.at(-1).stacktrace.frames;
+    const thrower = frames.find((f: { function?: string }) => f.function === 'priceOf');
+    expect(thrower).toMatchObject({ in_app: true, context_line: expect.stringContaining('return cart.lines.total') });
+    expect(thrower.pre_context.join('\n')).toContain('function priceOf(cart)');
+    expect(event.exception.values.at(-1).mechanism).toMatchObject({ handled: true });
   }, 30_000);
 });

@@ -50,7 +50,19 @@ export async function processEventGroups(payload: JobPayloads['events.process'],
       receivedAt: p.receivedAt,
       errors: p.events
         .filter((e) => e.kind === 'error')
-        .map((e) => ({ event: e._id, issue: ids.get(e.fingerprint!)!, at: e.at, release: e.release, level: e.level, title: e.title, exception_type: e.exception_type, company: e.company, fingerprint: e.fingerprint! })),
+        .map((e) => ({
+          event: e._id,
+          issue: ids.get(e.fingerprint!)!,
+          at: e.at,
+          release: e.release,
+          environment: e.environment ?? null,
+          level: e.level,
+          title: e.title,
+          culprit: e.culprit ?? '',
+          exception_type: e.exception_type,
+          company: e.company ?? null,
+          fingerprint: e.fingerprint!,
+        })),
       attempts: p.events
         .filter((e) => e.kind === 'security' && ATTEMPT_KINDS.has(e.security_kind ?? ''))
         .map((e) => ({ event_id: e.event_id, at: e.at, kind: e.security_kind!, actor: e.actor ?? '', group: e.group_key!, ip: e.ip })),

@@ -27,6 +27,13 @@ export function environmentParam(value: unknown): string | undefined {
   return value;
 }
 
+/** A free-text or name filter: one non-empty string of at most `max` characters. */
+export function textParam(value: unknown, name: string, max: number): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length === 0 || value.length > max) throw invalid(name, `must be one non-empty string of at most ${max} characters`);
+  return value;
+}
+
 export function releaseParam(value: string | undefined): string {
   if (!value || value.length > 200) throw new BadRequestError('invalid_release', 'a release name has 1 to 200 characters');
   return value;

@@ -1,16 +1,23 @@
-/** Issues read and status API (spec 4.6–4.8). Reads come from MongoDB; a status change goes through Redis. */
+/**
+ * Issues read and status API (spec 4.6–4.8) and an issue's events. Lists,
+ * spreads and an issue's events are read from the ordered structures in
+ * Redis (src/state/issue-reads.ts), documents by `_id` from MongoDB; a
+ * status change goes through Redis.
+ */
 import type { IssueStatus } from '../domain/issue-status.ts';
 import { NotFoundError, UnavailableError } from '../errors.ts';
+import type { IssueListQuery, IssueReads } from '../state/issue-reads.ts';
 import type { StateKeeper } from '../state/rebuild.ts';
 import type { IssuesState } from '../state/issues.state.ts';
-import type { EventsStore } from '../store/events.store.ts';
-import type { IssueDoc, IssuePageQuery, IssuesStore } from '../store/issues.store.ts';
+import { eventKey, type EventDoc, type EventsStore } from '../store/events.store.ts';
+import type { IssueDoc, IssuesStore } from '../store/issues.store.ts';
 
 export function issueView(issue: IssueDoc) {
   return {
     id: String(issue._id),
     kind: issue.kind,
     title: issue.title,
+    culprit: issue.culprit ?? '',
     exception_type: issue.exception_type,
     level: issue.level,
     status: issue.status,
@@ -26,20 +33,91 @@ export function issueView(issue: IssueDoc) {
   };
 }
 
-export function makeIssuesService(deps: { issues: IssuesStore; events: EventsStore; state: IssuesState; keeper: StateKeeper }) {
-  const { issues, events, state, keeper } = deps;
-  const notFound = (id: number) => new NotFoundError('issue_not_found', `no issue ${id} in this project`);
+/** What a page of an issue's events shows of each: enough to pick one, not its whole payload. */
+function eventSummary(doc: EventDoc) {
+  const p = JSON.parse(doc.payload) as Record<string, unknown>;
+  const user = p.user as Record<string, unknown> | undefined;
   return {
-    async list(projectId: number, q: IssuePageQuery) {
-      const { items, total } = await issues.page(projectId, q);
-      return { issues: items.map(issueView), total, limit: q.limit, offset: q.offset, order: q.order, ...(q.kind ? { kind: q.kind } : {}) };
+    event_id: doc.event_id,
+    timestamp: doc.at.toISOString(),
+    received_at: doc.received_at.toISOString(),
+    release: doc.release,
+    environment: doc.environment ?? (p.environment as string | undefined) ?? null,
+    level: (p.level as string | undefined) ?? null,
+    message: (p.message as string | undefined) ?? null,
+    user: user ? { id: user.id ?? null, email: user.email ?? null, username: user.username ?? null } : null,
+    tags: (p.tags as Record<string, string> | undefined) ?? {},
+  };
+}
+
+export function makeIssuesService(deps: { issues: IssuesStore; events: EventsStore; state: IssuesState; reads: IssueReads; keeper: StateKeeper }) {
+  const { issues, events, state, reads, keeper } = deps;
+  const notFound = (id: number) => new NotFoundError('issue_not_found', `no issue ${id} in this project`);
+  const eventNotFound = (id: string) => new NotFoundError('event_not_found', `no event ${id} in this issue`);
+
+  /** The issue, from MongoDB by `_id`; another project's is not found. */
+  async function issueOf(projectId: number, id: number): Promise<IssueDoc> {
+    const issue = await issues.get(projectId, id);
+    if (!issue) throw notFound(id);
+    return issue;
+  }
+
+  return {
+    async list(projectId: number, q: IssueListQuery, now = new Date()) {
+      let page = await reads.list(projectId, q, now);
+      if (page === 'unverified') {
+        await keeper.verify(projectId, now);
+        page = await reads.list(projectId, q, now);
+        if (page === 'unverified') throw new UnavailableError('state_rebuilding', 'the project state is being rebuilt after a Redis restart; retry in a moment');
+      }
+      const filters = Object.fromEntries(
+        (['kind', 'release', 'environment', 'level', 'company', 'query'] as const).filter((f) => q[f] !== undefined).map((f) => [f, q[f]]),
+      );
+      return {
+        issues: page.items.map(({ doc, last24h }) => ({ ...issueView(doc), events_24h: last24h })),
+        total: page.total,
+        limit: q.limit,
+        offset: q.offset,
+        order: q.order,
+        ...filters,
+      };
     },
-    async get(projectId: number, id: number) {
-      const issue = await issues.get(projectId, id);
-      if (!issue) throw notFound(id);
-      const latest = issue.latest_event ? await events.get(issue.latest_event) : null;
-      return { ...issueView(issue), latest_event: latest ? (JSON.parse(latest.payload) as unknown) : null };
+
+    /** The issue, its latest event's payload, where its events come from and their hourly counts (24 hours and 14 days). */
+    async get(projectId: number, id: number, now = new Date()) {
+      const issue = await issueOf(projectId, id);
+      const [latest, spread, hours] = await Promise.all([
+        issue.latest_event ? events.get(issue.latest_event) : null,
+        reads.spread(projectId, id),
+        reads.hourly(projectId, id, 14 * 24, now),
+      ]);
+      return {
+        ...issueView(issue),
+        latest_event: latest ? (JSON.parse(latest.payload) as unknown) : null,
+        spread: { releases: spread.releases.slice(0, 10), environments: spread.environments.slice(0, 10), companies: spread.companies.slice(0, 10) },
+        hourly: { until: new Date((Math.floor(now.getTime() / 3_600_000) + 1) * 3_600_000).toISOString(), last_24h: hours.slice(-24), last_14d: hours },
+      };
     },
+
+    /** A page of the issue's events, newest first. */
+    async events(projectId: number, id: number, offset: number, limit: number) {
+      await issueOf(projectId, id);
+      const page = await reads.events(projectId, id, offset, limit);
+      const docs = await events.getMany(page.ids.map((e) => eventKey(projectId, e)));
+      const byId = new Map(docs.map((d) => [d.event_id, d]));
+      // An event counted but deleted since (retention) is left out of the page.
+      const found = page.ids.map((e) => byId.get(e)).filter((d): d is EventDoc => d !== undefined);
+      return { events: found.map(eventSummary), total: page.total, limit, offset };
+    },
+
+    /** One event of the issue, whole, with its place among the issue's events and the newer and older one. */
+    async event(projectId: number, id: number, eventId: string) {
+      await issueOf(projectId, id);
+      const [doc, place] = await Promise.all([events.get(eventKey(projectId, eventId)), reads.neighbours(projectId, id, eventId)]);
+      if (!doc || !place) throw eventNotFound(eventId);
+      return { issue_id: String(id), index: place.index, newer: place.newer, older: place.older, event: JSON.parse(doc.payload) as unknown };
+    },
+
     /** Sets the status in Redis, then writes the issue to MongoDB before answering, so the next read sees it. */
     async setStatus(projectId: number, id: number, status: IssueStatus, now: Date) {
       let result = await state.setStatus(projectId, id, status, now);

@@ -28,8 +28,10 @@ export interface ErrorEntry {
   release: string | null;
   level: string;
   title: string;
+  culprit: string;
   exception_type: string | null;
   company: string | null;
+  environment: string | null;
   fingerprint: string;
 }
 
@@ -105,7 +107,7 @@ export function makeIssuesState(redis: Redis, opts: { prefix: string }) {
       const entries = groups.map((g) => ({
         id: g.id,
         at: g.receivedAt.getTime(),
-        e: g.errors.map((e) => [e.event, e.issue, String(e.at.getTime()), e.release ?? '', e.level, e.title, e.exception_type ?? '', e.company ?? '', e.fingerprint]),
+        e: g.errors.map((e) => [e.event, e.issue, String(e.at.getTime()), e.release ?? '', e.level, e.title, e.exception_type ?? '', e.company ?? '', e.fingerprint, e.culprit, e.environment ?? '']),
         a: g.attempts.map((a) => [a.event_id, String(a.at.getTime()), a.kind, a.actor, a.group, a.ip ?? '']),
       }));
       const [code] = await r.applyEvents(k.epoch, k.eseq, k.eapplied, k.edirty, k.base, APPLIED_MEMORY_MS, `${DETECTION_LOOKBACK_MS}:${DETECTION_MAX_ATTEMPTS}`, JSON.stringify(entries));
@@ -145,13 +147,23 @@ export function makeIssuesState(redis: Redis, opts: { prefix: string }) {
     },
     /**
      * Replaces the project's issue state (src/state/rebuild.ts): each issue
-     * as given, with its fingerprint, the sign-in attempts, the groups to
-     * count as applied and the change counter; every issue is marked changed,
-     * so the flusher writes it. Call with the project's epoch deleted.
+     * as given, with its fingerprint, its events (their list, spread and
+     * hourly counts), the sign-in attempts, the groups to count as applied
+     * and the change counter; every issue is marked changed, so the flusher
+     * writes it and the list indexes take it in. Call with the project's
+     * epoch deleted.
      */
-    async replace(project: number, issues: IssueDoc[], attempts: AttemptEntry[], applied: { id: string; at: Date }[], eseq: number): Promise<void> {
+    async replace(
+      project: number,
+      issues: IssueDoc[],
+      events: CountedEvent[],
+      attempts: AttemptEntry[],
+      applied: { id: string; at: Date }[],
+      eseq: number,
+    ): Promise<void> {
       const k = keys(project);
-      await dropProjectKeys(redis, k.base, ['i:*', 'ic:*', 'ag:*', 'aip:*'], [`${k.base}fp`, k.eseq, k.eapplied, k.edirty]);
+      await dropProjectKeys(redis, k.base, [...ISSUE_KEY_PATTERNS], [`${k.base}fp`, k.eseq, k.eapplied, k.edirty]);
+      await replaceEvents(redis, k.base, events);
       const pipe = redis.pipeline();
       for (const doc of issues) {
         pipe.hset(`${k.base}i:${doc._id}`, writeIssue(doc));
@@ -177,6 +189,41 @@ export function makeIssuesState(redis: Redis, opts: { prefix: string }) {
 }
 export type IssuesState = ReturnType<typeof makeIssuesState>;
 
+/** The keys under a project's prefix that hold issue state (apply-events-4.lua, snapshot-issues-3.lua). */
+const ISSUE_KEY_PATTERNS = ['i:*', 'ic:*', 'ie:*', 'is:*', 'ih:*', 'fr:*', 'fe:*', 'fc:*', 'fl:*', 'fk:*', 'tx:*', 'x:*', 'ag:*', 'aip:*'] as const;
+
+/** An error event counted in its issue, as a rebuild restores it. */
+export interface CountedEvent {
+  issue: number;
+  event_id: string;
+  at: Date;
+  release: string | null;
+  environment: string | null;
+  company: string | null;
+}
+
+/** What apply-events-4.lua keeps per event (ie:, is:, ih: and the filter sets), written for many events at once. */
+async function replaceEvents(redis: Redis, base: string, events: CountedEvent[]): Promise<void> {
+  const oldestHour = Math.floor(Date.now() / 3_600_000) - HOURS_KEPT;
+  for (let i = 0; i < events.length; i += 2000) {
+    const pipe = redis.pipeline();
+    for (const e of events.slice(i, i + 2000)) {
+      pipe.zadd(`${base}ie:${e.issue}`, e.at.getTime(), e.event_id);
+      for (const [dim, value] of [['r', e.release], ['e', e.environment], ['c', e.company]] as const) {
+        if (!value) continue;
+        pipe.hincrby(`${base}is:${e.issue}`, `${dim}:${value}`, 1);
+        pipe.sadd(`${base}f${dim}:${value}`, String(e.issue));
+      }
+      const hour = Math.floor(e.at.getTime() / 3_600_000);
+      if (hour > oldestHour) pipe.hincrby(`${base}ih:${e.issue}`, String(hour), 1);
+    }
+    for (const [err] of (await pipe.exec()) ?? []) if (err) throw err;
+  }
+}
+
+/** Hours of counts an issue keeps (apply-events-4.lua's HOURS_KEPT): the 14-day chart and a day to spare. */
+export const HOURS_KEPT = 15 * 24;
+
 /** Sorted-set members `<event_id>|<kind>|<actor>` with their scores → attempts. */
 function readAttempts(raw: string[]): Attempt[] {
   const out: Attempt[] = [];
@@ -194,6 +241,7 @@ function writeIssue(doc: IssueDoc): Record<string, string> {
     kind: doc.kind,
     fingerprint: doc.fingerprint,
     title: doc.title,
+    culprit: doc.culprit ?? '',
     exception_type: doc.exception_type ?? '',
     level: doc.level,
     status: doc.status,
@@ -214,7 +262,7 @@ function writeIssue(doc: IssueDoc): Record<string, string> {
 }
 
 /** An issue hash (apply-events-4.lua) → the document MongoDB keeps. */
-function readIssue(project: number, id: number, fields: string[], companies: string[]): IssueDoc {
+export function readIssue(project: number, id: number, fields: string[], companies: string[]): IssueDoc {
   const h: Record<string, string> = {};
   for (let i = 0; i < fields.length; i += 2) h[fields[i]!] = fields[i + 1]!;
   const date = (f: string) => (h[f] ? new Date(Number(h[f])) : null);
@@ -224,6 +272,7 @@ function readIssue(project: number, id: number, fields: string[], companies: str
     kind: h.kind as IssueDoc['kind'],
     fingerprint: h.fingerprint!,
     title: h.title!,
+    culprit: h.culprit ?? '',
     exception_type: h.exception_type || null,
     level: h.level!,
     status: h.status as IssueStatus,

@@ -18,10 +18,16 @@ import type { Logger } from '../log.ts';
 import { unpackRequest, type Flushed, type SessionBatchDoc, type SessionsStore } from '../store/sessions.store.ts';
 import type { EventDoc, EventsStore } from '../store/events.store.ts';
 import type { IssueDoc, IssuesStore } from '../store/issues.store.ts';
-import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, type AttemptEntry, type IssuesState } from './issues.state.ts';
+import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, type AttemptEntry, type CountedEvent, type IssuesState } from './issues.state.ts';
 import { APPLIED_MEMORY_MS, type SessionState } from './sessions.state.ts';
 
 const REBUILD_LEASE_MS = 10 * 60_000;
+
+/**
+ * The layout of a project's issue state in Redis. A project whose keys follow an older one (before the
+ * per-issue events, spread and list indexes, layout 2) has its issue state rebuilt once, at its next verify.
+ */
+export const ISSUE_LAYOUT = '2';
 
 export class StateBusyError extends Error {
   constructor(project: number) {
@@ -119,6 +125,10 @@ export function makeStateKeeper(deps: {
       eventsStore.ofProject(project, 'security', new Date(now.getTime() - 2 * DETECTION_LOOKBACK_MS)),
     ]);
     const errors = stored.filter((e) => !pending.has(e.batch));
+    const issueOf = new Map(docs.map((d) => [d.fingerprint, d._id]));
+    const events: CountedEvent[] = errors
+      .filter((e) => issueOf.has(e.fingerprint!))
+      .map((e) => ({ issue: issueOf.get(e.fingerprint!)!, event_id: e.event_id, at: e.at, release: e.release, environment: e.environment ?? null, company: e.company ?? null }));
     const counted = new Map<string, { count: number; first: EventDoc; last: EventDoc }>();
     for (const e of errors) {
       const c = counted.get(e.fingerprint!);
@@ -140,7 +150,8 @@ export function makeStateKeeper(deps: {
       .map((a) => ({ event_id: a.event_id, at: a.at, kind: a.security_kind!, actor: a.actor ?? '', group: a.group_key!, ip: a.ip }));
     const remembered = now.getTime() - APPLIED_MEMORY_MS;
     const applied = new Map(errors.filter((e) => e.received_at.getTime() > remembered).map((e) => [e.batch, e.received_at]));
-    await issuesState.replace(project, recounted, detected, [...applied].map(([id, at]) => ({ id, at })), eseq);
+    await issuesState.replace(project, recounted, events, detected, [...applied].map(([id, at]) => ({ id, at })), eseq);
+    await redis.set(k.layout, ISSUE_LAYOUT);
     log.warn({ project, issues: docs.length, eseq }, 'rebuilt the issue state of a project from MongoDB and its stored events');
     return { issues: docs.length };
   }
@@ -153,14 +164,26 @@ export function makeStateKeeper(deps: {
      */
     async verify(project: number, now: Date): Promise<'verified' | 'rebuilt'> {
       const k = state.keys(project);
+      const ik = issuesState.keys(project);
       const runId = await state.runId();
-      if ((await redis.get(k.epoch)) === runId) return 'verified';
+      const current = async () => {
+        const [epoch, layout] = await redis.mget(k.epoch, ik.layout);
+        return epoch === runId && layout === ISSUE_LAYOUT;
+      };
+      if (await current()) return 'verified';
       return leased(project, async () => {
-        if ((await redis.get(k.epoch)) === runId) return 'verified';
+        if (await current()) return 'verified';
         const held = { sessions: Number((await redis.get(k.seq)) ?? 0), issues: Number((await redis.get(k.eseq)) ?? 0) };
         const flushed = { sessions: await store.flushedSeq(project), issues: await issuesStore.flushedSeq(project) };
         await issuesState.raiseIssueSeq(await issuesStore.maxId());
         let outcome: 'verified' | 'rebuilt' = 'verified';
+        const layout = await redis.get(ik.layout);
+        if (layout !== ISSUE_LAYOUT && (held.issues > 0 || flushed.issues > 0) && held.issues >= flushed.issues) {
+          log.warn({ project, layout }, 'the issue state of the project follows an older layout; rebuilding it');
+          await redis.del(k.epoch);
+          await rebuildIssues(project, now);
+          outcome = 'rebuilt';
+        }
         if (held.sessions < flushed.sessions) {
           log.warn({ project, held, flushed }, 'Redis lost session state that MongoDB has; rebuilding it from the raw batches');
           await rebuildSessions(project, now);
@@ -171,6 +194,7 @@ export function makeStateKeeper(deps: {
           await rebuildIssues(project, now);
           outcome = 'rebuilt';
         }
+        await redis.set(ik.layout, ISSUE_LAYOUT);
         await redis.set(k.epoch, runId);
         log.info({ project, held, flushed, outcome }, 'Redis state of the project verified against MongoDB');
         return outcome;

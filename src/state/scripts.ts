@@ -20,6 +20,7 @@ const SCRIPTS = {
   applyBurst: 'apply-burst-3.lua',
   setIssueStatus: 'set-issue-status-3.lua',
   snapshotIssues: 'snapshot-issues-3.lua',
+  listIssues: 'list-issues-2.lua',
   raiseCounter: 'raise-counter-1.lua',
 } as const;
 
@@ -32,6 +33,7 @@ export interface ScriptCommands {
   applyBurst(epoch: string, seq: string, dirty: string, ...argv: Arg[]): Promise<number>;
   setIssueStatus(epoch: string, seq: string, dirty: string, ...argv: Arg[]): Promise<number>;
   snapshotIssues(epoch: string, seq: string, dirty: string, base: string, ...ids: string[]): Promise<[number, number, ...[string, string, string[], string[]][]]>;
+  listIssues(epoch: string, order: string, ...argv: Arg[]): Promise<[number, number, ...[string, string[], string[], (string | null)[]][]]>;
   raiseCounter(counter: string, atLeast: number): Promise<number>;
 }
 
@@ -60,6 +62,8 @@ export function projectKeys(prefix: string, project: number) {
     eseq: `${base}eseq`,
     eapplied: `${base}eapplied`,
     edirty: `${base}edirty`,
+    /** which layout of the issue state (and its list indexes) the project's keys follow */
+    layout: `${base}layout`,
   };
 }
 

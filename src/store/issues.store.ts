@@ -11,7 +11,7 @@
  * documents), and the padding keeps string order numeric (`order=id`, the
  * highest id). Everything outside this file sees the number.
  */
-import type { Collection, Db, IndexDescription, OptionalUnlessRequiredId, Sort } from 'mongodb';
+import type { Collection, Db, IndexDescription, OptionalUnlessRequiredId } from 'mongodb';
 import type { IssueStatus } from '../domain/issue-status.ts';
 import { ensureIndexes, onlyDuplicates } from './mongo.ts';
 import { makeFlushMarks, writeNewer } from './versioned.ts';
@@ -22,6 +22,8 @@ export interface IssueDoc {
   kind: 'error' | 'security';
   fingerprint: string;
   title: string;
+  /** where it happened: `module or file in function` of the crashing in-app frame, or the transaction (older issues lack it) */
+  culprit?: string;
   exception_type: string | null;
   level: string;
   status: IssueStatus;
@@ -52,15 +54,6 @@ type StoredIssue = Omit<IssueDoc, '_id'> & { _id: string; v: number };
 
 function fromStored({ _id, v: _v, ...doc }: StoredIssue): IssueDoc {
   return { ...doc, _id: Number(_id) };
-}
-
-/** One page of a project's issues: the API's query, and the dashboard's kind filter. */
-export interface IssuePageQuery {
-  status: IssueStatus;
-  order: 'last_seen' | 'id';
-  limit: number;
-  offset: number;
-  kind?: IssueDoc['kind'];
 }
 
 export function makeIssuesStore(db: Db) {
@@ -98,15 +91,6 @@ export function makeIssuesStore(db: Db) {
     async get(projectId: number, id: number): Promise<IssueDoc | null> {
       const found = await issues.findOne({ _id: storedIssueId(id) });
       return found && found.project_id === projectId ? fromStored(found) : null;
-    },
-    async page(projectId: number, q: IssuePageQuery) {
-      const filter = { project_id: projectId, status: q.status, ...(q.kind ? { kind: q.kind } : {}) };
-      const sort: Sort = q.order === 'id' ? { _id: 1 } : { last_seen: -1, _id: -1 };
-      const [items, total] = await Promise.all([
-        issues.find(filter).sort(sort).skip(q.offset).limit(q.limit).toArray(),
-        issues.countDocuments(filter),
-      ]);
-      return { items: items.map(fromStored), total };
     },
   };
 }

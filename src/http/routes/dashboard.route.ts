@@ -17,7 +17,7 @@ import type { AppDeps, AppState } from '../app.ts';
 import { readJson } from '../body.ts';
 import { enumParam, environmentParam, idParam, releaseParam } from '../params.ts';
 import { requireSignedIn } from './dashboard-session.route.ts';
-import { issueNotFound, issuePageQuery } from './issues.route.ts';
+import { eventIdParam, eventPageQuery, issueNotFound, issuePageQuery } from './issues.route.ts';
 
 type WebState = AppState & { web: WebSession; webToken: string };
 type WebContext = RouterContext<WebState>;
@@ -88,11 +88,17 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
   });
 
   router.get('/projects/:project/issues', async (ctx) => {
-    const kind = enumParam(ctx.query.kind, 'kind', ['error', 'security'] as const);
-    ctx.body = await deps.issues.list(await projectId(ctx), { ...issuePageQuery(ctx.query), kind });
+    ctx.body = await deps.issues.list(await projectId(ctx), issuePageQuery(ctx.query));
   });
   router.get('/projects/:project/issues/:id', async (ctx) => {
     ctx.body = await deps.issues.get(await projectId(ctx), idParam(ctx.params.id, issueNotFound));
+  });
+  router.get('/projects/:project/issues/:id/events', async (ctx) => {
+    const { offset, limit } = eventPageQuery(ctx.query);
+    ctx.body = await deps.issues.events(await projectId(ctx), idParam(ctx.params.id, issueNotFound), offset, limit);
+  });
+  router.get('/projects/:project/issues/:id/events/:event', async (ctx) => {
+    ctx.body = await deps.issues.event(await projectId(ctx), idParam(ctx.params.id, issueNotFound), eventIdParam(ctx.params.event));
   });
   router.post('/projects/:project/issues/:id/status', async (ctx) => {
     const id = await projectId(ctx);

@@ -4,8 +4,11 @@
   effects, so a retry, a duplicate delivery, two workers on one group or a
   group delivered again in another job change nothing twice.
   - an error event counts in its issue (created on first sight), follows the
-    newest event (last release, level, title, latest event), adds its company
-    tag (up to 64), and regresses a resolved issue (spec 3.1);
+    newest event (last release, level, title, culprit, latest event), adds its
+    company tag (up to 64), and regresses a resolved issue (spec 3.1); it joins
+    the issue's events (ie:), its spread (is:, and the filter sets fr:, fe:,
+    fc: on the first event of a release, environment or company) and its
+    hourly counts (ih:, trimmed to HOURS_KEPT);
   - a sign-in attempt joins its (actor, ip) group's and its ip's attempts,
     sorted sets trimmed to the detectors' look-back, which the worker hands
     to the pure detectors (src/domain/bursts.ts).
@@ -19,15 +22,19 @@
   ARGV[2] how long applied group ids are remembered (ms)
   ARGV[3] look-back of the detectors (ms) and most attempts kept per group
   ARGV[4] JSON [{id: group id, at: when it was received (ms),
-                 e: [[event, issue, at, release, level, title, exception_type, company, fingerprint], ...],
+                 e: [[event, issue, at, release, level, title, exception_type, company, fingerprint, culprit, environment], ...],
                  a: [[event_id, at, kind, actor, group, ip], ...]}, ...]
-          times in ms as decimal strings; '' for a missing release, company or ip
+          times in ms as decimal strings; '' for a missing release, company, environment or ip
 
   Keys under the prefix:
-    i:<issue>    the issue: kind, fingerprint, title, exception_type, level, status, first, last,
+    i:<issue>    the issue: kind, fingerprint, title, culprit, exception_type, level, status, first, last,
                  count, last_release, regressions, resolves, resolved_at, resolved_release,
                  regressed_at, regression_kind, created, latest, latest_at
     ic:<issue>   its company tags
+    ie:<issue>   its events: score at, member event_id
+    is:<issue>   its spread: 'r:<release>', 'e:<environment>', 'c:<company>' -> events
+    ih:<issue>   its events per hour: hour (ms / 3600000) -> events
+    fr:<release>, fe:<environment>, fc:<company>  the error issues with an event of it
     ag:<group>   attempts of an (actor, ip) group: score at, member '<event_id>|<kind>|<actor>'
     aip:<ip>     attempts from an ip, the same way
 
@@ -38,6 +45,26 @@ local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
 if redis.call('GET', KEYS[1]) ~= runId then return {-1, 0, 0} end
 
 local base = ARGV[1]
+local HOURS_KEPT = 15 * 24
+
+-- Counts an event in one dimension of the issue's spread; the issue joins the dimension's filter set on its first.
+local function spread(id, dim, value)
+  if value == '' then return end
+  if redis.call('HINCRBY', base .. 'is:' .. id, dim .. ':' .. value, 1) == 1 then
+    redis.call('SADD', base .. 'f' .. dim .. ':' .. value, id)
+  end
+end
+
+-- Counts an event in its hour; when a new hour makes the hash longer than kept, the oldest hours go.
+local function hourly(id, at)
+  local key = base .. 'ih:' .. id
+  local hour = math.floor(tonumber(at) / 3600000)
+  if redis.call('HINCRBY', key, hour, 1) == 1 and redis.call('HLEN', key) > HOURS_KEPT then
+    local hours = redis.call('HKEYS', key)
+    table.sort(hours, function(a, b) return tonumber(a) > tonumber(b) end)
+    for i = HOURS_KEPT + 1, #hours do redis.call('HDEL', key, hours[i]) end
+  end
+end
 local lookback, maxAttempts = string.match(ARGV[3], '^(%d+):(%d+)$')
 lookback, maxAttempts = tonumber(lookback), tonumber(maxAttempts)
 local groups = cjson.decode(ARGV[4])
@@ -52,10 +79,10 @@ for _, g in ipairs(groups) do
     redis.call('ZADD', KEYS[3], now, g.id)
 
     for _, e in ipairs(g.e) do
-      local event, id, at, release, level, title, etype, company, fingerprint = unpack(e)
+      local event, id, at, release, level, title, etype, company, fingerprint, culprit, environment = unpack(e)
       local key = base .. 'i:' .. id
       if redis.call('EXISTS', key) == 0 then
-        redis.call('HSET', key, 'kind', 'error', 'fingerprint', fingerprint, 'title', title, 'exception_type', etype,
+        redis.call('HSET', key, 'kind', 'error', 'fingerprint', fingerprint, 'title', title, 'culprit', culprit, 'exception_type', etype,
           'level', level, 'status', 'unresolved', 'first', at, 'last', at, 'count', 0, 'last_release', release,
           'regressions', 0, 'resolves', 0, 'resolved_at', '', 'resolved_release', '', 'regressed_at', '',
           'regression_kind', '', 'created', now, 'latest', event, 'latest_at', at)
@@ -64,9 +91,14 @@ for _, g in ipairs(groups) do
       redis.call('HINCRBY', key, 'count', 1)
       if tonumber(at) < tonumber(issue[1]) then redis.call('HSET', key, 'first', at) end
       if tonumber(at) >= tonumber(issue[2]) then
-        redis.call('HSET', key, 'last', at, 'last_release', release, 'level', level, 'title', title, 'latest', event, 'latest_at', at)
+        redis.call('HSET', key, 'last', at, 'last_release', release, 'level', level, 'title', title, 'culprit', culprit, 'latest', event, 'latest_at', at)
       end
       if company ~= '' and redis.call('SCARD', base .. 'ic:' .. id) < 64 then redis.call('SADD', base .. 'ic:' .. id, company) end
+      redis.call('ZADD', base .. 'ie:' .. id, tonumber(at), string.match(event, '[^:]*$'))
+      spread(id, 'r', release)
+      spread(id, 'e', environment)
+      spread(id, 'c', company)
+      hourly(id, at)
       if issue[3] == 'resolved' and tonumber(issue[4]) < now then
         local kind = 'new_release'
         if release ~= '' and release == issue[5] then kind = 'same_release' end

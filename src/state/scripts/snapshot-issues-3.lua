@@ -3,6 +3,14 @@
   since it was last flushed (or the ones named), with its company tags, read
   in one atomic step together with the project's event change counter.
 
+  The same step brings each issue read into the list indexes (read by
+  list-issues-2.lua), so the lists show what MongoDB is being given:
+    x:<status>:<order>  zset per status and order (last, first, count, id): score -> issue id
+    fl:<level>, fk:<kind>  sets of issue ids, by the issue's level and kind
+    tx:<token>          set of issue ids whose title or culprit holds the token
+  The issue hash remembers what it is indexed under (x_status, x_level,
+  x_text), so an issue moves only when its status, level or text changed.
+
   KEYS[1] epoch    run_id of the Redis this project's state was verified on
   KEYS[2] eseq     the project's event change counter
   KEYS[3] edirty   hash: issue id -> eseq of its last change
@@ -14,6 +22,46 @@
 ]]
 local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
 if redis.call('GET', KEYS[1]) ~= runId then return {0, 0} end
+local base = ARGV[1]
+local ORDERS = {'last', 'first', 'count', 'id'}
+
+-- The words of a title or culprit (src/state/issue-reads.ts searches them): split at ASCII spaces and
+-- punctuation, each word whole and in its camelCase parts ('BetaError': betaerror, beta, error), ASCII
+-- letters lower-cased, words of one character left out.
+local function tokens(text)
+  local out, seen = {}, {}
+  local function add(word)
+    word = string.lower(word)
+    if #word > 1 and not seen[word] then seen[word] = true; out[#out + 1] = word end
+  end
+  for word in string.gmatch(text, '[^%s%p]+') do
+    add(word)
+    for part in string.gmatch(word, '%u?%l+%d*') do add(part) end
+  end
+  return out
+end
+
+local function index(id, key)
+  local h = redis.call('HMGET', key, 'status', 'last', 'first', 'count', 'level', 'kind', 'title', 'culprit', 'x_status', 'x_level', 'x_text')
+  local status, level, text = h[1], h[5], (h[7] or '') .. '\n' .. (h[8] or '')
+  if not status then return end
+  if h[9] and h[9] ~= status then
+    for _, order in ipairs(ORDERS) do redis.call('ZREM', base .. 'x:' .. h[9] .. ':' .. order, id) end
+  end
+  local scores = {last = h[2], first = h[3], count = h[4], id = id}
+  for _, order in ipairs(ORDERS) do redis.call('ZADD', base .. 'x:' .. status .. ':' .. order, tonumber(scores[order]), id) end
+  if h[10] ~= level then
+    if h[10] then redis.call('SREM', base .. 'fl:' .. h[10], id) end
+    redis.call('SADD', base .. 'fl:' .. level, id)
+    redis.call('SADD', base .. 'fk:' .. h[6], id)
+  end
+  if h[11] ~= text then
+    if h[11] then for _, word in ipairs(tokens(h[11])) do redis.call('SREM', base .. 'tx:' .. word, id) end end
+    for _, word in ipairs(tokens(text)) do redis.call('SADD', base .. 'tx:' .. word, id) end
+  end
+  redis.call('HSET', key, 'x_status', status, 'x_level', level, 'x_text', text)
+end
+
 local out = {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
 local ids = {}
 if #ARGV > 1 then
@@ -22,6 +70,8 @@ else
   ids = redis.call('HGETALL', KEYS[3])
 end
 for i = 1, #ids, 2 do
-  out[#out + 1] = {ids[i], ids[i + 1], redis.call('HGETALL', ARGV[1] .. 'i:' .. ids[i]), redis.call('SMEMBERS', ARGV[1] .. 'ic:' .. ids[i])}
+  local key = base .. 'i:' .. ids[i]
+  index(ids[i], key)
+  out[#out + 1] = {ids[i], ids[i + 1], redis.call('HGETALL', key), redis.call('SMEMBERS', base .. 'ic:' .. ids[i])}
 end
 return out

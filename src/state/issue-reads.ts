@@ -1,0 +1,119 @@
+/**
+ * The reads of issues that must stay flat as a project grows, served from
+ * the ordered structures in Redis that the scripts keep (docs/architecture.md):
+ * - a page of the issue list, filtered and ordered (list-issues-2.lua over
+ *   the indexes snapshot-issues-3.lua keeps), with each row's last 24 hours;
+ * - an issue's spread (releases, environments, companies) and hourly counts,
+ *   kept as its events are applied (apply-events-4.lua);
+ * - a page of an issue's events, newest first, and an event's neighbours.
+ * Events themselves are then read from MongoDB by `_id`.
+ */
+import type { Redis } from 'ioredis';
+import type { IssueStatus } from '../domain/issue-status.ts';
+import type { IssueDoc } from '../store/issues.store.ts';
+import { readIssue } from './issues.state.ts';
+import { defineScripts, projectKeys } from './scripts.ts';
+
+export const ISSUE_ORDERS = ['last_seen', 'first_seen', 'event_count', 'id'] as const;
+export type IssueOrder = (typeof ISSUE_ORDERS)[number];
+const ORDER_KEY: Record<IssueOrder, { zset: string; desc: boolean }> = {
+  last_seen: { zset: 'last', desc: true },
+  first_seen: { zset: 'first', desc: true },
+  event_count: { zset: 'count', desc: true },
+  id: { zset: 'id', desc: false },
+};
+
+export interface IssueListQuery {
+  status: IssueStatus;
+  order: IssueOrder;
+  limit: number;
+  offset: number;
+  kind?: IssueDoc['kind'];
+  release?: string;
+  environment?: string;
+  level?: string;
+  company?: string;
+  query?: string;
+}
+
+/**
+ * The words of a search, split as snapshot-issues-3.lua splits titles and
+ * culprits: at ASCII spaces and punctuation, ASCII letters lower-cased,
+ * one-character words left out. An issue matches when its title or culprit
+ * holds every word, whole or as a camelCase part (`beta` finds `BetaError`).
+ */
+export function searchWords(text: string): string[] {
+  const lower = text.replace(/[A-Z]+/g, (s) => s.toLowerCase());
+  return [...new Set(lower.split(/[ \t\n\v\f\r!-/:-@[-`{-~]+/).filter((w) => w.length > 1))];
+}
+
+const HOUR_MS = 3_600_000;
+export const hourOf = (at: Date) => Math.floor(at.getTime() / HOUR_MS);
+
+export function makeIssueReads(redis: Redis, opts: { prefix: string }) {
+  const r = defineScripts(redis);
+  const keys = (project: number) => projectKeys(opts.prefix, project);
+
+  return {
+    /** One page of issues, or 'unverified' when the project's state must be verified first. */
+    async list(project: number, q: IssueListQuery, now: Date): Promise<'unverified' | { total: number; items: { doc: IssueDoc; last24h: number[] }[] }> {
+      const k = keys(project);
+      const order = ORDER_KEY[q.order];
+      const filters = [
+        q.kind && `fk:${q.kind}`,
+        q.release && `fr:${q.release}`,
+        q.environment && `fe:${q.environment}`,
+        q.level && `fl:${q.level}`,
+        q.company && `fc:${q.company}`,
+        ...searchWords(q.query ?? '').map((w) => `tx:${w}`),
+      ].filter((f): f is string => Boolean(f));
+      const [code, total, ...rows] = await r.listIssues(k.epoch, `${k.base}x:${q.status}:${order.zset}`, k.base, order.desc ? 'desc' : 'asc', q.offset, q.limit, hourOf(now), ...filters);
+      if (code === -1) return 'unverified';
+      return {
+        total,
+        items: rows
+          .filter(([, fields]) => fields.length > 0)
+          .map(([id, fields, companies, hours]) => ({ doc: readIssue(project, Number(id), fields, companies), last24h: hours.map((n) => Number(n ?? 0)) })),
+      };
+    },
+
+    /** Where the issue's events come from: each release, environment and company with its count, most first. */
+    async spread(project: number, issue: number): Promise<Record<'releases' | 'environments' | 'companies', { value: string; count: number }[]>> {
+      const raw = await redis.hgetall(`${keys(project).base}is:${issue}`);
+      const out = { releases: [] as { value: string; count: number }[], environments: [] as { value: string; count: number }[], companies: [] as { value: string; count: number }[] };
+      const dims = { r: out.releases, e: out.environments, c: out.companies } as Record<string, { value: string; count: number }[]>;
+      for (const [field, count] of Object.entries(raw)) dims[field.slice(0, 1)]?.push({ value: field.slice(2), count: Number(count) });
+      for (const list of Object.values(out)) list.sort((a, b) => b.count - a.count || a.value.localeCompare(b.value));
+      return out;
+    },
+
+    /** The issue's events per hour for the `hours` hours up to now, oldest first. */
+    async hourly(project: number, issue: number, hours: number, now: Date): Promise<number[]> {
+      const last = hourOf(now);
+      const fields = Array.from({ length: hours }, (_, i) => String(last - hours + 1 + i));
+      const counts = await redis.hmget(`${keys(project).base}ih:${issue}`, ...fields);
+      return counts.map((n) => Number(n ?? 0));
+    },
+
+    /** A page of the issue's event ids, newest first, and how many it has. */
+    async events(project: number, issue: number, offset: number, limit: number): Promise<{ ids: string[]; total: number }> {
+      const key = `${keys(project).base}ie:${issue}`;
+      const [ids, total] = await Promise.all([redis.zrevrange(key, offset, offset + limit - 1), redis.zcard(key)]);
+      return { ids, total };
+    },
+
+    /**
+     * The event's place among the issue's events (newest first) and the ids of
+     * the newer and older one; null when the event is not one of the issue's.
+     */
+    async neighbours(project: number, issue: number, eventId: string): Promise<{ index: number; newer: string | null; older: string | null } | null> {
+      const key = `${keys(project).base}ie:${issue}`;
+      const rank = await redis.zrevrank(key, eventId);
+      if (rank === null) return null;
+      const around = await redis.zrevrange(key, Math.max(0, rank - 1), rank + 1);
+      const at = around.indexOf(eventId);
+      return { index: rank, newer: at > 0 ? around[at - 1]! : null, older: around[at + 1] ?? null };
+    },
+  };
+}
+export type IssueReads = ReturnType<typeof makeIssueReads>;
