@@ -192,8 +192,8 @@ describe('the web dashboard', () => {
     await page.getByRole('button', { name: 'Resolve' }).click();
     await page.getByRole('button', { name: 'Unresolve' }).waitFor();
     expect(await page.locator('.status').textContent()).toBe('resolved');
-    const payload = await page.getByLabel('Latest event payload').textContent();
-    expect(payload).toContain('"TypeError"');
+    await page.getByRole('button', { name: 'Show raw JSON' }).click();
+    expect(await page.getByLabel('The event as stored, as JSON').textContent()).toContain('"TypeError"');
 
     expect((await send(error())).status).toBe(202);
     await drained(ctx);
@@ -203,6 +203,64 @@ describe('the web dashboard', () => {
     expect(await page.locator('.status').textContent()).toBe('unresolved');
     await accessible('issue');
     await shot('issue');
+  }, 90_000);
+
+  it('shows an event to debug from: source lines, variables, breadcrumbs, request, tags; newer and older events; the list filtered by release and words', async () => {
+    const fixture = JSON.parse(fs.readFileSync(new URL('./fixtures/python-event.json', import.meta.url), 'utf8'));
+    const send = (body: unknown) => call(ctx, 'POST', '/api/v1/events', { key: secret, instance, body });
+    const base = Date.now() - 10 * 60_000;
+    const sent = [0, 1, 2].map((i) => ({ ...fixture, event_id: eventId(), timestamp: new Date(base + i * 60_000).toISOString(), release: `shop@2.7.${i}` }));
+    for (const e of sent) expect((await send(e)).status).toBe(202);
+    await drained(ctx);
+
+    await open(`/projects/${project}/issues`, 'Issues');
+    await page.getByLabel('Release').fill('shop@2.7.1');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/release=shop%402\.7\.1/);
+    await expect.poll(() => page.getByRole('table').textContent()).toContain('CheckoutError');
+    expect(await page.getByRole('table').textContent()).not.toContain('TypeError');
+    await page.getByLabel('Release').fill('');
+    await page.getByLabel('Search titles and culprits').fill('checkout');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/query=checkout/);
+    await expect.poll(async () => (await page.getByRole('table').locator('tbody tr').count())).toBe(1);
+    expect(await page.getByRole('img', { name: /3 events in the last 24 hours/ }).count()).toBe(1);
+    await accessible('issues filtered');
+    await page.getByRole('link', { name: /CheckoutError/ }).click();
+
+    await page.getByRole('heading', { level: 1, name: /CheckoutError/ }).waitFor();
+    const current = page.locator('ol.source li.current').first();
+    await current.waitFor();
+    expect(await current.textContent()).toContain('amount = total(cart)');
+    const vars = page.getByRole('table', { name: 'Variables of checkout' });
+    expect(await vars.getByRole('row', { name: /card_number/ }).textContent()).toContain('[Filtered]');
+    expect(await vars.getByRole('row', { name: /^cart/ }).textContent()).toContain('EUR');
+    expect(await page.getByRole('table', { name: /What happened before the event/ }).textContent()).toContain('POST /cart/checkout');
+    expect(await page.locator('[data-field="request-url"]').textContent()).toBe('POST https://shop.example.com/cart/checkout');
+    expect(await page.getByRole('table', { name: 'Tags' }).textContent()).toContain('acme-gmbh');
+    expect(await page.getByRole('button', { name: /Show \d+ library frames/ }).count()).toBe(1);
+    expect(await page.getByRole('table', { name: 'Events by releases' }).textContent()).toContain('shop@2.7.2');
+    await accessible('issue event');
+    await shot('issue-event');
+
+    // The newest event is shown first; older and newer ones are a click away, each at its own address.
+    expect(await page.locator('.pager').first().textContent()).toContain('1 of 3');
+    await page.getByRole('link', { name: 'Older event' }).click();
+    await page.waitForURL(new RegExp(`/events/${sent[1]!.event_id}$`));
+    await expect.poll(() => page.locator('.pager').first().textContent()).toContain('2 of 3');
+    await page.getByRole('link', { name: 'Older event' }).click();
+    await page.waitForURL(new RegExp(`/events/${sent[0]!.event_id}$`));
+    await page.getByText('Oldest event').waitFor();
+    await page.getByRole('link', { name: 'Newer event' }).click();
+    await page.waitForURL(new RegExp(`/events/${sent[1]!.event_id}$`));
+    await page.reload();
+    await expect.poll(() => page.locator('.pager').first().textContent()).toContain('2 of 3');
+
+    await page.getByRole('link', { name: 'All events' }).click();
+    await page.getByRole('heading', { level: 1, name: /Events of issue/ }).waitFor();
+    await expect.poll(() => page.getByRole('table').locator('tbody tr').count()).toBe(3);
+    await accessible('issue events');
+    await shot('issue-events');
   }, 90_000);
 
   it('previews alert settings on the last 24 hours, then saves them', async () => {

@@ -89,8 +89,6 @@ function pathOf(error: ErrorObject): string {
   const params = error.params as Record<string, string>;
   if (error.keyword === 'required') return `${error.instancePath}/${params.missingProperty}`;
   if (error.keyword === 'additionalProperties') return `${error.instancePath}/${params.additionalProperty}`;
-  const propertyName = (error as { propertyName?: string }).propertyName;
-  if (propertyName !== undefined) return `${error.instancePath}/${propertyName}`;
   return error.instancePath || '/';
 }
 
@@ -119,8 +117,6 @@ export function toProblems(errors: ErrorObject[]): PathError[] {
   const problems: PathError[] = [];
   for (const error of errors) {
     if (alternatives.some((alt) => inBranch(error, alt))) continue;
-    // ajv reports propertyNames twice: the name's own error, then "property name is invalid"
-    if (error.keyword === 'propertyNames') continue;
     if (error.keyword === 'anyOf' || error.keyword === 'oneOf') {
       const branches = errors.filter((e) => inBranch(e, error));
       const nested = alternatives.some((alt) => alt !== error && inBranch(error, alt));
@@ -130,7 +126,7 @@ export function toProblems(errors: ErrorObject[]): PathError[] {
     // a `not` on a value of the wrong type is noise beside the type error
     if (error.keyword === 'not' && errors.some((e) => e.keyword === 'type' && e.instancePath === error.instancePath)) continue;
     const path = pathOf(error);
-    const message = (error as { propertyName?: string }).propertyName !== undefined ? `the name ${messageOf(error)}` : messageOf(error);
+    const message = messageOf(error);
     if (!problems.some((p) => p.path === path && p.message === message)) problems.push({ path, message });
   }
   return problems;

@@ -9,7 +9,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, rememberSession, type Session } from './api.ts';
 import { interceptLinks, navigate, useLocation } from './router.ts';
 import { AlertsPage } from './pages/alerts.tsx';
-import { IssuePage, IssuesPage } from './pages/issues.tsx';
+import { IssueEventsPage, IssuePage } from './pages/issue.tsx';
+import { IssuesPage } from './pages/issues.tsx';
 import { OrganisationPage } from './pages/organisation.tsx';
 import { ProjectSettingsPage, ProjectsPage } from './pages/projects.tsx';
 import { ReleasePage, ReleasesPage } from './pages/releases.tsx';
@@ -29,6 +30,8 @@ function Page({ url, session }: { url: URL; session: Session }) {
   if ((m = path.match(/^\/projects\/(\d+)\/releases\/([^/]+)$/))) return <ReleasePage id={m[1]!} release={decodeURIComponent(m[2]!)} query={q} />;
   if ((m = path.match(/^\/projects\/(\d+)\/issues$/))) return <IssuesPage id={m[1]!} query={q} />;
   if ((m = path.match(/^\/projects\/(\d+)\/issues\/(\d+)$/))) return <IssuePage id={m[1]!} issue={m[2]!} />;
+  if ((m = path.match(/^\/projects\/(\d+)\/issues\/(\d+)\/events$/))) return <IssueEventsPage id={m[1]!} issue={m[2]!} query={q} />;
+  if ((m = path.match(/^\/projects\/(\d+)\/issues\/(\d+)\/events\/([0-9a-f]{32})$/))) return <IssuePage id={m[1]!} issue={m[2]!} event={m[3]!} />;
   if ((m = path.match(/^\/projects\/(\d+)\/alerts$/))) return <AlertsPage id={m[1]!} />;
   return (
     <section>

@@ -62,6 +62,7 @@ export interface Issue {
   id: string;
   kind: 'error' | 'security';
   title: string;
+  culprit: string;
   exception_type: string | null;
   level: string | null;
   status: 'unresolved' | 'resolved' | 'ignored';
@@ -74,4 +75,31 @@ export interface Issue {
   last_regressed_at: string | null;
   last_regression_kind: 'same_release' | 'new_release' | null;
   companies: string[];
+}
+
+/** A row of the issue list: the issue and its events per hour over the last 24 hours. */
+export type IssueRow = Issue & { events_24h: number[] };
+
+export interface IssueDetail extends Issue {
+  latest_event: unknown;
+  spread: Record<'releases' | 'environments' | 'companies', { value: string; count: number }[]>;
+  hourly: { until: string; last_24h: number[]; last_14d: number[] };
+}
+
+export interface IssueEvent {
+  issue_id: string;
+  index: number;
+  newer: string | null;
+  older: string | null;
+  event: unknown;
+}
+
+export interface IssueEventSummary {
+  event_id: string;
+  timestamp: string;
+  release: string | null;
+  environment: string | null;
+  level: string | null;
+  message: string | null;
+  user: { id: unknown; email: unknown; username: unknown } | null;
 }

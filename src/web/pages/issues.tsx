@@ -1,27 +1,45 @@
-/** The Issues page (status tabs, kind, order, paging) and an issue with its latest event. */
+/** The Issues page: status tabs, filters (kind, release, environment, level, company, words), order and paging. */
 import { api } from '../api.ts';
 import { count, when } from '../format.ts';
 import { navigate } from '../router.ts';
-import type { Issue } from '../types.ts';
-import { Failure, Show, Title, useAction, useLoad } from '../ui.tsx';
+import type { IssueRow } from '../types.ts';
+import { Show, Title, useLoad } from '../ui.tsx';
+import { Bars } from './issue.tsx';
 import { ProjectNav } from './projects.tsx';
 
 const PAGE_SIZE = 25;
 const STATUSES = ['unresolved', 'resolved', 'ignored'] as const;
+const ORDERS = { last_seen: 'Last seen, newest first', first_seen: 'First seen, newest first', event_count: 'Most events first', id: 'Id' } as const;
+const LEVELS = ['fatal', 'error', 'warning', 'info', 'debug'] as const;
+/** The filters a person types: each a query parameter of the list. */
+const TEXT_FILTERS = [
+  ['query', 'Search titles and culprits'],
+  ['release', 'Release'],
+  ['environment', 'Environment'],
+  ['company', 'Company'],
+] as const;
 
 export function IssuesPage({ id, query }: { id: string; query: URLSearchParams }) {
   const status = (STATUSES as readonly string[]).includes(query.get('status') ?? '') ? query.get('status')! : 'unresolved';
   const kind = query.get('kind') === 'error' || query.get('kind') === 'security' ? query.get('kind')! : '';
-  const order = query.get('order') === 'id' ? 'id' : 'last_seen';
+  const order = (query.get('order') ?? '') in ORDERS ? (query.get('order') as keyof typeof ORDERS) : 'last_seen';
+  const level = (LEVELS as readonly string[]).includes(query.get('level') ?? '') ? query.get('level')! : '';
+  const typed = Object.fromEntries(TEXT_FILTERS.map(([name]) => [name, query.get(name) ?? '']).filter(([, v]) => v !== ''));
   const page = Math.max(0, Number(query.get('page') ?? 0) | 0);
-  const params = new URLSearchParams({ status, order, limit: String(PAGE_SIZE), offset: String(page * PAGE_SIZE), ...(kind ? { kind } : {}) });
-  const loaded = useLoad(() => api<{ issues: Issue[]; total: number }>('GET', `/projects/${id}/issues?${params}`), `issues:${id}:${params}`);
+  const chosen = { status, order, ...(kind ? { kind } : {}), ...(level ? { level } : {}), ...typed };
+  const params = new URLSearchParams({ ...chosen, limit: String(PAGE_SIZE), offset: String(page * PAGE_SIZE) });
+  const loaded = useLoad(() => api<{ issues: IssueRow[]; total: number }>('GET', `/projects/${id}/issues?${params}`), `issues:${id}:${params}`);
   const link = (change: Record<string, string>) => {
-    const next = new URLSearchParams({ status, order, ...(kind ? { kind } : {}), page: String(page), ...change });
-    if (next.get('kind') === '') next.delete('kind');
-    if (next.get('page') === '0') next.delete('page');
+    const next = new URLSearchParams({ ...chosen, page: String(page), ...change });
+    for (const [k, v] of [...next]) if (v === '' || (k === 'page' && v === '0')) next.delete(k);
     return `/projects/${id}/issues?${next}`;
   };
+  const search = (e: Event) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget as HTMLFormElement);
+    navigate(link({ ...Object.fromEntries(TEXT_FILTERS.map(([name]) => [name, String(form.get(name) ?? '').trim()])), page: '0' }));
+  };
+  const filtered = Boolean(kind || level || Object.keys(typed).length);
   return (
     <section>
       <Title sub={<ProjectNav id={id} current="issues" />}>Issues</Title>
@@ -32,6 +50,16 @@ export function IssuesPage({ id, query }: { id: string; query: URLSearchParams }
           </a>
         ))}
       </nav>
+      <form class="inline search" role="search" onSubmit={search}>
+        {TEXT_FILTERS.map(([name, label]) => (
+          <label key={name}>
+            {label}
+            <input name={name} type="text" defaultValue={typed[name] ?? ''} key={`${name}:${typed[name] ?? ''}`} />
+          </label>
+        ))}
+        <button type="submit">Filter</button>
+        {filtered && <a href={link({ kind: '', level: '', query: '', release: '', environment: '', company: '', page: '0' })}>Clear filters</a>}
+      </form>
       <div class="filters">
         <label class="inline-label">
           Kind{' '}
@@ -42,17 +70,31 @@ export function IssuesPage({ id, query }: { id: string; query: URLSearchParams }
           </select>
         </label>
         <label class="inline-label">
+          Level{' '}
+          <select value={level} onChange={(e) => navigate(link({ level: e.currentTarget.value, page: '0' }), { replace: true })}>
+            <option value="">Any level</option>
+            {LEVELS.map((l) => (
+              <option key={l} value={l}>
+                {l}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label class="inline-label">
           Order{' '}
           <select value={order} onChange={(e) => navigate(link({ order: e.currentTarget.value, page: '0' }), { replace: true })}>
-            <option value="last_seen">Last seen, newest first</option>
-            <option value="id">Id</option>
+            {Object.entries(ORDERS).map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
           </select>
         </label>
       </div>
       <Show loaded={loaded}>
         {({ issues, total }) =>
           issues.length === 0 ? (
-            <p>No {status} issues{kind ? ` of kind ${kind}` : ''}.</p>
+            <p>No {status} issues{filtered ? ' match these filters' : ''}.</p>
           ) : (
             <>
               <table class="issues">
@@ -64,6 +106,7 @@ export function IssuesPage({ id, query }: { id: string; query: URLSearchParams }
                     <th scope="col">Issue</th>
                     <th scope="col">Kind</th>
                     <th scope="col">Events</th>
+                    <th scope="col">Last 24 hours</th>
                     <th scope="col">Last seen</th>
                     <th scope="col">Last release</th>
                     <th scope="col">Regressions</th>
@@ -75,9 +118,17 @@ export function IssuesPage({ id, query }: { id: string; query: URLSearchParams }
                     <tr key={i.id}>
                       <td>
                         <a href={`/projects/${id}/issues/${i.id}`}>{i.title}</a> <span class="muted">#{i.id}</span>
+                        {i.culprit && (
+                          <div class="muted">
+                            <code>{i.culprit}</code>
+                          </div>
+                        )}
                       </td>
                       <td>{i.kind}</td>
                       <td class="num">{count(i.event_count)}</td>
+                      <td>
+                        <Bars counts={i.events_24h} label={`${count(i.events_24h.reduce((a, b) => a + b, 0))} events in the last 24 hours`} />
+                      </td>
                       <td>{when(i.last_seen)}</td>
                       <td>{i.last_release ?? '—'}</td>
                       <td class="num">{i.regression_count}</td>
@@ -98,76 +149,5 @@ export function IssuesPage({ id, query }: { id: string; query: URLSearchParams }
         }
       </Show>
     </section>
-  );
-}
-
-type IssueDetail = Issue & { latest_event: unknown };
-
-export function IssuePage({ id, issue }: { id: string; issue: string }) {
-  const loaded = useLoad(() => api<IssueDetail>('GET', `/projects/${id}/issues/${issue}`), `issue:${id}:${issue}`);
-  const [act, error, busy] = useAction();
-  const setStatus = (status: Issue['status']) =>
-    void act(async () => {
-      await api('POST', `/projects/${id}/issues/${issue}/status`, { status });
-      loaded.reload();
-    });
-  return (
-    <Show loaded={loaded}>
-      {(i) => (
-        <section>
-          <Title sub={<ProjectNav id={id} current="issues" />}>{i.title}</Title>
-          <p class="actions">
-            <span class={`status status-${i.status}`}>{i.status}</span>{' '}
-            {i.status !== 'resolved' && (
-              <button type="button" disabled={busy} onClick={() => setStatus('resolved')}>
-                Resolve
-              </button>
-            )}{' '}
-            {i.status !== 'ignored' && (
-              <button type="button" disabled={busy} onClick={() => setStatus('ignored')}>
-                Ignore
-              </button>
-            )}{' '}
-            {i.status !== 'unresolved' && (
-              <button type="button" disabled={busy} onClick={() => setStatus('unresolved')}>
-                Unresolve
-              </button>
-            )}
-          </p>
-          {error && <Failure error={error} />}
-          <dl class="fields">
-            <dt>Id</dt>
-            <dd>{i.id}</dd>
-            <dt>Kind</dt>
-            <dd>{i.kind}</dd>
-            <dt>Exception type</dt>
-            <dd>{i.exception_type ?? '—'}</dd>
-            <dt>Level</dt>
-            <dd>{i.level ?? '—'}</dd>
-            <dt>Events</dt>
-            <dd>{count(i.event_count)}</dd>
-            <dt>First seen</dt>
-            <dd>{when(i.first_seen)}</dd>
-            <dt>Last seen</dt>
-            <dd>{when(i.last_seen)}</dd>
-            <dt>Last release</dt>
-            <dd>{i.last_release ?? '—'}</dd>
-            <dt>Companies</dt>
-            <dd>{i.companies.length ? i.companies.join(', ') : '—'}</dd>
-          </dl>
-          <h2>Regressions</h2>
-          <dl class="fields">
-            <dt>Times resolved</dt>
-            <dd>{i.resolved_count}</dd>
-            <dt>Regressions</dt>
-            <dd data-field="regression_count">{i.regression_count}</dd>
-            <dt>Last regression</dt>
-            <dd>{i.last_regressed_at ? `${when(i.last_regressed_at)} (${i.last_regression_kind === 'new_release' ? 'in a new release' : 'in the same release'})` : '—'}</dd>
-          </dl>
-          <h2>Latest event</h2>
-          {i.latest_event ? <pre class="payload" tabIndex={0} aria-label="Latest event payload">{JSON.stringify(i.latest_event, null, 2)}</pre> : <p>No event stored.</p>}
-        </section>
-      )}
-    </Show>
   );
 }

@@ -1,0 +1,229 @@
+/**
+ * An issue, built for debugging: its status and figures, its events over
+ * 24 hours or 14 days, where they come from (releases, environments,
+ * companies), and one of its events in full with the newer and older one a
+ * click away, each at a stable URL; and the page of all its events.
+ */
+import { useState } from 'preact/hooks';
+import { api } from '../api.ts';
+import { EventView } from '../event.tsx';
+import { count, when } from '../format.ts';
+import type { Issue, IssueDetail, IssueEvent, IssueEventSummary } from '../types.ts';
+import { Failure, Figures, Show, Title, useAction, useLoad } from '../ui.tsx';
+import { ProjectNav } from './projects.tsx';
+
+const EVENTS_PAGE = 25;
+
+/** Bars of counts, oldest first, with a label that says what they add up to. */
+export function Bars({ counts, label, width = 120, height = 24 }: { counts: number[]; label: string; width?: number; height?: number }) {
+  const max = Math.max(1, ...counts);
+  const bar = width / counts.length;
+  return (
+    <svg class="bars" width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="img" aria-label={label}>
+      {counts.map((n, i) =>
+        n > 0 ? <rect key={i} x={i * bar} y={height - (n / max) * height} width={Math.max(1, bar - 1)} height={(n / max) * height} /> : null,
+      )}
+    </svg>
+  );
+}
+
+function Spread({ title, rows }: { title: string; rows: { value: string; count: number }[] }) {
+  return (
+    <div class="spread">
+      <h3>{title}</h3>
+      {rows.length === 0 ? (
+        <p class="muted">None sent.</p>
+      ) : (
+        <table>
+          <caption class="sr-only">Events by {title.toLowerCase()}</caption>
+          <tbody>
+            {rows.map((r) => (
+              <tr key={r.value}>
+                <th scope="row">{r.value}</th>
+                <td class="num">{count(r.count)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
+
+function Activity({ hourly }: { hourly: IssueDetail['hourly'] }) {
+  const [span, setSpan] = useState<'24h' | '14d'>('24h');
+  const counts = span === '24h' ? hourly.last_24h : hourly.last_14d;
+  const total = counts.reduce((a, b) => a + b, 0);
+  return (
+    <section aria-labelledby="activity">
+      <h2 id="activity">Events per hour</h2>
+      <div role="group" aria-label="Period" class="segmented">
+        <button type="button" aria-pressed={span === '24h'} onClick={() => setSpan('24h')}>
+          Last 24 hours
+        </button>
+        <button type="button" aria-pressed={span === '14d'} onClick={() => setSpan('14d')}>
+          Last 14 days
+        </button>
+      </div>
+      <Bars counts={counts} width={720} height={80} label={`${count(total)} events in the ${span === '24h' ? 'last 24 hours' : 'last 14 days'}, one bar per hour`} />
+      <p class="muted">
+        {count(total)} events, one bar per hour up to {when(hourly.until)}.
+      </p>
+    </section>
+  );
+}
+
+export function IssuePage({ id, issue, event }: { id: string; issue: string; event?: string }) {
+  const loaded = useLoad(() => api<IssueDetail>('GET', `/projects/${id}/issues/${issue}`), `issue:${id}:${issue}`);
+  const [act, error, busy] = useAction();
+  const setStatus = (status: Issue['status']) =>
+    void act(async () => {
+      await api('POST', `/projects/${id}/issues/${issue}/status`, { status });
+      loaded.reload();
+    });
+  return (
+    <Show loaded={loaded}>
+      {(i) => (
+        <section>
+          <Title sub={<ProjectNav id={id} current="issues" />}>{i.title}</Title>
+          {i.culprit && (
+            <p class="culprit">
+              <code>{i.culprit}</code>
+            </p>
+          )}
+          <p class="actions">
+            <span class={`status status-${i.status}`}>{i.status}</span>{' '}
+            {i.status !== 'resolved' && (
+              <button type="button" disabled={busy} onClick={() => setStatus('resolved')}>
+                Resolve
+              </button>
+            )}{' '}
+            {i.status !== 'ignored' && (
+              <button type="button" disabled={busy} onClick={() => setStatus('ignored')}>
+                Ignore
+              </button>
+            )}{' '}
+            {i.status !== 'unresolved' && (
+              <button type="button" disabled={busy} onClick={() => setStatus('unresolved')}>
+                Unresolve
+              </button>
+            )}
+          </p>
+          {error && <Failure error={error} />}
+          <Figures
+            items={[
+              ['Events', count(i.event_count)],
+              ['First seen', when(i.first_seen)],
+              ['Last seen', when(i.last_seen)],
+              ['Last release', i.last_release ?? '—'],
+              ['Level', i.level ?? '—'],
+              ['Regressions', <span data-field="regression_count">{i.regression_count}</span>],
+            ]}
+          />
+          {i.last_regressed_at && (
+            <p>
+              Last regression {when(i.last_regressed_at)} ({i.last_regression_kind === 'new_release' ? 'in a new release' : 'in the same release'}); resolved {i.resolved_count} times.
+            </p>
+          )}
+          <Activity hourly={i.hourly} />
+          <section aria-labelledby="spread" class="spreads">
+            <h2 id="spread">Where it happens</h2>
+            <Spread title="Releases" rows={i.spread.releases} />
+            <Spread title="Environments" rows={i.spread.environments} />
+            <Spread title="Companies" rows={i.spread.companies} />
+          </section>
+          <EventPanel id={id} issue={issue} event={event ?? (i.latest_event as { event_id?: string } | null)?.event_id} total={i.event_count} />
+        </section>
+      )}
+    </Show>
+  );
+}
+
+function EventPanel({ id, issue, event, total }: { id: string; issue: string; event: string | undefined; total: number }) {
+  const base = `/projects/${id}/issues/${issue}`;
+  const loaded = useLoad(() => (event ? api<IssueEvent>('GET', `${base}/events/${event}`) : Promise.resolve(null)), `event:${id}:${issue}:${event}`);
+  return (
+    <section aria-labelledby="event-heading">
+      <h2 id="event-heading">Event</h2>
+      {!event ? (
+        <p>No event stored.</p>
+      ) : (
+        <Show loaded={loaded}>
+          {(e) =>
+            e && (
+              <>
+                <nav aria-label="Events of this issue" class="pager">
+                  {e.newer ? <a href={`${base}/events/${e.newer}`}>Newer event</a> : <span class="muted">Newest event</span>}
+                  <span>
+                    {count(e.index + 1)} of {count(total)} · <a href={`${base}/events`}>All events</a>
+                  </span>
+                  {e.older ? <a href={`${base}/events/${e.older}`}>Older event</a> : <span class="muted">Oldest event</span>}
+                </nav>
+                <EventView event={e.event as Record<string, unknown>} />
+              </>
+            )
+          }
+        </Show>
+      )}
+    </section>
+  );
+}
+
+export function IssueEventsPage({ id, issue, query }: { id: string; issue: string; query: URLSearchParams }) {
+  const page = Math.max(0, Number(query.get('page') ?? 0) | 0);
+  const base = `/projects/${id}/issues/${issue}`;
+  const loaded = useLoad(
+    () => api<{ events: IssueEventSummary[]; total: number }>('GET', `${base}/events?limit=${EVENTS_PAGE}&offset=${page * EVENTS_PAGE}`),
+    `events:${id}:${issue}:${page}`,
+  );
+  return (
+    <section>
+      <Title sub={<ProjectNav id={id} current="issues" />}>{`Events of issue ${issue}`}</Title>
+      <p>
+        <a href={base}>Back to the issue</a>
+      </p>
+      <Show loaded={loaded}>
+        {({ events, total }) => (
+          <>
+            <table>
+              <caption class="sr-only">The issue's events, newest first, {total} in all</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Time</th>
+                  <th scope="col">Event</th>
+                  <th scope="col">Release</th>
+                  <th scope="col">Environment</th>
+                  <th scope="col">User</th>
+                  <th scope="col">Message</th>
+                </tr>
+              </thead>
+              <tbody>
+                {events.map((e) => (
+                  <tr key={e.event_id}>
+                    <td>{when(e.timestamp)}</td>
+                    <td>
+                      <a href={`${base}/events/${e.event_id}`}>
+                        <code>{e.event_id.slice(0, 12)}</code>
+                      </a>
+                    </td>
+                    <td>{e.release ?? '—'}</td>
+                    <td>{e.environment ?? '—'}</td>
+                    <td>{e.user?.email ?? e.user?.username ?? e.user?.id ?? '—'}</td>
+                    <td>{e.message ?? ''}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <nav aria-label="Pages" class="pager">
+              {page > 0 ? <a href={`${base}/events?page=${page - 1}`}>Newer events</a> : <span />}
+              <span>
+                {page * EVENTS_PAGE + 1}–{page * EVENTS_PAGE + events.length} of {total}
+              </span>
+              {(page + 1) * EVENTS_PAGE < total ? <a href={`${base}/events?page=${page + 1}`}>Older events</a> : <span />}
+            </nav>
+          </>
+        )}
+      </Show>
+    </section>
+  );
+}
