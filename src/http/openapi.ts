@@ -33,7 +33,18 @@ const pageParams: Param[] = [
   { name: 'status', in: 'query', description: 'default unresolved', schema: { enum: ['unresolved', 'resolved', 'ignored'] } },
   { name: 'limit', in: 'query', description: 'default 100', schema: { type: 'integer', minimum: 1, maximum: 500 } },
   { name: 'offset', in: 'query', description: 'default 0', schema: { type: 'integer', minimum: 0 } },
-  { name: 'order', in: 'query', description: 'last_seen (newest first, default) or id (ascending)', schema: { enum: ['last_seen', 'id'] } },
+  { name: 'order', in: 'query', description: 'last_seen (newest first, default), first_seen (newest first), event_count (most first) or id (ascending)', schema: { enum: ['last_seen', 'first_seen', 'event_count', 'id'] } },
+  { name: 'kind', in: 'query', description: 'only this kind', schema: { enum: ['error', 'security'] } },
+  { name: 'release', in: 'query', description: 'only issues with an event of this release', schema: { type: 'string', maxLength: 200 } },
+  { name: 'environment', in: 'query', description: 'only issues with an event of this environment', schema: { type: 'string', maxLength: 64 } },
+  { name: 'level', in: 'query', description: "only issues at this level (their newest event's)", schema: { enum: ['fatal', 'error', 'warning', 'info', 'debug'] } },
+  { name: 'company', in: 'query', description: 'only issues with an event tagged with this company', schema: { type: 'string', maxLength: 200 } },
+  { name: 'query', in: 'query', description: 'words the title or culprit holds, each whole or as a camelCase part (beta finds BetaError)', schema: { type: 'string', maxLength: 200 } },
+];
+const event = { name: 'event', in: 'path', description: 'event id (32 hex characters)', schema: { type: 'string', pattern: '^[0-9a-fA-F-]{32,36}$' } } as const;
+const eventPage: Param[] = [
+  { name: 'limit', in: 'query', description: 'default 50', schema: { type: 'integer', minimum: 1, maximum: 100 } },
+  { name: 'offset', in: 'query', description: 'default 0', schema: { type: 'integer', minimum: 0 } },
 ];
 const project = { name: 'project', in: 'path', description: 'project id', schema: { type: 'integer', minimum: 1 } } as const;
 const environment = { name: 'environment', in: 'query', description: 'only this environment', schema: { type: 'string', maxLength: 64 } } as const;
@@ -96,13 +107,36 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   },
   'GET /api/v1/issues': {
     tag: 'issues',
-    summary: 'List issues (spec 4.6)',
+    summary: 'List issues (spec 4.6), filtered and ordered; each with `events_24h`, its events per hour over the last 24 hours',
     auth: 'secret+instance',
     params: pageParams,
-    ok: { 200: '`{issues, total, limit, offset, order}`' },
+    ok: { 200: '`{issues, total, limit, offset, order}` and the filters given' },
     errors: [400],
   },
-  'GET /api/v1/issues/:id': { tag: 'issues', summary: 'One issue with its latest event (spec 4.7)', auth: 'secret+instance', params: [id], ok: { 200: 'the issue and `latest_event`' }, errors: [400, 404] },
+  'GET /api/v1/issues/:id': {
+    tag: 'issues',
+    summary: 'One issue with its latest event (spec 4.7), its spread and hourly counts',
+    auth: 'secret+instance',
+    params: [id],
+    ok: { 200: 'the issue, `latest_event`, `spread` `{releases, environments, companies}` (top 10 each, `{value, count}`), `hourly` `{until, last_24h, last_14d}`' },
+    errors: [400, 404],
+  },
+  'GET /api/v1/issues/:id/events': {
+    tag: 'issues',
+    summary: "The issue's events, newest first",
+    auth: 'secret+instance',
+    params: [id, ...eventPage],
+    ok: { 200: '`{events: [{event_id, timestamp, received_at, release, environment, level, message, user, tags}], total, limit, offset}`' },
+    errors: [400, 404],
+  },
+  'GET /api/v1/issues/:id/events/:event': {
+    tag: 'issues',
+    summary: 'One event of the issue, whole, with the ids of the newer and the older one',
+    auth: 'secret+instance',
+    params: [id, event],
+    ok: { 200: '`{issue_id, index, newer, older, event}`' },
+    errors: [404],
+  },
   'POST /api/v1/issues/:id/status': {
     tag: 'issues',
     summary: 'Resolve, ignore or reopen an issue (spec 4.8)',
@@ -223,9 +257,9 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   },
   'GET /api/dashboard/projects/:project/issues': {
     tag: 'dashboard',
-    summary: 'Issues: as GET /api/v1/issues, and by kind',
+    summary: 'Issues: as GET /api/v1/issues',
     auth: 'dashboard',
-    params: [project, ...pageParams, { name: 'kind', in: 'query', description: 'only this kind', schema: { type: 'string', enum: ['error', 'security'] } }],
+    params: [project, ...pageParams],
     ok: { 200: '`{issues, total, limit, offset, order}`' },
     errors: [400, 404],
   },
@@ -235,6 +269,22 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     auth: 'dashboard',
     params: [project, id],
     ok: { 200: 'issue' },
+    errors: [404],
+  },
+  'GET /api/dashboard/projects/:project/issues/:id/events': {
+    tag: 'dashboard',
+    summary: "An issue's events: as GET /api/v1/issues/{id}/events",
+    auth: 'dashboard',
+    params: [project, id, ...eventPage],
+    ok: { 200: '`{events, total, limit, offset}`' },
+    errors: [400, 404],
+  },
+  'GET /api/dashboard/projects/:project/issues/:id/events/:event': {
+    tag: 'dashboard',
+    summary: 'One event of an issue: as GET /api/v1/issues/{id}/events/{event}',
+    auth: 'dashboard',
+    params: [project, id, event],
+    ok: { 200: '`{issue_id, index, newer, older, event}`' },
     errors: [404],
   },
   'POST /api/dashboard/projects/:project/issues/:id/status': {
