@@ -6,7 +6,7 @@
  */
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startTestContext, type TestContext } from './helpers/context.ts';
+import { call, everythingStored, startTestContext, type TestContext } from './helpers/context.ts';
 
 const OWNER = { email: 'owner@one.example', password: 'owner password one' };
 const MEMBER = { email: 'member@one.example', password: 'member password one' };
@@ -162,9 +162,7 @@ describe('dashboard guards', () => {
     const created = (await owner.call('POST', '/projects', { name: 'another' })).body.secret_key as string;
     expect(rotated).toMatch(/^lk_sk_/);
     const secrets = [OWNER.password, MEMBER.password, OTHER.password, mine.secret_key, theirs.secret_key, rotated, created];
-    const db = ctx.runtime.mongo.db;
-    let stored = '';
-    for (const { name } of await db.listCollections().toArray()) stored += JSON.stringify(await db.collection(name).find({}).toArray());
+    let stored = await everythingStored(ctx);
     const redis = ctx.runtime.queues.connection;
     for (const key of await redis.keys(`${ctx.config.queuePrefix}*`)) {
       const type = await redis.type(key);

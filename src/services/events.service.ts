@@ -16,7 +16,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { JobPayloads, Queues } from '../queues/registry.ts';
 import { makeJobGather } from '../queues/gather.ts';
 import { makeSweep } from '../queues/sweep.ts';
-import { eventKey, type EventDoc, type EventsStore } from '../store/events.store.ts';
+import { eventKey, packPayload, payloadOf, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
 import { makeGroupCommit } from '../util/group-commit.ts';
 import type { Validator } from '../validation/validator.ts';
@@ -48,7 +48,7 @@ export function prepareEvent(validator: Validator, raw: unknown, opts: { now: Da
 /** What a worker needs of a stored event: everything but the payload, plus what grouping reads from it. */
 export type EventEntry = Omit<EventDoc, 'payload'> & { level: string; title: string; culprit: string; exception_type: string | null };
 
-export function entryOf(doc: EventDoc, body: EventBody = JSON.parse(doc.payload) as EventBody): EventEntry {
+export function entryOf(doc: EventDoc, body: EventBody = payloadOf(doc) as EventBody): EventEntry {
   const { payload: _, ...rest } = doc;
   const { title, culprit, exception_type } = doc.kind === 'error' ? describeError(body) : { title: '', culprit: '', exception_type: null };
   return { ...rest, level: body.level ?? 'error', title, culprit, exception_type };
@@ -106,7 +106,7 @@ export function makeEventsService(deps: { events: EventsStore; queues: Queues; l
           company: body.tags?.company ?? null,
           at: new Date(body.timestamp),
           received_at: now,
-          payload: JSON.stringify(body),
+          payload: packPayload(body),
         } satisfies EventDoc as EventDoc,
         body,
         duplicate: false,

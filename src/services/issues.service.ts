@@ -9,7 +9,7 @@ import { NotFoundError, UnavailableError } from '../errors.ts';
 import type { IssueListQuery, IssueReads } from '../state/issue-reads.ts';
 import type { StateKeeper } from '../state/rebuild.ts';
 import type { IssuesState } from '../state/issues.state.ts';
-import { eventKey, type EventDoc, type EventsStore } from '../store/events.store.ts';
+import { eventKey, payloadOf, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { IssueDoc, IssuesStore } from '../store/issues.store.ts';
 
 export function issueView(issue: IssueDoc) {
@@ -35,7 +35,7 @@ export function issueView(issue: IssueDoc) {
 
 /** What a page of an issue's events shows of each: enough to pick one, not its whole payload. */
 function eventSummary(doc: EventDoc) {
-  const p = JSON.parse(doc.payload) as Record<string, unknown>;
+  const p = payloadOf(doc);
   const user = p.user as Record<string, unknown> | undefined;
   return {
     event_id: doc.event_id,
@@ -93,7 +93,7 @@ export function makeIssuesService(deps: { issues: IssuesStore; events: EventsSto
       ]);
       return {
         ...issueView(issue),
-        latest_event: latest ? (JSON.parse(latest.payload) as unknown) : null,
+        latest_event: latest ? payloadOf(latest) : null,
         spread: { releases: spread.releases.slice(0, 10), environments: spread.environments.slice(0, 10), companies: spread.companies.slice(0, 10) },
         hourly: { until: new Date((Math.floor(now.getTime() / 3_600_000) + 1) * 3_600_000).toISOString(), last_24h: hours.slice(-24), last_14d: hours },
       };
@@ -115,7 +115,7 @@ export function makeIssuesService(deps: { issues: IssuesStore; events: EventsSto
       await issueOf(projectId, id);
       const [doc, place] = await Promise.all([events.get(eventKey(projectId, eventId)), reads.neighbours(projectId, id, eventId)]);
       if (!doc || !place) throw eventNotFound(eventId);
-      return { issue_id: String(id), index: place.index, newer: place.newer, older: place.older, event: JSON.parse(doc.payload) as unknown };
+      return { issue_id: String(id), index: place.index, newer: place.newer, older: place.older, event: payloadOf(doc) };
     },
 
     /** Sets the status in Redis, then writes the issue to MongoDB before answering, so the next read sees it. */

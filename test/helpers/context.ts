@@ -5,12 +5,14 @@
  */
 import crypto from 'node:crypto';
 import type { Writable } from 'node:stream';
+import { Binary } from 'mongodb';
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../config/index.ts';
 import { startApi } from '../../src/http/server.ts';
 import { emptyState, replayPart } from '../../src/domain/release-health.ts';
 import type { SessionStatus } from '../../src/domain/sessions.ts';
 import { partsOf } from '../../src/state/rebuild.ts';
+import { payloadOf, type EventDoc } from '../../src/store/events.store.ts';
 import { makeLogger } from '../../src/log.ts';
 import { makeRuntime, type Runtime } from '../../src/runtime.ts';
 
@@ -144,6 +146,21 @@ export async function sessionStatuses(ctx: TestContext, project: number, sids: I
     if (stored) out.set(sid, stored.status);
   }
   return out;
+}
+
+/**
+ * Everything the stores hold, as one text to search for what must never be
+ * stored: every document of every collection, compressed event payloads
+ * inflated (their bytes would hide a secret from a plain search).
+ */
+export async function everythingStored(ctx: TestContext): Promise<string> {
+  const db = ctx.runtime.mongo.db;
+  let text = '';
+  for (const { name } of await db.listCollections().toArray()) {
+    const docs = await db.collection(name).find({}).toArray();
+    text += JSON.stringify(docs.map((doc) => (doc.payload instanceof Binary ? { ...doc, payload: payloadOf(doc as unknown as EventDoc) } : doc)));
+  }
+  return text;
 }
 
 /** A fresh 32-hex event id. */

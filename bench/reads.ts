@@ -1,0 +1,210 @@
+/**
+ * npm run bench:reads -- [--issues 20000] [--events 1000000] [--requests 200]
+ *
+ * Whether the issue reads stay flat as a project grows. On a stack of its own
+ * (Redis and FerretDB in a temporary folder, one `lookout api` process), two
+ * projects are filled, the small one first and measured before the large
+ * one exists: a tenth of the issues and events (the baseline), then all of
+ * them. Events (~4 KB of realistic JSON each, src: bench/events.ts) are
+ * written straight to the events collection and applied to Redis through
+ * the real apply script, in groups of 2,000; issues reach MongoDB and the
+ * list indexes through the real snapshot, as the flusher writes them.
+ * Event counts per issue follow a Zipf law (the largest issue holds about
+ * a tenth of all events), so an issue with 2,500 events and more exists for
+ * the 50th page of its events.
+ *
+ * Then, over HTTP with the project's keys, `--requests` times each (after a
+ * tenth as warm-up): the issue list by default, by each order and each
+ * filter; an issue page; its events at page 1 and page 50 (50 a page); one
+ * event by id. Printed: p50 and p99 of each at both sizes, and the ratio of
+ * the large p99 to the small one.
+ */
+import { parseArgs } from 'node:util';
+import type { AppliedGroup } from '../src/state/issues.state.ts';
+import { eventKey, packPayload, type EventDoc } from '../src/store/events.store.ts';
+import { fingerprintOf, describeError } from '../src/domain/fingerprint.ts';
+import { BENCH_INSTANCE, openBench, report, round } from './lib.ts';
+import { realisticErrorEvent, word } from './events.ts';
+
+const { values } = parseArgs({ options: { issues: { type: 'string' }, events: { type: 'string' }, requests: { type: 'string' } }, strict: true });
+const LARGE = { issues: Number(values.issues ?? 20_000), events: Number(values.events ?? 1_000_000) };
+const SMALL = { issues: Math.round(LARGE.issues / 10), events: Math.round(LARGE.events / 10) };
+const REQUESTS = Number(values.requests ?? 200);
+const GROUP = 2000;
+const RELEASES = 20;
+const COMPANIES = 200;
+const ENVIRONMENTS = ['production', 'staging', 'development'];
+const HOUR = 3_600_000;
+
+const bench = await openBench({ seconds: 0, concurrency: 1, workers: 0, workerConcurrency: 1 });
+const { runtime } = bench;
+const log = (line: string) => process.stderr.write(`bench:reads: ${line}\n`);
+
+/** Issue of the n-th event: Zipf with exponent 1 over `issues` kinds, drawn from a fixed sequence. */
+function zipf(issues: number) {
+  const cumulative = new Float64Array(issues);
+  let sum = 0;
+  for (let r = 0; r < issues; r++) cumulative[r] = sum += 1 / (r + 1);
+  let seed = 42;
+  return () => {
+    seed = (seed * 1664525 + 1013904223) >>> 0;
+    const x = (seed / 2 ** 32) * sum;
+    let lo = 0;
+    let hi = issues - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cumulative[mid]! < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+}
+
+/** A project filled with `size` issues and events; answers what the reads ask for. */
+async function fill(name: string, size: { issues: number; events: number }, kindOffset: number) {
+  const created = await runtime.admin.createProject({ org: Number((await runtime.admin.listOrgs())[0]!.id), name, securityMonitoring: true });
+  const project = Number(created.id);
+  await runtime.sdk.activate((await runtime.stores.projects.get(project))!, { instance_id: `${BENCH_INSTANCE}-${name}` }, new Date());
+  const now = new Date();
+  await runtime.keeper.verify(project, now);
+  const nextKind = zipf(size.issues);
+  const started = performance.now();
+  const perIssue = new Map<number, string[]>();
+  for (let done = 0; done < size.events; done += GROUP) {
+    const docs: EventDoc[] = [];
+    const entries: { doc: EventDoc; kind: number; level: string; title: string; culprit: string; exception_type: string | null; company: string }[] = [];
+    for (let i = done; i < Math.min(size.events, done + GROUP); i++) {
+      const kind = nextKind();
+      const at = new Date(now.getTime() - ((i * 7919) % (14 * 24)) * HOUR - (i % 3600) * 1000);
+      const company = `company-${(kind * 7 + i) % COMPANIES}`;
+      const event = realisticErrorEvent(kindOffset + kind, { at, release: `shop@1.${(kind + i) % RELEASES}`, environment: ENVIRONMENTS[(kind + (i % 5 === 0 ? 1 : 0)) % 3]!, company });
+      const doc: EventDoc = {
+        _id: eventKey(project, event.event_id),
+        project_id: project,
+        event_id: event.event_id,
+        batch: `bench-${name}-${done}`,
+        kind: 'error',
+        security_kind: null,
+        actor: null,
+        ip: null,
+        group_key: null,
+        fingerprint: fingerprintOf(event),
+        release: event.release,
+        environment: event.environment,
+        company,
+        at,
+        received_at: now,
+        payload: packPayload(event),
+      };
+      docs.push(doc);
+      entries.push({ doc, kind, level: event.level!, company, ...describeError(event) });
+    }
+    await runtime.stores.events.collection.insertMany(docs, { ordered: false });
+    const ids = await runtime.issuesState.issueIds(project, docs.map((d) => d.fingerprint!));
+    const group: AppliedGroup = {
+      id: `bench-${name}-${done}`,
+      receivedAt: now,
+      attempts: [],
+      errors: entries.map((e) => ({
+        event: e.doc._id,
+        issue: ids.get(e.doc.fingerprint!)!,
+        at: e.doc.at,
+        release: e.doc.release,
+        environment: e.doc.environment ?? null,
+        level: e.level,
+        title: e.title,
+        culprit: e.culprit,
+        exception_type: e.exception_type,
+        company: e.company,
+        fingerprint: e.doc.fingerprint!,
+      })),
+    };
+    if ((await runtime.issuesState.apply(project, [group])) === 'unverified') throw new Error('the project state is not verified');
+    for (const e of group.errors) {
+      const list = perIssue.get(e.issue) ?? [];
+      if (list.length < 200) list.push(e.event.split(':')[1]!);
+      perIssue.set(e.issue, list);
+    }
+    if ((done / GROUP) % 50 === 0) log(`${name}: ${done + docs.length} of ${size.events} events stored (${round((performance.now() - started) / 1000, 1)} s)`);
+  }
+  // The flusher's part: changed issues to MongoDB, and into the list indexes.
+  const snap = await runtime.issuesState.snapshot(project);
+  await runtime.stores.issues.writeFlushed(project, snap.issues.map((i) => i.doc), snap.seq);
+  await runtime.issuesState.clear(project, snap.issues.map((i) => ({ id: i.doc._id, version: i.version })));
+  const byCount = snap.issues.map((i) => i.doc).sort((a, b) => b.event_count - a.event_count);
+  log(`${name}: ${size.events} events in ${snap.issues.length} issues, stored and applied in ${round((performance.now() - started) / 1000, 1)} s; largest issue ${byCount[0]!.event_count} events`);
+  return { project, name, issues: byCount, eventsOf: perIssue, secret: created.secret_key, instance: `${BENCH_INSTANCE}-${name}` };
+}
+
+type Filled = Awaited<ReturnType<typeof fill>>;
+
+/** p50 and p99 (ms) of `REQUESTS` sequential GETs of the paths `pathOf(i)` gives, after a tenth as warm-up. */
+async function measure(p: Filled, pathOf: (i: number) => string): Promise<{ p50: number; p99: number }> {
+  const get = async (path: string) => {
+    const res = await fetch(`${bench.stack.apiUrl}/api/v1${path}`, { headers: { 'X-Service-Key': p.secret, 'X-Service-Instance': p.instance } });
+    const body = await res.text();
+    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${body.slice(0, 300)}`);
+  };
+  for (let i = 0; i < Math.ceil(REQUESTS / 10); i++) await get(pathOf(i));
+  const times: number[] = [];
+  for (let i = 0; i < REQUESTS; i++) {
+    const t = performance.now();
+    await get(pathOf(i));
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  const at = (q: number) => round(times[Math.min(times.length - 1, Math.ceil(q * times.length) - 1)]!, 1);
+  return { p50: at(0.5), p99: at(0.99) };
+}
+
+/** The reads of the issue (`docs/performance.md`), each a path by request number. */
+function reads(p: Filled): [string, (i: number) => string][] {
+  const top = p.issues[0]!;
+  // Issues with a 50th page of events (with smaller sizes given on the command line: the largest one).
+  const deep = p.issues.filter((i) => i.event_count >= 2500).slice(0, 100);
+  if (deep.length === 0) deep.push(top);
+  const many = p.issues.slice(0, 200);
+  const sample = [...p.eventsOf.get(top._id)!];
+  return [
+    ['list: default (unresolved, last seen, 100)', () => '/issues'],
+    ['list: order=first_seen', () => '/issues?order=first_seen'],
+    ['list: order=event_count', () => '/issues?order=event_count'],
+    ['list: order=id', () => '/issues?order=id'],
+    ['list: release=', (i) => `/issues?release=${encodeURIComponent(`shop@1.${i % RELEASES}`)}`],
+    ['list: environment=', (i) => `/issues?environment=${ENVIRONMENTS[i % 3]}`],
+    ['list: level=warning', () => '/issues?level=warning'],
+    ['list: company=', (i) => `/issues?company=company-${i % COMPANIES}`],
+    ['list: query= (a word of titles)', (i) => `/issues?query=${word(i)}`],
+    ['list: release + environment + query', (i) => `/issues?release=${encodeURIComponent(`shop@1.${i % RELEASES}`)}&environment=production&query=${word(i)}`],
+    ['issue page', (i) => `/issues/${many[i % many.length]!._id}`],
+    ['its events, page 1 (50)', (i) => `/issues/${deep[i % deep.length]!._id}/events?limit=50`],
+    ['its events, page 50 (50)', (i) => `/issues/${deep[i % deep.length]!._id}/events?limit=50&offset=2450`],
+    ['one event by id', (i) => `/issues/${top._id}/events/${sample[i % sample.length]}`],
+  ];
+}
+
+try {
+  log(`filling the small project: ${SMALL.issues} issues, ${SMALL.events} events`);
+  const small = await fill('small', SMALL, 0);
+  const smallFigures = [] as { name: string; p50: number; p99: number }[];
+  for (const [name, path] of reads(small)) smallFigures.push({ name, ...(await measure(small, path)) });
+  log(`filling the large project: ${LARGE.issues} issues, ${LARGE.events} events`);
+  const large = await fill('large', LARGE, 100_000);
+  const largeFigures = [] as { name: string; p50: number; p99: number }[];
+  for (const [name, path] of reads(large)) largeFigures.push({ name, ...(await measure(large, path)) });
+
+  const rows = smallFigures.map((s, i) => {
+    const l = largeFigures[i]!;
+    return { read: s.name, small: { p50: s.p50, p99: s.p99 }, large: { p50: l.p50, p99: l.p99 }, p99_ratio: round(l.p99 / s.p99, 2), met: l.p99 < 50 && l.p99 <= 1.5 * s.p99 };
+  });
+  report(
+    'bench:reads',
+    { small: SMALL, large: LARGE, requests: REQUESTS, reads: rows, every_target_met: rows.every((r) => r.met) },
+    [
+      [`read (ms; small ${SMALL.issues} issues / ${SMALL.events} events → large ${LARGE.issues} / ${LARGE.events})`, 'small p50 / p99 → large p50 / p99 (ratio of p99s)'],
+      ...rows.map((r): [string, string] => [r.read, `${r.small.p50} / ${r.small.p99} → ${r.large.p50} / ${r.large.p99} (×${r.p99_ratio})${r.met ? '' : '  MISSED: p99 < 50 ms and ≤ 1.5× small'}`]),
+    ],
+  );
+} finally {
+  await bench.close();
+}
