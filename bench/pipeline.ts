@@ -29,6 +29,7 @@ import { emptyState, replayPart } from '../src/domain/release-health.ts';
 import { total } from '../src/domain/sessions.ts';
 import { partsOf } from '../src/state/rebuild.ts';
 import type { Runtime } from '../src/runtime.ts';
+import { realisticErrorEvent } from './events.ts';
 import { BENCH_INSTANCE, openBench, report, round, startBareServer, waitFor, type Stack } from './lib.ts';
 
 const { values } = parseArgs({
@@ -174,7 +175,8 @@ function eventStream(rate: number): Stream {
       const base = { event_id: crypto.randomBytes(16).toString('hex'), timestamp: now() };
       if (i % 5 === 4) {
         const f = Math.floor(i / 5) % 50;
-        return JSON.stringify({ ...base, release: 'bench@1', level: 'error', exception: { values: [{ type: `BenchError${f}`, value: `failure ${f}`, stacktrace: { frames: [{ filename: `app/${f}.js`, function: `f${f}`, lineno: f }] } }] } });
+        // ~4 KB, as a server SDK sends it: 20 frames (the in-app ones with source lines and variables), 20 breadcrumbs
+        return JSON.stringify(realisticErrorEvent(f, { at: new Date(), release: 'bench@1', environment: 'production', company: `company-${f % 20}`, level: 'error' }));
       }
       // 200 actor/address groups: every tenth fails every time and bursts, the others fail one time in seven
       const g = Math.floor(i / 5) % 200;

@@ -63,3 +63,50 @@ it('counts each stored error event once, whether the rebuild or the group\'s job
     await workers.close();
   }
 });
+
+it('a rebuild, or a project whose Redis keys predate the list indexes, restores every read of its issues', async () => {
+  const { project, secret } = await makeProject(ctx);
+  const id = Number(project.id);
+  const send = (type: string, extra: Record<string, unknown>) => call(ctx, 'POST', '/api/v1/events', { key: secret, body: { ...error(type), ...extra } });
+  const workers = await startWorkers(ctx.runtime, { queues: ['events'] });
+  try {
+    const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
+    expect((await send('AlphaError', { release: 'r1', environment: 'production', tags: { company: 'acme' } })).status).toBe(202);
+    expect((await send('AlphaError', { release: 'r2', environment: 'production', timestamp: hourAgo })).status).toBe(202);
+    expect((await send('BetaError', { release: 'r2', environment: 'staging', level: 'warning' })).status).toBe(202);
+    await drained(ctx);
+    const get = async (path: string) => (await call(ctx, 'GET', `/api/v1${path}`, { key: secret })).body;
+    const reads = async () => {
+      const list = await get('/issues?order=event_count');
+      const alpha = list.issues.find((i: { exception_type: string }) => i.exception_type === 'AlphaError');
+      const { latest_event: _, ...issue } = await get(`/issues/${alpha.id}`);
+      return {
+        list,
+        filtered: await Promise.all(['release=r2', 'environment=staging', 'level=warning', 'company=acme', 'query=beta'].map((q) => get(`/issues?${q}`))),
+        issue,
+        events: await get(`/issues/${alpha.id}/events`),
+      };
+    };
+    const before = await reads();
+    expect(before.list.total).toBe(2);
+    expect(before.events.total).toBe(2);
+
+    await ctx.runtime.keeper.rebuild(id, new Date());
+    await drained(ctx);
+    await expect.poll(async () => (await get('/issues')).total, { timeout: 10_000 }).toBe(2);
+    expect(await reads()).toEqual(before);
+
+    // An older layout: the keys of the list indexes, events, spread and hours are not there.
+    const base = ctx.runtime.issuesState.keys(id).base;
+    const redis = ctx.runtime.issuesState.redis;
+    for (const pattern of ['x:*', 'ie:*', 'is:*', 'ih:*', 'fr:*', 'fe:*', 'fc:*', 'fl:*', 'fk:*', 'tx:*', 'layout']) {
+      const keys = await redis.keys(`${base}${pattern}`);
+      if (keys.length) await redis.del(...keys);
+    }
+    expect(await ctx.runtime.keeper.verify(id, new Date())).toBe('rebuilt');
+    await expect.poll(async () => (await get('/issues')).total, { timeout: 10_000 }).toBe(2);
+    expect(await reads()).toEqual(before);
+  } finally {
+    await workers.close();
+  }
+});

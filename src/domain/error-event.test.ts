@@ -115,6 +115,14 @@ describe('normalizeEvent', () => {
     expect(out._meta).toMatchObject({ '/modules': { rem: 'size' }, '/exception/frames/vars': { rem: 'size' } });
   });
 
+  it('keeps a __proto__ key as data, never as a prototype', () => {
+    const input = JSON.parse('{"event_id": "' + 'a'.repeat(32) + '", "message": "m", "extra": {"__proto__": {"polluted": true}}}') as Obj;
+    const out = normalizeEvent(input, { now });
+    expect(JSON.stringify(out.extra)).toBe('{"__proto__":{"polluted":true}}');
+    expect((out.extra as Obj).polluted).toBeUndefined();
+    expect(({} as Obj).polluted).toBeUndefined();
+  });
+
   it('keeps the trims an SDK already noted in _meta', () => {
     const out = normalizeEvent({ event_id: 'a'.repeat(32), timestamp: now.toISOString(), _meta: { '/extra/x': { rem: 'trimmed', len: 9 } }, message: 'm' }, { now });
     expect(out._meta).toEqual({ '/extra/x': { rem: 'trimmed', len: 9 } });

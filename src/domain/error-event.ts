@@ -13,6 +13,11 @@
 export type Obj = Record<string, unknown>;
 export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Sets a key as the object's own data, so a key `__proto__` sent in JSON stays data and never sets a prototype. */
+export function setOwn(obj: Obj, key: string, value: unknown): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /** What `_meta` says of one cut: the rule that cut it, and how long (or how many) it was before. */
 export interface MetaNote {
   rem: 'trimmed' | 'frames' | 'breadcrumbs' | 'exceptions' | 'depth' | 'size' | 'level' | 'filtered' | 'timestamp';
@@ -130,7 +135,7 @@ function bounded(value: unknown, path: (string | number)[], note: (path: (string
   }
   if (Array.isArray(value)) return value.map((item, i) => bounded(item, [...path, i], note));
   const out: Obj = {};
-  for (const [key, inner] of Object.entries(value)) out[key] = bounded(inner, [...path, key], note);
+  for (const [key, inner] of Object.entries(value)) setOwn(out, key, bounded(inner, [...path, key], note));
   return out;
 }
 
@@ -147,7 +152,7 @@ function cut(obj: Obj, path: (string | number)[], max: number, note: (path: (str
 function tagsFromPairs(pairs: unknown[]): Obj {
   const out: Obj = {};
   for (const pair of pairs) {
-    if (Array.isArray(pair) && pair.length === 2 && typeof pair[0] === 'string') out[pair[0]] = pair[1];
+    if (Array.isArray(pair) && pair.length === 2 && typeof pair[0] === 'string') setOwn(out, pair[0], pair[1]);
   }
   return out;
 }
@@ -161,7 +166,7 @@ function trimTags(event: Obj, note: (path: (string | number)[], n: MetaNote) => 
     if (key.length > LIMITS.tagKey) note(['tags', key], { rem: 'trimmed', len: key.length });
     const text = typeof value === 'string' ? value : value === null || value === undefined ? '' : JSON.stringify(value);
     if (text.length > LIMITS.tagValue) note(['tags', key], { rem: 'trimmed', len: text.length });
-    tags[key.slice(0, LIMITS.tagKey)] = text.slice(0, LIMITS.tagValue);
+    setOwn(tags, key.slice(0, LIMITS.tagKey), text.slice(0, LIMITS.tagValue));
   }
   event.tags = tags;
 }

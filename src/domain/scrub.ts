@@ -12,6 +12,8 @@
  *   Luhn check) inside any string is replaced by `[Filtered]`.
  * Sign-in passwords are therefore never stored, wherever they are sent.
  */
+import { setOwn } from './error-event.ts';
+
 export const FILTERED = '[Filtered]';
 
 const SECRET_KEY = /pass(word|wd|phrase)?|pwd|secret|token|api[-_]?key|auth|credential|cookie|session[-_]?(id|key|token)|^session$|csrf|xsrf|private[-_]?key|signature/i;
@@ -97,11 +99,11 @@ export function scrubEvent(value: unknown): { value: unknown; filtered: string[]
     const out: Record<string, unknown> = {};
     for (const [k, inner] of Object.entries(input)) {
       const path = `${at}/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`;
-      if (OWN_KEYS.has(k) && at === '') out[k] = inner;
+      if (OWN_KEYS.has(k) && at === '') setOwn(out, k, inner);
       else if (isSecretKey(k) && inner !== null && inner !== '') {
         filtered.push(path);
-        out[k] = FILTERED;
-      } else out[k] = walk(inner, path, k);
+        setOwn(out, k, FILTERED);
+      } else setOwn(out, k, walk(inner, path, k));
     }
     return out;
   };
