@@ -43,7 +43,7 @@ const pageParams: Param[] = [
 ];
 const event = { name: 'event', in: 'path', description: 'event id (32 hex characters)', schema: { type: 'string', pattern: '^[0-9a-fA-F-]{32,36}$' } } as const;
 const eventPage: Param[] = [
-  { name: 'limit', in: 'query', description: 'default 50', schema: { type: 'integer', minimum: 1, maximum: 100 } },
+  { name: 'limit', in: 'query', description: 'default 25', schema: { type: 'integer', minimum: 1, maximum: 100 } },
   { name: 'offset', in: 'query', description: 'default 0', schema: { type: 'integer', minimum: 0 } },
 ];
 const project = { name: 'project', in: 'path', description: 'project id', schema: { type: 'integer', minimum: 1 } } as const;

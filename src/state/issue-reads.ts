@@ -12,6 +12,9 @@ import type { Redis } from 'ioredis';
 import type { IssueStatus } from '../domain/issue-status.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
 import { readIssue } from './issues.state.ts';
+
+/** The fields of an issue hash a list row carries, in the order list-issues-2.lua sends them. */
+const ROW_FIELDS = ['kind', 'fingerprint', 'title', 'culprit', 'exception_type', 'level', 'status', 'first', 'last', 'count', 'last_release', 'regressions', 'resolves', 'resolved_at', 'resolved_release', 'regressed_at', 'regression_kind', 'created', 'latest'];
 import { defineScripts, projectKeys } from './scripts.ts';
 
 export const ISSUE_ORDERS = ['last_seen', 'first_seen', 'event_count', 'id'] as const;
@@ -71,9 +74,12 @@ export function makeIssueReads(redis: Redis, opts: { prefix: string }) {
       if (code === -1) return 'unverified';
       return {
         total,
-        items: rows
-          .filter(([, fields]) => fields.length > 0)
-          .map(([id, fields, companies, hours]) => ({ doc: readIssue(project, Number(id), fields, companies), last24h: hours.map((n) => Number(n ?? 0)) })),
+        items: rows.map((row) => {
+          const [id, values, companies, last24h] = JSON.parse(row) as [string, string[], string[] | Record<string, never>, number[]];
+          // cjson writes an empty Lua table as {}
+          const tags = Array.isArray(companies) ? companies : [];
+          return { doc: readIssue(project, Number(id), ROW_FIELDS.flatMap((f, i) => [f, values[i]!]), tags), last24h };
+        }),
       };
     },
 

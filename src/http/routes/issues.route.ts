@@ -34,7 +34,7 @@ export function issuePageQuery(q: Record<string, unknown>): IssueListQuery {
 
 /** The paging of an issue's events. */
 export function eventPageQuery(q: Record<string, unknown>) {
-  return { limit: intParam(q.limit, 'limit', 1, 100, 50), offset: intParam(q.offset, 'offset', 0, 1_000_000, 0) };
+  return { limit: intParam(q.limit, 'limit', 1, 100, 25), offset: intParam(q.offset, 'offset', 0, 1_000_000, 0) };
 }
 
 /** An event id in a path: 32 hex characters (a UUID's dashes and capitals are read too); anything else names nothing. */
