@@ -15,7 +15,8 @@ export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== nu
 
 /** Sets a key as the object's own data, so a key `__proto__` sent in JSON stays data and never sets a prototype. */
 export function setOwn(obj: Obj, key: string, value: unknown): void {
-  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
 }
 
 /** What `_meta` says of one cut: the rule that cut it, and how long (or how many) it was before. */
@@ -55,9 +56,10 @@ const pointer = (path: (string | number)[]) => path.map((p) => `/${String(p).rep
 /**
  * Normalises an event (a parsed JSON object) into a new object; the input
  * is not changed. `now` fills a missing timestamp; `clientIp` fills
- * `user.ip_address: "{{auto}}"`.
+ * `user.ip_address: "{{auto}}"`; `receivedBytes`, the size of the JSON it was
+ * read from, spares measuring an event that cannot be over the size cap.
  */
-export function normalizeEvent(input: Obj, opts: { now: Date; clientIp?: string }): Obj {
+export function normalizeEvent(input: Obj, opts: { now: Date; clientIp?: string; receivedBytes?: number }): Obj {
   const meta: Meta = isObj(input._meta) ? { ...(input._meta as Meta) } : {};
   const note = (path: (string | number)[], n: MetaNote) => (meta[pointer(path)] = n);
   const event = bounded(input, [], note) as Obj;
@@ -98,7 +100,8 @@ export function normalizeEvent(input: Obj, opts: { now: Date; clientIp?: string 
   trimTags(event, note);
   trimExceptions(event, note);
   trimBreadcrumbs(event, note);
-  shrinkToFit(event, note);
+  // Trimming only shortens, so an event read from fewer bytes than the cap (less room for the notes) fits.
+  if (opts.receivedBytes === undefined || opts.receivedBytes > LIMITS.eventBytes - 16 * 1024) shrinkToFit(event, note);
 
   for (const key of Object.keys(event)) if (event[key] === undefined) delete event[key];
   delete event._meta;
@@ -121,7 +124,10 @@ export function anonymizeIp(ip: string): string | null {
   return `${groups.slice(0, 3).join(':')}::`;
 }
 
-/** A copy with every string cut to LIMITS.string and nesting cut at LIMITS.depth, each cut noted. */
+/**
+ * A copy with every string cut to LIMITS.string and nesting cut at LIMITS.depth, each cut noted. A value's path
+ * is built only for a container or a note: this runs over every value of every event.
+ */
 function bounded(value: unknown, path: (string | number)[], note: (path: (string | number)[], n: MetaNote) => void): unknown {
   if (typeof value === 'string') {
     if (value.length <= LIMITS.string) return value;
@@ -133,9 +139,11 @@ function bounded(value: unknown, path: (string | number)[], note: (path: (string
     note(path, { rem: 'depth' });
     return '[…]';
   }
-  if (Array.isArray(value)) return value.map((item, i) => bounded(item, [...path, i], note));
+  const child = (inner: unknown, key: string | number) =>
+    typeof inner === 'object' || (typeof inner === 'string' && inner.length > LIMITS.string) ? bounded(inner, [...path, key], note) : inner;
+  if (Array.isArray(value)) return value.map(child);
   const out: Obj = {};
-  for (const [key, inner] of Object.entries(value)) setOwn(out, key, bounded(inner, [...path, key], note));
+  for (const key of Object.keys(value)) setOwn(out, key, child((value as Obj)[key], key));
   return out;
 }
 

@@ -28,7 +28,7 @@ describe('scrubCards', () => {
 
 describe('scrubEvent', () => {
   it('filters every secret of the Python fixture and nothing else', () => {
-    const { value, filtered } = scrubEvent(python);
+    const { value, filtered } = scrubEvent(structuredClone(python));
     const v = value as typeof python;
     const inApp = v.exception.values[1].stacktrace.frames[1].vars;
     expect(inApp).toMatchObject({ card_number: FILTERED, password: FILTERED, api_key: FILTERED, session_token: FILTERED, cart: { id: 7, lines: 3, currency: 'EUR' } });

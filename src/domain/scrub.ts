@@ -22,9 +22,9 @@ const SECRET_KEY = /pass(word|wd|phrase)?|pwd|secret|token|api[-_]?key|auth|cred
 const OWN_KEYS = new Set(['event_id', '_meta', 'fingerprint']);
 /**
  * Identifiers that may be long digit strings (snowflake ids, numeric user ids): no card number is looked
- * for in them, so a sign-in actor or a user keeps its identity (keys are still checked).
+ * for in `security` or in these values, so a sign-in actor or a user keeps its identity (keys are still checked).
  */
-const IDENTIFIERS = /^\/(security\/|user\/id$|release$|dist$)/;
+const IDENTIFIERS: Record<string, ReadonlySet<string>> = { '': new Set(['release', 'dist']), '/user': new Set(['id']) };
 
 export function isSecretKey(key: string): boolean {
   return SECRET_KEY.test(key);
@@ -73,39 +73,45 @@ function scrubQueryString(text: string): string {
 }
 
 /**
- * A scrubbed copy of `value`, and the JSON pointers of what was filtered
- * (keys whose values were replaced; strings that held a card number).
+ * Scrubs `value` in place (the normaliser's fresh copy: nothing is copied
+ * twice) and answers the JSON pointers of what was filtered (keys whose
+ * values were replaced; strings that held a card number).
  */
 export function scrubEvent(value: unknown): { value: unknown; filtered: string[] } {
   const filtered: string[] = [];
-  const walk = (input: unknown, at: string, key: string | null): unknown => {
-    if (typeof input === 'string') {
-      if (IDENTIFIERS.test(at)) return input;
-      const out = key === 'query_string' ? scrubQueryString(input) : scrubCards(input);
-      if (out !== input) filtered.push(at);
-      return out;
-    }
-    if (input === null || typeof input !== 'object') return input;
+  const pointer = (at: string, key: string) => `${at}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+  const text = (input: string, at: string, key: string | number): string => {
+    const out = key === 'query_string' ? scrubQueryString(input) : scrubCards(input);
+    if (out !== input) filtered.push(typeof key === 'number' ? `${at}/${key}` : pointer(at, key));
+    return out;
+  };
+  // Walks containers in place; a path is built only for a container entered or a value filtered.
+  const walk = (input: object, at: string, cards: boolean): void => {
     if (Array.isArray(input)) {
-      return input.map((item, i) => {
+      for (let i = 0; i < input.length; i++) {
+        const item: unknown = input[i];
         // A [key, value] pair: the value goes when the key looks secret.
         if (Array.isArray(item) && item.length === 2 && typeof item[0] === 'string' && isSecretKey(item[0]) && item[1] !== null) {
           filtered.push(`${at}/${i}/1`);
-          return [item[0], FILTERED];
-        }
-        return walk(item, `${at}/${i}`, null);
-      });
+          item[1] = FILTERED;
+        } else if (typeof item === 'string') input[i] = cards ? text(item, at, i) : item;
+        else if (item !== null && typeof item === 'object') walk(item, `${at}/${i}`, cards);
+      }
+      return;
     }
-    const out: Record<string, unknown> = {};
-    for (const [k, inner] of Object.entries(input)) {
-      const path = `${at}/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`;
-      if (OWN_KEYS.has(k) && at === '') setOwn(out, k, inner);
-      else if (isSecretKey(k) && inner !== null && inner !== '') {
-        filtered.push(path);
-        setOwn(out, k, FILTERED);
-      } else setOwn(out, k, walk(inner, path, k));
+    const obj = input as Record<string, unknown>;
+    for (const k of Object.keys(obj)) {
+      if (OWN_KEYS.has(k) && at === '') continue;
+      const inner = obj[k];
+      if (inner === null || inner === '' || (typeof inner !== 'string' && typeof inner !== 'object' && !isSecretKey(k))) continue;
+      if (isSecretKey(k)) {
+        filtered.push(pointer(at, k));
+        setOwn(obj, k, FILTERED);
+      } else if (typeof inner === 'string') {
+        if (cards && !IDENTIFIERS[at]?.has(k)) setOwn(obj, k, text(inner, at, k));
+      } else walk(inner as object, pointer(at, k), cards && !(at === '' && k === 'security'));
     }
-    return out;
   };
-  return { value: walk(value, '', null), filtered };
+  if (value !== null && typeof value === 'object') walk(value, '', true);
+  return { value, filtered };
 }

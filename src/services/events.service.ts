@@ -37,7 +37,7 @@ export interface EventBody extends ErrorEventShape {
  * (src/domain/scrub.ts; what was filtered is noted in `_meta`), then checked against schemas/event.json,
  * so a 400 never quotes a secret. Native and envelope events alike.
  */
-export function prepareEvent(validator: Validator, raw: unknown, opts: { now: Date; clientIp?: string }): EventBody {
+export function prepareEvent(validator: Validator, raw: unknown, opts: { now: Date; clientIp?: string; receivedBytes?: number }): EventBody {
   if (!isObj(raw)) throw new BadRequestError('invalid_body', 'an event must be a JSON object', { errors: [{ path: '', message: 'must be an object' }] });
   const { value, filtered } = scrubEvent(normalizeEvent(raw, opts));
   const event = value as Record<string, unknown>;

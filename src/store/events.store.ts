@@ -41,14 +41,19 @@ export interface EventDoc {
    * raw deflate (`packPayload`): only the issue page shows it, FerretDB v1
    * writes and reads one binary value several times faster than the same
    * fields as a document, and a quarter of the bytes on disk
-   * (docs/decisions.md). Events stored before compression hold the JSON text.
+   * (docs/decisions.md). Events under 1 KiB of JSON (most sign-in attempts),
+   * and events stored before compression, hold the JSON text.
    */
   payload: Binary | string;
 }
 
+/** Smaller events are stored as their JSON text: deflate would save them little and cost each its setup. */
+const PACK_FROM_BYTES = 1024;
+
 /** An event's JSON as it is stored. */
-export function packPayload(event: unknown): Binary {
-  return new Binary(zlib.deflateRawSync(JSON.stringify(event)));
+export function packPayload(event: unknown): Binary | string {
+  const json = JSON.stringify(event);
+  return json.length < PACK_FROM_BYTES ? json : new Binary(zlib.deflateRawSync(json));
 }
 
 /** The stored event, whichever form it was stored in. */

@@ -55,7 +55,7 @@ export function envelopeRoutes(deps: AppDeps): Router<AppState> {
             sessions.accepted += read.accepted;
           } else if (item.type === 'event') {
             const raw = parseJson(item.payload.toString('utf8'), `item ${i + 1}`, false);
-            const event = prepareEvent(deps.validator, isObj(raw) ? fromEnvelope(raw) : raw, { now, clientIp: ctx.ip });
+            const event = prepareEvent(deps.validator, isObj(raw) ? fromEnvelope(raw) : raw, { now, clientIp: ctx.ip, receivedBytes: item.payload.length });
             await deps.events.ingest(project, event, now);
           } else {
             dropped.push(item.type);

@@ -11,7 +11,7 @@ export function eventsRoutes(deps: AppDeps): Router<AppState> {
   router.post('/events', countRejected(deps.metrics, 'event'), requireSecretKey(deps.resolver, { instance: true }), async (ctx) => {
     // An event is kept as a JSON string, so its keys are not checked as a stored document's would be.
     const raw = await readJson(ctx, deps.config.bodyLimitBytes, ['application/json'], false);
-    const body = prepareEvent(deps.validator, raw, { now: new Date(), clientIp: ctx.ip });
+    const body = prepareEvent(deps.validator, raw, { now: new Date(), clientIp: ctx.ip, receivedBytes: Number(ctx.get('content-length')) || undefined });
     ctx.status = 202;
     ctx.body = await deps.events.ingest(ctx.state.project, body, new Date());
   });
