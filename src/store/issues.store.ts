@@ -45,7 +45,6 @@ export interface IssueDoc {
 
 export const issueIndexes: IndexDescription[] = [
   { key: { project_id: 1, fingerprint: 1 }, name: 'project_fingerprint', unique: true },
-  { key: { project_id: 1, status: 1, last_seen: -1 }, name: 'project_status_last_seen' },
 ];
 
 export const storedIssueId = (id: number): string => String(id).padStart(16, '0');

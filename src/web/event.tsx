@@ -182,6 +182,17 @@ function Breadcrumbs({ event }: { event: Obj }) {
   );
 }
 
+/** One part of the request, when sent: a table of its keys, or the text as sent. */
+function Part({ title, label, value }: { title: string; label: string; value: unknown }) {
+  if (value === undefined || value === null) return null;
+  return (
+    <>
+      <h3>{title}</h3>
+      {typeof value === 'object' ? <KeyValues value={value} label={label} /> : <code>{text(value)}</code>}
+    </>
+  );
+}
+
 function Request({ event }: { event: Obj }) {
   const r = event.request;
   if (!isObj(r)) return null;
@@ -193,30 +204,10 @@ function Request({ event }: { event: Obj }) {
           {text(r.method)} {text(r.url)}
         </code>
       </p>
-      {r.query_string !== undefined && (
-        <>
-          <h3>Query</h3>
-          {typeof r.query_string === 'string' ? <code>{r.query_string}</code> : <KeyValues value={r.query_string} label="Query" />}
-        </>
-      )}
-      {r.headers !== undefined && (
-        <>
-          <h3>Headers</h3>
-          <KeyValues value={r.headers} label="Request headers" />
-        </>
-      )}
-      {r.cookies !== undefined && (
-        <>
-          <h3>Cookies</h3>
-          {typeof r.cookies === 'string' ? <code>{r.cookies}</code> : <KeyValues value={r.cookies} label="Cookies" />}
-        </>
-      )}
-      {r.data !== undefined && (
-        <>
-          <h3>Data</h3>
-          {isObj(r.data) ? <KeyValues value={r.data} label="Request data" /> : <code>{text(r.data)}</code>}
-        </>
-      )}
+      <Part title="Query" label="Query" value={r.query_string} />
+      <Part title="Headers" label="Request headers" value={r.headers} />
+      <Part title="Cookies" label="Cookies" value={r.cookies} />
+      <Part title="Data" label="Request data" value={r.data} />
     </section>
   );
 }
