@@ -99,7 +99,7 @@ it('a rebuild, or a project whose Redis keys predate the list indexes, restores 
     // An older layout: the keys of the list indexes, events, spread and hours are not there.
     const base = ctx.runtime.issuesState.keys(id).base;
     const redis = ctx.runtime.issuesState.redis;
-    for (const pattern of ['x:*', 'ie:*', 'is:*', 'ih:*', 'fr:*', 'fe:*', 'fc:*', 'fl:*', 'fk:*', 'tx:*', 'layout']) {
+    for (const pattern of ['x:*', 'r:*', 'ie:*', 'is:*', 'ih:*', 'fr:*', 'fe:*', 'fc:*', 'fl:*', 'fk:*', 'tx:*', 'layout']) {
       const keys = await redis.keys(`${base}${pattern}`);
       if (keys.length) await redis.del(...keys);
     }

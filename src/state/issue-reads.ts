@@ -13,7 +13,7 @@ import type { IssueStatus } from '../domain/issue-status.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
 import { readIssue } from './issues.state.ts';
 
-/** The fields of an issue hash a list row carries, in the order list-issues-2.lua sends them. */
+/** The fields of an issue hash a list row carries, in the order snapshot-issues-3.lua writes them. */
 const ROW_FIELDS = ['kind', 'fingerprint', 'title', 'culprit', 'exception_type', 'level', 'status', 'first', 'last', 'count', 'last_release', 'regressions', 'resolves', 'resolved_at', 'resolved_release', 'regressed_at', 'regression_kind', 'created', 'latest'];
 import { defineScripts, projectKeys } from './scripts.ts';
 
@@ -70,17 +70,17 @@ export function makeIssueReads(redis: Redis, opts: { prefix: string }) {
         q.company && `fc:${q.company}`,
         ...searchWords(q.query ?? '').map((w) => `tx:${w}`),
       ].filter((f): f is string => Boolean(f));
-      const [code, total, ...rows] = await r.listIssues(k.epoch, `${k.base}x:${q.status}:${order.zset}`, k.base, order.desc ? 'desc' : 'asc', q.offset, q.limit, hourOf(now), ...filters);
+      const [code, total, ...flat] = await r.listIssues(k.epoch, `${k.base}x:${q.status}:${order.zset}`, k.base, order.desc ? 'desc' : 'asc', q.offset, q.limit, hourOf(now), ...filters);
       if (code === -1) return 'unverified';
-      return {
-        total,
-        items: rows.map((row) => {
-          const [id, values, companies, last24h] = JSON.parse(row) as [string, string[], string[] | Record<string, never>, number[]];
-          // cjson writes an empty Lua table as {}
-          const tags = Array.isArray(companies) ? companies : [];
-          return { doc: readIssue(project, Number(id), ROW_FIELDS.flatMap((f, i) => [f, values[i]!]), tags), last24h };
-        }),
-      };
+      const items: { doc: IssueDoc; last24h: number[] }[] = [];
+      for (let i = 0; i < flat.length; i += 3) {
+        const [values, companies] = JSON.parse(flat[i + 1] as string) as [string[], string[] | Record<string, never>];
+        // cjson writes an empty Lua table as {}
+        const tags = Array.isArray(companies) ? companies : [];
+        const doc = readIssue(project, Number(flat[i]), ROW_FIELDS.flatMap((f, k) => [f, values[k]!]), tags);
+        items.push({ doc, last24h: (flat[i + 2] as (string | null)[]).map((n) => Number(n ?? 0)) });
+      }
+      return { total, items };
     },
 
     /** Where the issue's events come from: each release, environment and company with its count, most first. */

@@ -33,7 +33,7 @@ export interface ScriptCommands {
   applyBurst(epoch: string, seq: string, dirty: string, ...argv: Arg[]): Promise<number>;
   setIssueStatus(epoch: string, seq: string, dirty: string, ...argv: Arg[]): Promise<number>;
   snapshotIssues(epoch: string, seq: string, dirty: string, base: string, ...ids: string[]): Promise<[number, number, ...[string, string, string[], string[]][]]>;
-  listIssues(epoch: string, order: string, ...argv: Arg[]): Promise<[number, number, ...string[]]>;
+  listIssues(epoch: string, order: string, ...argv: Arg[]): Promise<[number, number, ...(string | (string | null)[])[]]>;
   raiseCounter(counter: string, atLeast: number): Promise<number>;
 }
 

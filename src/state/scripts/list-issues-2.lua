@@ -18,10 +18,9 @@
   ARGV[6..] filter sets under the prefix ('fr:<release>', 'fe:<environment>', 'fc:<company>',
             'fl:<level>', 'fk:<kind>', 'tx:<word>'): an issue must be in every one
 
-  Returns {1, total, row, ...}, each row one JSON text (a few bulk strings instead of thousands of
-          reply elements: the reply, not the work, was most of a page's cost):
-            an array of: the id; ROW_FIELDS' values ('' for none); the company tags; the events per
-            hour, oldest first
+  Returns {1, total, id, row, hours, id, row, hours, ...}: each issue's row as snapshot-issues-3.lua last
+          wrote it (one JSON text, ready: building rows here in Lua was most of a page's cost) and its
+          events per hour, oldest first (nil for none)
           or {-1} when the state was not verified since this Redis started
 ]]
 local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
@@ -30,10 +29,6 @@ local base, order = ARGV[1], KEYS[2]
 local desc = ARGV[2] == 'desc'
 local offset, limit, hour = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local WALK_CHUNK_MAX = 1000
--- The fields of an issue a list row shows, in the order src/state/issue-reads.ts reads them.
-local ROW_FIELDS = {'kind', 'fingerprint', 'title', 'culprit', 'exception_type', 'level', 'status', 'first', 'last', 'count',
-  'last_release', 'regressions', 'resolves', 'resolved_at', 'resolved_release', 'regressed_at', 'regression_kind',
-  'created', 'latest'}
 
 local function range(from, to)
   if desc then return redis.call('ZREVRANGE', order, from, to) end
@@ -86,13 +81,11 @@ local hours = {}
 for h = hour - 23, hour do hours[#hours + 1] = h end
 local out = {1, total}
 for _, id in ipairs(ids) do
-  local fields = redis.call('HMGET', base .. 'i:' .. id, unpack(ROW_FIELDS))
-  if fields[1] then
-    for i = 1, #ROW_FIELDS do fields[i] = fields[i] or '' end
-    local counts = redis.call('HMGET', base .. 'ih:' .. id, unpack(hours))
-    for i = 1, #counts do counts[i] = tonumber(counts[i]) or 0 end
-    local companies = redis.call('SMEMBERS', base .. 'ic:' .. id)
-    out[#out + 1] = cjson.encode({id, fields, companies, counts})
+  local row = redis.call('GET', base .. 'r:' .. id)
+  if row then
+    out[#out + 1] = id
+    out[#out + 1] = row
+    out[#out + 1] = redis.call('HMGET', base .. 'ih:' .. id, unpack(hours))
   end
 end
 return out

@@ -8,6 +8,7 @@
     x:<status>:<order>  zset per status and order (last, first, count, id): score -> issue id
     fl:<level>, fk:<kind>  sets of issue ids, by the issue's level and kind
     tx:<token>          set of issue ids whose title or culprit holds the token
+    r:<issue>           the issue's list row, ready: JSON [ROW_FIELDS' values ('' for none), company tags]
   The issue hash remembers what it is indexed under (x_status, x_level,
   x_text), so an issue moves only when its status, level or text changed.
 
@@ -24,6 +25,10 @@ local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
 if redis.call('GET', KEYS[1]) ~= runId then return {0, 0} end
 local base = ARGV[1]
 local ORDERS = {'last', 'first', 'count', 'id'}
+-- The fields of an issue a list row shows, in the order src/state/issue-reads.ts reads them.
+local ROW_FIELDS = {'kind', 'fingerprint', 'title', 'culprit', 'exception_type', 'level', 'status', 'first', 'last', 'count',
+  'last_release', 'regressions', 'resolves', 'resolved_at', 'resolved_release', 'regressed_at', 'regression_kind',
+  'created', 'latest'}
 
 -- The words of a title or culprit (src/state/issue-reads.ts searches them): split at ASCII spaces and
 -- punctuation, each word whole and in its camelCase parts ('BetaError': betaerror, beta, error), ASCII
@@ -60,6 +65,9 @@ local function index(id, key)
     for _, word in ipairs(tokens(text)) do redis.call('SADD', base .. 'tx:' .. word, id) end
   end
   redis.call('HSET', key, 'x_status', status, 'x_level', level, 'x_text', text)
+  local row = redis.call('HMGET', key, unpack(ROW_FIELDS))
+  for i = 1, #ROW_FIELDS do row[i] = row[i] or '' end
+  redis.call('SET', base .. 'r:' .. id, cjson.encode({row, redis.call('SMEMBERS', base .. 'ic:' .. id)}))
 end
 
 local out = {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
