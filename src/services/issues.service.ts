@@ -8,7 +8,7 @@ import type { IssueStatus } from '../domain/issue-status.ts';
 import { NotFoundError, UnavailableError } from '../errors.ts';
 import type { IssueListQuery, IssueReads } from '../state/issue-reads.ts';
 import type { StateKeeper } from '../state/rebuild.ts';
-import type { IssuesState } from '../state/issues.state.ts';
+import { HOUR_MS, hourIndex, type IssuesState } from '../state/issues.state.ts';
 import { eventKey, payloadOf, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { IssueDoc, IssuesStore } from '../store/issues.store.ts';
 
@@ -88,14 +88,14 @@ export function makeIssuesService(deps: { issues: IssuesStore; events: EventsSto
       const issue = await issueOf(projectId, id);
       const [latest, spread, hours] = await Promise.all([
         issue.latest_event ? events.get(issue.latest_event) : null,
-        reads.spread(projectId, id),
+        reads.spread(projectId, id, 10),
         reads.hourly(projectId, id, 14 * 24, now),
       ]);
       return {
         ...issueView(issue),
         latest_event: latest ? payloadOf(latest) : null,
-        spread: { releases: spread.releases.slice(0, 10), environments: spread.environments.slice(0, 10), companies: spread.companies.slice(0, 10) },
-        hourly: { until: new Date((Math.floor(now.getTime() / 3_600_000) + 1) * 3_600_000).toISOString(), last_24h: hours.slice(-24), last_14d: hours },
+        spread,
+        hourly: { until: new Date((hourIndex(now) + 1) * HOUR_MS).toISOString(), last_24h: hours.slice(-24), last_14d: hours },
       };
     },
 

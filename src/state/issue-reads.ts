@@ -11,11 +11,11 @@
 import type { Redis } from 'ioredis';
 import type { IssueStatus } from '../domain/issue-status.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
-import { readIssue } from './issues.state.ts';
+import { hourIndex, readIssue } from './issues.state.ts';
+import { defineScripts, projectKeys } from './scripts.ts';
 
 /** The fields of an issue hash a list row carries, in the order snapshot-issues-3.lua writes them. */
 const ROW_FIELDS = ['kind', 'fingerprint', 'title', 'culprit', 'exception_type', 'level', 'status', 'first', 'last', 'count', 'last_release', 'regressions', 'resolves', 'resolved_at', 'resolved_release', 'regressed_at', 'regression_kind', 'created', 'latest'];
-import { defineScripts, projectKeys } from './scripts.ts';
 
 export const ISSUE_ORDERS = ['last_seen', 'first_seen', 'event_count', 'id'] as const;
 export type IssueOrder = (typeof ISSUE_ORDERS)[number];
@@ -50,9 +50,6 @@ export function searchWords(text: string): string[] {
   return [...new Set(lower.split(/[ \t\n\v\f\r!-/:-@[-`{-~]+/).filter((w) => w.length > 1))];
 }
 
-const HOUR_MS = 3_600_000;
-export const hourOf = (at: Date) => Math.floor(at.getTime() / HOUR_MS);
-
 export function makeIssueReads(redis: Redis, opts: { prefix: string }) {
   const r = defineScripts(redis);
   const keys = (project: number) => projectKeys(opts.prefix, project);
@@ -70,32 +67,32 @@ export function makeIssueReads(redis: Redis, opts: { prefix: string }) {
         q.company && `fc:${q.company}`,
         ...searchWords(q.query ?? '').map((w) => `tx:${w}`),
       ].filter((f): f is string => Boolean(f));
-      const [code, total, ...flat] = await r.listIssues(k.epoch, `${k.base}x:${q.status}:${order.zset}`, k.base, order.desc ? 'desc' : 'asc', q.offset, q.limit, hourOf(now), ...filters);
+      const [code, total, ...flat] = await r.listIssues(k.epoch, `${k.base}x:${q.status}:${order.zset}`, k.base, order.desc ? 'desc' : 'asc', q.offset, q.limit, hourIndex(now), ...filters);
       if (code === -1) return 'unverified';
       const items: { doc: IssueDoc; last24h: number[] }[] = [];
       for (let i = 0; i < flat.length; i += 3) {
         const [values, companies] = JSON.parse(flat[i + 1] as string) as [string[], string[] | Record<string, never>];
         // cjson writes an empty Lua table as {}
         const tags = Array.isArray(companies) ? companies : [];
-        const doc = readIssue(project, Number(flat[i]), ROW_FIELDS.flatMap((f, k) => [f, values[k]!]), tags);
+        const doc = readIssue(project, Number(flat[i]), Object.fromEntries(ROW_FIELDS.map((f, k) => [f, values[k]])), tags);
         items.push({ doc, last24h: (flat[i + 2] as (string | null)[]).map((n) => Number(n ?? 0)) });
       }
       return { total, items };
     },
 
-    /** Where the issue's events come from: each release, environment and company with its count, most first. */
-    async spread(project: number, issue: number): Promise<Record<'releases' | 'environments' | 'companies', { value: string; count: number }[]>> {
+    /** Where the issue's events come from: the `top` releases, environments and companies with their counts, most first. */
+    async spread(project: number, issue: number, top: number): Promise<Record<'releases' | 'environments' | 'companies', { value: string; count: number }[]>> {
       const raw = await redis.hgetall(`${keys(project).base}is:${issue}`);
       const out = { releases: [] as { value: string; count: number }[], environments: [] as { value: string; count: number }[], companies: [] as { value: string; count: number }[] };
       const dims = { r: out.releases, e: out.environments, c: out.companies } as Record<string, { value: string; count: number }[]>;
       for (const [field, count] of Object.entries(raw)) dims[field.slice(0, 1)]?.push({ value: field.slice(2), count: Number(count) });
-      for (const list of Object.values(out)) list.sort((a, b) => b.count - a.count || a.value.localeCompare(b.value));
+      for (const list of Object.values(out)) list.sort((a, b) => b.count - a.count || a.value.localeCompare(b.value)).splice(top);
       return out;
     },
 
     /** The issue's events per hour for the `hours` hours up to now, oldest first. */
     async hourly(project: number, issue: number, hours: number, now: Date): Promise<number[]> {
-      const last = hourOf(now);
+      const last = hourIndex(now);
       const fields = Array.from({ length: hours }, (_, i) => String(last - hours + 1 + i));
       const counts = await redis.hmget(`${keys(project).base}ih:${issue}`, ...fields);
       return counts.map((n) => Number(n ?? 0));

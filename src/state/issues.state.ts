@@ -142,7 +142,7 @@ export function makeIssuesState(redis: Redis, opts: { prefix: string }) {
     async snapshot(project: number, ids: number[] = []): Promise<{ verified: boolean; seq: number; issues: { doc: IssueDoc; version: string }[] }> {
       const k = keys(project);
       const [verified, seq, ...rows] = await r.snapshotIssues(k.epoch, k.eseq, k.edirty, k.base, ...ids.map(String));
-      const issues = rows.filter(([, , fields]) => fields.length > 0).map(([id, version, fields, companies]) => ({ doc: readIssue(project, Number(id), fields, companies), version }));
+      const issues = rows.filter(([, , fields]) => fields.length > 0).map(([id, version, fields, companies]) => ({ doc: readIssue(project, Number(id), fromPairs(fields), companies), version }));
       return { verified: verified === 1, seq, issues };
     },
     /**
@@ -204,7 +204,7 @@ export interface CountedEvent {
 
 /** What apply-events-4.lua keeps per event (ie:, is:, ih: and the filter sets), written for many events at once. */
 async function replaceEvents(redis: Redis, base: string, events: CountedEvent[]): Promise<void> {
-  const oldestHour = Math.floor(Date.now() / 3_600_000) - HOURS_KEPT;
+  const oldestHour = hourIndex(new Date()) - HOURS_KEPT;
   for (let i = 0; i < events.length; i += 2000) {
     const pipe = redis.pipeline();
     for (const e of events.slice(i, i + 2000)) {
@@ -214,7 +214,7 @@ async function replaceEvents(redis: Redis, base: string, events: CountedEvent[])
         pipe.hincrby(`${base}is:${e.issue}`, `${dim}:${value}`, 1);
         pipe.sadd(`${base}f${dim}:${value}`, String(e.issue));
       }
-      const hour = Math.floor(e.at.getTime() / 3_600_000);
+      const hour = hourIndex(e.at);
       if (hour > oldestHour) pipe.hincrby(`${base}ih:${e.issue}`, String(hour), 1);
     }
     for (const [err] of (await pipe.exec()) ?? []) if (err) throw err;
@@ -223,6 +223,10 @@ async function replaceEvents(redis: Redis, base: string, events: CountedEvent[])
 
 /** Hours of counts an issue keeps (apply-events-4.lua's HOURS_KEPT): the 14-day chart and a day to spare. */
 export const HOURS_KEPT = 15 * 24;
+
+export const HOUR_MS = 3_600_000;
+/** The number of the hour a time falls in, as the scripts number hours (ms / 3,600,000, rounded down); src/domain/sessions.ts' hourOf gives its start as a Date. */
+export const hourIndex = (at: Date) => Math.floor(at.getTime() / HOUR_MS);
 
 /** Sorted-set members `<event_id>|<kind>|<actor>` with their scores → attempts. */
 function readAttempts(raw: string[]): Attempt[] {
@@ -261,10 +265,15 @@ function writeIssue(doc: IssueDoc): Record<string, string> {
   };
 }
 
-/** An issue hash (apply-events-4.lua) → the document MongoDB keeps. */
-export function readIssue(project: number, id: number, fields: string[], companies: string[]): IssueDoc {
+/** A hash as Redis answers HGETALL inside a script: `[field, value, field, value, ...]`. */
+function fromPairs(fields: string[]): Record<string, string> {
   const h: Record<string, string> = {};
   for (let i = 0; i < fields.length; i += 2) h[fields[i]!] = fields[i + 1]!;
+  return h;
+}
+
+/** An issue hash (apply-events-4.lua) → the document MongoDB keeps. */
+export function readIssue(project: number, id: number, h: Record<string, string | undefined>, companies: string[]): IssueDoc {
   const date = (f: string) => (h[f] ? new Date(Number(h[f])) : null);
   return {
     _id: id,

@@ -9,7 +9,7 @@ import { countRejected } from '../middleware/metrics.middleware.ts';
 export function eventsRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/v1' });
   router.post('/events', countRejected(deps.metrics, 'event'), requireSecretKey(deps.resolver, { instance: true }), async (ctx) => {
-    // An event is kept as a JSON string, so its keys are not checked as a stored document's would be.
+    // An event is stored as one (compressed) value, so its keys are not checked as a stored document's would be.
     const raw = await readJson(ctx, deps.config.bodyLimitBytes, ['application/json'], false);
     const body = prepareEvent(deps.validator, raw, { now: new Date(), clientIp: ctx.ip, receivedBytes: Number(ctx.get('content-length')) || undefined });
     ctx.status = 202;
