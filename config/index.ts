@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 
-export const QUEUE_NAMES = ['sessions', 'events', 'maintenance'] as const;
+export const QUEUE_NAMES = ['sessions', 'events', 'notifications', 'maintenance'] as const;
 export type QueueKey = (typeof QUEUE_NAMES)[number];
 
 export interface Config {
@@ -43,6 +43,13 @@ export interface Config {
   readonly flushIntervalMs: number;
   /** Dashboard session cookies carry `Secure` (Lookout is served over TLS, directly or behind a proxy). */
   readonly cookieSecure: boolean;
+  /** The dashboard's address as people reach it, for the links notifications carry (default: the API's own address). */
+  readonly publicUrl: string;
+  /** SMTP server of email notifications (smtp:// or smtps://, credentials in the URL); null: email channels are refused. */
+  readonly smtpUrl: string | null;
+  readonly mailFrom: string;
+  /** Webhook targets on loopback, private or link-local addresses are allowed (a chat server on the LAN; tests). */
+  readonly webhookAllowPrivate: boolean;
 }
 
 export class ConfigError extends Error {
@@ -68,6 +75,7 @@ export const DEFAULTS = {
   QUEUE_PREFIX: 'lookout',
   WORKER_CONCURRENCY_SESSIONS: '1',
   WORKER_CONCURRENCY_EVENTS: '4',
+  WORKER_CONCURRENCY_NOTIFICATIONS: '8',
   WORKER_CONCURRENCY_MAINTENANCE: '1',
   SHUTDOWN_TIMEOUT_MS: '10000',
   KEY_CACHE_SECONDS: '5',
@@ -80,6 +88,10 @@ export const DEFAULTS = {
   SESSION_UPDATE_WINDOW_HOURS: '120',
   FLUSH_INTERVAL_MS: '1000',
   COOKIE_SECURE: 'false',
+  PUBLIC_URL: '',
+  SMTP_URL: '',
+  MAIL_FROM: 'Lookout <lookout@localhost>',
+  WEBHOOK_ALLOW_PRIVATE: 'false',
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -121,6 +133,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     problems.push(`LOG_LEVEL=${JSON.stringify(logLevel)}: expected one of ${LOG_LEVELS.join(', ')}`);
   }
   const mongoDb = raw('MONGODB_DB');
+  if (!['true', 'false'].includes(raw('WEBHOOK_ALLOW_PRIVATE'))) problems.push(`WEBHOOK_ALLOW_PRIVATE=${JSON.stringify(raw('WEBHOOK_ALLOW_PRIVATE'))}: expected true or false`);
   if (!['true', 'false'].includes(raw('COOKIE_SECURE'))) problems.push(`COOKIE_SECURE=${JSON.stringify(raw('COOKIE_SECURE'))}: expected true or false`);
   if (!/^[A-Za-z0-9_-]{1,63}$/.test(mongoDb)) {
     problems.push(`MONGODB_DB=${JSON.stringify(mongoDb)}: letters, digits, _ and - only, at most 63`);
@@ -146,6 +159,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     concurrency: {
       sessions: int('WORKER_CONCURRENCY_SESSIONS', 1, 1000),
       events: int('WORKER_CONCURRENCY_EVENTS', 1, 1000),
+      notifications: int('WORKER_CONCURRENCY_NOTIFICATIONS', 1, 1000),
       maintenance: int('WORKER_CONCURRENCY_MAINTENANCE', 1, 100),
     },
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 100, 600_000),
@@ -158,6 +172,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     sessionUpdateWindowMs: int('SESSION_UPDATE_WINDOW_HOURS', 1, 90 * 24) * 3600_000,
     flushIntervalMs: int('FLUSH_INTERVAL_MS', 50, 1000),
     cookieSecure: raw('COOKIE_SECURE') === 'true',
+    publicUrl: (url('PUBLIC_URL', ['http', 'https']) ?? `http://${raw('HOST').includes(':') ? `[${raw('HOST')}]` : raw('HOST')}:${raw('PORT')}`).replace(/\/+$/, ''),
+    smtpUrl: url('SMTP_URL', ['smtp', 'smtps']),
+    mailFrom: raw('MAIL_FROM'),
+    webhookAllowPrivate: raw('WEBHOOK_ALLOW_PRIVATE') === 'true',
   };
   if (config.admin && config.admin.password.length < 12) {
     problems.push('ADMIN_PASSWORD: at least 12 characters');

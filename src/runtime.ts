@@ -15,6 +15,9 @@ import { makeAdminService } from './services/admin.service.ts';
 import { makeEventsService } from './services/events.service.ts';
 import { makeIssuesService } from './services/issues.service.ts';
 import { makeKeyResolver } from './services/key-resolver.ts';
+import { makeNotifyService } from './services/notify.service.ts';
+import { makeChannelCache } from './notify/dispatcher.ts';
+import { makeNotifyState } from './state/notify.state.ts';
 import { makeReleasesService } from './services/releases.service.ts';
 import { makeSdkService } from './services/sdk.service.ts';
 import { makeDidHasher, makeSessionsService } from './services/sessions.service.ts';
@@ -68,6 +71,9 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const didKey = config.didHashKey ?? (await stores.settings.getOrCreate('did_hash_key', () => crypto.randomBytes(32).toString('hex')));
   const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, windowMs: config.sessionUpdateWindowMs, writesInFlight });
   const releases = makeReleasesService(stores.sessions);
+  const notify = makeNotifyState(stateRedis, { prefix: config.queuePrefix });
+  const notifications = makeNotifyService({ stores, notify, queues, validator, config });
+  const channels = makeChannelCache(stores.channels);
   return {
     config,
     urls,
@@ -89,6 +95,9 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     validator,
     sessions,
     releases,
+    notify,
+    notifications,
+    channels,
     async close() {
       await Promise.all([sessions.drain(), events.drain()]);
       await queues.close();

@@ -10,6 +10,11 @@
  * counts that only grow, so a retry, a duplicate delivery or two workers on
  * one burst leave the same result. The flusher copies changed issues to
  * MongoDB and takes the group off the backlog.
+ *
+ * For a project with notification channels, the scripts also record the
+ * triggers (new issue, regression, burst) in its outbox, the frequency rules
+ * are checked over the issues the job touched, and the project is marked for
+ * the dispatcher (src/notify/dispatcher.ts), on every delivery of the job.
  */
 import crypto from 'node:crypto';
 import { detectBruteForce, detectStuffing, type Attempt, type Burst, type BurstSettings } from '../src/domain/bursts.ts';
@@ -18,6 +23,7 @@ import type { Runtime } from '../src/runtime.ts';
 import { entryOf, type EventEntry } from '../src/services/events.service.ts';
 import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, type AppliedGroup, type AttemptEntry, type IssuesState } from '../src/state/issues.state.ts';
 import { eventKey } from '../src/store/events.store.ts';
+import { checkFrequency, notifyFlags } from '../src/notify/dispatcher.ts';
 import { DEFAULT_ALERTS } from '../src/store/projects.store.ts';
 import { groupBy } from '../src/util/group-by.ts';
 
@@ -67,11 +73,17 @@ export async function processEventGroups(payload: JobPayloads['events.process'],
         .filter((e) => e.kind === 'security' && ATTEMPT_KINDS.has(e.security_kind ?? ''))
         .map((e) => ({ event_id: e.event_id, at: e.at, kind: e.security_kind!, actor: e.actor ?? '', group: e.group_key!, ip: e.ip })),
     }));
-    const code = await state.apply(project, groups);
+    const channels = await runtime.channels(project);
+    const flags = notifyFlags(channels);
+    const code = await state.apply(project, groups, flags);
     if (code === 'unverified') throw new Error(`Redis restarted while project ${project} was being applied; retrying`);
     // Detection runs on every delivery: a worker that died after the script but before this step is retried.
     const attempts = groups.flatMap((g) => g.attempts.map((a) => ({ attempt: a, receivedAt: g.receivedAt })));
-    if (attempts.length > 0) await detectBursts(runtime, project, attempts);
+    if (attempts.length > 0) await detectBursts(runtime, project, attempts, flags);
+    if (flags === '') continue;
+    const touched = new Map(groups.flatMap((g) => g.errors.map((e) => [e.issue, { level: e.level, environment: e.environment }] as const)));
+    await checkFrequency(runtime.notify, project, channels, touched, now);
+    await runtime.notify.markProject(project);
   }
   await state.pending.noteApplied([...byProject.keys()], payload.groups.map((g) => g.id));
   return { projects: byProject.size, events: count };
@@ -88,7 +100,7 @@ async function alertSettings(runtime: Runtime, project: number): Promise<BurstSe
 }
 
 /** Runs both detectors over the groups and addresses the attempts touch, reading all their attempts in one round trip. */
-async function detectBursts(runtime: Runtime, project: number, attempts: { attempt: AttemptEntry; receivedAt: Date }[]): Promise<void> {
+async function detectBursts(runtime: Runtime, project: number, attempts: { attempt: AttemptEntry; receivedAt: Date }[], flags: string): Promise<void> {
   const state = runtime.issuesState;
   const settings = await alertSettings(runtime, project);
   /** When the newest group holding an attempt was received: a burst holding one of them may regress its issue. */
@@ -102,7 +114,7 @@ async function detectBursts(runtime: Runtime, project: number, attempts: { attem
   for (const [i, read] of reads.entries()) {
     const detect = read.kind === 'ag' ? detectBruteForce : detectStuffing;
     const detector = read.kind === 'ag' ? 'brute_force' : 'credential_stuffing';
-    for (const burst of detect(answers[i]!, settings)) await recordBurst(state, project, detector, read.key, burst, answers[i]!, received);
+    for (const burst of detect(answers[i]!, settings)) await recordBurst(state, project, detector, read.key, burst, answers[i]!, received, flags);
   }
 }
 
@@ -114,6 +126,7 @@ async function recordBurst(
   burst: Burst,
   attempts: Attempt[],
   received: Map<string, Date>,
+  flags: string,
 ): Promise<void> {
   const digest = crypto.createHash('sha256').update(groupKey).digest('hex').slice(0, 16);
   const [actor, ip] = detector === 'brute_force' ? groupKey.split('|') : [null, groupKey];
@@ -129,13 +142,15 @@ async function recordBurst(
     fingerprint,
     title,
     detector,
+    actor: actor === undefined || actor === null ? null : actor,
+    ip: ip === '-' ? null : (ip ?? null),
     count: burst.attempt_ids.length,
     first: new Date(burst.first_seen),
     last: new Date(burst.last_seen),
     latest: eventKey(project, latest.id),
     latest_at: new Date(latest.at),
     received: newestReceived(burst.attempt_ids, received),
-  });
+  }, flags.includes('t'));
   if (result === 'unverified') throw new Error(`the Redis state of project ${project} changed during burst detection; retrying`);
 }
 

@@ -3,6 +3,7 @@ import type { Job } from 'bullmq';
 import type { JobName, JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
 import { processEventGroups } from './events-process.handler.ts';
+import { deliverNotification } from './notify-deliver.handler.ts';
 import { runRetention } from './retention.handler.ts';
 import { processSessionBatches } from './sessions-process.handler.ts';
 
@@ -13,4 +14,5 @@ export const handlers: HandlerMap = {
   'events.process': (payload, runtime) => processEventGroups(payload, runtime, new Date()),
   'sessions.process': (payload, runtime) => processSessionBatches(payload, runtime, new Date()),
   'maintenance.retention': (_payload, runtime) => runRetention(runtime, new Date()),
+  'notify.deliver': (payload, runtime, job) => deliverNotification(payload, runtime, job),
 };

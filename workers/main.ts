@@ -13,6 +13,7 @@ import { publishMetrics } from '../src/metrics/fleet.ts';
 import { JOBS, redisConnection, type JobName } from '../src/queues/registry.ts';
 import { makeRuntime, type Runtime } from '../src/runtime.ts';
 import { onStopSignal } from '../src/signals.ts';
+import { makeDispatcher } from '../src/notify/dispatcher.ts';
 import { makeFlusher } from '../src/state/flusher.ts';
 import { handlers, type HandlerMap } from './handlers.ts';
 
@@ -92,6 +93,8 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
           state: runtime.state,
           issuesState: runtime.issuesState,
           keeper: runtime.keeper,
+          notify: runtime.notify,
+          channels: runtime.channels,
           store: runtime.stores.sessions,
           issuesStore: runtime.stores.issues,
           eventsStore: runtime.stores.events,
@@ -101,11 +104,25 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
         })
       : null;
   flusher?.start();
+  // The dispatcher turns the triggers in the projects' outboxes into deliveries (src/notify/dispatcher.ts).
+  const dispatcher = opts.queues.includes('notifications')
+    ? makeDispatcher({
+        notify: runtime.notify,
+        channels: runtime.channels,
+        projects: runtime.stores.projects,
+        queues: runtime.queues,
+        log,
+        publicUrl: config.publicUrl,
+        intervalMs: config.flushIntervalMs,
+      })
+    : null;
+  dispatcher?.start();
   const publisher = publishMetrics(runtime, 'worker');
   log.info({ queues: opts.queues, concurrency: opts.concurrency ?? opts.queues.map((q) => config.concurrency[q]) }, 'workers started');
   return {
     workers,
     flusher,
+    dispatcher,
     async close(timeoutMs = config.shutdownTimeoutMs) {
       clearInterval(sweeper);
       const closing = Promise.all(workers.map((w) => w.close()));
@@ -115,6 +132,7 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
         await Promise.all(workers.map((w) => w.close(true)));
       }
       await flusher?.stop();
+      await dispatcher?.stop();
       await publisher.stop();
       connection.disconnect();
     },

@@ -10,6 +10,7 @@ import { storeUrls } from '../embedded/stores.ts';
 import { AppError } from '../errors.ts';
 import { makeLogger } from '../log.ts';
 import { makeRuntime, StoreTimeoutError, type Runtime } from '../runtime.ts';
+import { parseTriggers, TRIGGERS } from '../domain/notifications.ts';
 import { parseOptions, UsageError } from './usage.ts';
 
 /** Every admin command: its words, options and what it does; the help text is made from this list. */
@@ -28,6 +29,17 @@ export const ADMIN_COMMANDS = [
   ['invite add|remove', '--org ID --email E', 'pending invitations (count against seats)'],
   ['email-rule add|remove', '--org ID --email E', 'email rules (count against seats)'],
   ['alerts set', '--project ID [--threshold N] [--window-seconds S] [--cooldown-seconds S] [--stuffing-threshold N]', 'sign-in burst detection'],
+  [
+    'notify add',
+    '--project ID (--webhook URL [--format json|slack] | --email ADDRESS) [--on TRIGGERS] [--environment E] [--level L] [--frequency-count N] [--frequency-minutes M] [--interval-minutes I] [--crash-free-below X] [--min-sessions K]',
+    `a notification channel; TRIGGERS: comma-separated ${TRIGGERS.join(', ')} (default: the first three); prints a webhook's signing secret (only here and on rotation)`,
+  ],
+  ['notify list', '--project ID', "the project's channels, never a secret"],
+  ['notify remove', '--project ID --channel ID', 'remove a channel'],
+  ['notify test', '--project ID --channel ID', 'send a test notification through the queue'],
+  ['notify resume', '--project ID --channel ID', 'resume a channel paused after ten failed deliveries in a row'],
+  ['notify rotate', '--project ID --channel ID', "a new signing secret for a webhook; prints it (only here)"],
+  ['notify deliveries', '--project ID [--channel ID]', 'the newest deliveries, each with its attempts'],
   ['recount', '--project ID', "rebuild the project's hot state and rollups from its raw batches and stored events"],
   ['user add', '--org ID --email E --role owner|member [--password-stdin]', 'a dashboard user; the password is read from standard input, or a one-time set-password link (24 hours) is printed'],
 ] as const;
@@ -60,6 +72,17 @@ const OPTIONS = {
   'stuffing-threshold': { type: 'string' },
   role: { type: 'string' },
   'password-stdin': { type: 'boolean' },
+  webhook: { type: 'string' },
+  format: { type: 'string' },
+  on: { type: 'string' },
+  environment: { type: 'string' },
+  level: { type: 'string' },
+  channel: { type: 'string' },
+  'frequency-count': { type: 'string' },
+  'frequency-minutes': { type: 'string' },
+  'interval-minutes': { type: 'string' },
+  'crash-free-below': { type: 'string' },
+  'min-sessions': { type: 'string' },
 } as const;
 
 type Values = Partial<Record<Exclude<keyof typeof OPTIONS, 'password-stdin'>, string>> & { 'password-stdin'?: boolean };
@@ -70,7 +93,7 @@ function need(values: Values, name: Exclude<keyof Values, 'password-stdin'>): st
   if (value === undefined || value === '') throw new UsageError(`--${name} is required`);
   return value;
 }
-function id(values: Values, name: 'org' | 'project'): number {
+function id(values: Values, name: 'org' | 'project' | 'channel'): number {
   const text = need(values, name);
   if (!/^[1-9]\d{0,15}$/.test(text)) throw new UsageError(`--${name} must be a numeric id`);
   return Number(text);
@@ -94,6 +117,9 @@ function wholeNumber(values: Values, name: Exclude<keyof Values, 'password-stdin
   if (value === undefined) return undefined;
   if (!/^\d{1,9}$/.test(value)) throw new UsageError(`--${name} takes a whole number`);
   return Number(value);
+}
+function nonEmpty<T extends object>(value: T): T | undefined {
+  return Object.keys(value).length > 0 ? value : undefined;
 }
 function defined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
@@ -191,6 +217,44 @@ export function parseAdminCommand(args: string[]): AdminRun {
         const api = readInstance(rt.config.dataDir)?.api_url;
         return 'set_password_path' in user && api ? { ...user, set_password_url: `${api}${user.set_password_path}` } : user;
       };
+    }
+    case 'notify add': {
+      const project = id(values, 'project');
+      if ((values.webhook === undefined) === (values.email === undefined)) throw new UsageError('notify add takes one of --webhook URL or --email ADDRESS');
+      if (values.email !== undefined && values.format !== undefined) throw new UsageError('--format is for webhooks');
+      const triggers = parseTriggers(values.on);
+      if ('unknown' in triggers) throw new UsageError(`--on: unknown trigger ${triggers.unknown.join(', ')}; the triggers are ${TRIGGERS.join(', ')}`);
+      const crashFree = values['crash-free-below'];
+      if (crashFree !== undefined && !/^\d{1,3}(\.\d{1,2})?$/.test(crashFree)) throw new UsageError('--crash-free-below takes a percentage such as 99.5');
+      // The service checks the values against schemas/channel.json, as for the dashboard.
+      const input = defined({
+        webhook: values.webhook,
+        email: values.email,
+        format: values.format,
+        on: triggers.on,
+        environment: values.environment,
+        level: values.level,
+        frequency: nonEmpty(defined({ count: wholeNumber(values, 'frequency-count'), minutes: wholeNumber(values, 'frequency-minutes'), interval_minutes: wholeNumber(values, 'interval-minutes') })),
+        crash_free: nonEmpty(defined({ threshold: crashFree === undefined ? undefined : Number(crashFree), min_sessions: wholeNumber(values, 'min-sessions') })),
+      });
+      return (rt) => rt.notifications.add(project, input);
+    }
+    case 'notify list': {
+      const project = id(values, 'project');
+      return (rt) => rt.notifications.list(project);
+    }
+    case 'notify deliveries': {
+      const project = id(values, 'project');
+      const channel = values.channel === undefined ? undefined : id(values, 'channel');
+      return (rt) => rt.notifications.deliveries(project, { channel });
+    }
+    case 'notify remove':
+    case 'notify test':
+    case 'notify resume':
+    case 'notify rotate': {
+      const [project, channel] = [id(values, 'project'), id(values, 'channel')];
+      const act = { remove: 'remove', test: 'test', resume: 'resume', rotate: 'rotateSecret' } as const;
+      return (rt) => rt.notifications[act[verb as keyof typeof act]](project, channel);
     }
     case 'recount': {
       const project = id(values, 'project');

@@ -6,6 +6,7 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { QueueKey } from '../../config/index.ts';
+import type { NoticeBody, Trigger } from '../domain/notifications.ts';
 import type { EventEntry } from '../services/events.service.ts';
 import type { SessionBatchDoc } from '../store/sessions.store.ts';
 import { deadline } from '../util/deadline.ts';
@@ -18,8 +19,21 @@ export interface JobPayloads {
   'sessions.process': { batches: { id: string; batch?: SessionBatchDoc }[] };
   /** delete sessions and raw entries past retention (scheduled) */
   'maintenance.retention': Record<string, never>;
+  /** send one notification (a trigger's, a test) or a channel's digest, under its delivery id (src/notify/) */
+  'notify.deliver': {
+    project: number;
+    channel: number;
+    delivery: string;
+    event: Trigger | 'test' | 'digest';
+    /** the body, made when the delivery was dispatched; a digest's is made when it is due */
+    body?: NoticeBody;
+    project_name?: string;
+  };
 }
 export type JobName = keyof JobPayloads;
+
+/** Attempts of a notification before it is marked failed. */
+export const NOTIFY_ATTEMPTS = 13;
 
 const RETRY: JobsOptions = {
   attempts: 10,
@@ -31,6 +45,12 @@ const RETRY: JobsOptions = {
 export const JOBS: { readonly [N in JobName]: { queue: QueueKey; opts: JobsOptions } } = {
   'events.process': { queue: 'events', opts: RETRY },
   'sessions.process': { queue: 'sessions', opts: RETRY },
+  // Backoff from 1 s doubling, 13 attempts: the last is tried about 2 h 15 min after the first.
+  // Finished jobs stay a day, so a delivery id dispatched again within it is not taken twice.
+  'notify.deliver': {
+    queue: 'notifications',
+    opts: { attempts: NOTIFY_ATTEMPTS, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: { age: 86_400 }, removeOnFail: { age: 7 * 86_400 } },
+  },
   'maintenance.retention': { queue: 'maintenance', opts: { attempts: 3, backoff: { type: 'exponential', delay: 5000 }, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } } },
 };
 
@@ -67,11 +87,15 @@ export function makeQueues(redisUrl: string, prefix: string) {
       const def = JOBS[name];
       return deadline(queue(def.queue).add(name, payload, { ...def.opts, ...(jobId ? { jobId } : {}) }), ENQUEUE_TIMEOUT_MS, 'enqueue');
     },
-    async enqueueBulk<N extends JobName>(name: N, items: { payload: JobPayloads[N]; jobId?: string }[]) {
+    async enqueueBulk<N extends JobName>(name: N, items: { payload: JobPayloads[N]; jobId?: string; delay?: number }[]) {
       const def = JOBS[name];
       return deadline(
         queue(def.queue).addBulk(
-          items.map((item) => ({ name, data: item.payload, opts: { ...def.opts, ...(item.jobId ? { jobId: item.jobId } : {}) } })),
+          items.map((item) => ({
+            name,
+            data: item.payload,
+            opts: { ...def.opts, ...(item.jobId ? { jobId: item.jobId } : {}), ...(item.delay ? { delay: item.delay } : {}) },
+          })),
         ),
         ENQUEUE_TIMEOUT_MS * 5,
         'bulk enqueue',

@@ -17,11 +17,13 @@ import type { HourRollup, ReleaseRollup } from '../domain/release-health.ts';
 import { keys } from '../domain/release-health.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
+import { checkCrashFree, type ChannelCache } from '../notify/dispatcher.ts';
 import type { EventsStore } from '../store/events.store.ts';
 import type { IssuesStore } from '../store/issues.store.ts';
 import type { Flushed, SessionsStore } from '../store/sessions.store.ts';
 import type { PendingFlush } from './pending-flush.ts';
 import type { IssuesState } from './issues.state.ts';
+import type { NotifyState } from './notify.state.ts';
 import type { StateKeeper } from './rebuild.ts';
 import type { RollupSnapshot, SessionState } from './sessions.state.ts';
 
@@ -38,6 +40,8 @@ export function makeFlusher(deps: {
   state: SessionState;
   issuesState: IssuesState;
   keeper: StateKeeper;
+  notify: NotifyState;
+  channels: ChannelCache;
   store: SessionsStore;
   issuesStore: IssuesStore;
   eventsStore: EventsStore;
@@ -65,6 +69,9 @@ export function makeFlusher(deps: {
           else docs.releases.push(releaseDoc(project, r, snap.seq));
         }
         await deps.store.writeRollups(docs);
+        // The crash-free rules read the hour's rollups as written (src/notify/dispatcher.ts).
+        const channels = await deps.channels(project);
+        if (await checkCrashFree(deps.notify, project, channels, snap.rollups, new Date())) await deps.notify.markProject(project);
         await state.clear(project, snap.rollups);
         return snap.rollups.length;
       },

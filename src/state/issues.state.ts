@@ -49,6 +49,9 @@ export interface BurstEntry {
   fingerprint: string;
   title: string;
   detector: 'brute_force' | 'credential_stuffing';
+  /** the burst's actor (brute force) and address, as the notification names them */
+  actor: string | null;
+  ip: string | null;
   count: number;
   first: Date;
   last: Date;
@@ -102,7 +105,7 @@ export function makeIssuesState(redis: Redis, opts: { prefix: string }) {
     },
 
     /** Applies the groups' events of one project in one script call; a group applied before is skipped. */
-    async apply(project: number, groups: AppliedGroup[]): Promise<ApplyCode> {
+    async apply(project: number, groups: AppliedGroup[], notify = ''): Promise<ApplyCode> {
       const k = keys(project);
       const entries = groups.map((g) => ({
         id: g.id,
@@ -110,7 +113,7 @@ export function makeIssuesState(redis: Redis, opts: { prefix: string }) {
         e: g.errors.map((e) => [e.event, e.issue, String(e.at.getTime()), e.release ?? '', e.level, e.title, e.exception_type ?? '', e.company ?? '', e.fingerprint, e.culprit, e.environment ?? '']),
         a: g.attempts.map((a) => [a.event_id, String(a.at.getTime()), a.kind, a.actor, a.group, a.ip ?? '']),
       }));
-      const [code] = await r.applyEvents(k.epoch, k.eseq, k.eapplied, k.edirty, k.base, APPLIED_MEMORY_MS, `${DETECTION_LOOKBACK_MS}:${DETECTION_MAX_ATTEMPTS}`, JSON.stringify(entries));
+      const [code] = await r.applyEvents(k.epoch, k.eseq, k.eapplied, k.edirty, k.base, APPLIED_MEMORY_MS, `${DETECTION_LOOKBACK_MS}:${DETECTION_MAX_ATTEMPTS}`, JSON.stringify(entries), notify);
       return APPLY_CODES[code]!;
     },
 
@@ -125,10 +128,11 @@ export function makeIssuesState(redis: Redis, opts: { prefix: string }) {
       });
     },
 
-    async applyBurst(project: number, issue: number, burst: BurstEntry): Promise<'changed' | 'unchanged' | 'unverified'> {
+    /** Records a burst in its issue; `notify`: the project's triggers go to its outbox. */
+    async applyBurst(project: number, issue: number, burst: BurstEntry, notify = false): Promise<'changed' | 'unchanged' | 'unverified'> {
       const k = keys(project);
       const arg = { ...burst, first: burst.first.getTime(), last: burst.last.getTime(), latest_at: burst.latest_at.getTime(), received: burst.received?.getTime() };
-      const code = await r.applyBurst(k.epoch, k.eseq, k.edirty, k.base, issue, JSON.stringify(arg));
+      const code = await r.applyBurst(k.epoch, k.eseq, k.edirty, k.base, issue, JSON.stringify(arg), notify ? 't' : '');
       return code === 1 ? 'changed' : code === 0 ? 'unchanged' : 'unverified';
     },
 
@@ -189,8 +193,8 @@ export function makeIssuesState(redis: Redis, opts: { prefix: string }) {
 }
 export type IssuesState = ReturnType<typeof makeIssuesState>;
 
-/** The keys under a project's prefix that hold issue state (apply-events-4.lua, snapshot-issues-3.lua). */
-const ISSUE_KEY_PATTERNS = ['i:*', 'ic:*', 'ie:*', 'is:*', 'ih:*', 'fr:*', 'fe:*', 'fc:*', 'fl:*', 'fk:*', 'tx:*', 'x:*', 'r:*', 'ag:*', 'aip:*'] as const;
+/** The keys under a project's prefix that hold issue state (apply-events-4.lua, snapshot-issues-3.lua); the notification keys (src/state/notify.state.ts) outlive a rebuild. */
+const ISSUE_KEY_PATTERNS = ['i:*', 'ic:*', 'ie:*', 'is:*', 'ih:*', 'im:*', 'fr:*', 'fe:*', 'fc:*', 'fl:*', 'fk:*', 'tx:*', 'x:*', 'r:*', 'ag:*', 'aip:*'] as const;
 
 /** An error event counted in its issue, as a rebuild restores it. */
 export interface CountedEvent {

@@ -22,6 +22,9 @@ const SCRIPTS = {
   snapshotIssues: 'snapshot-issues-3.lua',
   listIssues: 'list-issues-2.lua',
   raiseCounter: 'raise-counter-1.lua',
+  raiseNotice: 'raise-notice-2.lua',
+  routeNotice: 'route-notice-4.lua',
+  takeDigest: 'take-digest-4.lua',
 } as const;
 
 type Arg = string | number;
@@ -35,6 +38,9 @@ export interface ScriptCommands {
   snapshotIssues(epoch: string, seq: string, dirty: string, base: string, ...ids: string[]): Promise<[number, number, ...[string, string, string[], string[]][]]>;
   listIssues(epoch: string, order: string, ...argv: Arg[]): Promise<[number, number, ...(string | (string | null)[])[]]>;
   raiseCounter(counter: string, atLeast: number): Promise<number>;
+  raiseNotice(mark: string, outbox: string, ttlMs: number, trigger: string): Promise<number>;
+  routeNotice(sent: string, buffer: string, pending: string, record: string, ...argv: Arg[]): Promise<string[]>;
+  takeDigest(sent: string, buffer: string, pending: string, digest: string, ...argv: Arg[]): Promise<string[]>;
 }
 
 /** What an apply script answered: applied now, applied before (nothing changed), or the state needs verifying first. */

@@ -1,5 +1,6 @@
 /** All collections behind one object, built once per process. */
 import { makeBindingsStore } from './bindings.store.ts';
+import { makeChannelsStore } from './channels.store.ts';
 import { makeContactsStore } from './contacts.store.ts';
 import { makeEventsStore } from './events.store.ts';
 import { makeIssuesStore } from './issues.store.ts';
@@ -15,6 +16,7 @@ export function makeStores({ db, ferretdb }: Pick<Mongo, 'db' | 'ferretdb'>) {
     orgs: makeOrgsStore(db),
     projects: makeProjectsStore(db),
     bindings: makeBindingsStore(db),
+    channels: makeChannelsStore(db),
     contacts: makeContactsStore(db),
     events: makeEventsStore(db, { ferretdb }),
     issues: makeIssuesStore(db),
@@ -27,6 +29,7 @@ export function makeStores({ db, ferretdb }: Pick<Mongo, 'db' | 'ferretdb'>) {
     async ensureIndexes() {
       await stores.projects.ensureIndexes();
       await stores.contacts.ensureIndexes();
+      await stores.channels.ensureIndexes();
       await stores.events.ensureIndexes();
       await stores.issues.ensureIndexes();
       await stores.sessions.ensureIndexes();

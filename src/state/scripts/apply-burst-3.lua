@@ -4,7 +4,10 @@
   from the attempts they read, so a burst only ever grows: counts take the
   larger value, first and last seen widen. An attempt of the burst received
   after the issue was resolved regresses it (spec 3.1). Applying the same
-  burst again changes nothing.
+  burst again changes nothing. When the project has notification channels,
+  the issue's creation (security.burst, naming the actor, the address and
+  the attempts) and a regression (issue.regressed) go to its outbox (nq) in
+  the same step, so each is recorded once.
 
   KEYS[1] epoch    run_id of the Redis this project's state was verified on
   KEYS[2] eseq     the project's event change counter
@@ -12,8 +15,9 @@
 
   ARGV[1] key prefix of the project, '<prefix>:{p:<id>}:'
   ARGV[2] issue id
-  ARGV[3] JSON {fingerprint, title, detector, count, first, last, latest, latest_at, received}
+  ARGV[3] JSON {fingerprint, title, detector, actor, ip, count, first, last, latest, latest_at, received}
           `received` (ms) is set when the burst holds an attempt of the batch being applied
+  ARGV[4] 't' when the project's triggers go to its outbox, '' otherwise
 
   Returns 1 changed, 0 unchanged, -1 the state was not verified since this Redis started
 ]]
@@ -23,12 +27,17 @@ local base = ARGV[1]
 local b = cjson.decode(ARGV[3])
 local key = base .. 'i:' .. ARGV[2]
 local changed = false
+local function trigger(t)
+  if ARGV[4] == 't' then redis.call('XADD', base .. 'nq', 'MAXLEN', '~', 10000, '*', 't', cjson.encode(t)) end
+end
 if redis.call('EXISTS', key) == 0 then
   redis.call('HSET', key, 'kind', 'security', 'fingerprint', b.fingerprint, 'title', b.title, 'exception_type', b.detector,
     'level', 'warning', 'status', 'unresolved', 'first', b.first, 'last', b.last, 'count', 0, 'last_release', '',
     'regressions', 0, 'resolves', 0, 'resolved_at', '', 'resolved_release', '', 'regressed_at', '',
     'regression_kind', '', 'created', b.received or b.last, 'latest', b.latest, 'latest_at', b.latest_at)
   changed = true
+  trigger({event = 'security.burst', issue = tonumber(ARGV[2]), at = b.received or b.last, level = 'warning',
+    detector = b.detector, actor = b.actor, ip = b.ip, attempts = b.count})
 end
 local issue = redis.call('HMGET', key, 'count', 'first', 'last', 'latest_at', 'status', 'resolved_at')
 if b.count > tonumber(issue[1]) then redis.call('HSET', key, 'count', b.count); changed = true end
@@ -39,6 +48,8 @@ if b.received and issue[5] == 'resolved' and tonumber(issue[6]) < tonumber(b.rec
   redis.call('HSET', key, 'status', 'unresolved', 'regressed_at', b.received, 'regression_kind', 'new_release')
   redis.call('HINCRBY', key, 'regressions', 1)
   changed = true
+  trigger({event = 'issue.regressed', issue = tonumber(ARGV[2]), at = b.received, level = 'warning',
+    regression_kind = 'new_release', detector = b.detector, actor = b.actor, ip = b.ip, attempts = b.count})
 end
 if not changed then return 0 end
 redis.call('HSET', KEYS[3], ARGV[2], redis.call('INCR', KEYS[2]))

@@ -12,6 +12,12 @@
   - a sign-in attempt joins its (actor, ip) group's and its ip's attempts,
     sorted sets trimmed to the detectors' look-back, which the worker hands
     to the pure detectors (src/domain/bursts.ts).
+  When the project has notification channels, the same step records what
+  they are told of (src/notify/): a new issue (issue.created) and a
+  regression (issue.regressed) go to the project's outbox (nq), and each
+  event counts in its issue's minute of receipt (im:, the last hour kept)
+  for the frequency rules. A group applied before records nothing, so a
+  trigger is recorded once.
 
   KEYS[1] epoch    run_id of the Redis this project's state was verified on
   KEYS[2] eseq     the project's event change counter
@@ -25,6 +31,7 @@
                  e: [[event, issue, at, release, level, title, exception_type, company, fingerprint, culprit, environment], ...],
                  a: [[event_id, at, kind, actor, group, ip], ...]}, ...]
           times in ms as decimal strings; '' for a missing release, company, environment or ip
+  ARGV[5] what notifications need: '' nothing, 't' triggers, 'tf' triggers and minute counts
 
   Keys under the prefix:
     i:<issue>    the issue: kind, fingerprint, title, culprit, exception_type, level, status, first, last,
@@ -34,6 +41,8 @@
     ie:<issue>   its events: score at, member event_id
     is:<issue>   its spread: 'r:<release>', 'e:<environment>', 'c:<company>' -> events
     ih:<issue>   its events per hour: hour (ms / 3600000) -> events
+    im:<issue>   its events per minute of receipt: minute (ms / 60000) -> events (with 'f')
+    nq           the notification outbox: a stream of {t: JSON trigger} (with 't')
     fr:<release>, fe:<environment>, fc:<company>  the error issues with an event of it
     ag:<group>   attempts of an (actor, ip) group: score at, member '<event_id>|<kind>|<actor>'
     aip:<ip>     attempts from an ip, the same way
@@ -65,6 +74,26 @@ local function hourly(id, at)
     for i = HOURS_KEPT + 1, #hours do redis.call('HDEL', key, hours[i]) end
   end
 end
+-- Records a trigger in the outbox for the worker's dispatcher; at most ~10,000 wait.
+local notify = ARGV[5] or ''
+local function trigger(t)
+  if string.find(notify, 't', 1, true) then
+    redis.call('XADD', base .. 'nq', 'MAXLEN', '~', 10000, '*', 't', cjson.encode(t))
+  end
+end
+
+-- Counts an event in its issue's minute of receipt; the oldest minutes go past an hour.
+local function minutely(id, now)
+  if not string.find(notify, 'f', 1, true) then return end
+  local key = base .. 'im:' .. id
+  local minute = math.floor(now / 60000)
+  if redis.call('HINCRBY', key, minute, 1) == 1 then
+    for _, m in ipairs(redis.call('HKEYS', key)) do
+      if tonumber(m) <= minute - 60 then redis.call('HDEL', key, m) end
+    end
+    redis.call('PEXPIRE', key, 3600000)
+  end
+end
 local lookback, maxAttempts = string.match(ARGV[3], '^(%d+):(%d+)$')
 lookback, maxAttempts = tonumber(lookback), tonumber(maxAttempts)
 local groups = cjson.decode(ARGV[4])
@@ -81,7 +110,8 @@ for _, g in ipairs(groups) do
     for _, e in ipairs(g.e) do
       local event, id, at, release, level, title, etype, company, fingerprint, culprit, environment = unpack(e)
       local key = base .. 'i:' .. id
-      if redis.call('EXISTS', key) == 0 then
+      local created = redis.call('EXISTS', key) == 0
+      if created then
         redis.call('HSET', key, 'kind', 'error', 'fingerprint', fingerprint, 'title', title, 'culprit', culprit, 'exception_type', etype,
           'level', level, 'status', 'unresolved', 'first', at, 'last', at, 'count', 0, 'last_release', release,
           'regressions', 0, 'resolves', 0, 'resolved_at', '', 'resolved_release', '', 'regressed_at', '',
@@ -99,11 +129,17 @@ for _, g in ipairs(groups) do
       spread(id, 'e', environment)
       spread(id, 'c', company)
       hourly(id, at)
+      minutely(id, now)
+      if created then
+        trigger({event = 'issue.created', issue = id, at = now, environment = environment, level = level})
+      end
       if issue[3] == 'resolved' and tonumber(issue[4]) < now then
         local kind = 'new_release'
         if release ~= '' and release == issue[5] then kind = 'same_release' end
         redis.call('HSET', key, 'status', 'unresolved', 'regressed_at', now, 'regression_kind', kind)
         redis.call('HINCRBY', key, 'regressions', 1)
+        trigger({event = 'issue.regressed', issue = id, at = now, environment = environment, level = level,
+          release = release, regression_kind = kind})
       end
       redis.call('HSET', KEYS[4], id, seq)
       errors = errors + 1

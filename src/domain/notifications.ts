@@ -1,0 +1,217 @@
+/**
+ * Notifications as pure functions: which channels a trigger reaches, the
+ * bodies sent (the JSON webhook, the Slack-compatible one, the digest, the
+ * email's text and HTML) and the signature over a body. The worker's
+ * dispatcher and delivery handler (src/notify/) only move these around.
+ */
+import crypto from 'node:crypto';
+
+/** What can trigger a notification, in the order the dashboard lists them. */
+export const TRIGGERS = ['issue.created', 'issue.regressed', 'security.burst', 'issue.frequency', 'release.crash_free'] as const;
+export type Trigger = (typeof TRIGGERS)[number];
+/** The triggers of a channel added without `--on`. */
+export const DEFAULT_TRIGGERS: readonly Trigger[] = ['issue.created', 'issue.regressed', 'security.burst'];
+
+/** Levels from least to most severe; a channel's level filter takes its level and every more severe one. */
+export const LEVELS = ['debug', 'info', 'warning', 'error', 'fatal'] as const;
+
+export interface ChannelRules {
+  on: Trigger[];
+  /** only triggers of this environment (a trigger that has none, as a sign-in burst, passes) */
+  environment: string | null;
+  /** only triggers of this level or a more severe one */
+  level: string | null;
+  /** issue.frequency: more than `count` events in `minutes` minutes, at most once per issue per `interval_minutes` */
+  frequency: { count: number; minutes: number; interval_minutes: number };
+  /** release.crash_free: the hour's crash-free sessions rate below `threshold` % with at least `min_sessions` sessions */
+  crash_free: { threshold: number; min_sessions: number };
+}
+
+export const DEFAULT_FREQUENCY = { count: 100, minutes: 60, interval_minutes: 30 } as const;
+export const DEFAULT_CRASH_FREE = { threshold: 99, min_sessions: 100 } as const;
+
+/** A trigger as the scripts record it in a project's outbox: what happened to which issue (or release), and when. */
+export interface TriggerRecord {
+  event: Trigger;
+  /** the issue; none for release.crash_free */
+  issue?: number;
+  /** when it was raised (ms) */
+  at: number;
+  environment?: string | null;
+  level?: string | null;
+  /** set when the trigger was raised for one channel's own rule (frequency, crash-free) */
+  channel?: number;
+  /** the trigger's own fields, sent as they are (actor, ip, attempts, release, rate, ...) */
+  [field: string]: unknown;
+}
+
+/** Whether a channel takes a trigger: its kind is on, its filters pass, and it is the channel the trigger names, if any. */
+export function channelTakes(channel: ChannelRules & { id: number; created_at: Date }, t: TriggerRecord): boolean {
+  if (!channel.on.includes(t.event)) return false;
+  if (t.channel !== undefined && t.channel !== channel.id) return false;
+  // A channel added after the trigger was raised does not hear of it.
+  if (t.at < channel.created_at.getTime()) return false;
+  if (channel.environment && t.environment && t.environment !== channel.environment) return false;
+  if (channel.level && t.level && levelRank(t.level) < levelRank(channel.level)) return false;
+  return true;
+}
+
+function levelRank(level: string): number {
+  const rank = (LEVELS as readonly string[]).indexOf(level);
+  return rank === -1 ? LEVELS.indexOf('error') : rank;
+}
+
+/** The issue as a notification shows it. */
+export interface IssueSummary {
+  id: string;
+  title: string;
+  kind: string;
+  level: string;
+  status: string;
+  event_count: number;
+  first_seen: string;
+  last_seen: string;
+  last_release: string | null;
+  url: string;
+}
+
+export interface NoticeBody {
+  event: Trigger | 'test' | 'digest';
+  delivery: string;
+  triggered_at: string;
+  project: { id: string; name: string };
+  issue?: IssueSummary;
+  [field: string]: unknown;
+}
+
+/** The JSON body of a trigger's webhook: the common fields, then the trigger's own (without the outbox's bookkeeping). */
+export function noticeBody(t: TriggerRecord, delivery: string, project: { id: string; name: string }, issue: IssueSummary | null): NoticeBody {
+  const { event, at, issue: _issue, channel: _channel, environment, level: _level, ...own } = t;
+  return {
+    event,
+    delivery,
+    triggered_at: new Date(at).toISOString(),
+    project,
+    ...(issue ? { issue } : {}),
+    ...(environment ? { environment } : {}),
+    ...own,
+  };
+}
+
+/** The most triggers a digest names; the rest are counted in `more`. */
+export const DIGEST_ITEMS = 50;
+
+export function digestBody(delivery: string, at: Date, project: { id: string; name: string }, items: NoticeBody[], total: number): NoticeBody {
+  return {
+    event: 'digest',
+    delivery,
+    triggered_at: at.toISOString(),
+    project,
+    items: items.slice(0, DIGEST_ITEMS).map((i) => ({ event: i.event, triggered_at: i.triggered_at, ...(i.issue ? { issue: i.issue } : {}) })),
+    more: Math.max(0, total - Math.min(items.length, DIGEST_ITEMS)),
+  } as unknown as NoticeBody;
+}
+
+/** One line saying what happened, for Slack's text, an email's subject and a digest's lines. */
+export function headline(body: NoticeBody): string {
+  const issue = body.issue ? `${body.issue.title}` : '';
+  switch (body.event) {
+    case 'issue.created':
+      return `New issue: ${issue}`;
+    case 'issue.regressed':
+      return `Regression: ${issue}`;
+    case 'security.burst':
+      return `Sign-in burst: ${body.attempts} failed sign-ins${body.actor ? ` for ${body.actor}` : ''} from ${body.ip ?? 'an unknown address'}`;
+    case 'issue.frequency':
+      return `Frequent: ${issue} (${body.events} events in ${body.minutes} min)`;
+    case 'release.crash_free':
+      return `Crash-free sessions of ${body.release} at ${body.rate}% (below ${body.threshold}%)`;
+    case 'test':
+      return 'Test notification from Lookout';
+    default:
+      return `${(body.items as unknown[]).length + Number(body.more)} notifications`;
+  }
+}
+
+/** The link a notification carries: the issue, or the release, or the project. */
+export function linkOf(body: NoticeBody, publicUrl: string): string {
+  if (body.issue) return body.issue.url;
+  if (body.event === 'release.crash_free') return `${publicUrl}/projects/${body.project.id}/releases/${encodeURIComponent(String(body.release))}`;
+  return `${publicUrl}/projects/${body.project.id}/issues`;
+}
+
+/** A body Slack incoming webhooks take (and Mattermost's and Discord's Slack-compatible endpoints): `text`, plus blocks. */
+export function slackBody(body: NoticeBody, publicUrl: string): { text: string; blocks: unknown[] } {
+  const lines =
+    body.event === 'digest'
+      ? (body.items as NoticeBody[]).map((i) => `• ${headline(i)}`).concat(Number(body.more) > 0 ? [`… and ${body.more} more`] : [])
+      : [headline(body)];
+  const link = linkOf(body, publicUrl);
+  const text = `[${body.project.name}] ${body.event === 'digest' ? `${headline(body)}:\n${lines.join('\n')}` : lines[0]} <${link}|Open in Lookout>`;
+  return {
+    text,
+    blocks: [
+      { type: 'section', text: { type: 'mrkdwn', text: `*${escapeSlack(body.project.name)}*\n${lines.map(escapeSlack).join('\n')}` } },
+      { type: 'context', elements: [{ type: 'mrkdwn', text: `${body.event} · <${link}|Open in Lookout>` }] },
+    ],
+  };
+}
+
+function escapeSlack(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** An email: the subject names the project and what happened; a plain-text and an HTML part with the link. */
+export function emailOf(body: NoticeBody, publicUrl: string): { subject: string; text: string; html: string } {
+  const subject = `[Lookout] ${body.project.name}: ${headline(body)}`;
+  const link = linkOf(body, publicUrl);
+  const lines =
+    body.event === 'digest'
+      ? (body.items as NoticeBody[]).map(headline).concat(Number(body.more) > 0 ? [`… and ${body.more} more`] : [])
+      : detailLines(body);
+  const text = `${headline(body)}\n\n${lines.join('\n')}\n\n${link}\n`;
+  const html =
+    `<p><strong>${escapeHtml(headline(body))}</strong></p>` +
+    `<ul>${lines.map((l) => `<li>${escapeHtml(l)}</li>`).join('')}</ul>` +
+    `<p><a href="${escapeHtml(link)}">Open in Lookout</a></p>`;
+  return { subject, text, html };
+}
+
+function detailLines(body: NoticeBody): string[] {
+  const lines = [`Project: ${body.project.name}`, `When: ${body.triggered_at}`];
+  if (body.issue) lines.push(`Issue: ${body.issue.title} (${body.issue.kind}, ${body.issue.level}, ${body.issue.event_count} events)`);
+  if (body.issue?.last_release) lines.push(`Last release: ${body.issue.last_release}`);
+  if (typeof body.environment === 'string') lines.push(`Environment: ${body.environment}`);
+  return lines;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
+/** `X-Lookout-Signature`: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">` with the channel's secret. */
+export function signatureHeader(secret: string, rawBody: string, at: Date): string {
+  const t = Math.floor(at.getTime() / 1000);
+  return `t=${t},v1=${crypto.createHmac('sha256', secret).update(`${t}.${rawBody}`).digest('hex')}`;
+}
+
+/**
+ * A receiver's check, as docs/api.md shows it: the signature matches the
+ * raw body and was made within `toleranceSeconds` of `now`.
+ */
+export function verifySignature(secret: string, rawBody: string, header: string, now: Date, toleranceSeconds = 300): boolean {
+  const parts = Object.fromEntries(header.split(',').map((p) => p.split('=', 2) as [string, string]));
+  const t = Number(parts.t);
+  if (!Number.isInteger(t) || !parts.v1 || Math.abs(now.getTime() / 1000 - t) > toleranceSeconds) return false;
+  const expected = crypto.createHmac('sha256', secret).update(`${t}.${rawBody}`).digest();
+  const given = Buffer.from(parts.v1, 'hex');
+  return given.length === expected.length && crypto.timingSafeEqual(given, expected);
+}
+
+/** The trigger names of `--on` (comma-separated), or the defaults; an unknown name is the caller's usage error. */
+export function parseTriggers(text: string | undefined): { on: Trigger[] } | { unknown: string[] } {
+  if (text === undefined || text.trim() === '') return { on: [...DEFAULT_TRIGGERS] };
+  const names = [...new Set(text.split(',').map((s) => s.trim()).filter(Boolean))];
+  const unknown = names.filter((n) => !(TRIGGERS as readonly string[]).includes(n));
+  return unknown.length > 0 ? { unknown } : { on: names as Trigger[] };
+}

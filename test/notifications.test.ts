@@ -1,0 +1,248 @@
+/**
+ * Notifications through the real ingest path: events and sessions posted to
+ * the API, applied by real workers on Redis and FerretDB, delivered by the
+ * notifications queue to a real webhook receiver and a real SMTP server on
+ * loopback.
+ */
+import { SMTPServer } from 'smtp-server';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendNotice } from '../src/notify/send.ts';
+import type { ChannelDoc } from '../src/store/channels.store.ts';
+import { startWorkers } from '../workers/main.ts';
+import { call, eventId, makeProject, startTestContext, type TestContext } from './helpers/context.ts';
+import { startReceiver, type Receiver } from './helpers/receiver.ts';
+import { until } from './helpers/until.ts';
+
+const mails: { to: string; raw: string }[] = [];
+const smtp = new SMTPServer({
+  authOptional: true,
+  disabledCommands: ['STARTTLS'],
+  onData(stream, session, done) {
+    let raw = '';
+    stream.on('data', (d) => (raw += d));
+    stream.on('end', () => {
+      mails.push({ to: session.envelope.rcptTo.map((r) => r.address).join(','), raw });
+      done();
+    });
+  },
+});
+
+let ctx: TestContext;
+let workers: Awaited<ReturnType<typeof startWorkers>>;
+let receiver: Receiver;
+beforeAll(async () => {
+  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+  const smtpPort = (smtp.server.address() as AddressInfo).port;
+  ctx = await startTestContext({
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+    MAIL_FROM: 'Lookout <alerts@lookout.test>',
+    PUBLIC_URL: 'https://lookout.example',
+    FLUSH_INTERVAL_MS: '100',
+  });
+  workers = await startWorkers(ctx.runtime, { queues: ['events', 'sessions', 'notifications'] });
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await workers?.close();
+  await ctx?.close();
+  await receiver?.close();
+  await new Promise((resolve) => smtp.close(resolve));
+});
+
+async function bound() {
+  const p = await makeProject(ctx);
+  const project = Number(p.project.id);
+  const instance = `inst-nt-${project}-0000`;
+  await call(ctx, 'POST', '/api/v1/sdk/activate', { key: p.secret, body: { instance_id: instance } });
+  const send = (body: Record<string, unknown>) => call(ctx, 'POST', '/api/v1/events', { key: p.secret, instance, body });
+  const v1 = (method: string, path: string, body?: unknown) => call(ctx, method, `/api/v1${path}`, { key: p.secret, instance, body });
+  const channel = async (input: Record<string, unknown> = {}) => ctx.runtime.notifications.add(project, { webhook: `${receiver.url}/hook/${project}`, ...input });
+  const got = (event: string) => receiver.of(event).filter((r) => r.path === `/hook/${project}`);
+  return { ...p, project, send, v1, channel, got };
+}
+
+const error = (type: string, extra: Record<string, unknown> = {}) => ({
+  event_id: eventId(),
+  timestamp: new Date().toISOString(),
+  level: 'error',
+  release: '1.0.0',
+  environment: 'production',
+  exception: { values: [{ type, value: `${type} happened`, stacktrace: { frames: [{ module: 'app.cart', function: 'total', lineno: 10, in_app: true }] } }] },
+  ...extra,
+});
+const attempt = (minutes: number) => ({
+  event_id: eventId(),
+  timestamp: new Date(Date.now() - 10 * 60_000 + minutes * 1000).toISOString(),
+  platform: 'php',
+  security: { kind: 'login_failed', actor: 'alice@example.com', ip: '203.0.113.7', user_agent: 'curl/8' },
+});
+const settle = () => new Promise((resolve) => setTimeout(resolve, 1500));
+
+describe('triggers, each notified once with a valid signature', () => {
+  it('issue.created: a new error issue, once, with the body the docs describe', async () => {
+    const p = await bound();
+    const ch = await p.channel();
+    expect(ch.secret).toMatch(/^whsec_/);
+    expect((await p.send(error('CartError'))).status).toBe(202);
+    await until(() => p.got('issue.created').length === 1);
+    await p.send(error('CartError'));
+    await settle();
+    const [r] = p.got('issue.created');
+    expect(p.got('issue.created')).toHaveLength(1);
+    expect(r!.headers['content-type']).toBe('application/json');
+    expect(receiver.signed(r!, ch.secret!)).toBe(true);
+    expect(receiver.signed(r!, 'whsec_other')).toBe(false);
+    expect(r!.body).toMatchObject({
+      event: 'issue.created',
+      delivery: r!.delivery,
+      project: { id: String(p.project), name: 'shop' },
+      environment: 'production',
+      issue: { title: 'CartError: CartError happened', kind: 'error', level: 'error', status: 'unresolved', event_count: 1, last_release: '1.0.0' },
+    });
+    expect(r!.body.issue.url).toBe(`https://lookout.example/projects/${p.project}/issues/${r!.body.issue.id}`);
+    expect(Date.parse(r!.body.triggered_at)).not.toBeNaN();
+  });
+
+  it('issue.regressed: a resolved issue that receives an event, once per regression', async () => {
+    const p = await bound();
+    await p.channel({ on: ['issue.regressed'] });
+    await p.send(error('RegressError'));
+    await until(async () => (await p.v1('GET', '/issues')).body.issues.length === 1);
+    const id = (await p.v1('GET', '/issues')).body.issues[0].id;
+    expect((await p.v1('POST', `/issues/${id}/status`, { status: 'resolved' })).status).toBe(200);
+    await p.send(error('RegressError', { release: '1.0.1' }));
+    await p.send(error('RegressError', { release: '1.0.1' }));
+    await until(() => p.got('issue.regressed').length === 1);
+    await settle();
+    expect(p.got('issue.regressed')).toHaveLength(1);
+    expect(p.got('issue.regressed')[0]!.body).toMatchObject({ event: 'issue.regressed', release: '1.0.1', regression_kind: 'new_release', issue: { id, status: 'unresolved' } });
+    expect(p.got('issue.created')).toHaveLength(0);
+  });
+
+  it('security.burst: a burst raising a security issue names the actor, the address and the attempts', async () => {
+    const p = await bound();
+    const ch = await p.channel();
+    for (let i = 0; i < 5; i++) expect((await p.send(attempt(i))).status).toBe(202);
+    await until(() => p.got('security.burst').length === 1);
+    for (let i = 5; i < 8; i++) await p.send(attempt(i));
+    await settle();
+    const bursts = p.got('security.burst');
+    expect(bursts).toHaveLength(1);
+    expect(receiver.signed(bursts[0]!, ch.secret!)).toBe(true);
+    expect(bursts[0]!.body).toMatchObject({ event: 'security.burst', actor: 'alice@example.com', ip: '203.0.113.7', attempts: 5, detector: 'brute_force', issue: { kind: 'security' } });
+  });
+
+  it('issue.frequency: more than N events in M minutes, once per issue per interval', async () => {
+    const p = await bound();
+    await p.channel({ on: ['issue.frequency'], frequency: { count: 3, minutes: 5 } });
+    for (let i = 0; i < 3; i++) await p.send(error('BusyError'));
+    await settle();
+    expect(p.got('issue.frequency')).toHaveLength(0);
+    await p.send(error('BusyError'));
+    await until(() => p.got('issue.frequency').length === 1);
+    for (let i = 0; i < 3; i++) await p.send(error('BusyError'));
+    await settle();
+    expect(p.got('issue.frequency')).toHaveLength(1);
+    expect(p.got('issue.frequency')[0]!.body).toMatchObject({ event: 'issue.frequency', events: 4, minutes: 5, threshold: 3, issue: { title: 'BusyError: BusyError happened' } });
+  });
+
+  it("release.crash_free: the hour's crash-free sessions rate below X % with at least K sessions, once", async () => {
+    const p = await bound();
+    await p.channel({ on: ['release.crash_free'], crash_free: { threshold: 90, min_sessions: 10 } });
+    const sessions = (body: unknown) => call(ctx, 'POST', '/api/v1/sessions', { key: p.publicKey, body });
+    const started = new Date().toISOString();
+    expect((await sessions({ release: '2.0.0', environment: 'production', aggregates: [{ started, exited: 8, crashed: 1 }] })).status).toBe(202);
+    await settle();
+    expect(p.got('release.crash_free')).toHaveLength(0); // 9 sessions: under K
+    await sessions({ release: '2.0.0', environment: 'production', aggregates: [{ started, exited: 1, crashed: 1 }] });
+    await until(() => p.got('release.crash_free').length === 1);
+    await sessions({ release: '2.0.0', environment: 'production', aggregates: [{ started, crashed: 1 }] });
+    await settle();
+    expect(p.got('release.crash_free')).toHaveLength(1);
+    expect(p.got('release.crash_free')[0]!.body).toMatchObject({ event: 'release.crash_free', release: '2.0.0', environment: 'production', rate: 81.81, threshold: 90, sessions: 11, crashed: 2 });
+  });
+
+  it('filters: a channel for another environment or a more severe level hears nothing', async () => {
+    const p = await bound();
+    await p.channel({ environment: 'staging' });
+    await ctx.runtime.notifications.add(p.project, { webhook: `${receiver.url}/hook/${p.project}`, level: 'fatal' });
+    await p.send(error('FilteredError'));
+    await p.send(error('FatalStaging', { level: 'fatal', environment: 'staging' }));
+    await until(() => p.got('issue.created').length >= 2);
+    await settle();
+    expect(p.got('issue.created').map((r) => r.body.issue.title).sort()).toEqual(['FatalStaging: FatalStaging happened', 'FatalStaging: FatalStaging happened']);
+  });
+});
+
+describe('delivery', () => {
+  it('a receiver failing three times gets the same delivery id four times, and the log shows each attempt', async () => {
+    const p = await bound();
+    const path = `/hook/${p.project}`;
+    let failures = 0;
+    receiver.answer((_n, r) => (r.path === path && failures++ < 3 ? 500 : 200));
+    try {
+      await p.channel();
+      await p.send(error('FlakyError'));
+      await until(() => p.got('issue.created').length === 4, 30_000);
+    } finally {
+      receiver.answer(() => 200);
+    }
+    const ids = new Set(p.got('issue.created').map((r) => r.delivery));
+    expect(ids.size).toBe(1);
+    await until(async () => (await ctx.runtime.notifications.deliveries(p.project)).deliveries[0]?.status === 'delivered');
+    const [d] = (await ctx.runtime.notifications.deliveries(p.project)).deliveries;
+    expect(d).toMatchObject({ id: [...ids][0], event: 'issue.created', status: 'delivered', attempts: 4, last_status: 200, last_error: null });
+    expect(d!.attempts_log.map((a) => a.status)).toEqual([500, 500, 500, 200]);
+    expect(d!.attempts_log[0]).toMatchObject({ error: 'HTTP 500', answer: expect.stringMatching(/^refused/) });
+  });
+
+  it('an email channel receives the issue with its title in the subject', async () => {
+    const p = await bound();
+    await ctx.runtime.notifications.add(p.project, { email: 'owner@shop.example' });
+    await p.send(error('MailedError'));
+    await until(() => mails.some((m) => m.to === 'owner@shop.example'));
+    const mail = mails.find((m) => m.to === 'owner@shop.example')!;
+    expect(mail.raw).toMatch(/Subject: \[Lookout\] shop: New issue: MailedError: MailedError happened/);
+    expect(mail.raw).toContain('https://lookout.example/projects/');
+    expect(mail.raw).toMatch(/Content-Type: text\/html/);
+  });
+
+  it('`notify test` sends a test notification, and a removed channel hears nothing more', async () => {
+    const p = await bound();
+    const ch = await p.channel();
+    const { delivery } = await ctx.runtime.notifications.test(p.project, Number(ch.id));
+    await until(() => p.got('test').length === 1);
+    expect(p.got('test')[0]!.delivery).toBe(delivery);
+    await ctx.runtime.notifications.remove(p.project, Number(ch.id));
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // the workers' channel cache
+    await p.send(error('UnheardError'));
+    await settle();
+    expect(p.got('issue.created')).toHaveLength(0);
+  });
+});
+
+describe('outbound safety', () => {
+  it.each([
+    ['loopback', 'http://127.0.0.1:9/hook', 'loopback'],
+    ['loopback by name', 'http://localhost:9/hook', 'loopback'],
+    ['private', 'http://10.0.0.5/hook', 'private'],
+    ['link-local (cloud metadata)', 'http://169.254.169.254/latest/meta-data', 'link-local'],
+    ['IPv6 loopback', 'http://[::1]/hook', 'loopback'],
+    ['IPv4-mapped IPv6', 'http://[::ffff:192.168.1.1]/hook', 'private'],
+  ])('refuses a %s target at delivery without WEBHOOK_ALLOW_PRIVATE', async (_what, url, rule) => {
+    const channel = { kind: 'webhook', url, format: 'json', secret: 'whsec_x' } as ChannelDoc;
+    const body = { event: 'test' as const, delivery: 'd1', triggered_at: new Date().toISOString(), project: { id: '1', name: 'p' } };
+    const outcome = await sendNotice(channel, body, { publicUrl: 'https://l.example', allowPrivate: false, smtpUrl: null, mailFrom: 'x@y' });
+    expect(outcome).toMatchObject({ ok: false, refused: true, status: null });
+    expect(outcome.error).toContain(`refused (${rule})`);
+  });
+
+  it('refuses file: URLs and credentials in the URL, and email without SMTP_URL', async () => {
+    const send = (url: string) =>
+      sendNotice({ kind: 'webhook', url, format: 'json', secret: 's' } as ChannelDoc, { event: 'test', delivery: 'd', triggered_at: '', project: { id: '1', name: 'p' } }, { publicUrl: '', allowPrivate: true, smtpUrl: null, mailFrom: '' });
+    expect((await send('file:///etc/passwd')).error).toContain('refused (scheme)');
+    expect((await send('https://user:pw@example.com/')).error).toContain('refused (credentials)');
+  });
+});

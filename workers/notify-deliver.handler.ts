@@ -1,0 +1,59 @@
+/**
+ * notify.deliver: one attempt at one delivery (src/notify/dispatcher.ts
+ * enqueued it under its delivery id). A digest is closed first, once, so
+ * every attempt sends the same one. The attempt is recorded in the
+ * deliveries log; a failure is thrown for BullMQ to retry with backoff
+ * (src/queues/registry.ts), and the last failure marks the delivery failed
+ * and counts against the channel: ten failed deliveries in a row pause it.
+ */
+import { UnrecoverableError, type Job } from 'bullmq';
+import { digestBody, type NoticeBody } from '../src/domain/notifications.ts';
+import { NOISE } from '../src/notify/dispatcher.ts';
+import { sendNotice } from '../src/notify/send.ts';
+import type { JobPayloads } from '../src/queues/registry.ts';
+import type { Runtime } from '../src/runtime.ts';
+
+/** Failed deliveries in a row that pause a channel. */
+export const PAUSE_AFTER_FAILURES = 10;
+
+export async function deliverNotification(payload: JobPayloads['notify.deliver'], runtime: Runtime, job: Job, now = new Date()) {
+  const { notify, stores, config, log } = runtime;
+  const { project, delivery } = payload;
+  const channel = await stores.channels.get(payload.channel);
+  if (!channel || channel.project_id !== project) {
+    await notify.setStatus(project, delivery, 'dropped');
+    return { delivery, status: 'dropped' };
+  }
+  if (channel.paused_at && payload.event !== 'test') {
+    await notify.setStatus(project, delivery, 'paused');
+    return { delivery, status: 'paused' };
+  }
+  let body: NoticeBody;
+  if (payload.event === 'digest') {
+    const taken = await notify.takeDigest(project, channel._id, delivery, now, NOISE.windowMs);
+    if (!taken) {
+      await notify.setStatus(project, delivery, 'dropped');
+      log.warn({ project, delivery }, 'a digest was lost with the Redis state that held it');
+      return { delivery, status: 'dropped' };
+    }
+    const ref = { id: String(project), name: payload.project_name ?? `project ${project}` };
+    body = digestBody(delivery, now, ref, taken.bodies.map((b) => JSON.parse(b) as NoticeBody), taken.count);
+  } else {
+    body = payload.body!;
+  }
+
+  const outcome = await sendNotice(channel, body, { publicUrl: config.publicUrl, allowPrivate: config.webhookAllowPrivate, smtpUrl: config.smtpUrl, mailFrom: config.mailFrom }, now);
+  const { ok, refused, ...attempt } = outcome;
+  const last = refused || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+  await notify.recordAttempt(project, delivery, attempt, ok ? 'delivered' : last ? 'failed' : 'retrying');
+  if (ok) {
+    await notify.succeeded(project, channel._id);
+    return { delivery, status: 'delivered' };
+  }
+  if (last && (await notify.failedInARow(project, channel._id)) >= PAUSE_AFTER_FAILURES && payload.event !== 'test') {
+    await stores.channels.update(channel._id, { paused_at: now });
+    log.warn({ project, channel: channel._id }, `a notification channel failed ${PAUSE_AFTER_FAILURES} deliveries in a row and is paused`);
+  }
+  if (refused) throw new UnrecoverableError(attempt.error ?? 'refused');
+  throw new Error(attempt.error ?? 'delivery failed');
+}
