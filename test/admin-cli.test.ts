@@ -116,7 +116,7 @@ describe('lookout admin', () => {
   });
 
   it.each([
-    [['worker', '--queues', 'bogus'], /--queues: unknown queue bogus; the queues are sessions, events, maintenance/],
+    [['worker', '--queues', 'bogus'], /--queues: unknown queue bogus; the queues are sessions, events, notifications, maintenance/],
     [['worker', '--concurrency', 'lots'], /--concurrency takes a whole number from 1 to 1000, not "lots"/],
     [['worker', '--threads', '2'], /unknown option --threads/],
     [['api', '--port', '80'], /unknown option --port; this command takes no options/],
@@ -150,5 +150,53 @@ describe('lookout admin', () => {
     expect(res.code).toBe(78);
     expect(res.stderr).toMatch(/PORT/);
     expect(res.stderr).toMatch(/REDIS_URL/);
+  });
+});
+
+describe('lookout admin notify', () => {
+  it('adds a webhook (its secret shown only then), lists, tests, rotates, removes, and refuses inward targets naming the rule', async () => {
+    const org = (await admin('org', 'create', '--name', 'Notified')).json;
+    const project = (await admin('project', 'create', '--org', org.id, '--name', 'shop')).json;
+    const added = await admin('notify', 'add', '--project', project.id, '--webhook', 'https://93.184.215.14/hooks/lookout', '--format', 'slack', '--on', 'issue.created,release.crash_free', '--crash-free-below', '99.5', '--min-sessions', '50');
+    expect(added.code).toBe(0);
+    expect(added.json).toMatchObject({ id: expect.any(String), kind: 'webhook', url: 'https://93.184.215.14/hooks/lookout', format: 'slack', on: ['issue.created', 'release.crash_free'], crash_free: { threshold: 99.5, min_sessions: 50 }, secret: expect.stringMatching(/^whsec_/) });
+
+    const listed = await admin('notify', 'list', '--project', project.id);
+    expect(listed.json.channels).toEqual([expect.objectContaining({ id: added.json.id, paused: false })]);
+    expect(listed.stdout).not.toContain(added.json.secret);
+    expect(listed.stdout).not.toContain('secret');
+
+    const rotated = await admin('notify', 'rotate', '--project', project.id, '--channel', added.json.id);
+    expect(rotated.json.secret).toMatch(/^whsec_/);
+    expect(rotated.json.secret).not.toBe(added.json.secret);
+
+    const test = await admin('notify', 'test', '--project', project.id, '--channel', added.json.id);
+    expect(test.json).toMatchObject({ delivery: expect.stringMatching(/^n\d+-t\d+-\d+$/), status: 'queued' });
+    const deliveries = await admin('notify', 'deliveries', '--project', project.id);
+    expect(deliveries.json.deliveries[0]).toMatchObject({ id: test.json.delivery, channel: added.json.id, event: 'test', status: 'queued', attempts: 0, last_status: null, last_error: null, created_at: expect.any(String), delivered_at: null });
+
+    for (const [url, rule] of [['http://127.0.0.1:8080/hook', 'loopback'], ['http://192.168.1.20/hook', 'private'], ['http://169.254.169.254/latest', 'link-local']]) {
+      const refused = await admin('notify', 'add', '--project', project.id, '--webhook', url!);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`target_refused: `);
+      expect(refused.stderr).toContain(`a ${rule}`);
+    }
+    const email = await admin('notify', 'add', '--project', project.id, '--email', 'ops@shop.example');
+    expect(email.code).toBe(1);
+    expect(email.stderr).toMatch(/SMTP_URL/);
+
+    expect((await admin('notify', 'remove', '--project', project.id, '--channel', added.json.id)).json).toEqual({ removed: added.json.id });
+    expect((await admin('notify', 'list', '--project', project.id)).json.channels).toEqual([]);
+  });
+
+  it.each([
+    [['notify', 'add', '--project', '1'], /one of --webhook URL or --email ADDRESS/],
+    [['notify', 'add', '--project', '1', '--webhook', 'https://x.example', '--on', 'issue.created,coffee'], /unknown trigger coffee/],
+    [['notify', 'remove', '--project', '1'], /--channel is required/],
+    [['notify', 'fly', '--project', '1'], /unknown admin command: notify fly/],
+  ])('a usage error exits 2: %j', async (args, message) => {
+    const res = await admin(...args);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(message);
   });
 });

@@ -48,7 +48,7 @@ afterAll(async () => {
   await workers?.close();
   await ctx?.close();
   await receiver?.close();
-  await new Promise((resolve) => smtp.close(resolve));
+  await new Promise<void>((resolve) => smtp.close(() => resolve()));
 });
 
 async function bound() {

@@ -9,6 +9,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { HealthService } from '../services/health.service.ts';
 import type { KeyResolver } from '../services/key-resolver.ts';
 import type { AccountsService } from '../services/accounts.service.ts';
+import type { NotifyService } from '../services/notify.service.ts';
 import type { AdminService } from '../services/admin.service.ts';
 import type { EventsService } from '../services/events.service.ts';
 import type { IssuesService } from '../services/issues.service.ts';
@@ -58,6 +59,8 @@ export interface AppDeps {
   accounts: AccountsService;
   /** organisations, projects, keys, people and alerts: the web dashboard's and the admin CLI's one service */
   admin: AdminService;
+  /** notification channels and their deliveries (the Alerts page, `lookout admin notify`) */
+  notifications: NotifyService;
   /** the sessions endpoints' rate limit, shared through Redis */
   rateLimit: RateLimiter;
   metrics: Metrics;

@@ -27,6 +27,7 @@ export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { s
     releases: runtime.releases,
     accounts: runtime.accounts,
     admin: runtime.admin,
+    notifications: runtime.notifications,
     rateLimit: makeRateLimiter({
       redis: runtime.queues.connection,
       prefix: config.queuePrefix,

@@ -75,6 +75,36 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
     ctx.body = await admin.previewAlerts(id, await alerts(ctx), new Date());
   });
 
+  // Notification channels: an owner manages them; a member sees them (a webhook by its origin only) and their deliveries.
+  const channelNotFound = () => new NotFoundError('channel_not_found', 'no such channel in this project');
+  const channelId = (ctx: WebContext) => idParam(ctx.params.channel, channelNotFound);
+  router.get('/projects/:project/channels', async (ctx) => {
+    ctx.body = await deps.notifications.list(await projectId(ctx), { fullUrl: ctx.state.web.role === 'owner' });
+  });
+  router.post('/projects/:project/channels', ownerOnly, async (ctx) => {
+    const id = await projectId(ctx);
+    const added = await deps.notifications.add(id, await readJson(ctx, deps.config.bodyLimitBytes));
+    ctx.status = 201;
+    ctx.body = added;
+  });
+  router.delete('/projects/:project/channels/:channel', ownerOnly, async (ctx) => {
+    ctx.body = await deps.notifications.remove(await projectId(ctx), channelId(ctx));
+  });
+  router.post('/projects/:project/channels/:channel/test', ownerOnly, async (ctx) => {
+    ctx.body = await deps.notifications.test(await projectId(ctx), channelId(ctx));
+  });
+  router.post('/projects/:project/channels/:channel/resume', ownerOnly, async (ctx) => {
+    ctx.body = await deps.notifications.resume(await projectId(ctx), channelId(ctx));
+  });
+  router.post('/projects/:project/channels/:channel/secret', ownerOnly, async (ctx) => {
+    ctx.body = await deps.notifications.rotateSecret(await projectId(ctx), channelId(ctx));
+  });
+  router.get('/projects/:project/deliveries', async (ctx) => {
+    const id = await projectId(ctx);
+    const channel = ctx.query.channel === undefined ? undefined : idParam(ctx.query.channel as string, channelNotFound);
+    ctx.body = await deps.notifications.deliveries(id, { channel });
+  });
+
   router.get('/projects/:project/releases', async (ctx) => {
     ctx.body = await deps.releases.list(await projectId(ctx), environmentParam(ctx.query.environment), new Date());
   });
