@@ -20,6 +20,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorkers } from '../workers/main.ts';
 import { call, drained, eventId, startTestContext, type TestContext } from './helpers/context.ts';
+import { startReceiver, type Receiver } from './helpers/receiver.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const SHOTS = process.env.LOOKOUT_SCREENSHOTS === 'docs' ? path.resolve('docs/dashboard') : path.resolve('test-results/dashboard');
@@ -32,11 +33,13 @@ let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 let org: string;
+let receiver: Receiver;
 const timings: Record<string, number> = {};
 
 beforeAll(async () => {
-  ctx = await startTestContext({ FLUSH_INTERVAL_MS: '200' });
-  workers = await startWorkers(ctx.runtime, { queues: ['sessions', 'events'] });
+  ctx = await startTestContext({ FLUSH_INTERVAL_MS: '200', WEBHOOK_ALLOW_PRIVATE: 'true' });
+  workers = await startWorkers(ctx.runtime, { queues: ['sessions', 'events', 'notifications'] });
+  receiver = await startReceiver();
   org = (await ctx.runtime.admin.createOrg({ name: 'Acme', plan: 'business', seats: 25 })).id;
   await ctx.runtime.accounts.addUser({ org: Number(org), email: OWNER.email, role: 'owner', password: OWNER.password });
   expect(fs.existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium (npm test does)`).toBe(true);
@@ -57,6 +60,7 @@ afterAll(async () => {
   await browser?.close();
   await workers?.close();
   await ctx?.close();
+  await receiver?.close();
 });
 
 /** Opens a path and waits for its heading; records how long the page took to show it. */
@@ -279,6 +283,35 @@ describe('the web dashboard', () => {
     await page.getByRole('button', { name: 'Save alerts' }).click();
     // The browser refuses 0 before sending (min=1); the server's rule is the same (schemas/alerts.json).
     expect(await page.getByLabel('Brute-force threshold').evaluate((input) => (input as HTMLInputElement).validity.valid)).toBe(false);
+  }, 60_000);
+
+  it('adds a webhook channel (its secret shown once), sends a test and reads the deliveries log', async () => {
+    await open(`/projects/${project}/alerts`, 'Shop: alerts');
+    await page.getByText('No channel yet').waitFor();
+    await page.getByLabel('URL').fill(`${receiver.url}/dashboard-hook`);
+    await page.getByRole('button', { name: 'Add channel' }).click();
+    const signing = (await page.getByLabel('Signing secret', { exact: true }).textContent())!.trim();
+    expect(signing).toMatch(/^whsec_/);
+    const row = page.locator('tr[data-channel]');
+    await expect.poll(() => row.textContent()).toContain(`${receiver.url}/dashboard-hook (JSON)`);
+    expect(await row.textContent()).toContain('New issue, Regression, Sign-in burst');
+    await page.getByRole('button', { name: 'Send test' }).click();
+    await page.getByText('A test notification is on its way').waitFor();
+    await expect.poll(() => receiver.of('test').length, { timeout: 15_000 }).toBe(1);
+    expect(receiver.signed(receiver.of('test')[0]!, signing)).toBe(true);
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole('button', { name: 'Refresh' }).click();
+          return page.locator('tr[data-delivery]').first().textContent();
+        },
+        { timeout: 15_000 },
+      )
+      .toContain('delivered');
+    await page.locator('tr[data-delivery] summary').first().click();
+    expect(await page.locator('tr[data-delivery] li').first().textContent()).toContain(': 200');
+    await accessible('alerts notifications');
+    await shot('alerts-notifications');
   }, 60_000);
 
   it('rotates the secret key, unbinds, and lets another installation activate', async () => {

@@ -103,3 +103,34 @@ export interface IssueEventSummary {
   message: string | null;
   user: { id: unknown; email: unknown; username: unknown } | null;
 }
+
+/** A notification channel (src/services/notify.service.ts channelView); never its secret. */
+export interface Channel {
+  id: string;
+  kind: 'webhook' | 'email';
+  url?: string;
+  format?: 'json' | 'slack';
+  email?: string;
+  on: string[];
+  environment: string | null;
+  level: string | null;
+  frequency: { count: number; minutes: number; interval_minutes: number };
+  crash_free: { threshold: number; min_sessions: number };
+  paused: boolean;
+  paused_at: string | null;
+  created_at: string;
+}
+
+export interface Delivery {
+  id: string;
+  channel: string;
+  event: string;
+  status: 'queued' | 'retrying' | 'delivered' | 'failed' | 'in_digest' | 'paused' | 'dropped';
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: string;
+  delivered_at: string | null;
+  digest?: string;
+  attempts_log: { at: string; status: number | null; error: string | null; answer: string }[];
+}

@@ -59,7 +59,7 @@ export function Title({ children, sub }: { children: string; sub?: ComponentChil
 }
 
 /** A secret shown once, with a button that copies it. */
-export function OnceSecret({ label, value }: { label: string; value: string }) {
+export function OnceSecret({ label, value, kept = "Copy it to the installation's settings; Lookout keeps only its hash." }: { label: string; value: string; kept?: string }) {
   const [copied, setCopied] = useState(false);
   const copy = async () => {
     await navigator.clipboard.writeText(value);
@@ -68,7 +68,7 @@ export function OnceSecret({ label, value }: { label: string; value: string }) {
   return (
     <div class="once" role="status">
       <p>
-        <strong>{label}</strong>: shown now only. Copy it to the installation's settings; Lookout keeps only its hash.
+        <strong>{label}</strong>: shown now only. {kept}
       </p>
       <code class="key" aria-label={label}>
         {value}

@@ -1,9 +1,14 @@
-/** The Alerts page: sign-in burst settings, previewed on the last 24 hours before they are saved. */
+/**
+ * The Alerts page: sign-in burst settings, previewed on the last 24 hours
+ * before they are saved; the notification channels (added with the signing
+ * secret shown once, tested, resumed after a pause, removed) and the
+ * deliveries log with each attempt.
+ */
 import { useState } from 'preact/hooks';
-import { api } from '../api.ts';
-import { count } from '../format.ts';
-import type { Alerts, Project } from '../types.ts';
-import { Failure, Show, Title, useAction, useLoad } from '../ui.tsx';
+import { api, type Session } from '../api.ts';
+import { count, when } from '../format.ts';
+import type { Alerts, Channel, Delivery, Project } from '../types.ts';
+import { Failure, OnceSecret, Show, Title, useAction, useLoad } from '../ui.tsx';
 import { ProjectNav } from './projects.tsx';
 
 interface Preview {
@@ -19,17 +24,246 @@ const FIELDS: { key: keyof Alerts; label: string; hint: string; max: number }[] 
   { key: 'stuffing_threshold', label: 'Credential-stuffing threshold', hint: 'distinct actors failing from one address inside the window', max: 100_000 },
 ];
 
-export function AlertsPage({ id }: { id: string }) {
+export function AlertsPage({ id, session }: { id: string; session: Session }) {
   const loaded = useLoad(() => api<Project>('GET', `/projects/${id}`), `project:${id}`);
   return (
     <Show loaded={loaded}>
       {(project) => (
         <section>
           <Title sub={<ProjectNav id={id} current="alerts" />}>{`${project.name}: alerts`}</Title>
+          <h2>Sign-in bursts</h2>
           <AlertsForm id={id} saved={project.alerts} onSaved={loaded.reload} />
+          <Notifications id={id} owner={session.role === 'owner'} />
         </section>
       )}
     </Show>
+  );
+}
+
+const TRIGGERS: [name: string, label: string][] = [
+  ['issue.created', 'New issue'],
+  ['issue.regressed', 'Regression'],
+  ['security.burst', 'Sign-in burst'],
+  ['issue.frequency', 'Frequent issue'],
+  ['release.crash_free', 'Crash-free rate drop'],
+];
+const LEVELS = ['debug', 'info', 'warning', 'error', 'fatal'];
+
+function Notifications({ id, owner }: { id: string; owner: boolean }) {
+  const channels = useLoad(() => api<{ channels: Channel[] }>('GET', `/projects/${id}/channels`), `channels:${id}`);
+  const deliveries = useLoad(() => api<{ deliveries: Delivery[] }>('GET', `/projects/${id}/deliveries`), `deliveries:${id}`);
+  const [act, error, busy] = useAction();
+  const [notice, setNotice] = useState('');
+  const run = (what: string, method: 'POST' | 'DELETE', path: string) =>
+    void act(async () => {
+      await api(method, `/projects/${id}/channels/${path}`);
+      setNotice(what);
+      channels.reload();
+      deliveries.reload();
+    });
+  return (
+    <>
+      <h2>Notifications</h2>
+      <Show loaded={channels}>
+        {({ channels: list }) =>
+          list.length === 0 ? (
+            <p class="muted">No channel yet: Lookout tells no one when an issue or an attack appears.</p>
+          ) : (
+            <table aria-label="Notification channels">
+              <thead>
+                <tr>
+                  <th scope="col">Target</th>
+                  <th scope="col">Triggers</th>
+                  <th scope="col">Filters</th>
+                  <th scope="col">State</th>
+                  {owner && <th scope="col">Actions</th>}
+                </tr>
+              </thead>
+              <tbody>
+                {list.map((c) => (
+                  <tr key={c.id} data-channel={c.id}>
+                    <td>
+                      {c.kind === 'webhook' ? `${c.url} (${c.format === 'slack' ? 'Slack-compatible' : 'JSON'})` : c.email}
+                    </td>
+                    <td>{c.on.map((t) => TRIGGERS.find(([n]) => n === t)?.[1] ?? t).join(', ')}</td>
+                    <td>{[c.environment && `environment ${c.environment}`, c.level && `${c.level} and above`].filter(Boolean).join(', ') || 'none'}</td>
+                    <td>{c.paused ? <strong>Paused {when(c.paused_at)}: ten deliveries in a row failed</strong> : 'Active'}</td>
+                    {owner && (
+                      <td class="actions">
+                        {c.paused && (
+                          <button type="button" disabled={busy} onClick={() => run('Resumed.', 'POST', `${c.id}/resume`)}>
+                            Resume
+                          </button>
+                        )}{' '}
+                        <button type="button" disabled={busy} onClick={() => run('A test notification is on its way; see the log below.', 'POST', `${c.id}/test`)}>
+                          Send test
+                        </button>{' '}
+                        <button type="button" disabled={busy} onClick={() => run('Removed.', 'DELETE', c.id)}>
+                          Remove
+                        </button>
+                      </td>
+                    )}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Show>
+      {error && <Failure error={error} />}
+      {notice && <p role="status">{notice}</p>}
+      {owner && <AddChannel id={id} onAdded={channels.reload} />}
+      <h2>Deliveries</h2>
+      <p>
+        <button type="button" onClick={deliveries.reload}>
+          Refresh
+        </button>
+      </p>
+      <Show loaded={deliveries}>{({ deliveries: list }) => <DeliveriesLog list={list} />}</Show>
+    </>
+  );
+}
+
+function AddChannel({ id, onAdded }: { id: string; onAdded(): void }) {
+  const [kind, setKind] = useState<'webhook' | 'email'>('webhook');
+  const [secret, setSecret] = useState<string | null>(null);
+  const [act, error, busy] = useAction();
+  const add = (event: Event) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    const text = (name: string) => String(form.get(name) ?? '').trim();
+    const number = (name: string) => (text(name) === '' ? undefined : Number(text(name)));
+    const body = {
+      ...(kind === 'webhook' ? { webhook: text('target'), format: text('format') } : { email: text('target') }),
+      on: TRIGGERS.map(([n]) => n).filter((n) => form.get(`on:${n}`)),
+      environment: text('environment') || null,
+      level: text('level') || null,
+      frequency: { count: number('frequency_count'), minutes: number('frequency_minutes') },
+      crash_free: { threshold: number('crash_free_threshold'), min_sessions: number('crash_free_sessions') },
+    };
+    void act(async () => {
+      const added = await api<Channel & { secret?: string }>('POST', `/projects/${id}/channels`, body);
+      setSecret(added.secret ?? null);
+      (event.target as HTMLFormElement).reset();
+      onAdded();
+    });
+  };
+  return (
+    <form onSubmit={add} aria-label="Add a channel">
+      <h3>Add a channel</h3>
+      {secret && <OnceSecret label="Signing secret" value={secret} kept="Your receiver checks X-Lookout-Signature with it (docs/api.md)." />}
+      <fieldset>
+        <legend>Where</legend>
+        <label>
+          Kind
+          <select name="kind" value={kind} onChange={(e) => setKind(e.currentTarget.value as 'webhook' | 'email')}>
+            <option value="webhook">Webhook</option>
+            <option value="email">Email</option>
+          </select>
+        </label>
+        <label>
+          {kind === 'webhook' ? 'URL' : 'Email address'}
+          {kind === 'webhook' ? <input name="target" type="url" required /> : <input name="target" type="email" required />}
+        </label>
+        {kind === 'webhook' && (
+          <label>
+            Format
+            <select name="format">
+              <option value="json">JSON (signed)</option>
+              <option value="slack">Slack-compatible (Slack, Mattermost, Discord)</option>
+            </select>
+          </label>
+        )}
+      </fieldset>
+      <fieldset>
+        <legend>Triggers</legend>
+        {TRIGGERS.map(([name, label], i) => (
+          <label key={name} class="check">
+            <input type="checkbox" name={`on:${name}`} defaultChecked={i < 3} /> {label}
+          </label>
+        ))}
+        <label>
+          Frequent issue: more than
+          <input name="frequency_count" type="number" min={1} placeholder="100" />
+          <span class="hint">events in</span>
+          <input name="frequency_minutes" type="number" min={1} max={60} placeholder="60" aria-label="minutes" />
+          <span class="hint">minutes</span>
+        </label>
+        <label>
+          Crash-free rate below (%)
+          <input name="crash_free_threshold" type="number" min={0} max={100} step="0.01" placeholder="99" />
+          <span class="hint">with at least</span>
+          <input name="crash_free_sessions" type="number" min={1} placeholder="100" aria-label="sessions in the hour" />
+          <span class="hint">sessions in the hour</span>
+        </label>
+      </fieldset>
+      <fieldset>
+        <legend>Filters</legend>
+        <label>
+          Environment
+          <input name="environment" placeholder="any" />
+        </label>
+        <label>
+          Level
+          <select name="level">
+            <option value="">any</option>
+            {LEVELS.map((l) => (
+              <option key={l} value={l}>{`${l} and above`}</option>
+            ))}
+          </select>
+        </label>
+      </fieldset>
+      <p class="actions">
+        <button type="submit" disabled={busy}>
+          Add channel
+        </button>
+      </p>
+      {error && <Failure error={error} />}
+    </form>
+  );
+}
+
+function DeliveriesLog({ list }: { list: Delivery[] }) {
+  if (list.length === 0) return <p class="muted">Nothing sent yet.</p>;
+  return (
+    <table aria-label="Deliveries">
+      <thead>
+        <tr>
+          <th scope="col">When</th>
+          <th scope="col">Channel</th>
+          <th scope="col">Trigger</th>
+          <th scope="col">Status</th>
+          <th scope="col">Attempts</th>
+        </tr>
+      </thead>
+      <tbody>
+        {list.map((d) => (
+          <tr key={d.id} data-delivery={d.id}>
+            <td>{when(d.created_at)}</td>
+            <td>{d.channel}</td>
+            <td>{d.event}</td>
+            <td>{d.status === 'in_digest' ? `in digest ${d.digest}` : d.status}</td>
+            <td>
+              {d.attempts_log.length === 0 ? (
+                '0'
+              ) : (
+                <details>
+                  <summary>{`${d.attempts}: ${d.last_status ?? d.last_error ?? ''}`}</summary>
+                  <ol>
+                    {d.attempts_log.map((a) => (
+                      <li key={a.at}>
+                        {`${when(a.at)}: ${a.status ?? 'no answer'}${a.error ? `, ${a.error}` : ''}`}
+                        {a.answer && <pre>{a.answer}</pre>}
+                      </li>
+                    ))}
+                  </ol>
+                </details>
+              )}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
 
