@@ -95,11 +95,10 @@ export async function startStack(args: BenchArgs, extraEnv: Record<string, strin
   }
 }
 
-/** `count` worker processes (`lookout worker`) serving the sessions and events queues, each at `concurrency`. */
+/** `count` worker processes (`lookout worker`) serving the sessions, events and notifications queues, each at `concurrency`. */
 export async function spawnWorkers(env: Record<string, string>, count: number, concurrency: number): Promise<ChildProcess[]> {
-  return Promise.all(
-    Array.from({ length: count }, () => spawnReady([BIN, 'worker', '--queues', 'sessions,events', '--concurrency', String(concurrency)], { ...env, LOG_LEVEL: 'info' }, /workers started/)),
-  );
+  const queues = 'sessions,events,notifications';
+  return Promise.all(Array.from({ length: count }, () => spawnReady([BIN, 'worker', '--queues', queues, '--concurrency', String(concurrency)], { ...env, LOG_LEVEL: 'info' }, /workers started/)));
 }
 
 /** BENCH_NODE_ARGS (for example `--cpu-prof --cpu-prof-dir=/tmp/prof`) goes to every process a benchmark starts. */
@@ -179,8 +178,8 @@ export async function pendingJobs(queue: Queue): Promise<number> {
  * installation has activated (API processes cache the keys of bound projects,
  * as they would for a real installation).
  */
-export async function openBench(args: BenchArgs) {
-  const stack = await startStack(args);
+export async function openBench(args: BenchArgs, extraEnv: Record<string, string> = {}) {
+  const stack = await startStack(args, extraEnv);
   const config = loadConfig(stack.env);
   const runtime = await makeRuntime(config, { redisUrl: stack.redisUrl, mongoUrl: stack.mongoUrl }, makeLogger('warn', 'bench'));
   const org = await runtime.admin.createOrg({ name: 'Bench', plan: 'business', seats: null });

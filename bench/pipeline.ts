@@ -13,6 +13,12 @@
  * Node HTTP server at the same rates, and the raw store and queue
  * (`insertMany` + `addBulk`) at full speed.
  *
+ * The events load also exercises notifications: a webhook channel for
+ * security bursts on a receiver in this process, and once a second a probe,
+ * an error event of a new issue in one of five `probe-<n>` environments, each
+ * heard by a channel of its own (so no channel passes noise control's 10 a
+ * minute); the time from each probe's 202 to its notification is reported.
+ *
  * `--scenario step` raises the session rate until a step misses its targets.
  *
  * `--trace FILE` appends one CSV line per request (load, stream, when it was
@@ -29,7 +35,7 @@ import { emptyState, replayPart } from '../src/domain/release-health.ts';
 import { total } from '../src/domain/sessions.ts';
 import { partsOf } from '../src/state/rebuild.ts';
 import type { Runtime } from '../src/runtime.ts';
-import { realisticErrorEvent } from './events.ts';
+import { exceptionType, realisticErrorEvent } from './events.ts';
 import { BENCH_INSTANCE, openBench, report, round, startBareServer, waitFor, type Stack } from './lib.ts';
 
 const { values } = parseArgs({
@@ -62,6 +68,8 @@ interface Stream {
   /** requests per second */
   rate: number;
   body: (i: number) => string;
+  /** told of each answer: the request's number and status */
+  answered?: (i: number, status: number) => void;
 }
 
 interface Latencies {
@@ -111,6 +119,7 @@ async function openLoop(load: string, base: string, headers: Record<string, stri
         if (status !== 0) r.latencies.push(ms);
         r.statuses[status] = (r.statuses[status] ?? 0) + 1;
         if (TRACE_FILE) trace.push(`${load},${stream.name},${epochOf(due)},${ms.toFixed(1)},${status}`);
+        stream.answered?.(i, status);
         resolve();
       };
       const req = http.request(
@@ -166,13 +175,30 @@ function sessionStreams(rate: number, singleRate: number): Stream[] {
   ];
 }
 
-function eventStream(rate: number): Stream {
+/** Probes: one error event of a new issue a second, in environment probe-<n % 5>; their 202s and notifications, by probe number. */
+const PROBE_CHANNELS = 5;
+const PROBE_KIND = 100_000;
+function makeProbes() {
+  return { answered: new Map<number, number>(), notified: new Map<number, number>(), bursts: 0, digests: 0 };
+}
+type Probes = ReturnType<typeof makeProbes>;
+
+function eventStream(rate: number, probes?: Probes): Stream {
+  const probeOf = (i: number) => (probes && i % rate === 1 ? Math.floor(i / rate) : null);
   return {
     name: 'events',
     path: '/api/v1/events',
     rate,
+    answered: (i, status) => {
+      const n = probeOf(i);
+      if (n !== null && status === 202) probes!.answered.set(n, Date.now());
+    },
     body: (i) => {
       const base = { event_id: crypto.randomBytes(16).toString('hex'), timestamp: now() };
+      const probe = probeOf(i);
+      if (probe !== null) {
+        return JSON.stringify(realisticErrorEvent(PROBE_KIND + probe, { at: new Date(), release: 'bench@1', environment: `probe-${probe % PROBE_CHANNELS}`, company: 'probe', level: 'error' }));
+      }
       if (i % 5 === 4) {
         const f = Math.floor(i / 5) % 50;
         // ~4 KB, as a server SDK sends it: 20 frames (the in-app ones with source lines and variables), 20 breadcrumbs
@@ -264,23 +290,61 @@ async function reportFailures(runtime: Runtime, queue: 'events' | 'sessions') {
 /** Progress on stderr, so a long run shows where it is. */
 const progress = (what: string) => process.stderr.write(`bench:pipeline ${new Date().toISOString()} ${what}\n`);
 
+/** A webhook receiver in this process: probes' notifications by probe number and arrival, bursts and digests counted. */
+async function startProbeReceiver(probes: Probes) {
+  const byType = new Map(Array.from({ length: (SECONDS + WARMUP_SECONDS + 5) * 2 }, (_, n) => [exceptionType(PROBE_KIND + n), n]));
+  const server = http.createServer((req, res) => {
+    let raw = '';
+    req.on('data', (d) => (raw += d));
+    req.on('end', () => {
+      const at = Date.now();
+      const body = JSON.parse(raw) as { event: string; issue?: { title: string } };
+      if (body.event === 'security.burst') probes.bursts += 1;
+      else if (body.event === 'digest') probes.digests += 1;
+      const n = body.event === 'issue.created' ? byType.get(body.issue!.title.split(':')[0]!) : undefined;
+      if (n !== undefined) probes.notified.set(n, at);
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+/** From each probe's 202 to its notification, once the last is in (or `limitMs` passed). */
+async function probeLatencies(probes: Probes, limitMs: number) {
+  await waitFor(async () => [...probes.answered.keys()].every((n) => probes.notified.has(n)), limitMs);
+  const ms = [...probes.answered].filter(([n]) => probes.notified.has(n)).map(([n, at]) => probes.notified.get(n)! - at).sort((a, b) => a - b);
+  const pct = (p: number) => ms[Math.min(ms.length - 1, Math.floor((p / 100) * ms.length))] ?? null;
+  return { probes: probes.answered.size, notified: ms.length, p50_ms: pct(50), p99_ms: pct(99), bursts_notified: probes.bursts, digests: probes.digests };
+}
+
 async function eventsRun(rate: number) {
-  const env = await openBench(benchSettings);
+  const env = await openBench(benchSettings, { WEBHOOK_ALLOW_PRIVATE: 'true' });
+  const probes = makeProbes();
+  const receiver = await startProbeReceiver(probes);
   try {
+    const project = Number(env.project.id);
+    for (let n = 0; n < PROBE_CHANNELS; n++) await env.runtime.notifications.add(project, { webhook: `${receiver.url}/probe-${n}`, on: ['issue.created'], environment: `probe-${n}` });
+    await env.runtime.notifications.add(project, { webhook: `${receiver.url}/bursts`, on: ['security.burst'] });
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // the workers' channel cache
     progress(`events: ${rate}/s for ${WARMUP_SECONDS} + ${SECONDS} s`);
-    const load = await openLoop('lookout events', env.stack.apiUrl, { 'content-type': 'application/json', 'x-service-key': env.project.secret_key, 'x-service-instance': BENCH_INSTANCE }, [eventStream(rate)], SECONDS, WARMUP_SECONDS);
+    const load = await openLoop('lookout events', env.stack.apiUrl, { 'content-type': 'application/json', 'x-service-key': env.project.secret_key, 'x-service-instance': BENCH_INSTANCE }, [eventStream(rate, probes)], SECONDS, WARMUP_SECONDS);
     progress('events: load over, waiting for the pipeline');
     const settle = await eventsSettled(env.runtime);
     if (settle === null) await reportFailures(env.runtime, 'events');
-    const issues = await env.runtime.stores.issues.ofProject(Number(env.project.id));
+    const notifications = await probeLatencies(probes, 30_000);
+    const issues = await env.runtime.stores.issues.ofProject(project);
     const ev = load.events!;
     return {
       load,
       settled_seconds_after_last_request: settle,
       issues: { error: issues.filter((i) => i.kind === 'error').length, security: issues.filter((i) => i.kind === 'security').length, error_events_counted: issues.filter((i) => i.kind === 'error').reduce((n, i) => n + i.event_count, 0) },
+      notifications,
       targets_met: allAccepted(ev) && ev.p99_ms < 50 && settle !== null && settle <= 2,
+      notification_target_met: notifications.notified === notifications.probes && notifications.p99_ms !== null && notifications.p99_ms < 5000,
     };
   } finally {
+    await receiver.close();
     await env.close();
   }
 }
@@ -326,6 +390,10 @@ if (SCENARIO === 'events' || SCENARIO === 'all') {
   rows.push(['events settled after last request (s)', run.settled_seconds_after_last_request]);
   rows.push(['issues (error / security)', `${run.issues.error} / ${run.issues.security}`]);
   rows.push(['events targets met', String(run.targets_met)]);
+  const n = run.notifications;
+  rows.push(['202 to notification (probes)', `${n.notified} of ${n.probes} notified, p50 ${n.p50_ms} ms, p99 ${n.p99_ms} ms`]);
+  rows.push(['burst notifications / digests', `${n.bursts_notified} / ${n.digests}`]);
+  rows.push(['notification target met (p99 < 5 s)', String(run.notification_target_met)]);
 }
 if (SCENARIO === 'step') {
   const steps: unknown[] = [];

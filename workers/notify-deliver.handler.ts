@@ -45,8 +45,11 @@ export async function deliverNotification(payload: JobPayloads['notify.deliver']
   const outcome = await sendNotice(channel, body, { publicUrl: config.publicUrl, allowPrivate: config.webhookAllowPrivate, smtpUrl: config.smtpUrl, mailFrom: config.mailFrom }, now);
   const { ok, refused, ...attempt } = outcome;
   const last = refused || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-  await notify.recordAttempt(project, delivery, attempt, ok ? 'delivered' : last ? 'failed' : 'retrying');
+  const status = ok ? 'delivered' : last ? 'failed' : 'retrying';
+  await notify.recordAttempt(project, delivery, attempt, status);
+  runtime.metrics.notifications.inc({ event: body.event, outcome: refused ? 'refused' : status });
   if (ok) {
+    runtime.metrics.notificationDelay.observe((Date.now() - Date.parse(body.triggered_at)) / 1000);
     await notify.succeeded(project, channel._id);
     return { delivery, status: 'delivered' };
   }

@@ -47,6 +47,7 @@ const eventPage: Param[] = [
   { name: 'offset', in: 'query', description: 'default 0', schema: { type: 'integer', minimum: 0 } },
 ];
 const project = { name: 'project', in: 'path', description: 'project id', schema: { type: 'integer', minimum: 1 } } as const;
+const channel = { name: 'channel', in: 'path', description: 'notification channel id', schema: { type: 'integer', minimum: 1 } } as const;
 const environment = { name: 'environment', in: 'query', description: 'only this environment', schema: { type: 'string', maxLength: 64 } } as const;
 
 /** Every route of the API, keyed `METHOD /path` with @koa/router's `:param` syntax. */
@@ -234,6 +235,63 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     ok: { 200: '`{since, until, attempts, current: {settings, brute_force, credential_stuffing}, proposed: {…}}`' },
     errors: [400, 404, 413, 415],
   },
+  'GET /api/dashboard/projects/:project/channels': {
+    tag: 'dashboard',
+    summary: "The project's notification channels, never a secret; a member sees a webhook by its origin only (docs/api.md, Notifications)",
+    auth: 'dashboard',
+    params: [project],
+    ok: { 200: '`{channels: [{id, kind, url|email, format, on, environment, level, frequency, crash_free, paused, paused_at, created_at}]}`' },
+    errors: [404],
+  },
+  'POST /api/dashboard/projects/:project/channels': {
+    tag: 'dashboard',
+    summary: 'Add a notification channel (owner); a webhook target must have a public address unless WEBHOOK_ALLOW_PRIVATE=true',
+    auth: 'dashboard',
+    params: [project],
+    body: { schema: 'channel' },
+    ok: { 201: 'the channel with its signing `secret`, shown only here' },
+    errors: [400, 404, 413, 415, 422],
+  },
+  'DELETE /api/dashboard/projects/:project/channels/:channel': {
+    tag: 'dashboard',
+    summary: 'Remove a channel (owner); its queued deliveries are dropped',
+    auth: 'dashboard',
+    params: [project, channel],
+    ok: { 200: '`{removed}`' },
+    errors: [404],
+  },
+  'POST /api/dashboard/projects/:project/channels/:channel/test': {
+    tag: 'dashboard',
+    summary: 'Send a `test` notification through the queue (owner)',
+    auth: 'dashboard',
+    params: [project, channel],
+    ok: { 200: '`{delivery, channel, status}`' },
+    errors: [404],
+  },
+  'POST /api/dashboard/projects/:project/channels/:channel/resume': {
+    tag: 'dashboard',
+    summary: 'Resume a channel paused after ten failed deliveries in a row (owner)',
+    auth: 'dashboard',
+    params: [project, channel],
+    ok: { 200: 'the channel' },
+    errors: [404],
+  },
+  'POST /api/dashboard/projects/:project/channels/:channel/secret': {
+    tag: 'dashboard',
+    summary: "A new signing secret for a webhook channel (owner), shown only here",
+    auth: 'dashboard',
+    params: [project, channel],
+    ok: { 200: '`{id, secret}`' },
+    errors: [400, 404],
+  },
+  'GET /api/dashboard/projects/:project/deliveries': {
+    tag: 'dashboard',
+    summary: "The project's newest notification deliveries, each with its attempts",
+    auth: 'dashboard',
+    params: [project, { name: 'channel', in: 'query', description: 'only this channel', schema: { type: 'integer', minimum: 1 } }],
+    ok: { 200: '`{deliveries: [{id, channel, event, status, attempts, last_status, last_error, created_at, delivered_at, digest?, attempts_log}]}`' },
+    errors: [404],
+  },
   'GET /api/dashboard/projects/:project/releases': {
     tag: 'dashboard',
     summary: 'The Releases table: as GET /api/v1/releases',
@@ -367,6 +425,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'the key may not do this (public key on a secret endpoint, or instance not bound); dashboard: a wrong CSRF token, or an owner action by a member',
   404: 'not found (or belongs to another project or organisation)',
   409: 'conflict',
+  422: 'a notification target refused by the outbound rules (`rule` names it), or email without SMTP_URL',
   413: 'body larger than BODY_LIMIT_BYTES',
   415: 'unsupported Content-Type',
   429: 'rate limit reached; see Retry-After and RateLimit',

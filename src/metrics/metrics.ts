@@ -72,6 +72,18 @@ export function makeMetrics() {
       labelNames: ['kind'] as const,
       registers,
     }),
+    notifications: new Counter({
+      name: 'lookout_notification_attempts_total',
+      help: 'Notification delivery attempts, by trigger and outcome (delivered, retrying, failed, refused)',
+      labelNames: ['event', 'outcome'] as const,
+      registers,
+    }),
+    notificationDelay: new Histogram({
+      name: 'lookout_notification_delay_seconds',
+      help: 'From a trigger (or a digest closing) to its delivery',
+      buckets: [0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 3600],
+      registers,
+    }),
   };
   return {
     ...metrics,
