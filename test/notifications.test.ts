@@ -7,7 +7,9 @@
 import { SMTPServer } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Job } from 'bullmq';
 import { sendNotice } from '../src/notify/send.ts';
+import { deliverNotification } from '../workers/notify-deliver.handler.ts';
 import type { ChannelDoc } from '../src/store/channels.store.ts';
 import { startWorkers } from '../workers/main.ts';
 import { call, eventId, makeProject, startTestContext, type TestContext } from './helpers/context.ts';
@@ -196,6 +198,44 @@ describe('delivery', () => {
     expect(d).toMatchObject({ id: [...ids][0], event: 'issue.created', status: 'delivered', attempts: 4, last_status: 200, last_error: null });
     expect(d!.attempts_log.map((a) => a.status)).toEqual([500, 500, 500, 200]);
     expect(d!.attempts_log[0]).toMatchObject({ error: 'HTTP 500', answer: expect.stringMatching(/^refused/) });
+    const attempts = (await ctx.runtime.metrics.notifications.get()).values;
+    expect(attempts.filter((v) => v.labels.outcome === 'retrying').reduce((n, v) => n + v.value, 0)).toBeGreaterThanOrEqual(3);
+  });
+
+  it('a Slack-format channel gets text and blocks with the link', async () => {
+    const p = await bound();
+    await p.channel({ format: 'slack' });
+    await p.send(error('SlackError'));
+    await until(() => p.got('issue.created').length === 1);
+    const { body } = p.got('issue.created')[0]!;
+    expect(body.text).toMatch(/^\[shop\] New issue: SlackError: SlackError happened <https:\/\/lookout\.example\/projects\/\d+\/issues\/\d+\|Open in Lookout>$/);
+    expect(body.blocks[0]).toMatchObject({ type: 'section', text: { type: 'mrkdwn', text: expect.stringContaining('New issue: SlackError') } });
+  });
+
+  it('ten deliveries failing their last attempt in a row pause the channel; later triggers are logged as paused, not sent', async () => {
+    const p = await bound();
+    const path = `/hook/${p.project}`;
+    receiver.answer((_n, r) => (r.path === path ? 503 : 200));
+    try {
+      const ch = await p.channel();
+      // Each run below is a delivery's last attempt (the job's attempts are used up), as after 2 h of retries.
+      const lastAttempt = { attemptsMade: 12, opts: { attempts: 13 } } as Job;
+      for (let i = 0; i < 10; i++) {
+        const delivery = `n${p.project}-t${ch.id}-${i}`;
+        const body = { event: 'test' as const, delivery, triggered_at: new Date().toISOString(), project: { id: String(p.project), name: 'shop' } };
+        await ctx.runtime.notify.openDelivery(p.project, { id: delivery, channel: Number(ch.id), event: 'issue.created', status: 'queued' }, new Date());
+        await expect(deliverNotification({ project: p.project, channel: Number(ch.id), delivery, event: 'issue.created', body: { ...body, event: 'issue.created' } }, ctx.runtime, lastAttempt)).rejects.toThrow('HTTP 503');
+      }
+      expect((await ctx.runtime.notifications.list(p.project)).channels[0]).toMatchObject({ paused: true, paused_at: expect.any(String) });
+      expect((await ctx.runtime.notifications.deliveries(p.project)).deliveries.every((d) => d.status === 'failed')).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 1100)); // the workers' channel cache
+      await p.send(error('WhilePaused'));
+      await until(async () => (await ctx.runtime.notifications.deliveries(p.project)).deliveries.some((d) => d.status === 'paused'));
+      expect(p.got('issue.created')).toHaveLength(10);
+      expect((await ctx.runtime.notifications.resume(p.project, Number(ch.id))).paused).toBe(false);
+    } finally {
+      receiver.answer(() => 200);
+    }
   });
 
   it('an email channel receives the issue with its title in the subject', async () => {
