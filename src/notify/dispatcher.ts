@@ -21,6 +21,7 @@ import type { NotifyState } from '../state/notify.state.ts';
 import type { ChannelDoc, ChannelsStore } from '../store/channels.store.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
 import type { ProjectsStore } from '../store/projects.store.ts';
+import { makeTicker } from '../util/ticker.ts';
 
 /** Noise control per channel: at most this many messages in a window; beyond, one digest per window. */
 export const NOISE = { perWindow: 10, windowMs: 60_000, digestItems: DIGEST_ITEMS } as const;
@@ -72,8 +73,6 @@ export function makeDispatcher(deps: {
   intervalMs: number;
 }) {
   const { notify, log } = deps;
-  let running: Promise<void> | null = null;
-  let timer: NodeJS.Timeout | null = null;
 
   async function dispatchProject(project: number, now: Date): Promise<number> {
     let sent = 0;
@@ -114,9 +113,9 @@ export function makeDispatcher(deps: {
     }
   }
 
-  async function tick(now = new Date()): Promise<void> {
-    if (running) return running;
-    running = (async () => {
+  const ticker = makeTicker(
+    async () => {
+      const now = new Date();
       for (const project of await notify.takeProjects()) {
         try {
           await dispatchProject(project, now);
@@ -125,26 +124,11 @@ export function makeDispatcher(deps: {
           log.warn({ project, err: (err as Error).message }, 'dispatching notifications failed; retrying on the next tick');
         }
       }
-    })()
-      .catch((err: Error) => log.warn({ err: err.message }, 'notification dispatch failed; retrying on the next tick'))
-      .finally(() => {
-        running = null;
-      });
-    return running;
-  }
-
-  return {
-    tick,
-    dispatchProject,
-    start() {
-      timer = setInterval(() => void tick(), deps.intervalMs);
-      timer.unref();
     },
-    async stop(): Promise<void> {
-      if (timer) clearInterval(timer);
-      await running;
-    },
-  };
+    (err) => log.warn({ err: err.message }, 'notification dispatch failed; retrying on the next tick'),
+    deps.intervalMs,
+  );
+  return { ...ticker, dispatchProject };
 }
 export type Dispatcher = ReturnType<typeof makeDispatcher>;
 

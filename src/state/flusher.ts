@@ -19,6 +19,7 @@ import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { checkCrashFree, type ChannelCache } from '../notify/dispatcher.ts';
 import type { EventsStore } from '../store/events.store.ts';
+import { makeTicker } from '../util/ticker.ts';
 import type { IssuesStore } from '../store/issues.store.ts';
 import type { Flushed, SessionsStore } from '../store/sessions.store.ts';
 import type { PendingFlush } from './pending-flush.ts';
@@ -50,8 +51,6 @@ export function makeFlusher(deps: {
   intervalMs: number;
 }) {
   const { state, issuesState, keeper, log, metrics } = deps;
-  let running: Promise<void> | null = null;
-  let timer: NodeJS.Timeout | null = null;
 
   const streams: Stream[] = [
     {
@@ -120,32 +119,24 @@ export function makeFlusher(deps: {
   }
 
   /** One pass; resolves when the pass is over (a pass already running is joined). */
-  async function tick(now = new Date()): Promise<void> {
-    if (running) return running;
-    running = (async () => {
+  const ticker = makeTicker(
+    async () => {
       const stop = metrics.flushDuration.startTimer();
-      const written = await Promise.all(streams.map((s) => flushStream(s, now)));
+      const written = await Promise.all(streams.map((s) => flushStream(s, new Date())));
       stop();
       metrics.flushedDocuments.inc(written.reduce((a, b) => a + b, 0));
-    })()
-      .catch((err: Error) => log.warn({ err: err.message }, 'flush failed; retrying on the next tick'))
-      .finally(() => {
-        running = null;
-      });
-    return running;
-  }
+    },
+    (err) => log.warn({ err: err.message }, 'flush failed; retrying on the next tick'),
+    deps.intervalMs,
+  );
 
   return {
-    tick,
-    start() {
-      timer = setInterval(() => void tick(), deps.intervalMs);
-      timer.unref();
-    },
+    tick: ticker.tick,
+    start: ticker.start,
     /** Stops the timer and runs a last pass, so a clean shutdown leaves nothing unflushed. */
     async stop(): Promise<void> {
-      if (timer) clearInterval(timer);
-      await running;
-      await tick();
+      await ticker.stop();
+      await ticker.tick();
     },
   };
 }
