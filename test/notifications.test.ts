@@ -109,7 +109,7 @@ describe('triggers, each notified once with a valid signature', () => {
 
   it('issue.regressed: a resolved issue that receives an event, once per regression', async () => {
     const p = await bound();
-    await p.channel({ on: ['issue.regressed'] });
+    const ch = await p.channel({ on: ['issue.regressed'] });
     await p.send(error('RegressError'));
     await until(async () => (await p.v1('GET', '/issues')).body.issues.length === 1);
     const id = (await p.v1('GET', '/issues')).body.issues[0].id;
@@ -119,6 +119,7 @@ describe('triggers, each notified once with a valid signature', () => {
     await until(() => p.got('issue.regressed').length === 1);
     await settle();
     expect(p.got('issue.regressed')).toHaveLength(1);
+    expect(receiver.signed(p.got('issue.regressed')[0]!, ch.secret!)).toBe(true);
     expect(p.got('issue.regressed')[0]!.body).toMatchObject({ event: 'issue.regressed', release: '1.0.1', regression_kind: 'new_release', issue: { id, status: 'unresolved' } });
     expect(p.got('issue.created')).toHaveLength(0);
   });
@@ -138,7 +139,7 @@ describe('triggers, each notified once with a valid signature', () => {
 
   it('issue.frequency: more than N events in M minutes, once per issue per interval', async () => {
     const p = await bound();
-    await p.channel({ on: ['issue.frequency'], frequency: { count: 3, minutes: 5 } });
+    const ch = await p.channel({ on: ['issue.frequency'], frequency: { count: 3, minutes: 5 } });
     for (let i = 0; i < 3; i++) await p.send(error('BusyError'));
     await settle();
     expect(p.got('issue.frequency')).toHaveLength(0);
@@ -147,12 +148,13 @@ describe('triggers, each notified once with a valid signature', () => {
     for (let i = 0; i < 3; i++) await p.send(error('BusyError'));
     await settle();
     expect(p.got('issue.frequency')).toHaveLength(1);
+    expect(receiver.signed(p.got('issue.frequency')[0]!, ch.secret!)).toBe(true);
     expect(p.got('issue.frequency')[0]!.body).toMatchObject({ event: 'issue.frequency', events: 4, minutes: 5, threshold: 3, issue: { title: 'BusyError: BusyError happened' } });
   });
 
   it("release.crash_free: the hour's crash-free sessions rate below X % with at least K sessions, once", async () => {
     const p = await bound();
-    await p.channel({ on: ['release.crash_free'], crash_free: { threshold: 90, min_sessions: 10 } });
+    const ch = await p.channel({ on: ['release.crash_free'], crash_free: { threshold: 90, min_sessions: 10 } });
     const sessions = (body: unknown) => call(ctx, 'POST', '/api/v1/sessions', { key: p.publicKey, body });
     const started = new Date().toISOString();
     expect((await sessions({ release: '2.0.0', environment: 'production', aggregates: [{ started, exited: 8, crashed: 1 }] })).status).toBe(202);
@@ -163,6 +165,7 @@ describe('triggers, each notified once with a valid signature', () => {
     await sessions({ release: '2.0.0', environment: 'production', aggregates: [{ started, crashed: 1 }] });
     await settle();
     expect(p.got('release.crash_free')).toHaveLength(1);
+    expect(receiver.signed(p.got('release.crash_free')[0]!, ch.secret!)).toBe(true);
     expect(p.got('release.crash_free')[0]!.body).toMatchObject({ event: 'release.crash_free', release: '2.0.0', environment: 'production', rate: 81.81, threshold: 90, sessions: 11, crashed: 2 });
   });
 
