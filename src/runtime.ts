@@ -16,6 +16,8 @@ import { makeEventsService } from './services/events.service.ts';
 import { makeIssuesService } from './services/issues.service.ts';
 import { makeKeyResolver } from './services/key-resolver.ts';
 import { makeNotifyService } from './services/notify.service.ts';
+import { makeDecisionsService } from './services/decisions.service.ts';
+import { makeDecisionsState } from './state/decisions.state.ts';
 import { makeChannelCache } from './notify/dispatcher.ts';
 import { makeNotifyState } from './state/notify.state.ts';
 import { makeReleasesService } from './services/releases.service.ts';
@@ -74,6 +76,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const notify = makeNotifyState(stateRedis, { prefix: config.queuePrefix });
   const notifications = makeNotifyService({ stores, notify, queues, validator, config });
   const channels = makeChannelCache(stores.channels);
+  const decisions = makeDecisionsService(makeDecisionsState(stateRedis, { prefix: config.queuePrefix }));
   return {
     config,
     urls,
@@ -98,6 +101,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     notify,
     notifications,
     channels,
+    decisions,
     async close() {
       await Promise.all([sessions.drain(), events.drain()]);
       await queues.close();

@@ -24,7 +24,7 @@ import { entryOf, type EventEntry } from '../src/services/events.service.ts';
 import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, type AppliedGroup, type AttemptEntry, type IssuesState } from '../src/state/issues.state.ts';
 import { eventKey } from '../src/store/events.store.ts';
 import { checkFrequency, notifyFlags } from '../src/notify/dispatcher.ts';
-import { DEFAULT_ALERTS } from '../src/store/projects.store.ts';
+import { DEFAULT_ALERTS, type AlertSettings } from '../src/store/projects.store.ts';
 import { groupBy } from '../src/util/group-by.ts';
 
 export async function processEventGroups(payload: JobPayloads['events.process'], runtime: Runtime, now: Date) {
@@ -90,8 +90,8 @@ export async function processEventGroups(payload: JobPayloads['events.process'],
 }
 
 /** Settings of a project, read at most once a second per process (alert changes apply within a second). */
-const settingsCache = new Map<number, { at: number; settings: BurstSettings }>();
-async function alertSettings(runtime: Runtime, project: number): Promise<BurstSettings> {
+const settingsCache = new Map<number, { at: number; settings: AlertSettings }>();
+async function alertSettings(runtime: Runtime, project: number): Promise<AlertSettings> {
   const hit = settingsCache.get(project);
   if (hit && Date.now() - hit.at < 1000) return hit.settings;
   const settings = { ...DEFAULT_ALERTS, ...(await runtime.stores.projects.get(project))?.alerts };
@@ -114,7 +114,9 @@ async function detectBursts(runtime: Runtime, project: number, attempts: { attem
   for (const [i, read] of reads.entries()) {
     const detect = read.kind === 'ag' ? detectBruteForce : detectStuffing;
     const detector = read.kind === 'ag' ? 'brute_force' : 'credential_stuffing';
-    for (const burst of detect(answers[i]!, settings)) await recordBurst(state, project, detector, read.key, burst, answers[i]!, received, flags);
+    for (const burst of detect(answers[i]!, settings)) {
+      await recordBurst(state, project, detector, read.key, burst, answers[i]!, received, { notify: flags.includes('t'), decisionSeconds: settings.decision_seconds });
+    }
   }
 }
 
@@ -126,7 +128,7 @@ async function recordBurst(
   burst: Burst,
   attempts: Attempt[],
   received: Map<string, Date>,
-  flags: string,
+  opts: { notify: boolean; decisionSeconds: number },
 ): Promise<void> {
   const digest = crypto.createHash('sha256').update(groupKey).digest('hex').slice(0, 16);
   const [actor, ip] = detector === 'brute_force' ? groupKey.split('|') : [null, groupKey];
@@ -150,7 +152,7 @@ async function recordBurst(
     latest: eventKey(project, latest.id),
     latest_at: new Date(latest.at),
     received: newestReceived(burst.attempt_ids, received),
-  }, flags.includes('t'));
+  }, { ...opts, now: new Date() });
   if (result === 'unverified') throw new Error(`the Redis state of project ${project} changed during burst detection; retrying`);
 }
 

@@ -28,7 +28,9 @@ export const ADMIN_COMMANDS = [
   ['member add|remove', '--org ID --email E', 'organisation members (count against seats)'],
   ['invite add|remove', '--org ID --email E', 'pending invitations (count against seats)'],
   ['email-rule add|remove', '--org ID --email E', 'email rules (count against seats)'],
-  ['alerts set', '--project ID [--threshold N] [--window-seconds S] [--cooldown-seconds S] [--stuffing-threshold N]', 'sign-in burst detection'],
+  ['alerts set', '--project ID [--threshold N] [--window-seconds S] [--cooldown-seconds S] [--stuffing-threshold N] [--decision-seconds S]', 'sign-in burst detection; how long a decision holds (0: none)'],
+  ['decisions list', '--project ID', 'the active decisions made by sign-in bursts'],
+  ['decisions lift', '--project ID --decision ID', 'end a decision now; installations see it removed at their next poll'],
   [
     'notify add',
     '--project ID (--webhook URL [--format json|slack] | --email ADDRESS) [--on TRIGGERS] [--environment E] [--level L] [--frequency-count N] [--frequency-minutes M] [--interval-minutes I] [--crash-free-below X] [--min-sessions K]',
@@ -70,6 +72,8 @@ const OPTIONS = {
   'window-seconds': { type: 'string' },
   'cooldown-seconds': { type: 'string' },
   'stuffing-threshold': { type: 'string' },
+  'decision-seconds': { type: 'string' },
+  decision: { type: 'string' },
   role: { type: 'string' },
   'password-stdin': { type: 'boolean' },
   webhook: { type: 'string' },
@@ -203,6 +207,7 @@ export function parseAdminCommand(args: string[]): AdminRun {
         window_seconds: wholeNumber(values, 'window-seconds'),
         cooldown_seconds: wholeNumber(values, 'cooldown-seconds'),
         stuffing_threshold: wholeNumber(values, 'stuffing-threshold'),
+        decision_seconds: wholeNumber(values, 'decision-seconds'),
       });
       return (rt) => rt.admin.setAlerts(project, set);
     }
@@ -255,6 +260,17 @@ export function parseAdminCommand(args: string[]): AdminRun {
       const [project, channel] = [id(values, 'project'), id(values, 'channel')];
       const act = { remove: 'remove', test: 'test', resume: 'resume', rotate: 'rotateSecret' } as const;
       return (rt) => rt.notifications[act[verb as keyof typeof act]](project, channel);
+    }
+    case 'decisions list': {
+      const project = id(values, 'project');
+      return async (rt) => {
+        await rt.admin.showProject(project); // 404 for an unknown project
+        return rt.decisions.list(project, new Date());
+      };
+    }
+    case 'decisions lift': {
+      const [project, decision] = [id(values, 'project'), need(values, 'decision')];
+      return (rt) => rt.decisions.lift(project, decision, new Date());
     }
     case 'recount': {
       const project = id(values, 'project');

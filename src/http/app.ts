@@ -10,6 +10,7 @@ import type { HealthService } from '../services/health.service.ts';
 import type { KeyResolver } from '../services/key-resolver.ts';
 import type { AccountsService } from '../services/accounts.service.ts';
 import type { NotifyService } from '../services/notify.service.ts';
+import type { DecisionsService } from '../services/decisions.service.ts';
 import type { AdminService } from '../services/admin.service.ts';
 import type { EventsService } from '../services/events.service.ts';
 import type { IssuesService } from '../services/issues.service.ts';
@@ -61,6 +62,8 @@ export interface AppDeps {
   admin: AdminService;
   /** notification channels and their deliveries (the Alerts page, `lookout admin notify`) */
   notifications: NotifyService;
+  /** decisions made by sign-in bursts: the SDK feed, the Alerts page, `lookout admin decisions` */
+  decisions: DecisionsService;
   /** the sessions endpoints' rate limit, shared through Redis */
   rateLimit: RateLimiter;
   metrics: Metrics;

@@ -28,6 +28,7 @@ export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { s
     accounts: runtime.accounts,
     admin: runtime.admin,
     notifications: runtime.notifications,
+    decisions: runtime.decisions,
     rateLimit: makeRateLimiter({
       redis: runtime.queues.connection,
       prefix: config.queuePrefix,

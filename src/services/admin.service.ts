@@ -27,12 +27,12 @@ type PreviewAttempt = Attempt & { group: string; ip: string | null };
  * brute force by (actor, address), stuffing by address, attempts without
  * one left out.
  */
-function burstCounts(attempts: PreviewAttempt[], settings: BurstSettings) {
+function burstCounts(attempts: PreviewAttempt[], settings: BurstSettings & { decision_seconds: number }) {
   const count = (groups: Map<unknown, PreviewAttempt[]>, detect: typeof detectBruteForce) => [...groups.values()].reduce((n, group) => n + detect(group, settings).length, 0);
-  return {
-    brute_force: count(groupBy(attempts, (a) => a.group), detectBruteForce),
-    credential_stuffing: count(groupBy(attempts.filter((a) => a.ip), (a) => a.ip), detectStuffing),
-  };
+  const brute_force = count(groupBy(attempts, (a) => a.group), detectBruteForce);
+  const credential_stuffing = count(groupBy(attempts.filter((a) => a.ip), (a) => a.ip), detectStuffing);
+  // Each issue raised makes one decision (later bursts of it extend that one), unless decisions are off.
+  return { brute_force, credential_stuffing, decisions: settings.decision_seconds > 0 ? brute_force + credential_stuffing : 0 };
 }
 
 export function orgView(org: OrgDoc, used?: number) {

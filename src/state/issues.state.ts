@@ -128,11 +128,14 @@ export function makeIssuesState(redis: Redis, opts: { prefix: string }) {
       });
     },
 
-    /** Records a burst in its issue; `notify`: the project's triggers go to its outbox. */
-    async applyBurst(project: number, issue: number, burst: BurstEntry, notify = false): Promise<'changed' | 'unchanged' | 'unverified'> {
+    /**
+     * Records a burst in its issue; `notify`: the project's triggers go to its
+     * outbox; `decisionSeconds` > 0: the burst makes or extends the issue's decision.
+     */
+    async applyBurst(project: number, issue: number, burst: BurstEntry, opts: { notify?: boolean; decisionSeconds?: number; now?: Date } = {}): Promise<'changed' | 'unchanged' | 'unverified'> {
       const k = keys(project);
       const arg = { ...burst, first: burst.first.getTime(), last: burst.last.getTime(), latest_at: burst.latest_at.getTime(), received: burst.received?.getTime() };
-      const code = await r.applyBurst(k.epoch, k.eseq, k.edirty, k.base, issue, JSON.stringify(arg), notify ? 't' : '');
+      const code = await r.applyBurst(k.epoch, k.eseq, k.edirty, k.base, issue, JSON.stringify(arg), opts.notify ? 't' : '', opts.decisionSeconds ?? 0, (opts.now ?? new Date()).getTime());
       return code === 1 ? 'changed' : code === 0 ? 'unchanged' : 'unverified';
     },
 

@@ -25,6 +25,7 @@ const SCRIPTS = {
   raiseNotice: 'raise-notice-2.lua',
   routeNotice: 'route-notice-4.lua',
   takeDigest: 'take-digest-4.lua',
+  endDecisions: 'end-decisions-2.lua',
 } as const;
 
 type Arg = string | number;
@@ -41,6 +42,7 @@ export interface ScriptCommands {
   raiseNotice(mark: string, outbox: string, ttlMs: number, trigger: string): Promise<number>;
   routeNotice(sent: string, buffer: string, pending: string, record: string, ...argv: Arg[]): Promise<string[]>;
   takeDigest(sent: string, buffer: string, pending: string, digest: string, ...argv: Arg[]): Promise<string[]>;
+  endDecisions(active: string, log: string, ...argv: Arg[]): Promise<string[]>;
 }
 
 /** What an apply script answered: applied now, applied before (nothing changed), or the state needs verifying first. */

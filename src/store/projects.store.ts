@@ -10,6 +10,8 @@ export interface AlertSettings {
   cooldown_seconds: number;
   /** distinct actors failing from one ip inside the window (credential stuffing) */
   stuffing_threshold: number;
+  /** how long a decision made by a burst holds (issue 24); 0: no decisions */
+  decision_seconds: number;
 }
 
 export const DEFAULT_ALERTS: AlertSettings = {
@@ -17,6 +19,7 @@ export const DEFAULT_ALERTS: AlertSettings = {
   window_seconds: 600,
   cooldown_seconds: 1800,
   stuffing_threshold: 10,
+  decision_seconds: 3600,
 };
 
 export interface Installation {

@@ -4,6 +4,18 @@ export interface Alerts {
   window_seconds: number;
   cooldown_seconds: number;
   stuffing_threshold: number;
+  decision_seconds: number;
+}
+
+/** A decision made by a sign-in burst (src/services/decisions.service.ts decisionView). */
+export interface Decision {
+  id: string;
+  kind: 'brute_force' | 'credential_stuffing';
+  actor?: string;
+  ip: string | null;
+  issue_id: string;
+  created_at: string;
+  until: string;
 }
 
 export interface Project {

@@ -9,6 +9,7 @@
  *   await lookout.close();
  */
 import { EventEmitter } from 'node:events';
+import { makeDecisionCopy, type Decision, type DecisionsAnswer } from './decisions.js';
 import { errorEvent, signInEvent, type EventBase, type Level, type SignInAttempt } from './events.js';
 import { makeSessions, type Session } from './sessions.js';
 import { makeTransport, type TransportStats } from './transport.js';
@@ -16,6 +17,7 @@ import { makeTransport, type TransportStats } from './transport.js';
 export { InstanceBoundElsewhereError, LookoutError, ProjectHasInstanceError, SeatsExceededError } from './errors.js';
 export type { SignInAttempt, SignInKind, Level } from './events.js';
 export type { Session, SessionStatus } from './sessions.js';
+export type { Decision } from './decisions.js';
 export type { TransportStats } from './transport.js';
 
 export const SDK_NAME = '@lookout/node';
@@ -36,6 +38,8 @@ export interface ClientOptions {
   sessionMode?: 'sessions' | 'aggregate';
   /** how often the config is polled once activated (default 10 minutes, ±10% jitter) */
   pollIntervalMs?: number;
+  /** how often the decisions feed is polled once activated (default 10 s; 0: never) */
+  decisionsPollSeconds?: number;
   /** how often session changes are sent (default 1 s; aggregates 60 s) */
   sessionFlushMs?: number;
   /** retries of one request on network errors, 5xx and 429 (default 6) */
@@ -96,6 +100,8 @@ export function createClient(options: ClientOptions) {
   let publicKey = options.publicKey;
   let lastConfig: string | null = null;
   let pollTimer: NodeJS.Timeout | null = null;
+  let decisionsTimer: NodeJS.Timeout | null = null;
+  const decisions = makeDecisionCopy();
   let closed = false;
   let events = 0;
 
@@ -136,6 +142,26 @@ export function createClient(options: ClientOptions) {
     pollTimer.unref();
   }
 
+  /** Reads the decisions changed since the last answer (all of them the first time) into the local copy. */
+  async function pollDecisions(): Promise<void> {
+    const since = decisions.cursor();
+    const answer = await transport.request<DecisionsAnswer>('GET', `/api/v1/sdk/decisions${since ? `?since=${encodeURIComponent(since)}` : ''}`, undefined, secretHeaders);
+    if (decisions.apply(answer)) emitter.emit('decisions', decisions.list());
+  }
+
+  function scheduleDecisions(): void {
+    const seconds = options.decisionsPollSeconds ?? 10;
+    if (closed || decisionsTimer || seconds <= 0) return;
+    const run = async () => {
+      await pollDecisions().catch(() => {}); // a failed poll keeps the copy and is tried again at the next interval
+      if (closed) return;
+      decisionsTimer = setTimeout(run, seconds * 1000);
+      decisionsTimer.unref();
+    };
+    decisionsTimer = setTimeout(run, 0);
+    decisionsTimer.unref();
+  }
+
   function sendEvent(event: { event_id: string }): string {
     events++;
     transport.enqueue(() => transport.request('POST', '/api/v1/events', event, secretHeaders));
@@ -156,6 +182,7 @@ export function createClient(options: ClientOptions) {
       const answer = await transport.request<Activation>('POST', '/api/v1/sdk/activate', body, { 'x-service-key': options.secretKey });
       noteConfig(answer);
       schedulePoll();
+      scheduleDecisions();
       return answer;
     },
 
@@ -185,9 +212,28 @@ export function createClient(options: ClientOptions) {
       return sessions.start(opts);
     },
 
-    /** 'config': the plan, seats, features, enabled flag or public key changed (seen by a poll or a call). */
-    on(event: 'config', listener: (config: Config) => void): void {
-      emitter.on(event, listener);
+    /**
+     * Whether a decision Lookout made from a sign-in burst names this sign-in
+     * (brute force: the actor from the address; credential stuffing: the
+     * address). Answered from the local copy, polled in the background once
+     * activated; what to do (delay, captcha, refuse) is the caller's choice.
+     */
+    isBlocked(who: { actor?: string | null; ip?: string | null }): boolean {
+      return decisions.isBlocked(who);
+    },
+
+    /** The decisions in force, as the last poll saw them. */
+    decisions(): Decision[] {
+      return decisions.list();
+    },
+
+    /**
+     * 'config': the plan, seats, features, enabled flag or public key changed (seen by a poll or a call).
+     * 'decisions': the decisions in force changed (the new list).
+     */
+    on: ((event: string, listener: (...args: any[]) => void) => void emitter.on(event, listener)) as {
+      (event: 'config', listener: (config: Config) => void): void;
+      (event: 'decisions', listener: (decisions: Decision[]) => void): void;
     },
 
     stats(): Stats {
@@ -204,6 +250,7 @@ export function createClient(options: ClientOptions) {
     async close(): Promise<void> {
       closed = true;
       if (pollTimer) clearTimeout(pollTimer);
+      if (decisionsTimer) clearTimeout(decisionsTimer);
       clearInterval(sessionTimer);
       sessions.endAll();
       await client.flush();

@@ -90,6 +90,24 @@ describe('@lookout/node', () => {
     expect(stored).not.toContain('hunter2');
   });
 
+  it('isBlocked() turns true after a burst and false after the lift, without the caller polling', async () => {
+    const p = await activated({}, { decisionsPollSeconds: 1 });
+    const changes: unknown[] = [];
+    p.lookout.on('decisions', (list) => changes.push(list));
+    const who = { actor: 'mallory@acme.example', ip: '198.51.100.66' };
+    expect(p.lookout.isBlocked(who)).toBe(false);
+    for (let i = 0; i < 5; i++) p.lookout.signInAttempt({ kind: 'login_failed', ...who });
+    await p.lookout.flush();
+    await vi.waitFor(() => expect(p.lookout.isBlocked(who)).toBe(true), { timeout: 20_000, interval: 100 });
+    expect(p.lookout.isBlocked({ actor: 'someone.else@acme.example', ip: who.ip })).toBe(false);
+    expect(p.lookout.isBlocked({ actor: who.actor, ip: '198.51.100.67' })).toBe(false);
+    const [decision] = p.lookout.decisions();
+    expect(decision).toMatchObject({ kind: 'brute_force', actor: who.actor, ip: who.ip });
+    await ctx.runtime.decisions.lift(Number(p.project.id), decision!.id, new Date());
+    await vi.waitFor(() => expect(p.lookout.isBlocked(who)).toBe(false), { timeout: 20_000, interval: 100 });
+    expect(changes).toHaveLength(2);
+  });
+
   it('captureException creates an issue with the exception and its stack', async () => {
     const p = await activated();
     function checkout(): never {

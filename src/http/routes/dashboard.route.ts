@@ -105,6 +105,13 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
     ctx.body = await deps.notifications.deliveries(id, { channel });
   });
 
+  router.get('/projects/:project/decisions', async (ctx) => {
+    ctx.body = await deps.decisions.list(await projectId(ctx), new Date());
+  });
+  router.post('/projects/:project/decisions/:decision/lift', ownerOnly, async (ctx) => {
+    ctx.body = await deps.decisions.lift(await projectId(ctx), ctx.params.decision ?? '', new Date());
+  });
+
   router.get('/projects/:project/releases', async (ctx) => {
     ctx.body = await deps.releases.list(await projectId(ctx), environmentParam(ctx.query.environment), new Date());
   });

@@ -9,6 +9,16 @@
   the attempts) and a regression (issue.regressed) go to its outbox (nq) in
   the same step, so each is recorded once.
 
+  A burst that raises or extends the issue also makes or extends its
+  decision (issue 24) in the same step, unless decisions are off for the
+  project (ARGV[5] = 0), the issue is not unresolved, or the issue's
+  decision was lifted (by hand, a resolve or an ignore) and the burst holds
+  no attempt received since:
+    dc:<id>    the decision, JSON {id, kind, actor, ip, issue_id, created_at, until} (ms)
+    da         zset: active decision id -> until (ms)
+    di:<issue> the issue's active decision id; dlift:<issue> when its last decision was lifted (ms)
+    dseq       the project's decision counter; dlog the change log, a stream of {op: s (set) | d (ended), id}
+
   KEYS[1] epoch    run_id of the Redis this project's state was verified on
   KEYS[2] eseq     the project's event change counter
   KEYS[3] edirty   hash: issue id -> eseq of its last change
@@ -18,6 +28,8 @@
   ARGV[3] JSON {fingerprint, title, detector, actor, ip, count, first, last, latest, latest_at, received}
           `received` (ms) is set when the burst holds an attempt of the batch being applied
   ARGV[4] 't' when the project's triggers go to its outbox, '' otherwise
+  ARGV[5] how long a decision holds (s); 0: decisions are off
+  ARGV[6] now (ms)
 
   Returns 1 changed, 0 unchanged, -1 the state was not verified since this Redis started
 ]]
@@ -53,4 +65,26 @@ if b.received and issue[5] == 'resolved' and tonumber(issue[6]) < tonumber(b.rec
 end
 if not changed then return 0 end
 redis.call('HSET', KEYS[3], ARGV[2], redis.call('INCR', KEYS[2]))
+
+local holdFor, now = tonumber(ARGV[5] or '0'), tonumber(ARGV[6] or '0')
+local lifted = tonumber(redis.call('GET', base .. 'dlift:' .. ARGV[2]) or '-1')
+local fresh = lifted < 0 or (b.received and tonumber(b.received) > lifted)
+if holdFor > 0 and redis.call('HGET', key, 'status') == 'unresolved' and fresh then
+  local ends = now + holdFor * 1000
+  local id = redis.call('GET', base .. 'di:' .. ARGV[2])
+  local decision
+  if id and redis.call('ZSCORE', base .. 'da', id) then
+    decision = cjson.decode(redis.call('GET', base .. 'dc:' .. id))
+    decision['until'] = ends
+  else
+    id = 'd' .. redis.call('INCR', base .. 'dseq')
+    local kind = 'brute_force'
+    if b.detector == 'credential_stuffing' then kind = 'credential_stuffing' end
+    decision = {id = id, kind = kind, actor = b.actor, ip = b.ip, issue_id = ARGV[2], created_at = now, ['until'] = ends}
+    redis.call('SET', base .. 'di:' .. ARGV[2], id)
+  end
+  redis.call('SET', base .. 'dc:' .. id, cjson.encode(decision))
+  redis.call('ZADD', base .. 'da', ends, id)
+  redis.call('XADD', base .. 'dlog', 'MAXLEN', '~', 50000, '*', 'op', 's', 'id', id)
+end
 return 1

@@ -2,6 +2,9 @@
   POST /api/v1/issues/<id>/status (spec 3.1, 4.8): sets an issue's status.
   A resolve records when and in which release (the issue's last release),
   and counts; a new event received later regresses it (apply-events-4.lua).
+  Resolving or ignoring a security issue ends its decision (issue 24) in
+  the same step: the decision leaves the active set and its id goes to the
+  change log, and the issue's bursts before now make no new one.
 
   KEYS[1] epoch    run_id of the Redis this project's state was verified on
   KEYS[2] eseq     the project's event change counter
@@ -24,4 +27,11 @@ if ARGV[3] == 'resolved' then
   redis.call('HINCRBY', key, 'resolves', 1)
 end
 redis.call('HSET', KEYS[3], ARGV[2], redis.call('INCR', KEYS[2]))
+local decision = redis.call('GET', ARGV[1] .. 'di:' .. ARGV[2])
+if ARGV[3] ~= 'unresolved' and decision then
+  redis.call('ZREM', ARGV[1] .. 'da', decision)
+  redis.call('DEL', ARGV[1] .. 'dc:' .. decision, ARGV[1] .. 'di:' .. ARGV[2])
+  redis.call('SET', ARGV[1] .. 'dlift:' .. ARGV[2], ARGV[4])
+  redis.call('XADD', ARGV[1] .. 'dlog', 'MAXLEN', '~', 50000, '*', 'op', 'd', 'id', decision)
+end
 return 1

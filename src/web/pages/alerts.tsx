@@ -7,21 +7,22 @@
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
 import { count, when } from '../format.ts';
-import type { Alerts, Channel, Delivery, Project } from '../types.ts';
+import type { Alerts, Channel, Decision, Delivery, Project } from '../types.ts';
 import { Failure, OnceSecret, Show, Title, useAction, useLoad } from '../ui.tsx';
 import { ProjectNav } from './projects.tsx';
 
 interface Preview {
   attempts: number;
-  current: { brute_force: number; credential_stuffing: number };
-  proposed: { brute_force: number; credential_stuffing: number };
+  current: { brute_force: number; credential_stuffing: number; decisions: number };
+  proposed: { brute_force: number; credential_stuffing: number; decisions: number };
 }
 
-const FIELDS: { key: keyof Alerts; label: string; hint: string; max: number }[] = [
+const FIELDS: { key: keyof Alerts; label: string; hint: string; max: number; min?: number }[] = [
   { key: 'threshold', label: 'Brute-force threshold', hint: 'failed sign-ins of one actor from one address inside the window', max: 100_000 },
   { key: 'window_seconds', label: 'Window (seconds)', hint: 'how far back the attempts are counted', max: 2_592_000 },
   { key: 'cooldown_seconds', label: 'Quiet period (seconds)', hint: 'after an issue is raised, bursts add to it instead of raising another', max: 2_592_000 },
   { key: 'stuffing_threshold', label: 'Credential-stuffing threshold', hint: 'distinct actors failing from one address inside the window', max: 100_000 },
+  { key: 'decision_seconds', label: 'Decision holds (seconds)', hint: 'how long the installation is told to act on a burst (block, delay, captcha); 0: no decisions', max: 2_592_000, min: 0 },
 ];
 
 export function AlertsPage({ id, session }: { id: string; session: Session }) {
@@ -33,10 +34,68 @@ export function AlertsPage({ id, session }: { id: string; session: Session }) {
           <Title sub={<ProjectNav id={id} current="alerts" />}>{`${project.name}: alerts`}</Title>
           <h2>Sign-in bursts</h2>
           <AlertsForm id={id} saved={project.alerts} onSaved={loaded.reload} />
+          <Decisions id={id} owner={session.role === 'owner'} />
           <Notifications id={id} owner={session.role === 'owner'} />
         </section>
       )}
     </Show>
+  );
+}
+
+/** The active decisions the installation is acting on, each with a Lift button for owners. */
+function Decisions({ id, owner }: { id: string; owner: boolean }) {
+  const loaded = useLoad(() => api<{ decisions: Decision[] }>('GET', `/projects/${id}/decisions`), `decisions:${id}`);
+  const [act, error, busy] = useAction();
+  const lift = (decision: string) =>
+    void act(async () => {
+      await api('POST', `/projects/${id}/decisions/${decision}/lift`);
+      loaded.reload();
+    });
+  return (
+    <>
+      <h2>Active decisions</h2>
+      <Show loaded={loaded}>
+        {({ decisions }) =>
+          decisions.length === 0 ? (
+            <p class="muted">None: no burst is being acted on.</p>
+          ) : (
+            <table aria-label="Active decisions">
+              <thead>
+                <tr>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Actor</th>
+                  <th scope="col">Address</th>
+                  <th scope="col">Until</th>
+                  <th scope="col">Issue</th>
+                  {owner && <th scope="col">Actions</th>}
+                </tr>
+              </thead>
+              <tbody>
+                {decisions.map((d) => (
+                  <tr key={d.id} data-decision={d.id}>
+                    <td>{d.kind === 'brute_force' ? 'Brute force' : 'Credential stuffing'}</td>
+                    <td>{d.actor ?? 'any'}</td>
+                    <td>{d.ip ?? 'unknown'}</td>
+                    <td>{when(d.until)}</td>
+                    <td>
+                      <a href={`/projects/${id}/issues/${d.issue_id}`}>{`#${d.issue_id}`}</a>
+                    </td>
+                    {owner && (
+                      <td>
+                        <button type="button" disabled={busy} onClick={() => lift(d.id)}>
+                          Lift
+                        </button>
+                      </td>
+                    )}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Show>
+      {error && <Failure error={error} />}
+    </>
   );
 }
 
@@ -292,7 +351,7 @@ function AlertsForm({ id, saved, onSaved }: { id: string; saved: Alerts; onSaved
       {FIELDS.map((f) => (
         <label key={f.key}>
           {f.label}
-          <input type="number" name={f.key} min={1} max={f.max} step={1} required value={values[f.key]} onInput={(e) => edit(f.key, e.currentTarget.value)} aria-describedby={`${f.key}-hint`} />
+          <input type="number" name={f.key} min={f.min ?? 1} max={f.max} step={1} required value={values[f.key]} onInput={(e) => edit(f.key, e.currentTarget.value)} aria-describedby={`${f.key}-hint`} />
           <span id={`${f.key}-hint`} class="hint">
             {f.hint}
           </span>
@@ -317,6 +376,7 @@ function AlertsForm({ id, saved, onSaved }: { id: string; saved: Alerts; onSaved
                 <th scope="col">Settings</th>
                 <th scope="col">Brute-force issues</th>
                 <th scope="col">Credential-stuffing issues</th>
+                <th scope="col">Decisions</th>
               </tr>
             </thead>
             <tbody>
@@ -324,6 +384,7 @@ function AlertsForm({ id, saved, onSaved }: { id: string; saved: Alerts; onSaved
                 <th scope="row">Saved now</th>
                 <td class="num">{preview.current.brute_force}</td>
                 <td class="num">{preview.current.credential_stuffing}</td>
+                <td class="num">{preview.current.decisions}</td>
               </tr>
               <tr>
                 <th scope="row">These settings</th>
@@ -332,6 +393,9 @@ function AlertsForm({ id, saved, onSaved }: { id: string; saved: Alerts; onSaved
                 </td>
                 <td class="num" data-preview="credential_stuffing">
                   {preview.proposed.credential_stuffing}
+                </td>
+                <td class="num" data-preview="decisions">
+                  {preview.proposed.decisions}
                 </td>
               </tr>
             </tbody>

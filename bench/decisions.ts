@@ -1,0 +1,99 @@
+/**
+ * npm run bench:decisions -- [--decisions 10000] [--requests 500]
+ *
+ * The decisions feed (issue 24) with many decisions in force. On a stack of
+ * its own (Redis and FerretDB in a temporary folder, one `lookout api`), one
+ * project gets `--decisions` active decisions through the real burst script
+ * (apply-burst-3.lua, one security issue each), then an installation's
+ * polls are timed over HTTP with its keys: a poll with no changes (`since`
+ * the latest cursor), the full list (no `since`), and a poll after one
+ * change. Beside them, in the same run: GET /healthz on the same API
+ * process (no store) and the config poll (spec 4.2).
+ */
+import { parseArgs } from 'node:util';
+import { BENCH_INSTANCE, openBench, report, round } from './lib.ts';
+
+const { values } = parseArgs({ options: { decisions: { type: 'string' }, requests: { type: 'string' } }, strict: true });
+const DECISIONS = Number(values.decisions ?? 10_000);
+const REQUESTS = Number(values.requests ?? 500);
+
+const bench = await openBench({ seconds: 0, concurrency: 1, workers: 0, workerConcurrency: 1 });
+const log = (what: string) => process.stderr.write(`bench:decisions ${new Date().toISOString()} ${what}\n`);
+
+try {
+  const project = Number(bench.project.id);
+  const { issuesState, keeper } = bench.runtime;
+  await keeper.verify(project, new Date());
+  log(`making ${DECISIONS} decisions`);
+  const now = Date.now();
+  for (let i = 0; i < DECISIONS; i += 200) {
+    await Promise.all(
+      Array.from({ length: Math.min(200, DECISIONS - i) }, (_, k) => {
+        const n = i + k;
+        const ip = `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+        const burst = { fingerprint: `security:brute_force:bench${n}`, title: `burst ${n}`, detector: 'brute_force' as const, actor: `user${n}@bench.example`, ip, count: 5, first: new Date(now - 60_000), last: new Date(now), latest: `${project}:e${n}`, latest_at: new Date(now), received: new Date(now) };
+        return issuesState.applyBurst(project, 1_000_000 + n, burst, { decisionSeconds: 3600, now: new Date(now) });
+      }),
+    );
+  }
+  const headers = { 'X-Service-Key': bench.project.secret_key, 'X-Service-Instance': BENCH_INSTANCE };
+  const get = async (path: string) => {
+    const res = await fetch(`${bench.stack.apiUrl}${path}`, { headers });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${text.slice(0, 200)}`);
+    return JSON.parse(text) as { decisions?: unknown[]; cursor?: string };
+  };
+  const full = await get('/api/v1/sdk/decisions');
+  if (full.decisions!.length !== DECISIONS) throw new Error(`expected ${DECISIONS} decisions, the feed has ${full.decisions!.length}`);
+
+  /** p50 and p99 (ms) of `count` sequential GETs, after a tenth as warm-up. */
+  const measure = async (path: () => string, count = REQUESTS) => {
+    for (let i = 0; i < Math.ceil(count / 10); i++) await get(path());
+    const times: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const t = performance.now();
+      await get(path());
+      times.push(performance.now() - t);
+    }
+    times.sort((a, b) => a - b);
+    const at = (q: number) => round(times[Math.min(times.length - 1, Math.ceil(q * times.length) - 1)]!, 1);
+    return { p50: at(0.5), p99: at(0.99), max: round(times.at(-1)!, 1) };
+  };
+  log('timing the polls');
+  const healthz = await measure(() => '/healthz');
+  const config = await measure(() => '/api/v1/sdk/config');
+  const unchanged = await measure(() => `/api/v1/sdk/decisions?since=${full.cursor}`);
+  const fullList = await measure(() => '/api/v1/sdk/decisions', 50);
+  // One change at a time: a decision lifted, then the poll that sees it.
+  const active = (await bench.runtime.decisions.list(project, new Date())).decisions;
+  let cursor = (await get(`/api/v1/sdk/decisions?since=${full.cursor}`)).cursor!;
+  const oneChange: number[] = [];
+  for (let i = 0; i < 100; i++) {
+    await bench.runtime.decisions.lift(project, active[i]!.id, new Date());
+    const t = performance.now();
+    cursor = (await get(`/api/v1/sdk/decisions?since=${cursor}`)).cursor!;
+    oneChange.push(performance.now() - t);
+  }
+  oneChange.sort((a, b) => a - b);
+  const result = {
+    decisions: DECISIONS,
+    requests: REQUESTS,
+    healthz,
+    config,
+    poll_no_changes: unchanged,
+    full_list: { ...fullList, bytes: JSON.stringify(full).length },
+    poll_one_change: { p50: round(oneChange[49]!, 1), p99: round(oneChange[98]!, 1) },
+    targets_met: unchanged.p99 < 10 && fullList.max < 200,
+  };
+  report('bench:decisions', result, [
+    [`read (ms, ${DECISIONS} decisions in force)`, 'p50 / p99'],
+    ['baseline: GET /healthz (no store)', `${healthz.p50} / ${healthz.p99}`],
+    ['baseline: GET /api/v1/sdk/config', `${config.p50} / ${config.p99}`],
+    ['poll, no changes (since = latest cursor)', `${unchanged.p50} / ${unchanged.p99}  (target p99 < 10 ms)`],
+    ['poll after one change', `${result.poll_one_change.p50} / ${result.poll_one_change.p99}`],
+    [`full list (${Math.round(result.full_list.bytes / 1024)} KiB)`, `${fullList.p50} / ${fullList.p99}, slowest ${fullList.max}  (target < 200 ms)`],
+    ['targets met', String(result.targets_met)],
+  ]);
+} finally {
+  await bench.close();
+}

@@ -1,0 +1,73 @@
+/**
+ * The installation's copy of Lookout's decisions (issue 24): filled from the
+ * decisions feed (whole at start, then only what changed since the cursor)
+ * and asked synchronously by `isBlocked`, on the sign-in path, with no
+ * request of its own.
+ */
+
+/** A decision made by a sign-in burst: act on it (block, delay, captcha) until `until`. */
+export interface Decision {
+  id: string;
+  /** brute_force: this actor from this address; credential_stuffing: this address, any actor */
+  kind: 'brute_force' | 'credential_stuffing';
+  actor?: string;
+  ip: string | null;
+  issue_id: string;
+  created_at: string;
+  until: string;
+}
+
+export interface DecisionsAnswer {
+  decisions: Decision[];
+  removed: string[];
+  cursor: string;
+  full?: boolean;
+}
+
+export function makeDecisionCopy() {
+  const active = new Map<string, Decision>();
+  /** Decision ids by the address they name ('' for none), so a check reads only that address's. */
+  const byIp = new Map<string, Set<string>>();
+  let cursor: string | null = null;
+
+  const drop = (id: string) => {
+    const d = active.get(id);
+    if (!d) return;
+    active.delete(id);
+    byIp.get(d.ip ?? '')?.delete(id);
+  };
+  const put = (d: Decision) => {
+    drop(d.id);
+    active.set(d.id, d);
+    const ids = byIp.get(d.ip ?? '') ?? new Set<string>();
+    ids.add(d.id);
+    byIp.set(d.ip ?? '', ids);
+  };
+
+  return {
+    /** The cursor to poll from; null before the first answer (poll without one). */
+    cursor: () => cursor,
+    /** Takes an answer of the feed; true when the copy changed. */
+    apply(answer: DecisionsAnswer): boolean {
+      const before = JSON.stringify([...active.values()]);
+      if (cursor === null || answer.full) {
+        active.clear();
+        byIp.clear();
+      }
+      for (const id of answer.removed) drop(id);
+      for (const d of answer.decisions) put(d);
+      cursor = answer.cursor;
+      return JSON.stringify([...active.values()]) !== before;
+    },
+    /** Whether a decision in force names this sign-in: its address, and for brute force its actor too. */
+    isBlocked(who: { actor?: string | null; ip?: string | null }, now = Date.now()): boolean {
+      for (const id of byIp.get(who.ip ?? '') ?? []) {
+        const d = active.get(id)!;
+        if (Date.parse(d.until) <= now) continue;
+        if (d.kind === 'credential_stuffing' || d.actor === (who.actor ?? undefined)) return true;
+      }
+      return false;
+    },
+    list: (now = Date.now()): Decision[] => [...active.values()].filter((d) => Date.parse(d.until) > now),
+  };
+}

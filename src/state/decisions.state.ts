@@ -1,0 +1,94 @@
+/**
+ * Decisions in Redis (issue 24), under the project's hash tag: made and
+ * extended by apply-burst-3.lua with the burst's issue, ended by
+ * set-issue-status-3.lua (resolve, ignore) and end-decisions-2.lua (lift,
+ * expiry). Each change is appended to the project's change log (`dlog`, a
+ * stream), which the feed reads from a client's cursor, never scanning.
+ */
+import type { Redis } from 'ioredis';
+import { defineScripts, projectKeys } from './scripts.ts';
+
+export interface Decision {
+  id: string;
+  kind: 'brute_force' | 'credential_stuffing';
+  actor: string | null;
+  ip: string | null;
+  issue_id: string;
+  /** ms */
+  created_at: number;
+  until: number;
+}
+
+/** A cursor: the id of a change log entry (`<ms>-<seq>`). */
+export const CURSOR = /^\d{1,20}-\d{1,20}$/;
+/** The most changes one poll reads; a client further behind gets the full list. */
+export const MOST_CHANGES = 10_000;
+
+/** Stream ids compared as (ms, seq). */
+export function compareIds(a: string, b: string): number {
+  const [am, as] = a.split('-').map(BigInt) as [bigint, bigint];
+  const [bm, bs] = b.split('-').map(BigInt) as [bigint, bigint];
+  return am === bm ? (as === bs ? 0 : as < bs ? -1 : 1) : am < bm ? -1 : 1;
+}
+
+export function makeDecisionsState(redis: Redis, opts: { prefix: string }) {
+  const r = defineScripts(redis);
+  const keys = (project: number) => {
+    const base = projectKeys(opts.prefix, project).base;
+    return { base, active: `${base}da`, log: `${base}dlog` };
+  };
+  const read = async (project: number, ids: string[]): Promise<Decision[]> => {
+    const out: Decision[] = [];
+    for (let i = 0; i < ids.length; i += 1000) {
+      const found = await redis.mget(...ids.slice(i, i + 1000).map((id) => `${keys(project).base}dc:${id}`));
+      for (const json of found) if (json) out.push(JSON.parse(json) as Decision);
+    }
+    return out;
+  };
+
+  return {
+    /** Ends the decisions whose time is up, logging each. */
+    async expire(project: number, now: Date): Promise<string[]> {
+      const k = keys(project);
+      const ended: string[] = [];
+      for (;;) {
+        const ids = await r.endDecisions(k.active, k.log, k.base, now.getTime(), 'expired');
+        ended.push(...ids);
+        if (ids.length < 1000) return ended;
+      }
+    },
+    /** Ends the decisions named (those still active), logging each; the ids ended. */
+    async lift(project: number, ids: string[], now: Date): Promise<string[]> {
+      const k = keys(project);
+      return r.endDecisions(k.active, k.log, k.base, now.getTime(), 'lift', ...ids);
+    },
+    /** Every active decision, soonest to end first. */
+    async active(project: number): Promise<Decision[]> {
+      return read(project, await redis.zrange(keys(project).active, 0, -1));
+    },
+    read,
+    /** The newest change's id: the cursor of a client that has everything ('0-0' before any change). */
+    async head(project: number): Promise<string> {
+      const [last] = await redis.xrevrange(keys(project).log, '+', '-', 'COUNT', 1);
+      return last?.[0] ?? '0-0';
+    },
+    /**
+     * The changes after `since`, each decision's last one ('s' set, 'd' ended),
+     * and the new cursor; null when the log no longer holds what came after
+     * `since` (trimmed, lost with Redis, or a cursor it never gave).
+     */
+    async changes(project: number, since: string): Promise<{ ops: Map<string, 's' | 'd'>; cursor: string } | null> {
+      const k = keys(project);
+      const info = (await redis.call('XINFO', 'STREAM', k.log).catch(() => null)) as unknown[] | null;
+      if (!info) return since === '0-0' ? { ops: new Map(), cursor: since } : null;
+      const field = (name: string) => String(info[info.indexOf(name) + 1]);
+      if (compareIds(since, field('max-deleted-entry-id')) < 0 || compareIds(since, field('last-generated-id')) > 0) return null;
+      const entries = await redis.xrange(k.log, `(${since}`, '+', 'COUNT', MOST_CHANGES + 1);
+      if (entries.length > MOST_CHANGES) return null;
+      const ops = new Map<string, 's' | 'd'>();
+      for (const [, fields] of entries) ops.set(fields[3]!, fields[1] as 's' | 'd');
+      return { ops, cursor: entries.at(-1)?.[0] ?? since };
+    },
+  };
+}
+export type DecisionsState = ReturnType<typeof makeDecisionsState>;
