@@ -274,6 +274,7 @@ describe('the web dashboard', () => {
     await page.locator('[data-preview="brute_force"]').waitFor();
     expect(await page.getByRole('status').first().textContent()).toContain('6 sign-in attempts');
     expect(await page.locator('[data-preview="brute_force"]').textContent()).toBe('1');
+    expect(await page.locator('[data-preview="decisions"]').textContent()).toBe('1');
     await accessible('alerts');
     await shot('alerts');
     await page.getByRole('button', { name: 'Save alerts' }).click();
@@ -283,6 +284,20 @@ describe('the web dashboard', () => {
     await page.getByRole('button', { name: 'Save alerts' }).click();
     // The browser refuses 0 before sending (min=1); the server's rule is the same (schemas/alerts.json).
     expect(await page.getByLabel('Brute-force threshold').evaluate((input) => (input as HTMLInputElement).validity.valid)).toBe(false);
+  }, 60_000);
+
+  it("lists the decision the sign-in burst made, and lifts it: the installation's feed shows it removed", async () => {
+    await open(`/projects/${project}/alerts`, 'Shop: alerts');
+    const row = page.locator('tr[data-decision]');
+    await expect.poll(() => row.textContent()).toContain('alice@acme.example');
+    expect(await row.textContent()).toContain('203.0.113.7');
+    const id = (await row.getAttribute('data-decision'))!;
+    const before = await call(ctx, 'GET', '/api/v1/sdk/decisions', { key: secret, instance });
+    expect(before.body.decisions.map((d: { id: string }) => d.id)).toEqual([id]);
+    await page.getByRole('button', { name: 'Lift' }).click();
+    await page.getByText('None: no burst is being acted on.').waitFor();
+    const after = await call(ctx, 'GET', `/api/v1/sdk/decisions?since=${before.body.cursor}`, { key: secret, instance });
+    expect(after.body).toMatchObject({ decisions: [], removed: [id] });
   }, 60_000);
 
   it('adds a webhook channel (its secret shown once), sends a test and reads the deliveries log', async () => {
