@@ -64,8 +64,18 @@ describe('lookout admin', () => {
   it('sets alert settings', async () => {
     const org = (await admin('org', 'create', '--name', 'Alerts')).json;
     const project = (await admin('project', 'create', '--org', org.id, '--name', 'p')).json;
-    const set = await admin('alerts', 'set', '--project', project.id, '--threshold', '3', '--window-seconds', '60', '--cooldown-seconds', '120');
-    expect(set.json.alerts).toEqual({ threshold: 3, window_seconds: 60, cooldown_seconds: 120, stuffing_threshold: 10 });
+    const set = await admin('alerts', 'set', '--project', project.id, '--threshold', '3', '--window-seconds', '60', '--cooldown-seconds', '120', '--decision-seconds', '600');
+    expect(set.json.alerts).toEqual({ threshold: 3, window_seconds: 60, cooldown_seconds: 120, stuffing_threshold: 10, decision_seconds: 600 });
+  });
+
+  it('lists decisions and refuses to lift one that is not in force', async () => {
+    const org = (await admin('org', 'create', '--name', 'Decided')).json;
+    const project = (await admin('project', 'create', '--org', org.id, '--name', 'p')).json;
+    expect((await admin('decisions', 'list', '--project', project.id)).json).toEqual({ decisions: [] });
+    const lift = await admin('decisions', 'lift', '--project', project.id, '--decision', 'd1');
+    expect(lift.code).toBe(1);
+    expect(lift.stderr).toMatch(/^decision_not_found: /);
+    expect((await admin('decisions', 'lift', '--project', project.id)).code).toBe(2);
   });
 
   it.each([

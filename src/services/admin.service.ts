@@ -59,7 +59,8 @@ export function projectView(project: ProjectDoc) {
     public_key: project.public_key,
     instance_id: project.instance_id,
     installation: project.installation,
-    alerts: project.alerts,
+    // Settings added later (decision_seconds) show their default for a project saved before them.
+    alerts: { ...DEFAULT_ALERTS, ...project.alerts },
     created_at: project.created_at,
   };
 }
