@@ -4,6 +4,7 @@
  * secret shown once, tested, resumed after a pause, removed) and the
  * deliveries log with each attempt.
  */
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
 import { count, when } from '../format.ts';
@@ -55,44 +56,32 @@ function Decisions({ id, owner }: { id: string; owner: boolean }) {
     <>
       <h2>Active decisions</h2>
       <Show loaded={loaded}>
-        {({ decisions }) =>
-          decisions.length === 0 ? (
-            <p class="muted">None: no burst is being acted on.</p>
-          ) : (
-            <table aria-label="Active decisions">
-              <thead>
-                <tr>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Actor</th>
-                  <th scope="col">Address</th>
-                  <th scope="col">Until</th>
-                  <th scope="col">Issue</th>
-                  {owner && <th scope="col">Actions</th>}
-                </tr>
-              </thead>
-              <tbody>
-                {decisions.map((d) => (
-                  <tr key={d.id} data-decision={d.id}>
-                    <td>{d.kind === 'brute_force' ? 'Brute force' : 'Credential stuffing'}</td>
-                    <td>{d.actor ?? 'any'}</td>
-                    <td>{d.ip ?? 'unknown'}</td>
-                    <td>{when(d.until)}</td>
-                    <td>
-                      <a href={`/projects/${id}/issues/${d.issue_id}`}>{`#${d.issue_id}`}</a>
-                    </td>
-                    {owner && (
-                      <td>
-                        <button type="button" disabled={busy} onClick={() => lift(d.id)}>
-                          Lift
-                        </button>
-                      </td>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )
-        }
+        {({ decisions }) => (
+          <Listed
+            label="Active decisions"
+            empty="None: no burst is being acted on."
+            heads={['Kind', 'Actor', 'Address', 'Until', 'Issue', ...(owner ? ['Actions'] : [])]}
+            items={decisions}
+            row={(d) => (
+              <tr key={d.id} data-decision={d.id}>
+                <td>{d.kind === 'brute_force' ? 'Brute force' : 'Credential stuffing'}</td>
+                <td>{d.actor ?? 'any'}</td>
+                <td>{d.ip ?? 'unknown'}</td>
+                <td>{when(d.until)}</td>
+                <td>
+                  <a href={`/projects/${id}/issues/${d.issue_id}`}>{`#${d.issue_id}`}</a>
+                </td>
+                {owner && (
+                  <td>
+                    <button type="button" disabled={busy} onClick={() => lift(d.id)}>
+                      Lift
+                    </button>
+                  </td>
+                )}
+              </tr>
+            )}
+          />
+        )}
       </Show>
       {error && <Failure error={error} />}
     </>
@@ -124,50 +113,39 @@ function Notifications({ id, owner }: { id: string; owner: boolean }) {
     <>
       <h2>Notifications</h2>
       <Show loaded={channels}>
-        {({ channels: list }) =>
-          list.length === 0 ? (
-            <p class="muted">No channel yet: Lookout tells no one when an issue or an attack appears.</p>
-          ) : (
-            <table aria-label="Notification channels">
-              <thead>
-                <tr>
-                  <th scope="col">Target</th>
-                  <th scope="col">Triggers</th>
-                  <th scope="col">Filters</th>
-                  <th scope="col">State</th>
-                  {owner && <th scope="col">Actions</th>}
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((c) => (
-                  <tr key={c.id} data-channel={c.id}>
-                    <td>
-                      {c.kind === 'webhook' ? `${c.url} (${c.format === 'slack' ? 'Slack-compatible' : 'JSON'})` : c.email}
-                    </td>
-                    <td>{c.on.map((t) => TRIGGERS.find(([n]) => n === t)?.[1] ?? t).join(', ')}</td>
-                    <td>{[c.environment && `environment ${c.environment}`, c.level && `${c.level} and above`].filter(Boolean).join(', ') || 'none'}</td>
-                    <td>{c.paused ? <strong>Paused {when(c.paused_at)}: ten deliveries in a row failed</strong> : 'Active'}</td>
-                    {owner && (
-                      <td class="actions">
-                        {c.paused && (
-                          <button type="button" disabled={busy} onClick={() => run('Resumed.', 'POST', `${c.id}/resume`)}>
-                            Resume
-                          </button>
-                        )}{' '}
-                        <button type="button" disabled={busy} onClick={() => run('A test notification is on its way; see the log below.', 'POST', `${c.id}/test`)}>
-                          Send test
-                        </button>{' '}
-                        <button type="button" disabled={busy} onClick={() => run('Removed.', 'DELETE', c.id)}>
-                          Remove
-                        </button>
-                      </td>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )
-        }
+        {({ channels: list }) => (
+          <Listed
+            label="Notification channels"
+            empty="No channel yet: Lookout tells no one when an issue or an attack appears."
+            heads={['Target', 'Triggers', 'Filters', 'State', ...(owner ? ['Actions'] : [])]}
+            items={list}
+            row={(c) => (
+              <tr key={c.id} data-channel={c.id}>
+                <td>
+                  {c.kind === 'webhook' ? `${c.url} (${c.format === 'slack' ? 'Slack-compatible' : 'JSON'})` : c.email}
+                </td>
+                <td>{c.on.map((t) => TRIGGERS.find(([n]) => n === t)?.[1] ?? t).join(', ')}</td>
+                <td>{[c.environment && `environment ${c.environment}`, c.level && `${c.level} and above`].filter(Boolean).join(', ') || 'none'}</td>
+                <td>{c.paused ? <strong>Paused {when(c.paused_at)}: ten deliveries in a row failed</strong> : 'Active'}</td>
+                {owner && (
+                  <td class="actions">
+                    {c.paused && (
+                      <button type="button" disabled={busy} onClick={() => run('Resumed.', 'POST', `${c.id}/resume`)}>
+                        Resume
+                      </button>
+                    )}{' '}
+                    <button type="button" disabled={busy} onClick={() => run('A test notification is on its way; see the log below.', 'POST', `${c.id}/test`)}>
+                      Send test
+                    </button>{' '}
+                    <button type="button" disabled={busy} onClick={() => run('Removed.', 'DELETE', c.id)}>
+                      Remove
+                    </button>
+                  </td>
+                )}
+              </tr>
+            )}
+          />
+        )}
       </Show>
       {error && <Failure error={error} />}
       {notice && <p role="status">{notice}</p>}
@@ -282,47 +260,58 @@ function AddChannel({ id, onAdded }: { id: string; onAdded(): void }) {
   );
 }
 
-function DeliveriesLog({ list }: { list: Delivery[] }) {
-  if (list.length === 0) return <p class="muted">Nothing sent yet.</p>;
+/** A table of `items`, one `row` each, or the `empty` line. */
+function Listed<T>({ label, empty, heads, items, row }: { label: string; empty: string; heads: string[]; items: T[]; row: (item: T) => ComponentChildren }) {
+  if (items.length === 0) return <p class="muted">{empty}</p>;
   return (
-    <table aria-label="Deliveries">
+    <table aria-label={label}>
       <thead>
         <tr>
-          <th scope="col">When</th>
-          <th scope="col">Channel</th>
-          <th scope="col">Trigger</th>
-          <th scope="col">Status</th>
-          <th scope="col">Attempts</th>
+          {heads.map((h) => (
+            <th key={h} scope="col">
+              {h}
+            </th>
+          ))}
         </tr>
       </thead>
-      <tbody>
-        {list.map((d) => (
-          <tr key={d.id} data-delivery={d.id}>
-            <td>{when(d.created_at)}</td>
-            <td>{d.channel}</td>
-            <td>{d.event}</td>
-            <td>{d.status === 'in_digest' ? `in digest ${d.digest}` : d.status}</td>
-            <td>
-              {d.attempts_log.length === 0 ? (
-                '0'
-              ) : (
-                <details>
-                  <summary>{`${d.attempts}: ${d.last_status ?? d.last_error ?? ''}`}</summary>
-                  <ol>
-                    {d.attempts_log.map((a) => (
-                      <li key={a.at}>
-                        {`${when(a.at)}: ${a.status ?? 'no answer'}${a.error ? `, ${a.error}` : ''}`}
-                        {a.answer && <pre>{a.answer}</pre>}
-                      </li>
-                    ))}
-                  </ol>
-                </details>
-              )}
-            </td>
-          </tr>
-        ))}
-      </tbody>
+      <tbody>{items.map(row)}</tbody>
     </table>
+  );
+}
+
+function DeliveriesLog({ list }: { list: Delivery[] }) {
+  return (
+    <Listed
+      label="Deliveries"
+      empty="Nothing sent yet."
+      heads={['When', 'Channel', 'Trigger', 'Status', 'Attempts']}
+      items={list}
+      row={(d) => (
+        <tr key={d.id} data-delivery={d.id}>
+          <td>{when(d.created_at)}</td>
+          <td>{d.channel}</td>
+          <td>{d.event}</td>
+          <td>{d.status === 'in_digest' ? `in digest ${d.digest}` : d.status}</td>
+          <td>
+            {d.attempts_log.length === 0 ? (
+              '0'
+            ) : (
+              <details>
+                <summary>{`${d.attempts}: ${d.last_status ?? d.last_error ?? ''}`}</summary>
+                <ol>
+                  {d.attempts_log.map((a) => (
+                    <li key={a.at}>
+                      {`${when(a.at)}: ${a.status ?? 'no answer'}${a.error ? `, ${a.error}` : ''}`}
+                      {a.answer && <pre>{a.answer}</pre>}
+                    </li>
+                  ))}
+                </ol>
+              </details>
+            )}
+          </td>
+        </tr>
+      )}
+    />
   );
 }
 
