@@ -4,6 +4,9 @@
  * (raise-notice-2.lua).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkCrashFree } from '../src/notify/dispatcher.ts';
+import type { RollupSnapshot } from '../src/state/sessions.state.ts';
+import type { ChannelDoc } from '../src/store/channels.store.ts';
 import { startTestContext, type TestContext } from './helpers/context.ts';
 
 let ctx: TestContext;
@@ -52,5 +55,26 @@ describe('raise-notice-2.lua', () => {
     await notify.rearm(3, 3, 'i9');
     expect(await notify.raise(3, 3, 'i9', 60_000, trigger)).toBe(true);
     expect((await notify.pending(3, 10)).map((e) => e.trigger)).toEqual([trigger, trigger, trigger]);
+  });
+});
+
+describe('the crash-free rule', () => {
+  const channel = { _id: 7, on: ['release.crash_free'], environment: null, paused_at: null, crash_free: { threshold: 90, min_sessions: 10 } } as unknown as ChannelDoc;
+  const rollup = (hour: Date, crashed: number) =>
+    ({ kind: 'hour', key: '', version: '', environment: 'production', release: '3.0', hour, sessions: { ok: 10 - crashed, errored: 0, abnormal: 0, crashed }, users: { ok: 0, errored: 0, abnormal: 0, crashed: 0 }, first_seen: null, last_seen: null }) as RollupSnapshot;
+
+  it("judges the previous hour's rollup flushed just after the hour turned, once; the current hour's recovery rearms it", async () => {
+    const { notify } = ctx.runtime;
+    const justAfter = new Date('2026-11-23T13:00:00.500Z');
+    expect(await checkCrashFree(notify, 4, [channel], [rollup(new Date('2026-11-23T12:00:00Z'), 3)], justAfter)).toBe(true);
+    expect(await checkCrashFree(notify, 4, [channel], [rollup(new Date('2026-11-23T12:00:00Z'), 4)], justAfter)).toBe(false);
+    // Two hours back is not judged; the current hour back above the threshold lifts the mark.
+    expect(await checkCrashFree(notify, 5, [channel], [rollup(new Date('2026-11-23T11:00:00Z'), 5)], justAfter)).toBe(false);
+    expect(await checkCrashFree(notify, 4, [channel], [rollup(new Date('2026-11-23T13:00:00Z'), 0)], justAfter)).toBe(false);
+    expect(await checkCrashFree(notify, 4, [channel], [rollup(new Date('2026-11-23T13:00:00Z'), 2)], justAfter)).toBe(true);
+    expect((await notify.pending(4, 10)).map((e) => [e.trigger.hour, e.trigger.rate])).toEqual([
+      ['2026-11-23T12:00:00.000Z', 70],
+      ['2026-11-23T13:00:00.000Z', 80],
+    ]);
   });
 });

@@ -163,25 +163,27 @@ export async function checkFrequency(
 
 /**
  * release.crash_free: after the flusher wrote a project's hourly rollups, each
- * channel's rule over the current hour's: below `threshold` % crash-free
- * sessions with at least `min_sessions` fires once, and again only after the
- * rate recovered (or a day passed).
+ * channel's rule over those of the current clock hour and the one before (a
+ * rollup flushed just after the hour turned still counts): below `threshold`
+ * % crash-free sessions with at least `min_sessions` fires once, and again
+ * only after the current hour's rate was seen back at or above it (or a day
+ * passed).
  */
 export async function checkCrashFree(notify: NotifyState, project: number, channels: ChannelDoc[], rollups: RollupSnapshot[], now: Date): Promise<boolean> {
   const rules = channels.filter((c) => c.on.includes('release.crash_free') && !c.paused_at);
   const hour = Math.floor(now.getTime() / 3600_000) * 3600_000;
-  const current = rollups.filter((r) => r.kind === 'hour' && r.hour?.getTime() === hour);
+  const recent = rollups.filter((r) => r.kind === 'hour' && r.hour !== null && r.hour.getTime() >= hour - 3600_000);
   let raised = false;
   for (const channel of rules) {
     const { threshold, min_sessions } = channel.crash_free;
-    for (const r of current) {
+    for (const r of recent) {
       if (channel.environment && r.environment !== channel.environment) continue;
       const sessions = total(r.sessions);
       if (sessions < min_sessions) continue;
       const rate = Math.floor(freeRate(r.sessions.crashed, sessions)! * 10_000) / 100;
       const subject = `r${crypto.createHash('sha256').update(`${r.release}\n${r.environment}`).digest('hex').slice(0, 16)}`;
       if (rate >= threshold) {
-        await notify.rearm(project, channel._id, subject);
+        if (r.hour!.getTime() === hour) await notify.rearm(project, channel._id, subject);
         continue;
       }
       const trigger: TriggerRecord = {
@@ -194,7 +196,7 @@ export async function checkCrashFree(notify: NotifyState, project: number, chann
         threshold,
         sessions,
         crashed: r.sessions.crashed,
-        hour: new Date(hour).toISOString(),
+        hour: r.hour!.toISOString(),
       };
       raised = (await notify.raise(project, channel._id, subject, CRASH_FREE_HOLD_MS, trigger)) || raised;
     }
