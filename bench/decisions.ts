@@ -15,7 +15,7 @@
  */
 import crypto from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { BENCH_INSTANCE, openBench, report, round } from './lib.ts';
+import { BENCH_INSTANCE, openBench, report, round, timedInTurn } from './lib.ts';
 
 const { values } = parseArgs({ options: { decisions: { type: 'string' }, requests: { type: 'string' } }, strict: true });
 const DECISIONS = Number(values.decisions ?? 10_000);
@@ -50,19 +50,7 @@ try {
   const full = await get('/api/v1/sdk/decisions');
   if (full.decisions!.length !== DECISIONS) throw new Error(`expected ${DECISIONS} decisions, the feed has ${full.decisions!.length}`);
 
-  /** p50 and p99 (ms) of `count` sequential GETs, after a tenth as warm-up. */
-  const measure = async (path: () => string, count = REQUESTS) => {
-    for (let i = 0; i < Math.ceil(count / 10); i++) await get(path());
-    const times: number[] = [];
-    for (let i = 0; i < count; i++) {
-      const t = performance.now();
-      await get(path());
-      times.push(performance.now() - t);
-    }
-    times.sort((a, b) => a - b);
-    const at = (q: number) => round(times[Math.min(times.length - 1, Math.ceil(q * times.length) - 1)]!, 1);
-    return { p50: at(0.5), p99: at(0.99), max: round(times.at(-1)!, 1) };
-  };
+  const measure = (path: () => string, count = REQUESTS) => timedInTurn(count, () => get(path()));
   log('timing the polls');
   const healthz = await measure(() => '/healthz');
   const config = await measure(() => '/api/v1/sdk/config');

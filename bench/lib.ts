@@ -199,3 +199,17 @@ export async function openBench(args: BenchArgs, extraEnv: Record<string, string
 }
 
 export const BENCH_INSTANCE = 'bench-instance-0001';
+
+/** p50, p99 and the slowest (ms) of `count` calls of `run(i)` one after another, after a tenth of them as warm-up. */
+export async function timedInTurn(count: number, run: (i: number) => Promise<unknown>): Promise<{ p50: number; p99: number; max: number }> {
+  for (let i = 0; i < Math.ceil(count / 10); i++) await run(i);
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const t = performance.now();
+    await run(i);
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  const at = (q: number) => round(times[Math.min(times.length - 1, Math.ceil(q * times.length) - 1)]!, 1);
+  return { p50: at(0.5), p99: at(0.99), max: round(times.at(-1)!, 1) };
+}

@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import type { AppliedGroup } from '../src/state/issues.state.ts';
 import { eventKey, packPayload, type EventDoc } from '../src/store/events.store.ts';
 import { fingerprintOf, describeError } from '../src/domain/fingerprint.ts';
-import { BENCH_INSTANCE, openBench, report, round } from './lib.ts';
+import { BENCH_INSTANCE, openBench, report, round, timedInTurn } from './lib.ts';
 import { realisticErrorEvent, word } from './events.ts';
 
 const { values } = parseArgs({ options: { issues: { type: 'string' }, events: { type: 'string' }, requests: { type: 'string' } }, strict: true });
@@ -161,16 +161,8 @@ async function measure(p: Filled, pathOf: (i: number) => string): Promise<{ p50:
     const body = await res.text();
     if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${body.slice(0, 300)}`);
   };
-  for (let i = 0; i < Math.ceil(REQUESTS / 10); i++) await get(pathOf(i));
-  const times: number[] = [];
-  for (let i = 0; i < REQUESTS; i++) {
-    const t = performance.now();
-    await get(pathOf(i));
-    times.push(performance.now() - t);
-  }
-  times.sort((a, b) => a - b);
-  const at = (q: number) => round(times[Math.min(times.length - 1, Math.ceil(q * times.length) - 1)]!, 1);
-  return { p50: at(0.5), p99: at(0.99) };
+  const { p50, p99 } = await timedInTurn(REQUESTS, (i) => get(pathOf(i)));
+  return { p50, p99 };
 }
 
 /** The reads of the issue (`docs/performance.md`), each a path by request number. */

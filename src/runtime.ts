@@ -18,7 +18,6 @@ import { makeKeyResolver } from './services/key-resolver.ts';
 import { makeNotifyService } from './services/notify.service.ts';
 import { makeDecisionsService } from './services/decisions.service.ts';
 import { makeDecisionsState } from './state/decisions.state.ts';
-import { makeChannelCache } from './notify/dispatcher.ts';
 import { makeNotifyState } from './state/notify.state.ts';
 import { makeReleasesService } from './services/releases.service.ts';
 import { makeSdkService } from './services/sdk.service.ts';
@@ -29,6 +28,8 @@ import { makeProjectChanges } from './state/project-changes.ts';
 import { makeStateKeeper } from './state/rebuild.ts';
 import { makeSessionState } from './state/sessions.state.ts';
 import { makeStores } from './store/index.ts';
+import { DEFAULT_ALERTS, type AlertSettings } from './store/projects.store.ts';
+import { cachedFor } from './util/cached.ts';
 import { connectMongo } from './store/mongo.ts';
 
 export interface RuntimeUrls {
@@ -75,7 +76,10 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const releases = makeReleasesService(stores.sessions);
   const notify = makeNotifyState(stateRedis, { prefix: config.queuePrefix });
   const notifications = makeNotifyService({ stores, notify, queues, validator, config });
-  const channels = makeChannelCache(stores.channels);
+  /** A project's notification channels, read at most once a second per process (a new channel is heard of within a second). */
+  const channels = cachedFor(1000, (project: number) => stores.channels.ofProject(project));
+  /** A project's sign-in burst settings, read at most once a second per process (changes hold within a second). */
+  const alertSettings = cachedFor(1000, async (project: number): Promise<AlertSettings> => ({ ...DEFAULT_ALERTS, ...(await stores.projects.get(project))?.alerts }));
   const decisions = makeDecisionsService(makeDecisionsState(stateRedis, { prefix: config.queuePrefix }));
   return {
     config,
@@ -101,6 +105,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     notify,
     notifications,
     channels,
+    alertSettings,
     decisions,
     async close() {
       await Promise.all([sessions.drain(), events.drain()]);

@@ -4,7 +4,7 @@
  * (raise-notice-2.lua).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkCrashFree } from '../src/notify/dispatcher.ts';
+import { checkCrashFree } from '../src/notify/rules.ts';
 import type { RollupSnapshot } from '../src/state/sessions.state.ts';
 import type { ChannelDoc } from '../src/store/channels.store.ts';
 import { startTestContext, type TestContext } from './helpers/context.ts';

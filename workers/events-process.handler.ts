@@ -17,14 +17,13 @@
  * the dispatcher (src/notify/dispatcher.ts), on every delivery of the job.
  */
 import crypto from 'node:crypto';
-import { detectBruteForce, detectStuffing, type Attempt, type Burst, type BurstSettings } from '../src/domain/bursts.ts';
+import { detectBruteForce, detectStuffing, type Attempt, type Burst } from '../src/domain/bursts.ts';
 import type { JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
 import { entryOf, type EventEntry } from '../src/services/events.service.ts';
 import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, type AppliedGroup, type AttemptEntry, type IssuesState } from '../src/state/issues.state.ts';
 import { eventKey } from '../src/store/events.store.ts';
-import { checkFrequency, notifyFlags } from '../src/notify/dispatcher.ts';
-import { DEFAULT_ALERTS, type AlertSettings } from '../src/store/projects.store.ts';
+import { checkFrequency, notifyFlags } from '../src/notify/rules.ts';
 import { groupBy } from '../src/util/group-by.ts';
 
 export async function processEventGroups(payload: JobPayloads['events.process'], runtime: Runtime, now: Date) {
@@ -89,20 +88,10 @@ export async function processEventGroups(payload: JobPayloads['events.process'],
   return { projects: byProject.size, events: count };
 }
 
-/** Settings of a project, read at most once a second per process (alert changes apply within a second). */
-const settingsCache = new Map<number, { at: number; settings: AlertSettings }>();
-async function alertSettings(runtime: Runtime, project: number): Promise<AlertSettings> {
-  const hit = settingsCache.get(project);
-  if (hit && Date.now() - hit.at < 1000) return hit.settings;
-  const settings = { ...DEFAULT_ALERTS, ...(await runtime.stores.projects.get(project))?.alerts };
-  settingsCache.set(project, { at: Date.now(), settings });
-  return settings;
-}
-
 /** Runs both detectors over the groups and addresses the attempts touch, reading all their attempts in one round trip. */
 async function detectBursts(runtime: Runtime, project: number, attempts: { attempt: AttemptEntry; receivedAt: Date }[], flags: string): Promise<void> {
   const state = runtime.issuesState;
-  const settings = await alertSettings(runtime, project);
+  const settings = await runtime.alertSettings(project);
   /** When the newest group holding an attempt was received: a burst holding one of them may regress its issue. */
   const received = new Map(attempts.map(({ attempt, receivedAt }) => [attempt.event_id, receivedAt]));
   const earliest = (list: { attempt: AttemptEntry }[]) => new Date(Math.min(...list.map((a) => a.attempt.at.getTime())) - DETECTION_LOOKBACK_MS);
@@ -144,7 +133,7 @@ async function recordBurst(
     fingerprint,
     title,
     detector,
-    actor: actor === undefined || actor === null ? null : actor,
+    actor: actor ?? null,
     ip: ip === '-' ? null : (ip ?? null),
     count: burst.attempt_ids.length,
     first: new Date(burst.first_seen),

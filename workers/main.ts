@@ -108,6 +108,7 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
   const dispatcher = opts.queues.includes('notifications')
     ? makeDispatcher({
         notify: runtime.notify,
+        issuesState: runtime.issuesState,
         channels: runtime.channels,
         projects: runtime.stores.projects,
         queues: runtime.queues,

@@ -14,7 +14,7 @@ import type { JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
 
 /** Failed deliveries in a row that pause a channel. */
-export const PAUSE_AFTER_FAILURES = 10;
+const PAUSE_AFTER_FAILURES = 10;
 
 export async function deliverNotification(payload: JobPayloads['notify.deliver'], runtime: Runtime, job: Job, now = new Date()) {
   const { notify, stores, config, log } = runtime;

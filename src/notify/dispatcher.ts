@@ -8,47 +8,24 @@
  * Dispatching again (a dispatcher that died before it advanced the outbox,
  * two at once) repeats nothing: the routing answers what it answered
  * before, and BullMQ takes a job id once. The rules of a channel's own
- * (frequency, crash-free rate) are checked here too, by the workers that see
- * the counts, and recorded with the same once-only step.
+ * (frequency, crash-free rate) are checked where the counts move
+ * (./rules.ts) and reach the outbox the same way.
  */
-import crypto from 'node:crypto';
-import { channelTakes, DIGEST_ITEMS, noticeBody, type IssueSummary, type TriggerRecord } from '../domain/notifications.ts';
-import { freeRate, total } from '../domain/sessions.ts';
+import { channelTakes, DIGEST_ITEMS, noticeBody, type IssueSummary } from '../domain/notifications.ts';
 import type { Logger } from '../log.ts';
 import type { JobPayloads, Queues } from '../queues/registry.ts';
-import type { RollupSnapshot } from '../state/sessions.state.ts';
+import type { IssuesState } from '../state/issues.state.ts';
 import type { NotifyState } from '../state/notify.state.ts';
-import type { ChannelDoc, ChannelsStore } from '../store/channels.store.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
 import type { ProjectsStore } from '../store/projects.store.ts';
 import { makeTicker } from '../util/ticker.ts';
+import type { ChannelCache } from './rules.ts';
 
 /** Noise control per channel: at most this many messages in a window; beyond, one digest per window. */
 export const NOISE = { perWindow: 10, windowMs: 60_000, digestItems: DIGEST_ITEMS } as const;
-/** How long a crash-free rule stays quiet after it fired, unless the rate recovers first. */
-const CRASH_FREE_HOLD_MS = 24 * 3600_000;
 const BATCH = 200;
 
-/** A project's channels, read at most once a second per process (a new channel hears of triggers within a second). */
-export function makeChannelCache(store: ChannelsStore) {
-  const cache = new Map<number, { at: number; channels: ChannelDoc[] }>();
-  return async (project: number): Promise<ChannelDoc[]> => {
-    const hit = cache.get(project);
-    if (hit && Date.now() - hit.at < 1000) return hit.channels;
-    const channels = await store.ofProject(project);
-    cache.set(project, { at: Date.now(), channels });
-    return channels;
-  };
-}
-export type ChannelCache = ReturnType<typeof makeChannelCache>;
-
-/** What the apply scripts record for a project: '' nothing (no channel), 't' triggers, 'tf' triggers and minute counts. */
-export function notifyFlags(channels: ChannelDoc[]): string {
-  if (channels.length === 0) return '';
-  return channels.some((c) => c.on.includes('issue.frequency')) ? 'tf' : 't';
-}
-
-export function issueSummary(doc: IssueDoc, publicUrl: string): IssueSummary {
+function issueSummary(doc: IssueDoc, publicUrl: string): IssueSummary {
   return {
     id: String(doc._id),
     title: doc.title,
@@ -65,6 +42,7 @@ export function issueSummary(doc: IssueDoc, publicUrl: string): IssueSummary {
 
 export function makeDispatcher(deps: {
   notify: NotifyState;
+  issuesState: IssuesState;
   channels: ChannelCache;
   projects: ProjectsStore;
   queues: Queues;
@@ -74,16 +52,17 @@ export function makeDispatcher(deps: {
 }) {
   const { notify, log } = deps;
 
-  async function dispatchProject(project: number, now: Date): Promise<number> {
-    let sent = 0;
+  async function dispatchProject(project: number, now: Date): Promise<void> {
+    const channels = await deps.channels(project);
+    const ref = { id: String(project), name: (await deps.projects.get(project))?.name ?? `project ${project}` };
     for (;;) {
       const entries = await notify.pending(project, BATCH);
-      if (entries.length === 0) return sent;
-      const channels = await deps.channels(project);
-      const ref = { id: String(project), name: (await deps.projects.get(project))?.name ?? `project ${project}` };
+      if (entries.length === 0) return;
       const issueIds = [...new Set(entries.map((e) => e.trigger.issue).filter((i): i is number => i !== undefined))];
-      const issues = await notify.issues(project, issueIds);
+      const issues = await deps.issuesState.issues(project, issueIds);
       const jobs: { payload: JobPayloads['notify.deliver']; jobId: string; delay?: number }[] = [];
+      /** The digests this batch routed into: each is opened and enqueued once. */
+      const digests = new Set<string>();
       for (const { id, trigger } of entries) {
         const issue = trigger.issue === undefined ? undefined : issues.get(trigger.issue);
         const summary = issue ? issueSummary(issue, deps.publicUrl) : null;
@@ -99,21 +78,22 @@ export function makeDispatcher(deps: {
           if (route.send) {
             await notify.openDelivery(project, { ...opened, status: 'queued' }, now);
             jobs.push({ payload: { project, channel: channel._id, delivery, event: trigger.event, body }, jobId: delivery });
-          } else {
-            await notify.openDelivery(project, { ...opened, status: 'in_digest', digest: route.digest }, now);
-            await notify.openDelivery(project, { id: route.digest, channel: channel._id, event: 'digest', status: 'queued' }, now);
-            const payload = { project, channel: channel._id, delivery: route.digest, event: 'digest' as const, project_name: ref.name };
-            jobs.push({ payload, jobId: route.digest, delay: Math.max(0, route.due.getTime() - now.getTime()) });
+            continue;
           }
+          await notify.openDelivery(project, { ...opened, status: 'in_digest', digest: route.digest }, now);
+          if (digests.has(route.digest)) continue;
+          digests.add(route.digest);
+          await notify.openDelivery(project, { id: route.digest, channel: channel._id, event: 'digest', status: 'queued' }, now);
+          const payload = { project, channel: channel._id, delivery: route.digest, event: 'digest' as const, project_name: ref.name };
+          jobs.push({ payload, jobId: route.digest, delay: Math.max(0, route.due.getTime() - now.getTime()) });
         }
       }
       if (jobs.length > 0) await deps.queues.enqueueBulk('notify.deliver', jobs);
-      sent += jobs.length;
       await notify.dispatched(project, entries.at(-1)!.id);
     }
   }
 
-  const ticker = makeTicker(
+  return makeTicker(
     async () => {
       const now = new Date();
       for (const project of await notify.takeProjects()) {
@@ -128,78 +108,4 @@ export function makeDispatcher(deps: {
     (err) => log.warn({ err: err.message }, 'notification dispatch failed; retrying on the next tick'),
     deps.intervalMs,
   );
-  return { ...ticker, dispatchProject };
-}
-export type Dispatcher = ReturnType<typeof makeDispatcher>;
-
-/**
- * issue.frequency: after a job's events are counted, each channel's rule
- * over the issues they touched: more than `count` events received in the
- * last `minutes` minutes fires once per issue per the channel's interval.
- */
-export async function checkFrequency(
-  notify: NotifyState,
-  project: number,
-  channels: ChannelDoc[],
-  touched: Map<number, { level: string; environment: string | null }>,
-  now: Date,
-): Promise<void> {
-  const rules = channels.filter((c) => c.on.includes('issue.frequency') && !c.paused_at);
-  if (rules.length === 0 || touched.size === 0) return;
-  const counts = await notify.minuteCounts(project, [...touched.keys()]);
-  const minute = Math.floor(now.getTime() / 60_000);
-  for (const channel of rules) {
-    const { count, minutes, interval_minutes } = channel.frequency;
-    for (const [issue, perMinute] of counts) {
-      let events = 0;
-      for (const [m, n] of perMinute) if (m > minute - minutes) events += n;
-      if (events <= count) continue;
-      const { level, environment } = touched.get(issue)!;
-      const trigger: TriggerRecord = { event: 'issue.frequency', issue, at: now.getTime(), level, environment, channel: channel._id, events, minutes, threshold: count };
-      await notify.raise(project, channel._id, `i${issue}`, interval_minutes * 60_000, trigger);
-    }
-  }
-}
-
-/**
- * release.crash_free: after the flusher wrote a project's hourly rollups, each
- * channel's rule over those of the current clock hour and the one before (a
- * rollup flushed just after the hour turned still counts): below `threshold`
- * % crash-free sessions with at least `min_sessions` fires once, and again
- * only after the current hour's rate was seen back at or above it (or a day
- * passed).
- */
-export async function checkCrashFree(notify: NotifyState, project: number, channels: ChannelDoc[], rollups: RollupSnapshot[], now: Date): Promise<boolean> {
-  const rules = channels.filter((c) => c.on.includes('release.crash_free') && !c.paused_at);
-  const hour = Math.floor(now.getTime() / 3600_000) * 3600_000;
-  const recent = rollups.filter((r) => r.kind === 'hour' && r.hour !== null && r.hour.getTime() >= hour - 3600_000);
-  let raised = false;
-  for (const channel of rules) {
-    const { threshold, min_sessions } = channel.crash_free;
-    for (const r of recent) {
-      if (channel.environment && r.environment !== channel.environment) continue;
-      const sessions = total(r.sessions);
-      if (sessions < min_sessions) continue;
-      const rate = Math.floor(freeRate(r.sessions.crashed, sessions)! * 10_000) / 100;
-      const subject = `r${crypto.createHash('sha256').update(`${r.release}\n${r.environment}`).digest('hex').slice(0, 16)}`;
-      if (rate >= threshold) {
-        if (r.hour!.getTime() === hour) await notify.rearm(project, channel._id, subject);
-        continue;
-      }
-      const trigger: TriggerRecord = {
-        event: 'release.crash_free',
-        at: now.getTime(),
-        environment: r.environment,
-        channel: channel._id,
-        release: r.release,
-        rate,
-        threshold,
-        sessions,
-        crashed: r.sessions.crashed,
-        hour: r.hour!.toISOString(),
-      };
-      raised = (await notify.raise(project, channel._id, subject, CRASH_FREE_HOLD_MS, trigger)) || raised;
-    }
-  }
-  return raised;
 }

@@ -11,7 +11,7 @@ import type { ChannelDoc } from '../store/channels.store.ts';
 import type { Attempt } from '../state/notify.state.ts';
 import { checkHost, checkUrlForm, checkedLookup, TargetRefused } from './outbound.ts';
 
-export const SEND_TIMEOUT_MS = 5000;
+const SEND_TIMEOUT_MS = 5000;
 /** The most of an answer read; its first 1 KB is kept in the deliveries log. */
 const ANSWER_READ_BYTES = 64 * 1024;
 const ANSWER_KEPT_BYTES = 1024;
@@ -36,7 +36,7 @@ export async function sendNotice(channel: ChannelDoc, body: NoticeBody, opts: Se
 }
 
 /** The raw body a channel is sent: Lookout's JSON, or Slack's shape. */
-export function rawBody(channel: Pick<ChannelDoc, 'format'>, body: NoticeBody, publicUrl: string): string {
+function rawBody(channel: Pick<ChannelDoc, 'format'>, body: NoticeBody, publicUrl: string): string {
   return JSON.stringify(channel.format === 'slack' ? slackBody(body, publicUrl) : body);
 }
 

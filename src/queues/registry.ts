@@ -33,7 +33,7 @@ export interface JobPayloads {
 export type JobName = keyof JobPayloads;
 
 /** Attempts of a notification before it is marked failed. */
-export const NOTIFY_ATTEMPTS = 13;
+const NOTIFY_ATTEMPTS = 13;
 
 const RETRY: JobsOptions = {
   attempts: 10,

@@ -35,7 +35,7 @@ export class RefusedTargetError extends AppError {
 }
 
 /** How many deliveries the log answers at most. */
-export const DELIVERIES_SHOWN = 200;
+const DELIVERIES_SHOWN = 200;
 
 /** A channel as listed: never its secret; a member sees only a webhook's origin (the path of a chat hook is a credential). */
 export function channelView(doc: ChannelDoc, opts: { fullUrl: boolean }) {
@@ -146,8 +146,7 @@ export function makeNotifyService(deps: {
     },
     async deliveries(project: number, opts: { channel?: number; limit?: number } = {}) {
       await projectOf(project);
-      const found = await notify.deliveries(project, Math.min(opts.limit ?? DELIVERIES_SHOWN, DELIVERIES_SHOWN), opts.channel);
-      return { deliveries: found.map(({ log, ...d }) => ({ ...d, attempts_log: log })) };
+      return { deliveries: await notify.deliveries(project, Math.min(opts.limit ?? DELIVERIES_SHOWN, DELIVERIES_SHOWN), opts.channel) };
     },
   };
 }

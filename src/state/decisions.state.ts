@@ -22,10 +22,10 @@ export interface Decision {
 /** A cursor: the id of a change log entry (`<ms>-<seq>`). */
 export const CURSOR = /^\d{1,20}-\d{1,20}$/;
 /** The most changes one poll reads; a client further behind gets the full list. */
-export const MOST_CHANGES = 10_000;
+const MOST_CHANGES = 10_000;
 
 /** Stream ids compared as (ms, seq). */
-export function compareIds(a: string, b: string): number {
+function compareIds(a: string, b: string): number {
   const [am, as] = a.split('-').map(BigInt) as [bigint, bigint];
   const [bm, bs] = b.split('-').map(BigInt) as [bigint, bigint];
   return am === bm ? (as === bs ? 0 : as < bs ? -1 : 1) : am < bm ? -1 : 1;

@@ -17,7 +17,7 @@ import type { HourRollup, ReleaseRollup } from '../domain/release-health.ts';
 import { keys } from '../domain/release-health.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import { checkCrashFree, type ChannelCache } from '../notify/dispatcher.ts';
+import { checkCrashFree, type ChannelCache } from '../notify/rules.ts';
 import type { EventsStore } from '../store/events.store.ts';
 import { makeTicker } from '../util/ticker.ts';
 import type { IssuesStore } from '../store/issues.store.ts';

@@ -188,6 +188,18 @@ export function makeIssuesState(redis: Redis, opts: { prefix: string }) {
       await pipe.exec();
       await pending.markDirty(project);
     },
+    /** Issues as their hashes hold them now (a notification's, before the flusher copies them); a missing one is left out. */
+    async issues(project: number, ids: number[]): Promise<Map<number, IssueDoc>> {
+      const pipe = redis.pipeline();
+      for (const id of ids) pipe.hgetall(`${keys(project).base}i:${id}`).smembers(`${keys(project).base}ic:${id}`);
+      const answers = (await pipe.exec()) ?? [];
+      const out = new Map<number, IssueDoc>();
+      for (const [i, id] of ids.entries()) {
+        const h = answers[2 * i]![1] as Record<string, string>;
+        if (h.kind) out.set(id, readIssue(project, id, h, answers[2 * i + 1]![1] as string[]));
+      }
+      return out;
+    },
     async clear(project: number, written: { id: number; version: string }[]): Promise<void> {
       if (written.length > 0) await r.clearDirty(keys(project).edirty, ...written.flatMap((w) => [String(w.id), w.version]));
     },

@@ -12,13 +12,11 @@
  */
 import type { Redis } from 'ioredis';
 import type { TriggerRecord } from '../domain/notifications.ts';
-import type { IssueDoc } from '../store/issues.store.ts';
-import { readIssue } from './issues.state.ts';
 import { defineScripts, projectKeys } from './scripts.ts';
 
 const WEEK_MS = 7 * 86_400_000;
 /** Deliveries a project's log keeps. */
-export const DELIVERIES_KEPT = 1000;
+const DELIVERIES_KEPT = 1000;
 
 export type DeliveryStatus = 'queued' | 'retrying' | 'delivered' | 'failed' | 'in_digest' | 'paused' | 'dropped';
 
@@ -143,14 +141,14 @@ export function makeNotifyState(redis: Redis, opts: { prefix: string }) {
     async setStatus(project: number, delivery: string, status: DeliveryStatus): Promise<void> {
       await redis.hset(`${base(project)}nd:${delivery}`, 'status', status);
     },
-    /** The newest deliveries first, with their attempts. */
-    async deliveries(project: number, limit: number, channel?: number): Promise<(DeliveryLog & { log: Attempt[] })[]> {
+    /** The newest deliveries first, with their attempts (all the log keeps are read only to pick one channel's). */
+    async deliveries(project: number, limit: number, channel?: number): Promise<(DeliveryLog & { attempts_log: Attempt[] })[]> {
       const b = base(project);
-      const ids = await redis.zrevrange(`${b}nl`, 0, DELIVERIES_KEPT - 1);
+      const ids = await redis.zrevrange(`${b}nl`, 0, (channel === undefined ? limit : DELIVERIES_KEPT) - 1);
       const pipe = redis.pipeline();
       for (const id of ids) pipe.hgetall(`${b}nd:${id}`).lrange(`${b}nda:${id}`, 0, -1);
       const answers = (await pipe.exec()) ?? [];
-      const out: (DeliveryLog & { log: Attempt[] })[] = [];
+      const out: (DeliveryLog & { attempts_log: Attempt[] })[] = [];
       for (const [i, id] of ids.entries()) {
         const h = answers[2 * i]![1] as Record<string, string>;
         if (!h.channel || (channel !== undefined && h.channel !== String(channel))) continue;
@@ -165,7 +163,7 @@ export function makeNotifyState(redis: Redis, opts: { prefix: string }) {
           created_at: h.created_at!,
           delivered_at: h.delivered_at ?? null,
           ...(h.digest ? { digest: h.digest } : {}),
-          log: (answers[2 * i + 1]![1] as string[]).map((a) => JSON.parse(a) as Attempt),
+          attempts_log: (answers[2 * i + 1]![1] as string[]).map((a) => JSON.parse(a) as Attempt),
         });
         if (out.length >= limit) break;
       }
@@ -182,18 +180,6 @@ export function makeNotifyState(redis: Redis, opts: { prefix: string }) {
       for (const id of issues) pipe.hgetall(`${base(project)}im:${id}`);
       const answers = (await pipe.exec()) ?? [];
       return new Map(issues.map((id, i) => [id, new Map(Object.entries(answers[i]![1] as Record<string, string>).map(([m, n]) => [Number(m), Number(n)]))]));
-    },
-    /** Issues as their hashes hold them now; a missing one is left out. */
-    async issues(project: number, ids: number[]): Promise<Map<number, IssueDoc>> {
-      const pipe = redis.pipeline();
-      for (const id of ids) pipe.hgetall(`${base(project)}i:${id}`).smembers(`${base(project)}ic:${id}`);
-      const answers = (await pipe.exec()) ?? [];
-      const out = new Map<number, IssueDoc>();
-      for (const [i, id] of ids.entries()) {
-        const h = answers[2 * i]![1] as Record<string, string>;
-        if (h.kind) out.set(id, readIssue(project, id, h, answers[2 * i + 1]![1] as string[]));
-      }
-      return out;
     },
   };
 }

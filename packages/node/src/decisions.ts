@@ -49,15 +49,20 @@ export function makeDecisionCopy() {
     cursor: () => cursor,
     /** Takes an answer of the feed; true when the copy changed. */
     apply(answer: DecisionsAnswer): boolean {
-      const before = JSON.stringify([...active.values()]);
+      // Every decision an answer carries is new or extended, so any of them, or an active one removed, is a change.
+      let changed = answer.decisions.length > 0;
       if (cursor === null || answer.full) {
+        changed ||= active.size > 0;
         active.clear();
         byIp.clear();
       }
-      for (const id of answer.removed) drop(id);
+      for (const id of answer.removed) {
+        changed ||= active.has(id);
+        drop(id);
+      }
       for (const d of answer.decisions) put(d);
       cursor = answer.cursor;
-      return JSON.stringify([...active.values()]) !== before;
+      return changed;
     },
     /** Whether a decision in force names this sign-in: its address, and for brute force its actor too. */
     isBlocked(who: { actor?: string | null; ip?: string | null }, now = Date.now()): boolean {
