@@ -1,7 +1,7 @@
 /**
  * The reads of issues that must stay flat as a project grows, served from
  * the ordered structures in Redis that the scripts keep (docs/architecture.md):
- * - a page of the issue list, filtered and ordered (list-issues-2.lua over
+ * - a page of the issue list, filtered and ordered (list-issues-3.lua over
  *   the indexes snapshot-issues-3.lua keeps), with each row's last 24 hours;
  * - an issue's spread (releases, environments, companies) and hourly counts,
  *   kept as its events are applied (apply-events-4.lua);
@@ -67,7 +67,7 @@ export function makeIssueReads(redis: Redis, opts: { prefix: string }) {
         q.company && `fc:${q.company}`,
         ...searchWords(q.query ?? '').map((w) => `tx:${w}`),
       ].filter((f): f is string => Boolean(f));
-      const [code, total, ...flat] = await r.listIssues(k.epoch, `${k.base}x:${q.status}:${order.zset}`, k.base, order.desc ? 'desc' : 'asc', q.offset, q.limit, hourIndex(now), ...filters);
+      const [code, total, ...flat] = await r.listIssues(k.epoch, `${k.base}x:${q.status}:${order.zset}`, `${k.base}xn:${q.status}`, k.base, order.desc ? 'desc' : 'asc', q.offset, q.limit, hourIndex(now), ...filters);
       if (code === -1) return 'unverified';
       const items: { doc: IssueDoc; last24h: number[] }[] = [];
       for (let i = 0; i < flat.length; i += 3) {

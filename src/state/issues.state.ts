@@ -209,7 +209,7 @@ export function makeIssuesState(redis: Redis, opts: { prefix: string }) {
 export type IssuesState = ReturnType<typeof makeIssuesState>;
 
 /** The keys under a project's prefix that hold issue state (apply-events-4.lua, snapshot-issues-3.lua); the notification keys (src/state/notify.state.ts) outlive a rebuild. */
-const ISSUE_KEY_PATTERNS = ['i:*', 'ic:*', 'ie:*', 'is:*', 'ih:*', 'im:*', 'fr:*', 'fe:*', 'fc:*', 'fl:*', 'fk:*', 'tx:*', 'x:*', 'r:*', 'ag:*', 'aip:*'] as const;
+const ISSUE_KEY_PATTERNS = ['i:*', 'ic:*', 'ie:*', 'is:*', 'ih:*', 'im:*', 'fr:*', 'fe:*', 'fc:*', 'fl:*', 'fk:*', 'tx:*', 'x:*', 'xn:*', 'r:*', 'ag:*', 'aip:*'] as const;
 
 /** An error event counted in its issue, as a rebuild restores it. */
 export interface CountedEvent {

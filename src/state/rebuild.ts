@@ -25,9 +25,10 @@ const REBUILD_LEASE_MS = 10 * 60_000;
 
 /**
  * The layout of a project's issue state in Redis. A project whose keys follow an older one (before the
- * per-issue events, spread and list indexes, layout 2) has its issue state rebuilt once, at its next verify.
+ * per-issue events, spread and list indexes, layout 2; before the filter sets' counts per status, layout 3)
+ * has its issue state rebuilt once, at its next verify.
  */
-export const ISSUE_LAYOUT = '2';
+export const ISSUE_LAYOUT = '3';
 
 export class StateBusyError extends Error {
   constructor(project: number) {

@@ -20,7 +20,7 @@ const SCRIPTS = {
   applyBurst: 'apply-burst-3.lua',
   setIssueStatus: 'set-issue-status-3.lua',
   snapshotIssues: 'snapshot-issues-3.lua',
-  listIssues: 'list-issues-2.lua',
+  listIssues: 'list-issues-3.lua',
   raiseCounter: 'raise-counter-1.lua',
   raiseNotice: 'raise-notice-2.lua',
   routeNotice: 'route-notice-4.lua',
@@ -37,7 +37,7 @@ export interface ScriptCommands {
   applyBurst(epoch: string, seq: string, dirty: string, ...argv: Arg[]): Promise<number>;
   setIssueStatus(epoch: string, seq: string, dirty: string, ...argv: Arg[]): Promise<number>;
   snapshotIssues(epoch: string, seq: string, dirty: string, base: string, ...ids: string[]): Promise<[number, number, ...[string, string, string[], string[]][]]>;
-  listIssues(epoch: string, order: string, ...argv: Arg[]): Promise<[number, number, ...(string | (string | null)[])[]]>;
+  listIssues(epoch: string, order: string, counts: string, ...argv: Arg[]): Promise<[number, number, ...(string | (string | null)[])[]]>;
   raiseCounter(counter: string, atLeast: number): Promise<number>;
   raiseNotice(mark: string, outbox: string, ttlMs: number, trigger: string): Promise<number>;
   routeNotice(sent: string, buffer: string, pending: string, record: string, ...argv: Arg[]): Promise<string[]>;

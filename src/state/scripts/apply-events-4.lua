@@ -44,6 +44,7 @@
     im:<issue>   its events per minute of receipt: minute (ms / 60000) -> events (with 'f')
     nq           the notification outbox: a stream of {t: JSON trigger} (with 't')
     fr:<release>, fe:<environment>, fc:<company>  the error issues with an event of it
+    xn:<status>  how many issues of the status each filter set holds (snapshot-issues-3.lua)
     ag:<group>   attempts of an (actor, ip) group: score at, member '<event_id>|<kind>|<actor>'
     aip:<ip>     attempts from an ip, the same way
 
@@ -56,11 +57,14 @@ if redis.call('GET', KEYS[1]) ~= runId then return {-1, 0, 0} end
 local base = ARGV[1]
 local HOURS_KEPT = 15 * 24
 
--- Counts an event in one dimension of the issue's spread; the issue joins the dimension's filter set on its first.
+-- Counts an event in one dimension of the issue's spread; the issue joins the dimension's filter set on its first,
+-- and counts in the set's size under the status the lists hold it in (xn:<status>, snapshot-issues-3.lua).
 local function spread(id, dim, value)
   if value == '' then return end
   if redis.call('HINCRBY', base .. 'is:' .. id, dim .. ':' .. value, 1) == 1 then
     redis.call('SADD', base .. 'f' .. dim .. ':' .. value, id)
+    local indexed = redis.call('HGET', base .. 'i:' .. id, 'x_status')
+    if indexed then redis.call('HINCRBY', base .. 'xn:' .. indexed, 'f' .. dim .. ':' .. value, 1) end
   end
 end
 

@@ -4,10 +4,14 @@
   in one atomic step together with the project's event change counter.
 
   The same step brings each issue read into the list indexes (read by
-  list-issues-2.lua), so the lists show what MongoDB is being given:
+  list-issues-3.lua), so the lists show what MongoDB is being given:
     x:<status>:<order>  zset per status and order (last, first, count, id): score -> issue id
     fl:<level>, fk:<kind>  sets of issue ids, by the issue's level and kind
     tx:<token>          set of issue ids whose title or culprit holds the token
+    xn:<status>         hash: filter set ('fl:<level>', 'fk:', 'tx:', and apply-events-4.lua's 'fr:', 'fe:',
+                        'fc:') -> how many issues of the status it holds, so a list filtered by one set
+                        answers its total without intersecting (apply-events-4.lua counts the issue's
+                        new releases, environments and companies in its indexed status)
     r:<issue>           the issue's list row, ready: JSON [ROW_FIELDS' values ('' for none), company tags]
   The issue hash remembers what it is indexed under (x_status, x_level,
   x_text), so an issue moves only when its status, level or text changed.
@@ -46,23 +50,58 @@ local function tokens(text)
   return out
 end
 
+-- Counts an issue in (by 1) or out of (by -1) a filter set under a status; a count of none is dropped.
+local function count(status, set, by)
+  if redis.call('HINCRBY', base .. 'xn:' .. status, set, by) <= 0 then redis.call('HDEL', base .. 'xn:' .. status, set) end
+end
+
+-- The filter sets an issue is in, with the level and text it was indexed under (none before its first index).
+local function sets(id, kind, level, text)
+  local out = {'fk:' .. kind}
+  if level then out[#out + 1] = 'fl:' .. level end
+  if text then for _, word in ipairs(tokens(text)) do out[#out + 1] = 'tx:' .. word end end
+  for _, dim in ipairs(redis.call('HKEYS', base .. 'is:' .. id)) do out[#out + 1] = 'f' .. dim end
+  return out
+end
+
 local function index(id, key)
   local h = redis.call('HMGET', key, 'status', 'last', 'first', 'count', 'level', 'kind', 'title', 'culprit', 'x_status', 'x_level', 'x_text')
-  local status, level, text = h[1], h[5], (h[7] or '') .. '\n' .. (h[8] or '')
+  local status, level, kind, text = h[1], h[5], h[6], (h[7] or '') .. '\n' .. (h[8] or '')
   if not status then return end
-  if h[9] and h[9] ~= status then
-    for _, order in ipairs(ORDERS) do redis.call('ZREM', base .. 'x:' .. h[9] .. ':' .. order, id) end
+  local was, wasLevel, wasText = h[9], h[10], h[11]
+  if was ~= status then
+    -- Every set it is in counts it under its new status (its level and text as indexed; their changes below).
+    for _, set in ipairs(sets(id, kind, wasLevel, wasText)) do
+      if was then count(was, set, -1) end
+      count(status, set, 1)
+    end
+    if was then
+      for _, order in ipairs(ORDERS) do redis.call('ZREM', base .. 'x:' .. was .. ':' .. order, id) end
+    else
+      redis.call('SADD', base .. 'fk:' .. kind, id)
+    end
   end
   local scores = {last = h[2], first = h[3], count = h[4], id = id}
   for _, order in ipairs(ORDERS) do redis.call('ZADD', base .. 'x:' .. status .. ':' .. order, tonumber(scores[order]), id) end
-  if h[10] ~= level then
-    if h[10] then redis.call('SREM', base .. 'fl:' .. h[10], id) end
+  if wasLevel ~= level then
+    if wasLevel then
+      redis.call('SREM', base .. 'fl:' .. wasLevel, id)
+      count(status, 'fl:' .. wasLevel, -1)
+    end
     redis.call('SADD', base .. 'fl:' .. level, id)
-    redis.call('SADD', base .. 'fk:' .. h[6], id)
+    count(status, 'fl:' .. level, 1)
   end
-  if h[11] ~= text then
-    if h[11] then for _, word in ipairs(tokens(h[11])) do redis.call('SREM', base .. 'tx:' .. word, id) end end
-    for _, word in ipairs(tokens(text)) do redis.call('SADD', base .. 'tx:' .. word, id) end
+  if wasText ~= text then
+    if wasText then
+      for _, word in ipairs(tokens(wasText)) do
+        redis.call('SREM', base .. 'tx:' .. word, id)
+        count(status, 'tx:' .. word, -1)
+      end
+    end
+    for _, word in ipairs(tokens(text)) do
+      redis.call('SADD', base .. 'tx:' .. word, id)
+      count(status, 'tx:' .. word, 1)
+    end
   end
   redis.call('HSET', key, 'x_status', status, 'x_level', level, 'x_text', text)
   local row = redis.call('HMGET', key, unpack(ROW_FIELDS))

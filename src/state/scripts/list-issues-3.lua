@@ -2,13 +2,15 @@
   One page of a project's issues, read from the list indexes that
   snapshot-issues-3.lua keeps, with each issue's hash: GET /api/v1/issues
   and the dashboard's list. Its cost follows the page, not the project's
-  number of issues: with no filter, a range of the order's zset; with
-  filters, the size of the match is counted by ZINTERCARD (in C), then a
-  small match is read whole in order (ZINTER) and a large one by walking
-  the order from the top until the page is full.
+  number of issues: with no filter, a range of the order's zset; with one
+  filter set, its count under the status (kept by the snapshot) is the
+  total; with several, the match is counted by ZINTERCARD (in C, walking
+  the smallest set). Then a small match is read whole in order (ZINTER) and
+  a large one by walking the order from the top until the page is full.
 
   KEYS[1] epoch    run_id of the Redis this project's state was verified on
   KEYS[2] the order's zset: '<prefix>:{p:<id>}:x:<status>:<order>'
+  KEYS[3] the status' filter counts: '<prefix>:{p:<id>}:xn:<status>'
 
   ARGV[1] key prefix of the project, '<prefix>:{p:<id>}:'
   ARGV[2] 'desc' (highest score first) or 'asc'
@@ -43,7 +45,11 @@ if #keys == 1 then
   total = redis.call('ZCARD', order)
   ids = range(offset, offset + limit - 1)
 else
-  total = redis.call('ZINTERCARD', #keys, unpack(keys))
+  if #keys == 2 then
+    total = tonumber(redis.call('HGET', KEYS[3], ARGV[6]) or '0')
+  else
+    total = redis.call('ZINTERCARD', #keys, unpack(keys))
+  end
   local need = offset + limit
   if total > offset and (total <= 1000 or total <= 4 * need) then
     -- A small match: all of it in the order's scores (sets weigh 0), ascending.

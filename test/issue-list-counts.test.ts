@@ -1,0 +1,122 @@
+/**
+ * The issue list's totals on real Redis against their oracle: a list
+ * filtered by one set answers its total from the counts kept per status
+ * (xn:<status>, snapshot-issues-3.lua and apply-events-4.lua), never by
+ * intersecting. Random streams of events (new releases, environments,
+ * companies, levels and titles), status changes and snapshots in between
+ * must leave every count equal to the intersection ZINTERCARD gives, and
+ * every single-filter list's total equal to it; so must a rebuild.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppliedGroup } from '../src/state/issues.state.ts';
+import { makeIssueReads } from '../src/state/issue-reads.ts';
+import { packPayload, type EventDoc } from '../src/store/events.store.ts';
+import { eventId, makeProject, startTestContext, type TestContext } from './helpers/context.ts';
+
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await startTestContext();
+});
+afterAll(async () => ctx?.close());
+
+function prng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+const STATUSES = ['unresolved', 'resolved', 'ignored'] as const;
+
+describe('the issue list totals kept per status', () => {
+  it.each([1, 2, 3, 4])('stream %i', async (seed) => {
+    const rnd = prng(seed);
+    const pick = <T>(list: readonly T[]) => list[Math.floor(rnd() * list.length)]!;
+    const { issuesState, keeper, config } = ctx.runtime;
+    const redis = issuesState.redis;
+    const reads = makeIssueReads(redis, { prefix: config.queuePrefix });
+    const project = Number((await makeProject(ctx)).project.id);
+    await keeper.verify(project, new Date());
+    const base = issuesState.keys(project).base;
+    const t0 = Date.now() - 3600_000;
+    let groupNo = 0;
+
+    const check = async () => {
+      const sets = (await redis.keys(`${base}f[recklx]:*`)).concat(await redis.keys(`${base}tx:*`)).map((k) => k.slice(base.length));
+      for (const status of STATUSES) {
+        const counts = await redis.hgetall(`${base}xn:${status}`);
+        for (const set of new Set([...sets, ...Object.keys(counts)])) {
+          const expected = await redis.zintercard(2, `${base}x:${status}:id`, `${base}${set}`);
+          expect(Number(counts[set] ?? 0), `${status} ${set}`).toBe(expected);
+        }
+      }
+      // One list per kind of filter, through the script the API calls.
+      for (const status of STATUSES) {
+        for (const [filter, set] of [['release', 'fr:'], ['environment', 'fe:'], ['company', 'fc:'], ['level', 'fl:']] as const) {
+          const named = sets.filter((s) => s.startsWith(set));
+          if (named.length === 0) continue;
+          const value = pick(named).slice(3);
+          const page = await reads.list(project, { status, order: 'last_seen', limit: 5, offset: 0, [filter]: value }, new Date());
+          if (page === 'unverified') throw new Error('unverified');
+          expect(page.total, `${status} ${filter}=${value}`).toBe(await redis.zintercard(2, `${base}x:${status}:id`, `${base}${set}${value}`));
+          expect(page.items.length).toBe(Math.min(5, page.total));
+        }
+      }
+    };
+
+    const snapshot = async () => {
+      const snap = await issuesState.snapshot(project);
+      await ctx.runtime.stores.issues.writeFlushed(project, snap.issues.map((i) => i.doc), snap.seq);
+      await issuesState.clear(project, snap.issues.map((i) => ({ id: i.doc._id, version: i.version })));
+    };
+
+    for (let round = 0; round < 12; round++) {
+      const errors = [];
+      for (let i = 0, n = 1 + Math.floor(rnd() * 20); i < n; i++) {
+        const kind = Math.floor(rnd() * 12);
+        const title = pick([`K${kind}Error: boom`, `K${kind}Error: crashed in ${pick(['cart', 'checkout', 'login'])}`]);
+        errors.push({ kind, title, release: pick(['shop@1', 'shop@2', 'shop@3', '']), environment: pick(['production', 'staging', '']), company: pick(['acme', 'globex', 'initech', '']), level: pick(['error', 'warning', 'fatal']) });
+      }
+      const ids = await issuesState.issueIds(project, errors.map((e) => `fp-${e.kind}`));
+      const group: AppliedGroup = {
+        id: `g-${seed}-${groupNo++}`,
+        receivedAt: new Date(),
+        attempts: [],
+        errors: errors.map((e, i) => ({
+          event: `${project}:${eventId()}`,
+          issue: ids.get(`fp-${e.kind}`)!,
+          at: new Date(t0 + round * 60_000 + i * 1000),
+          release: e.release || null,
+          environment: e.environment || null,
+          company: e.company || null,
+          level: e.level,
+          title: e.title,
+          culprit: `app.k${e.kind}`,
+          exception_type: `K${e.kind}Error`,
+          fingerprint: `fp-${e.kind}`,
+        })),
+      };
+      // Stored as the API stores them, so that the rebuild at the end recounts them.
+      const docs: EventDoc[] = group.errors.map((e) => ({
+        _id: e.event, project_id: project, event_id: e.event.split(':')[1]!, batch: group.id, kind: 'error', security_kind: null, actor: null, ip: null,
+        group_key: null, fingerprint: e.fingerprint, release: e.release, environment: e.environment, company: e.company, at: e.at, received_at: group.receivedAt,
+        payload: packPayload({}),
+      }));
+      await ctx.runtime.stores.events.collection.insertMany(docs);
+      expect(await issuesState.apply(project, [group])).not.toBe('unverified');
+      // Now and then a snapshot between the events and a status change, so both orders happen.
+      if (rnd() < 0.5) await snapshot();
+      for (const id of ids.values()) if (rnd() < 0.3) await issuesState.setStatus(project, id, pick(STATUSES), new Date());
+      await snapshot();
+      await check();
+    }
+
+    // A rebuild from MongoDB gives the same counts.
+    const before = await Promise.all(STATUSES.map((s) => redis.hgetall(`${base}xn:${s}`)));
+    await keeper.rebuild(project, new Date());
+    await snapshot();
+    expect(await Promise.all(STATUSES.map((s) => redis.hgetall(`${base}xn:${s}`)))).toEqual(before);
+    await check();
+  });
+});
