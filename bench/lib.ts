@@ -16,6 +16,7 @@ import { loadConfig } from '../config/index.ts';
 import { startFerret } from '../src/embedded/ferretdb.ts';
 import { freePort, type ManagedProcess } from '../src/embedded/process.ts';
 import { startRedis } from '../src/embedded/redis.ts';
+import { startRedisCluster } from '../src/embedded/redis-cluster.ts';
 import { makeLogger } from '../src/log.ts';
 import { makeRuntime } from '../src/runtime.ts';
 
@@ -27,6 +28,10 @@ export interface BenchArgs {
   concurrency: number;
   workers: number;
   workerConcurrency: number;
+  /** API processes (1 unless given); a load spreads its requests over them as a load balancer would */
+  apis?: number;
+  /** a local Redis Cluster (three primaries, a replica each: src/embedded/redis-cluster.ts) instead of one redis-server */
+  redisCluster?: boolean;
 }
 
 export interface Stack {
@@ -34,13 +39,15 @@ export interface Stack {
   mongoUrl: string;
   env: Record<string, string>;
   apiUrl: string;
+  apiUrls: string[];
   stop(): Promise<void>;
 }
 
 /**
  * Redis and FerretDB of its own in a temporary folder (or REDIS_URL and
- * MONGODB_URL when set), an API process (`lookout api`) and `workers`
- * worker processes.
+ * MONGODB_URL when set), `apis` API processes (`lookout api`) and `workers`
+ * worker processes; with `redisCluster`, a local Redis Cluster instead of
+ * the one Redis.
  */
 export async function startStack(args: BenchArgs, extraEnv: Record<string, string> = {}): Promise<Stack> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-bench-'));
@@ -53,7 +60,13 @@ export async function startStack(args: BenchArgs, extraEnv: Record<string, strin
   };
   try {
     let redisUrl = process.env.REDIS_URL;
-    if (!redisUrl) {
+    let redisEnv: Record<string, string> = {};
+    if (args.redisCluster) {
+      const cluster = await startRedisCluster({ dir: path.join(dir, 'redis-cluster') });
+      started.push({ name: 'redis-cluster', url: '', pid: 0, stop: cluster.stop });
+      redisUrl = `redis://${cluster.env.split(',')[0]}`;
+      redisEnv = { REDIS_CLUSTER_NODES: cluster.env };
+    } else if (!redisUrl) {
       const redis = await startRedis({ dir: path.join(dir, 'redis'), port: await freePort(), pidFile: false });
       started.push(redis);
       redisUrl = redis.url;
@@ -71,24 +84,25 @@ export async function startStack(args: BenchArgs, extraEnv: Record<string, strin
       started.push(ferret);
       mongoUrl = ferret.url;
     }
-    const port = await freePort();
+    const ports = await Promise.all(Array.from({ length: args.apis ?? 1 }, () => freePort()));
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
-      REDIS_URL: redisUrl,
+      ...(args.redisCluster ? redisEnv : { REDIS_URL: redisUrl! }),
       MONGODB_URL: mongoUrl,
       MONGODB_DB: `lookout_bench_${Date.now()}`,
-      QUEUE_PREFIX: `bench${Date.now()}`,
+      QUEUE_PREFIX: args.redisCluster ? `{bench${Date.now()}}` : `bench${Date.now()}`,
       LOG_LEVEL: 'warn',
-      PORT: String(port),
+      PORT: String(ports[0]),
       // The bench drives one key far past spec 8's 3,000/min; the limiter still runs on every request.
       SESSIONS_RATE_LIMIT_PER_MINUTE: '100000000',
       KEY_CACHE_SECONDS: '5',
       ...extraEnv,
     };
-    children.push(await spawnReady([BIN, 'api'], env, /API listening/));
+    for (const port of ports) children.push(await spawnReady([BIN, 'api'], { ...env, PORT: String(port) }, /API listening/));
     children.push(...(await spawnWorkers(env, args.workers, args.workerConcurrency)));
-    return { redisUrl, mongoUrl, env, apiUrl: `http://127.0.0.1:${port}`, stop };
+    const apiUrls = ports.map((port) => `http://127.0.0.1:${port}`);
+    return { redisUrl: redisUrl!, mongoUrl, env, apiUrl: apiUrls[0]!, apiUrls, stop };
   } catch (err) {
     await stop();
     throw err;

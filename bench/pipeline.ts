@@ -1,6 +1,7 @@
 /**
  * npm run bench:pipeline -- [--seconds 30] [--warmup 5] [--scenario sessions|events|all|step]
  *                           [--session-rate 5000] [--single-rate 500] [--event-rate 1000]
+ *                           [--redis-cluster]
  *
  * Drives fixed offered rates (open loop: requests leave on a timetable,
  * whatever the answers do) against a stack of its own over loopback, then
@@ -21,6 +22,10 @@
  *
  * `--scenario step` raises the session rate until a step misses its targets.
  *
+ * `--redis-cluster` runs the same loads on a local Redis Cluster (three
+ * primaries, a replica each, src/embedded/redis-cluster.ts) with two API
+ * processes (requests alternate between them) and two worker processes.
+ *
  * `--trace FILE` appends one CSV line per request (load, stream, when it was
  * due as epoch ms, latency ms, status), to find when a stall happened and set
  * it beside other samples (process CPU, Redis INFO) taken with wall-clock time.
@@ -30,7 +35,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { connectRedis } from '../src/redis/connect.ts';
 import { emptyState, replayPart } from '../src/domain/release-health.ts';
 import { total } from '../src/domain/sessions.ts';
 import { partsOf } from '../src/state/rebuild.ts';
@@ -48,6 +53,7 @@ const { values } = parseArgs({
     'event-rate': { type: 'string' },
     'worker-concurrency': { type: 'string' },
     trace: { type: 'string' },
+    'redis-cluster': { type: 'boolean' },
   },
   strict: true,
 });
@@ -58,7 +64,8 @@ const TRACE_FILE = values.trace;
 const SESSION_RATE = Number(values['session-rate'] ?? 5000);
 const SINGLE_RATE = Number(values['single-rate'] ?? 500);
 const EVENT_RATE = Number(values['event-rate'] ?? 1000);
-const benchSettings = { seconds: SECONDS, concurrency: 1, workers: 1, workerConcurrency: Number(values['worker-concurrency'] ?? 4) };
+const CLUSTER = values['redis-cluster'] === true;
+const benchSettings = { seconds: SECONDS, concurrency: 1, workers: CLUSTER ? 2 : 1, apis: CLUSTER ? 2 : 1, redisCluster: CLUSTER, workerConcurrency: Number(values['worker-concurrency'] ?? 4) };
 /** How long after the last request the pipeline has to reflect everything: the target is 2 s; past this the run reports a miss. */
 const SETTLE_LIMIT_MS = 60_000;
 
@@ -98,9 +105,9 @@ interface Tally {
  * `seconds`; latency is measured from the time a request was due, so a
  * stalled server cannot hide its queueing (no coordinated omission).
  */
-async function openLoop(load: string, base: string, headers: Record<string, string>, streams: Stream[], seconds: number, warmup: number): Promise<Record<string, OpenLoopResult>> {
+async function openLoop(load: string, bases: string[], headers: Record<string, string>, streams: Stream[], seconds: number, warmup: number): Promise<Record<string, OpenLoopResult>> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
-  const target = new URL(base);
+  const targets = bases.map((base) => new URL(base));
   const start = performance.now();
   const epochOf = (t: number) => Math.round(performance.timeOrigin + t);
   const trace: string[] = [];
@@ -122,6 +129,7 @@ async function openLoop(load: string, base: string, headers: Record<string, stri
         stream.answered?.(i, status);
         resolve();
       };
+      const target = targets[i % targets.length]!; // round robin, as a load balancer in front of the API processes
       const req = http.request(
         { host: target.hostname, port: target.port, path: stream.path, method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } },
         (res) => res.resume().on('end', () => finish(res.statusCode ?? 0)),
@@ -238,7 +246,7 @@ async function eventsSettled(runtime: Runtime): Promise<number | null> {
 /** The raw store and queue at full speed: 100-session batches through insertMany and addBulk, no HTTP. */
 async function rawBaseline(stack: Stack, runtime: Runtime, seconds: number) {
   const scratch = runtime.mongo.db.collection<{ _id: string; received_at: Date; body: string }>('bench_raw');
-  const redis = new Redis(stack.redisUrl, { maxRetriesPerRequest: null });
+  const redis = connectRedis(runtime.redisTarget, { maxRetriesPerRequest: null });
   const queue = new Queue('bench-raw', { connection: redis, prefix: `${stack.env.QUEUE_PREFIX}-raw` });
   const [batch] = sessionStreams(100, 1);
   let sessions = 0;
@@ -266,7 +274,7 @@ async function sessionsRun(rate: number, singleRate: number) {
   const env = await openBench(benchSettings);
   try {
     progress(`sessions: ${rate}/s in batches and ${singleRate}/s singles for ${WARMUP_SECONDS} + ${SECONDS} s`);
-    const load = await openLoop(`lookout sessions ${rate}/s`, env.stack.apiUrl, { 'content-type': 'application/json', 'x-service-key': env.project.public_key }, sessionStreams(rate, singleRate), SECONDS, WARMUP_SECONDS);
+    const load = await openLoop(`lookout sessions ${rate}/s`, env.stack.apiUrls, { 'content-type': 'application/json', 'x-service-key': env.project.public_key }, sessionStreams(rate, singleRate), SECONDS, WARMUP_SECONDS);
     progress('sessions: load over, waiting for the pipeline');
     const settle = await sessionsSettled(env.runtime);
     if (settle === null) await reportFailures(env.runtime, 'sessions');
@@ -328,7 +336,7 @@ async function eventsRun(rate: number) {
     await env.runtime.notifications.add(project, { webhook: `${receiver.url}/bursts`, on: ['security.burst'] });
     await new Promise((resolve) => setTimeout(resolve, 1100)); // the workers' channel cache
     progress(`events: ${rate}/s for ${WARMUP_SECONDS} + ${SECONDS} s`);
-    const load = await openLoop('lookout events', env.stack.apiUrl, { 'content-type': 'application/json', 'x-service-key': env.project.secret_key, 'x-service-instance': BENCH_INSTANCE }, [eventStream(rate, probes)], SECONDS, WARMUP_SECONDS);
+    const load = await openLoop('lookout events', env.stack.apiUrls, { 'content-type': 'application/json', 'x-service-key': env.project.secret_key, 'x-service-instance': BENCH_INSTANCE }, [eventStream(rate, probes)], SECONDS, WARMUP_SECONDS);
     progress('events: load over, waiting for the pipeline');
     const settle = await eventsSettled(env.runtime);
     if (settle === null) await reportFailures(env.runtime, 'events');
@@ -353,14 +361,15 @@ async function bareRun(streams: Stream[]) {
   progress('baseline: bare server');
   const bare = await startBareServer();
   try {
-    return await openLoop('bare server', bare.url, { 'content-type': 'application/json' }, streams, Math.min(SECONDS, 10), WARMUP_SECONDS);
+    return await openLoop('bare server', [bare.url], { 'content-type': 'application/json' }, streams, Math.min(SECONDS, 10), WARMUP_SECONDS);
   } finally {
     await bare.stop();
   }
 }
 
-const result: Record<string, unknown> = { seconds: SECONDS };
-const rows: [string, string | number | null][] = [];
+const STACK = CLUSTER ? 'Redis Cluster (3 primaries, 3 replicas), 2 API and 2 worker processes' : 'one redis-server, 1 API and 1 worker process';
+const result: Record<string, unknown> = { seconds: SECONDS, stack: STACK };
+const rows: [string, string | number | null][] = [['stack', STACK]];
 const line = (name: string, r: OpenLoopResult) =>
   rows.push([
     name,

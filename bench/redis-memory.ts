@@ -32,7 +32,7 @@ try {
   const run = async (name: string, did: (i: number) => string | null) => {
     await redis.flushall();
     const state = makeSessionState(redis, { prefix: `mem-${name}`, windowMs: 5 * 24 * 3600_000 });
-    await redis.set(state.keys(1).epoch, await state.runId());
+    await redis.set(state.keys(1).epoch, await state.runId(1));
     const before = await used();
     const now = new Date();
     for (let b = 0; b < SESSIONS / BATCH; b++) {

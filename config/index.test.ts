@@ -43,4 +43,15 @@ describe('loadConfig', () => {
     expect(config.redisUrl).toBe('redis://r:6379');
     expect(config.mongoUrl).toBe('mongodb://m:27017/?replicaSet=rs0');
   });
+
+  it('takes a Redis Cluster instead of one server, its queue prefix a hash tag', () => {
+    const config = loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:7000, redis-b:7001,[::1]:7002' });
+    expect(config.redisCluster).toEqual([{ host: '10.0.0.1', port: 7000 }, { host: 'redis-b', port: 7001 }, { host: '::1', port: 7002 }]);
+    expect(config.queuePrefix).toBe('{lookout}');
+    expect(loadConfig({ REDIS_CLUSTER_NODES: 'a:1', QUEUE_PREFIX: '{shop}:lookout' }).queuePrefix).toBe('{shop}:lookout');
+    expect(loadConfig({}).redisCluster).toBeNull();
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'a:1', REDIS_URL: 'redis://r:6379' })).toThrow(/REDIS_URL and REDIS_CLUSTER_NODES/);
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'a:1', QUEUE_PREFIX: 'lookout' })).toThrow(/QUEUE_PREFIX.*REDIS_CLUSTER_NODES/);
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'a:1,b' })).toThrow(/REDIS_CLUSTER_NODES: "b" is not host:port/);
+  });
 });

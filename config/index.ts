@@ -11,8 +11,10 @@ export type QueueKey = (typeof QUEUE_NAMES)[number];
 export interface Config {
   readonly host: string;
   readonly port: number;
-  /** null: start the embedded redis-server */
+  /** null: start the embedded redis-server (unless `redisCluster` is set) */
   readonly redisUrl: string | null;
+  /** REDIS_CLUSTER_NODES: startup nodes of a Redis Cluster; every Redis client is then a cluster client */
+  readonly redisCluster: readonly { readonly host: string; readonly port: number }[] | null;
   /** null: start the embedded FerretDB */
   readonly mongoUrl: string | null;
   readonly mongoDb: string;
@@ -138,15 +140,23 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   if (!/^[A-Za-z0-9_-]{1,63}$/.test(mongoDb)) {
     problems.push(`MONGODB_DB=${JSON.stringify(mongoDb)}: letters, digits, _ and - only, at most 63`);
   }
-  const queuePrefix = raw('QUEUE_PREFIX');
+  const redisCluster = clusterNodes(env.REDIS_CLUSTER_NODES ?? '', problems);
+  if (redisCluster && env.REDIS_URL) {
+    problems.push('REDIS_URL and REDIS_CLUSTER_NODES are both set: REDIS_URL names one server, REDIS_CLUSTER_NODES a cluster; set one');
+  }
+  // On a cluster BullMQ needs every key of a queue in one slot: the prefix is a hash tag.
+  const queuePrefix = redisCluster && !env.QUEUE_PREFIX ? `{${DEFAULTS.QUEUE_PREFIX}}` : raw('QUEUE_PREFIX');
   if (!/^[A-Za-z0-9_{}:-]{1,64}$/.test(queuePrefix)) {
     problems.push(`QUEUE_PREFIX=${JSON.stringify(queuePrefix)}: letters, digits, _ - : { } only`);
+  } else if (redisCluster && !/^\{[^{}]+\}/.test(queuePrefix)) {
+    problems.push(`QUEUE_PREFIX=${JSON.stringify(queuePrefix)} with REDIS_CLUSTER_NODES: a cluster needs the prefix to start with a hash tag, such as {lookout}`);
   }
 
   const config: Config = {
     host: raw('HOST'),
     port: int('PORT', 0, 65535),
     redisUrl: url('REDIS_URL', ['redis', 'rediss']),
+    redisCluster,
     mongoUrl: url('MONGODB_URL', ['mongodb', 'mongodb+srv']),
     mongoDb,
     dataDir: path.resolve(cwd, raw('LOOKOUT_DATA_DIR')),
@@ -195,4 +205,20 @@ function deepFreeze<T extends object>(value: T): T {
     if (inner && typeof inner === 'object') deepFreeze(inner as object);
   }
   return Object.freeze(value);
+}
+
+/** REDIS_CLUSTER_NODES: `host:port,host:port,...` (IPv6 hosts in brackets); '' means no cluster. */
+function clusterNodes(text: string, problems: string[]): { host: string; port: number }[] | null {
+  if (text.trim() === '') return null;
+  const nodes: { host: string; port: number }[] = [];
+  for (const entry of text.split(',').map((e) => e.trim())) {
+    const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(entry);
+    const port = Number(m?.[2]);
+    if (!m || port < 1 || port > 65535) {
+      problems.push(`REDIS_CLUSTER_NODES: ${JSON.stringify(entry)} is not host:port`);
+      continue;
+    }
+    nodes.push({ host: m[1]!.replace(/^\[|\]$/g, ''), port });
+  }
+  return nodes;
 }

@@ -8,7 +8,7 @@ import type { Config } from '../config/index.ts';
 import { makeValidator } from './validation/validator.ts';
 import type { Logger } from './log.ts';
 import { makeMetrics } from './metrics/metrics.ts';
-import { Redis } from 'ioredis';
+import { connectRedis, type RedisClient, type RedisTarget } from './redis/connect.ts';
 import { makeQueues } from './queues/registry.ts';
 import { makeAccountsService } from './services/accounts.service.ts';
 import { makeAdminService } from './services/admin.service.ts';
@@ -51,15 +51,16 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const mongo = await connectMongo(urls.mongoUrl, config.mongoDb, opts.storeTimeoutMs);
   const stores = makeStores(mongo);
   await stores.ensureIndexes();
+  const redisTarget: RedisTarget = { url: urls.redisUrl, cluster: config.redisCluster };
   /** The hot state of release health (src/state/), on its own connection; a failed call is retried by its job. */
-  const stateRedis = new Redis(urls.redisUrl, { maxRetriesPerRequest: 5 });
+  const stateRedis = connectRedis(redisTarget, { maxRetriesPerRequest: 5 });
   stateRedis.on('error', (err: Error) => log.debug({ err: err.message }, 'state connection error; reconnecting'));
   const resolver = makeKeyResolver(stores.projects, config.keyCacheSeconds);
-  const changes = makeProjectChanges({ redis: stateRedis, redisUrl: urls.redisUrl, prefix: config.queuePrefix, log });
+  const changes = makeProjectChanges({ redis: stateRedis, target: redisTarget, prefix: config.queuePrefix, log });
   const sdk = makeSdkService(stores, resolver);
   const validator = makeValidator();
   const admin = makeAdminService(stores, sdk, changes, validator);
-  const queues = makeQueues(urls.redisUrl, config.queuePrefix);
+  const queues = makeQueues(redisTarget, config.queuePrefix);
   const metrics = makeMetrics();
   /** Raw writes in flight at once: 1 on FerretDB (SQLite has one writer), more on MongoDB. */
   const writesInFlight = mongo.ferretdb ? 1 : 4;
@@ -84,6 +85,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   return {
     config,
     urls,
+    redisTarget,
     log,
     mongo,
     stores,
@@ -116,7 +118,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   };
 }
 
-async function answersWithin(redis: Redis, timeoutMs: number): Promise<void> {
+async function answersWithin(redis: RedisClient, timeoutMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new StoreTimeoutError(`Redis did not answer within ${timeoutMs} ms`)), timeoutMs);

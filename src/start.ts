@@ -37,7 +37,7 @@ export async function start(config: Config): Promise<void> {
       throw err.code === 'EADDRINUSE' ? portTaken(config.host, config.port, 'PORT') : err;
     });
     if (stopping) return;
-    parts.worker = superviseWorker(parts.stores, log, parts.runtime.metrics, config.shutdownTimeoutMs, () => stopping);
+    parts.worker = superviseWorker({ ...parts.stores, cluster: config.redisCluster !== null }, log, parts.runtime.metrics, config.shutdownTimeoutMs, () => stopping);
   })();
 
   /** Undoes whatever start-up got to, in reverse order, and frees the data folder. */
@@ -91,7 +91,7 @@ const RESTART_RESET_AFTER_MS = 60_000;
  * the service.
  */
 function superviseWorker(
-  stores: { redisUrl: string; mongoUrl: string },
+  stores: { redisUrl: string; mongoUrl: string; cluster: boolean },
   log: Logger,
   metrics: Metrics,
   shutdownTimeoutMs: number,
@@ -106,7 +106,8 @@ function superviseWorker(
     // is gone (even killed outright), so it never outlives the service.
     child = spawn(process.execPath, [BIN, 'worker'], {
       stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
-      env: { ...process.env, REDIS_URL: stores.redisUrl, MONGODB_URL: stores.mongoUrl },
+      // (On a cluster it takes REDIS_CLUSTER_NODES from the environment it inherits.)
+      env: { ...process.env, ...(stores.cluster ? {} : { REDIS_URL: stores.redisUrl }), MONGODB_URL: stores.mongoUrl },
     });
     child.on('exit', (code, signal) => {
       if (stopping()) return;

@@ -60,7 +60,7 @@ describe('merge-sessions script against replayPart', () => {
   it.each(Array.from({ length: 40 }, (_, i) => i + 1))('stream %i leaves the same rollups and session states', async (seed) => {
     const project = 1000 + seed;
     const now = Date.now() - 60_000; // Redis expires session states by the wall clock
-    await redis.set(state.keys(project).epoch, await state.runId());
+    await redis.set(state.keys(project).epoch, await state.runId(project));
     const oracle = emptyState();
     const applied = new Set<string>();
     for (const batch of stream(seed, now)) {

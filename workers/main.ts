@@ -34,7 +34,7 @@ export function checkHandlers(map: HandlerMap): void {
 export async function startWorkers(runtime: Runtime, opts: { queues: readonly QueueKey[]; concurrency?: number }) {
   checkHandlers(handlers);
   const { config, log, metrics } = runtime;
-  const connection = redisConnection(runtime.urls.redisUrl);
+  const connection = redisConnection(runtime.redisTarget);
   const workers = opts.queues.map((queue) => {
     const worker = new Worker(
       queue,

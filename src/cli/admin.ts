@@ -333,7 +333,7 @@ function storeUnreachable(err: unknown, config: Config, urls: { redisUrl: string
     name === 'MongoServerSelectionError' || name === 'MongoNetworkError'
       ? { what: 'MongoDB', url: urls.mongoUrl, variable: 'MONGODB_URL' }
       : err instanceof StoreTimeoutError
-        ? { what: 'Redis', url: urls.redisUrl, variable: 'REDIS_URL' }
+        ? { what: 'Redis', url: urls.redisUrl, variable: config.redisCluster ? 'REDIS_CLUSTER_NODES' : 'REDIS_URL' }
         : null;
   if (!store) return null;
   const running = readInstance(config.dataDir);

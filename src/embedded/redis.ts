@@ -33,7 +33,7 @@ export function isOwnRedis(pid: number, dir: string): boolean {
   return isOwnStore(pid, findRedisServer(), path.resolve(dir));
 }
 
-export async function startRedis(opts: { dir: string; port: number; pidFile?: boolean }): Promise<ManagedProcess> {
+export async function startRedis(opts: { dir: string; port: number; pidFile?: boolean; args?: string[] }): Promise<ManagedProcess> {
   const binary = findRedisServer();
   const dir = path.resolve(opts.dir);
   fs.mkdirSync(dir, { recursive: true });
@@ -50,6 +50,7 @@ export async function startRedis(opts: { dir: string; port: number; pidFile?: bo
       '--save', '',
       '--daemonize', 'no',
       '--protected-mode', 'yes',
+      ...(opts.args ?? []),
     ],
     port: opts.port,
     url: `redis://127.0.0.1:${opts.port}`,

@@ -26,7 +26,7 @@ export async function startStores(config: Config, log: (line: string) => void): 
   // Before anything starts: stores a crashed run left behind are stopped, but only when they are this
   // folder's own; then every port is checked, so a taken one fails the start with nothing running.
   const embedded = [
-    ...(config.redisUrl === null
+    ...(config.redisUrl === null && config.redisCluster === null
       ? [{ pidFile: redisPidFile(redisDir), isOwn: (pid: number) => isOwnRedis(pid, redisDir), port: config.embeddedRedisPort, variable: 'LOOKOUT_EMBEDDED_REDIS_PORT' }]
       : []),
     ...(config.mongoUrl === null
@@ -41,7 +41,7 @@ export async function startStores(config: Config, log: (line: string) => void): 
     await Promise.all(started.map((p) => p.stop()));
   };
   try {
-    let redisUrl = config.redisUrl;
+    let redisUrl = config.redisUrl ?? clusterUrl(config);
     if (redisUrl === null) {
       const redis = await startRedis({ dir: redisDir, port: config.embeddedRedisPort });
       started.push(redis);
@@ -68,9 +68,16 @@ export async function startStores(config: Config, log: (line: string) => void): 
  * ports are said once), else the embedded default ports.
  */
 export function storeUrls(config: Config): { redisUrl: string; mongoUrl: string } {
-  const running = config.redisUrl && config.mongoUrl ? null : readInstance(config.dataDir);
+  const redisUrl = config.redisUrl ?? clusterUrl(config);
+  const running = redisUrl && config.mongoUrl ? null : readInstance(config.dataDir);
   return {
-    redisUrl: config.redisUrl ?? running?.redis_url ?? `redis://127.0.0.1:${config.embeddedRedisPort}`,
+    redisUrl: redisUrl ?? running?.redis_url ?? `redis://127.0.0.1:${config.embeddedRedisPort}`,
     mongoUrl: config.mongoUrl ?? running?.mongodb_url ?? `mongodb://127.0.0.1:${config.embeddedMongoPort}/`,
   };
+}
+
+/** On a cluster (REDIS_CLUSTER_NODES) the URL of its first startup node: what logs and messages name; clients take every node. */
+function clusterUrl(config: Config): string | null {
+  const first = config.redisCluster?.[0];
+  return first ? `redis://${first.host.includes(':') ? `[${first.host}]` : first.host}:${first.port}` : null;
 }

@@ -9,7 +9,7 @@
  * STALE_MS.
  */
 import os from 'node:os';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connect.ts';
 import { AggregatorRegistry, Gauge, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { QUEUE_NAMES } from '../../config/index.ts';
 import type { Runtime } from '../runtime.ts';
@@ -60,7 +60,7 @@ export function publishMetrics(runtime: Runtime, role: string): { id: string; st
 }
 
 async function fleetJson(runtime: Runtime, selfId: string): Promise<MetricsJson[]> {
-  const redis: Redis = runtime.queues.connection;
+  const redis: RedisClient = runtime.queues.connection;
   const k = keys(runtime.config.queuePrefix);
   const own = labelled(await runtime.metrics.registry.getMetricsAsJSON(), selfId);
   try {

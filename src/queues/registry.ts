@@ -4,11 +4,11 @@
  * start that every job has exactly one handler.
  */
 import { Queue, type JobsOptions } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { QueueKey } from '../../config/index.ts';
 import type { NoticeBody, Trigger } from '../domain/notifications.ts';
 import type { EventEntry } from '../services/events.service.ts';
 import type { SessionBatchDoc } from '../store/sessions.store.ts';
+import { connectRedis, type RedisClient, type RedisTarget } from '../redis/connect.ts';
 import { deadline } from '../util/deadline.ts';
 
 /** Payload of each job, by name. */
@@ -54,9 +54,9 @@ export const JOBS: { readonly [N in JobName]: { queue: QueueKey; opts: JobsOptio
   'maintenance.retention': { queue: 'maintenance', opts: { attempts: 3, backoff: { type: 'exponential', delay: 5000 }, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } } },
 };
 
-export function redisConnection(url: string): Redis {
+export function redisConnection(target: RedisTarget): RedisClient {
   // BullMQ needs maxRetriesPerRequest null on connections that block (workers).
-  return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
+  return connectRedis(target, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
 }
 
 /**
@@ -67,8 +67,8 @@ export function redisConnection(url: string): Redis {
 /** How long the API waits for Redis to take a job before leaving it to the sweeper. */
 const ENQUEUE_TIMEOUT_MS = 2000;
 
-export function makeQueues(redisUrl: string, prefix: string) {
-  const connection = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 });
+export function makeQueues(target: RedisTarget, prefix: string) {
+  const connection = connectRedis(target, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 });
   connection.on('error', () => {}); // reported through the failing enqueue; reconnects by itself
   const queues = new Map<QueueKey, Queue>();
   const queue = (key: QueueKey): Queue => {

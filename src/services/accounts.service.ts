@@ -6,7 +6,7 @@
  * sign-ins are throttled per account and per address.
  */
 import crypto from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connect.ts';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError, BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from '../errors.ts';
 import { isDuplicateKey } from '../store/mongo.ts';
@@ -50,7 +50,7 @@ function checkPassword(password: string): void {
   if (password.length < MIN_PASSWORD_LENGTH) throw new BadRequestError('weak_password', `a password needs at least ${MIN_PASSWORD_LENGTH} characters`);
 }
 
-export function makeAccountsService(deps: { stores: Stores; redis: Redis; prefix: string }) {
+export function makeAccountsService(deps: { stores: Stores; redis: RedisClient; prefix: string }) {
   const { stores, redis } = deps;
   const sessionKey = (sessionToken: string) => `${deps.prefix}:web-session:${sha256(sessionToken)}`;
   const limiter = (name: string, points: number) =>

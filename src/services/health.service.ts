@@ -3,7 +3,7 @@
  * a short deadline, so a store that hangs reads as down instead of holding
  * the probe.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connect.ts';
 import type { Db } from 'mongodb';
 import { deadline } from '../util/deadline.ts';
 
@@ -21,7 +21,7 @@ export interface Readiness {
  * while it is down (enqueues fail fast), so a probe that arrives while it is
  * still connecting, right after start, waits for it within the deadline.
  */
-function pingWhenReady(redis: Redis): Promise<unknown> {
+function pingWhenReady(redis: RedisClient): Promise<unknown> {
   if (redis.status === 'ready') return redis.ping();
   return new Promise((resolve, reject) => {
     const onReady = () => {
@@ -36,7 +36,7 @@ function pingWhenReady(redis: Redis): Promise<unknown> {
   });
 }
 
-export function makeHealthService(deps: { redis: Redis; db: Db }) {
+export function makeHealthService(deps: { redis: RedisClient; db: Db }) {
   const probe = async (work: () => Promise<unknown>, what: string): Promise<string> => {
     try {
       await deadline(work(), CHECK_TIMEOUT_MS, what);

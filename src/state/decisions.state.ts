@@ -5,7 +5,7 @@
  * expiry). Each change is appended to the project's change log (`dlog`, a
  * stream), which the feed reads from a client's cursor, never scanning.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connect.ts';
 import { defineScripts, projectKeys } from './scripts.ts';
 
 export interface Decision {
@@ -31,7 +31,7 @@ function compareIds(a: string, b: string): number {
   return am === bm ? (as === bs ? 0 : as < bs ? -1 : 1) : am < bm ? -1 : 1;
 }
 
-export function makeDecisionsState(redis: Redis, opts: { prefix: string }) {
+export function makeDecisionsState(redis: RedisClient, opts: { prefix: string }) {
   const r = defineScripts(redis);
   const keys = (project: number) => {
     const base = projectKeys(opts.prefix, project).base;

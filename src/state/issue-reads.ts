@@ -8,7 +8,7 @@
  * - a page of an issue's events, newest first, and an event's neighbours.
  * Events themselves are then read from MongoDB by `_id`.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connect.ts';
 import type { IssueStatus } from '../domain/issue-status.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
 import { hourIndex, readIssue } from './issues.state.ts';
@@ -50,7 +50,7 @@ export function searchWords(text: string): string[] {
   return [...new Set(lower.split(/[ \t\n\v\f\r!-/:-@[-`{-~]+/).filter((w) => w.length > 1))];
 }
 
-export function makeIssueReads(redis: Redis, opts: { prefix: string }) {
+export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
   const r = defineScripts(redis);
   const keys = (project: number) => projectKeys(opts.prefix, project);
 

@@ -5,7 +5,7 @@
  * project per batch (plus one per burst found); the flusher copies changed
  * issues to MongoDB, which serves the reads.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connect.ts';
 import type { Attempt } from '../domain/bursts.ts';
 import type { IssueStatus } from '../domain/issue-status.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
@@ -69,7 +69,7 @@ export interface AppliedGroup {
   attempts: AttemptEntry[];
 }
 
-export function makeIssuesState(redis: Redis, opts: { prefix: string }) {
+export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
   const r = defineScripts(redis);
   /** Issue ids come from one counter for all projects (a plain command: it is not in any project's slot). */
   const issueSeq = `${opts.prefix}:issues:seq`;
@@ -222,7 +222,7 @@ export interface CountedEvent {
 }
 
 /** What apply-events-4.lua keeps per event (ie:, is:, ih: and the filter sets), written for many events at once. */
-async function replaceEvents(redis: Redis, base: string, events: CountedEvent[]): Promise<void> {
+async function replaceEvents(redis: RedisClient, base: string, events: CountedEvent[]): Promise<void> {
   const oldestHour = hourIndex(new Date()) - HOURS_KEPT;
   for (let i = 0; i < events.length; i += 2000) {
     const pipe = redis.pipeline();

@@ -10,7 +10,7 @@
  *   nf:<channel>       failed deliveries in a row
  * and one global set, the projects whose outbox may hold undispatched triggers.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connect.ts';
 import type { TriggerRecord } from '../domain/notifications.ts';
 import { defineScripts, projectKeys } from './scripts.ts';
 
@@ -42,7 +42,7 @@ export interface Attempt {
   answer: string;
 }
 
-export function makeNotifyState(redis: Redis, opts: { prefix: string }) {
+export function makeNotifyState(redis: RedisClient, opts: { prefix: string }) {
   const r = defineScripts(redis);
   const projects = `${opts.prefix}:notify:projects`;
   const base = (project: number) => projectKeys(opts.prefix, project).base;

@@ -5,9 +5,9 @@
  * touched only by plain single-key commands (never inside a script), so they
  * need no project's hash tag.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connect.ts';
 
-export function makePendingFlush(redis: Redis, prefix: string, kind: 'sessions' | 'events') {
+export function makePendingFlush(redis: RedisClient, prefix: string, kind: 'sessions' | 'events') {
   const projects = `${prefix}:${kind}:dirty-projects`;
   const batches = `${prefix}:${kind}:applied-batches`;
   return {

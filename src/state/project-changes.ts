@@ -6,10 +6,10 @@
  * connection forgets everything when it is back, since it may have missed a
  * message; while Redis is away the cache's own expiry bounds staleness.
  */
-import { Redis } from 'ioredis';
+import { connectRedis, type RedisClient, type RedisTarget } from '../redis/connect.ts';
 import type { Logger } from '../log.ts';
 
-export function makeProjectChanges(deps: { redis: Redis; redisUrl: string; prefix: string; log: Logger }) {
+export function makeProjectChanges(deps: { redis: RedisClient; target: RedisTarget; prefix: string; log: Logger }) {
   const channel = `${deps.prefix}:project-changed`;
   return {
     async publish(project: number): Promise<void> {
@@ -20,7 +20,7 @@ export function makeProjectChanges(deps: { redis: Redis; redisUrl: string; prefi
 
     /** Calls `onChange` for each change (and after a reconnect); returns the unsubscribe. Never waits for Redis. */
     subscribe(onChange: () => void): () => void {
-      const subscriber = new Redis(deps.redisUrl, { maxRetriesPerRequest: null });
+      const subscriber = connectRedis(deps.target, { maxRetriesPerRequest: null });
       subscriber.on('error', (err: Error) => deps.log.debug({ err: err.message }, 'project-change subscriber error; reconnecting'));
       let connectedBefore = false;
       subscriber.on('ready', () => {

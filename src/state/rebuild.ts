@@ -21,7 +21,11 @@ import type { IssueDoc, IssuesStore } from '../store/issues.store.ts';
 import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, type AttemptEntry, type CountedEvent, type IssuesState } from './issues.state.ts';
 import { APPLIED_MEMORY_MS, type SessionState } from './sessions.state.ts';
 
-const REBUILD_LEASE_MS = 10 * 60_000;
+/**
+ * The rebuild lease lasts this long unless its holder renews it (every third of it while it works): a holder that
+ * died, or could not release it because Redis went away at that moment (a failover), blocks the project no longer.
+ */
+const REBUILD_LEASE_MS = 30_000;
 
 /**
  * The layout of a project's issue state in Redis. A project whose keys follow an older one (before the
@@ -66,10 +70,16 @@ export function makeStateKeeper(deps: {
     const key = state.keys(project).rebuild;
     const token = crypto.randomBytes(8).toString('hex');
     if ((await redis.set(key, token, 'PX', REBUILD_LEASE_MS, 'NX')) !== 'OK') throw new StateBusyError(project);
+    const renew = setInterval(() => {
+      void (async () => {
+        if ((await redis.get(key)) === token) await redis.pexpire(key, REBUILD_LEASE_MS);
+      })().catch(() => {}); // Redis away: the lease lapses by itself
+    }, REBUILD_LEASE_MS / 3);
     try {
       return await fn();
     } finally {
-      if ((await redis.get(key)) === token) await redis.del(key);
+      clearInterval(renew);
+      if ((await redis.get(key).catch(() => null)) === token) await redis.del(key).catch(() => {});
     }
   }
 
@@ -166,7 +176,7 @@ export function makeStateKeeper(deps: {
     async verify(project: number, now: Date): Promise<'verified' | 'rebuilt'> {
       const k = state.keys(project);
       const ik = issuesState.keys(project);
-      const runId = await state.runId();
+      const runId = await state.runId(project);
       const current = async () => {
         const [epoch, layout] = await redis.mget(k.epoch, ik.layout);
         return epoch === runId && layout === ISSUE_LAYOUT;
@@ -208,7 +218,7 @@ export function makeStateKeeper(deps: {
         await issuesState.raiseIssueSeq(await issuesStore.maxId());
         const sessions = await rebuildSessions(project, now);
         const issues = await rebuildIssues(project, now);
-        await redis.set(state.keys(project).epoch, await state.runId());
+        await redis.set(state.keys(project).epoch, await state.runId(project));
         return { ...sessions, ...issues };
       }),
   };

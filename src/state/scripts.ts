@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Redis } from 'ioredis';
+import { isCluster, primaries, type RedisClient } from '../redis/connect.ts';
 
 const SCRIPT_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'scripts');
 
@@ -26,9 +26,31 @@ const SCRIPTS = {
   routeNotice: 'route-notice-4.lua',
   takeDigest: 'take-digest-4.lua',
   endDecisions: 'end-decisions-2.lua',
+  runId: 'run-id-1.lua',
 } as const;
 
+/** The scripts that only read: on a cluster the others wait for a replica (below). */
+const READ_ONLY = new Set<string>(['listIssues', 'runId']);
+/**
+ * On a cluster, how long a write script's answer waits for a replica to have
+ * it (WAIT): a primary SIGKILLed right after answering must not take an
+ * applied batch with it, since the batch's job would be done and its marker
+ * may go. A primary with a replica connected that does not confirm within
+ * this time fails the call (its job is retried); one with no replica (just
+ * promoted, its old primary gone) answers at once: there is no copy to wait for.
+ */
+const REPLICA_WAIT_MS = 2000;
+
+/** A write a primary with a replica could not confirm as replicated in time; the caller retries (jobs do). */
+export class ReplicaLagError extends Error {
+  override name = 'ReplicaLagError';
+}
+
 type Arg = string | number;
+interface Pipelined {
+  info(section: string): Pipelined;
+  exec(): Promise<[Error | null, unknown][] | null>;
+}
 export interface ScriptCommands {
   mergeSessions(epoch: string, seq: string, applied: string, dirty: string, ...argv: Arg[]): Promise<[number, number, number, number]>;
   snapshotRollups(epoch: string, seq: string, dirty: string, base: string): Promise<[number, number, ...[string, string, string[]][]]>;
@@ -43,23 +65,51 @@ export interface ScriptCommands {
   routeNotice(sent: string, buffer: string, pending: string, record: string, ...argv: Arg[]): Promise<string[]>;
   takeDigest(sent: string, buffer: string, pending: string, digest: string, ...argv: Arg[]): Promise<string[]>;
   endDecisions(active: string, log: string, ...argv: Arg[]): Promise<string[]>;
+  runId(anyKey: string): Promise<string>;
 }
 
 /** What an apply script answered: applied now, applied before (nothing changed), or the state needs verifying first. */
 export type ApplyCode = 'applied' | 'already_applied' | 'unverified';
 export const APPLY_CODES: Readonly<Record<number, ApplyCode>> = { 1: 'applied', 0: 'already_applied', [-1]: 'unverified' };
 
-export function defineScripts(redis: Redis): Redis & ScriptCommands {
+export function defineScripts(redis: RedisClient): RedisClient & ScriptCommands {
   for (const [name, file] of Object.entries(SCRIPTS)) {
     if (name in redis) continue;
     redis.defineCommand(name, { numberOfKeys: Number(/-(\d+)\.lua$/.exec(file)![1]), lua: fs.readFileSync(path.join(SCRIPT_DIR, file), 'utf8') });
+    if (isCluster(redis) && !READ_ONLY.has(name)) {
+      // The script with the count of replicas connected, then (when there are) a WAIT: each pipeline carries a
+      // key of the script's slot, so both go to its primary, on the one connection the client keeps to it.
+      // A pipeline copies the client's commands, this one too: called on a pipeline, it only queues the script.
+      const direct = (redis as unknown as Record<string, (...a: Arg[]) => unknown>)[name]!;
+      Object.defineProperty(redis, name, {
+        value: function (this: unknown, ...args: Arg[]) {
+          if (this !== redis) return direct.apply(this, args);
+          return replicated(redis, name, args);
+        },
+      });
+    }
   }
-  return redis as Redis & ScriptCommands;
+  return redis as RedisClient & ScriptCommands;
 }
 
-/** Every key of a project carries its hash tag, so one script touches one Redis Cluster slot. */
+/** Runs a write script on a cluster and waits for a replica of its primary to have it (above). */
+async function replicated(redis: RedisClient, name: string, args: Arg[]): Promise<unknown> {
+  const pipe = redis.pipeline() as unknown as Record<string, (...a: Arg[]) => Pipelined>;
+  const [[err, answer], [, info]] = (await pipe[name]!(...args).info('replication').exec()) as [[Error | null, unknown], [Error | null, string]];
+  if (err) throw err;
+  if (Number(/connected_slaves:(\d+)/.exec(info ?? '')?.[1] ?? 0) === 0) return answer;
+  const [, [, acked]] = (await redis.pipeline().exists(String(args[0])).wait(1, REPLICA_WAIT_MS).exec()) as [unknown, [Error | null, number]];
+  if (!(acked >= 1)) throw new ReplicaLagError(`${name}: no replica confirmed the write within ${REPLICA_WAIT_MS} ms`);
+  return answer;
+}
+
+/**
+ * Every key of a project carries its hash tag, so one script touches one Redis Cluster slot, and projects
+ * spread over a cluster's primaries. Redis hashes the first `{…}` of a key, so the tag comes first: the
+ * prefix's own braces (a cluster's QUEUE_PREFIX, `{lookout}`, which keeps each queue in one slot) are left out.
+ */
 export function projectKeys(prefix: string, project: number) {
-  const base = `${prefix}:{p:${project}}:`;
+  const base = `${prefix.replace(/[{}]/g, '')}:{p:${project}}:`;
   return {
     base,
     epoch: `${base}epoch`,
@@ -76,11 +126,14 @@ export function projectKeys(prefix: string, project: number) {
 }
 
 /** Deletes a project's keys: the ones named, and those under its prefix matching any pattern (rebuilds only). */
-export async function dropProjectKeys(redis: Redis, base: string, patterns: string[], exact: string[]): Promise<void> {
+export async function dropProjectKeys(redis: RedisClient, base: string, patterns: string[], exact: string[]): Promise<void> {
   await redis.del(...exact);
-  for (const pattern of patterns) {
-    for await (const found of redis.scanStream({ match: `${base}${pattern}`, count: 1000 })) {
-      if ((found as string[]).length > 0) await redis.unlink(...(found as string[]));
+  // The keys share the project's slot, on one primary; a cluster is scanned on each.
+  for (const node of primaries(redis)) {
+    for (const pattern of patterns) {
+      for await (const found of node.scanStream({ match: `${base}${pattern}`, count: 1000 })) {
+        if ((found as string[]).length > 0) await redis.unlink(...(found as string[])); // one slot: one command
+      }
     }
   }
 }

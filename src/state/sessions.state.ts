@@ -9,7 +9,7 @@
  * (docs/scaling.md). Two keys are global and touched only by plain commands:
  * the projects with rollups to flush, and the batches applied but not flushed.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connect.ts';
 import type { BatchPart, MergeState } from '../domain/release-health.ts';
 import { hourOf, STATUSES, type SessionStatus, type StatusCounts } from '../domain/sessions.ts';
 import { makePendingFlush } from './pending-flush.ts';
@@ -48,7 +48,7 @@ export interface RollupSnapshot {
   last_seen: Date | null;
 }
 
-export function makeSessionState(redis: Redis, opts: { prefix: string; windowMs: number }) {
+export function makeSessionState(redis: RedisClient, opts: { prefix: string; windowMs: number }) {
   const r = defineScripts(redis);
 
   return {
@@ -127,10 +127,8 @@ export function makeSessionState(redis: Redis, opts: { prefix: string; windowMs:
       return value ? readSession(value) : null;
     },
 
-    /** The run id of the Redis server: a restart (or a new server) changes it. */
-    async runId(): Promise<string> {
-      return /run_id:(\w+)/.exec(await redis.info('server'))![1]!;
-    },
+    /** The run id of the Redis server holding the project's state: a restart, a new server or a promoted replica changes it. */
+    runId: (project: number): Promise<string> => r.runId(projectKeys(opts.prefix, project).epoch),
   };
 }
 export type SessionState = ReturnType<typeof makeSessionState>;

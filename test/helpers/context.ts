@@ -8,6 +8,7 @@ import type { Writable } from 'node:stream';
 import { Binary } from 'mongodb';
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../config/index.ts';
+import { storeUrls } from '../../src/embedded/stores.ts';
 import { startApi } from '../../src/http/server.ts';
 import { emptyState, replayPart } from '../../src/domain/release-health.ts';
 import type { SessionStatus } from '../../src/domain/sessions.ts';
@@ -42,7 +43,7 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
 export async function startTestContext(extra: Record<string, string> = {}, opts: { logTo?: Writable } = {}): Promise<TestContext> {
   const env = testEnv(extra);
   const config = loadConfig(env);
-  const urls = { redisUrl: config.redisUrl!, mongoUrl: config.mongoUrl! };
+  const urls = storeUrls(config);
   const runtime = await makeRuntime(config, urls, makeLogger(config.logLevel, 'test', opts.logTo));
   const api = await startApi(runtime, { host: '127.0.0.1', port: 0 });
   return {

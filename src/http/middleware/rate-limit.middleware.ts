@@ -9,7 +9,7 @@
  * draft-ietf-httpapi-ratelimit-headers); a refusal is 429 with Retry-After.
  */
 import type { Middleware } from 'koa';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../redis/connect.ts';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { RateLimitedError } from '../../errors.ts';
 import { hashSecret } from '../../services/keys.ts';
@@ -19,7 +19,7 @@ import { routeOf } from './metrics.middleware.ts';
 const WINDOW_SECONDS = 60;
 
 export interface RateLimitOptions {
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   perMinute: number;
   /** called on each refusal with the route pattern (metrics) */
