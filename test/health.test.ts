@@ -12,7 +12,7 @@ import { loadConfig } from '../config/index.ts';
 import { startFerret } from '../src/embedded/ferretdb.ts';
 import { freePort, type ManagedProcess } from '../src/embedded/process.ts';
 import { startRedis } from '../src/embedded/redis.ts';
-import { call, startTestContext, type TestContext } from './helpers/context.ts';
+import { call, makeProject, startTestContext, type TestContext } from './helpers/context.ts';
 
 let ctx: TestContext;
 let dir: string;
@@ -54,12 +54,18 @@ it('is alive and ready when both stores answer', async () => {
 });
 
 it('names Redis when Redis is down, and is ready again once it is back', async () => {
+  const { secret } = await makeProject(ctx);
   await redis.stop();
   const down = await until(ready, (r) => r.status === 503);
   expect(down.status).toBe(503);
   expect(down.body).toMatchObject({ reason: 'store_unavailable', failing: ['redis'], checks: { mongodb: 'ok' } });
   expect(down.body.message).toMatch(/redis/);
   expect((await call(ctx, 'GET', '/healthz')).status).toBe(200);
+  // A read of state in Redis says so, with a retry hint, instead of an anonymous 500.
+  const issues = await call(ctx, 'GET', '/api/v1/issues', { key: secret });
+  expect(issues.status).toBe(503);
+  expect(issues.body).toMatchObject({ reason: 'state_unavailable' });
+  expect(issues.headers.get('retry-after')).toBe('5');
 
   redis = await startRedis({ dir: path.join(dir, 'redis'), port: redisPort, pidFile: false });
   expect((await until(ready, (r) => r.status === 200)).status).toBe(200);

@@ -45,3 +45,15 @@ export function primaries(redis: RedisClient): Redis[] {
 
 /** Whether the client speaks to a cluster. */
 export const isCluster = (redis: RedisClient): redis is Cluster => redis instanceof Cluster;
+
+/**
+ * Whether an error says Redis (or the slot's primary on a cluster) could not be reached in time, rather than
+ * that a command was wrong: the API answers those 503 with a retry hint, like a database that is away.
+ */
+export function isRedisUnavailable(err: unknown): boolean {
+  const { name, message } = (err ?? {}) as { name?: string; message?: string };
+  return (
+    ['MaxRetriesPerRequestError', 'ClusterAllFailedError', 'ReplicaLagError'].includes(name ?? '') ||
+    /Too many Cluster redirections|CLUSTERDOWN|TRYAGAIN|Connection is closed|isn't ready|Stream isn't writeable/.test(message ?? '')
+  );
+}

@@ -6,6 +6,7 @@
 import type { Middleware } from 'koa';
 import { MongoNetworkError, MongoNotConnectedError, MongoServerSelectionError } from 'mongodb';
 import { AppError } from '../../errors.ts';
+import { isRedisUnavailable } from '../../redis/connect.ts';
 import type { AppState } from '../app.ts';
 
 export function errorsMiddleware(): Middleware<AppState> {
@@ -41,6 +42,14 @@ export function errorsMiddleware(): Middleware<AppState> {
         ctx.status = 503;
         ctx.set('Retry-After', '5');
         ctx.body = { reason: 'store_unavailable', message: 'the database did not answer; retry later', request_id: ctx.state.requestId };
+        return;
+      }
+      if (isRedisUnavailable(err)) {
+        // Redis is away, or a cluster slot has no primary during a failover: reads and changes of state wait for it.
+        ctx.state.log.warn({ err: (err as Error).message }, 'redis unavailable');
+        ctx.status = 503;
+        ctx.set('Retry-After', '5');
+        ctx.body = { reason: 'state_unavailable', message: 'Redis did not answer; retry later', request_id: ctx.state.requestId };
         return;
       }
       const status = (err as { status?: number; expose?: boolean }).status;
