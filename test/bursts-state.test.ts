@@ -17,20 +17,13 @@ import type { EventEntry } from '../src/services/events.service.ts';
 import { DEFAULT_ALERTS } from '../src/store/projects.store.ts';
 import { processEventGroups } from '../workers/events-process.handler.ts';
 import { makeProject, startTestContext, type TestContext } from './helpers/context.ts';
+import { prng } from './helpers/prng.ts';
 
 let ctx: TestContext;
 beforeAll(async () => {
   ctx = await startTestContext();
 });
 afterAll(async () => ctx?.close());
-
-function prng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 describe('burst detection through Redis against the pure detectors', () => {
   it.each(Array.from({ length: 12 }, (_, i) => i + 1))('stream %i', async (seed) => {

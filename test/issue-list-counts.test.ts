@@ -12,20 +12,13 @@ import type { AppliedGroup } from '../src/state/issues.state.ts';
 import { makeIssueReads } from '../src/state/issue-reads.ts';
 import { packPayload, type EventDoc } from '../src/store/events.store.ts';
 import { eventId, makeProject, startTestContext, type TestContext } from './helpers/context.ts';
+import { prng } from './helpers/prng.ts';
 
 let ctx: TestContext;
 beforeAll(async () => {
   ctx = await startTestContext();
 });
 afterAll(async () => ctx?.close());
-
-function prng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 const STATUSES = ['unresolved', 'resolved', 'ignored'] as const;
 

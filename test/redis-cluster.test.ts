@@ -10,6 +10,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { worse, type SessionStatus } from '../src/domain/sessions.ts';
@@ -17,7 +18,7 @@ import { startRedisCluster, type LocalCluster } from '../src/embedded/redis-clus
 import { connectRedis, isCluster } from '../src/redis/connect.ts';
 import { projectKeys } from '../src/state/scripts.ts';
 import { drained, eventId, makeProject, rollupsAndRecount, sessionStatuses, startTestContext, type TestContext } from './helpers/context.ts';
-import { startProcess } from './helpers/process.ts';
+import { startFleet, type startProcess } from './helpers/process.ts';
 
 let ctx: TestContext;
 let cluster: LocalCluster;
@@ -34,14 +35,9 @@ beforeAll(async () => {
     SWEEP_GRACE_SECONDS: '2',
     JOB_LOCK_MS: '3000',
   });
-  const env = { ...ctx.env, LOG_LEVEL: 'info', PORT: '0' };
-  for (let i = 0; i < 2; i++) {
-    const api = startProcess(['api'], env, /API listening on (http:\/\/\S+)/);
-    const worker = startProcess(['worker', '--queues', 'sessions,events', '--concurrency', '4'], env, /workers started/);
-    procs.push(api, worker);
-    apis.push((await api.matched)[1]!);
-    await worker.matched;
-  }
+  const fleet = await startFleet({ ...ctx.env, LOG_LEVEL: 'info' }, ['--queues', 'sessions,events', '--concurrency', '4']);
+  procs.push(...fleet.procs);
+  apis.push(...fleet.apis);
 }, 120_000);
 afterAll(async () => {
   await Promise.all(procs.map((p) => p.stop()));
@@ -185,9 +181,7 @@ describe('a primary SIGKILLed mid-load', () => {
       for (const p of procs) {
         const warnings = p.output().split('\n').filter((l) => /"level":(40|50|60)/.test(l));
         process.stderr.write(`--- ${p.child.spawnargs.slice(2).join(' ')} (pid ${p.child.pid})\n${warnings.slice(-40).join('\n')}\n${p.output().slice(-1500)}\n`);
-        fs.writeFileSync(path.join(os.tmpdir(), `lookout-cluster-${p.child.pid}.log`), p.output());
       }
-      const { Queue } = await import('bullmq');
       const conn = connectRedis(ctx.runtime.redisTarget, { maxRetriesPerRequest: null });
       for (const name of ['events', 'sessions']) {
         const q = new Queue(name, { connection: conn, prefix: ctx.config.queuePrefix });

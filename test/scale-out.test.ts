@@ -8,21 +8,16 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { worse, type SessionStatus } from '../src/domain/sessions.ts';
 import { drained, eventId, makeProject, rollupsAndRecount, sessionStatuses, startTestContext, type TestContext } from './helpers/context.ts';
-import { startProcess } from './helpers/process.ts';
+import { startFleet, type startProcess } from './helpers/process.ts';
 
 let ctx: TestContext;
 const procs: ReturnType<typeof startProcess>[] = [];
 const apis: string[] = [];
 beforeAll(async () => {
   ctx = await startTestContext();
-  const env = { ...ctx.env, LOG_LEVEL: 'info', PORT: '0', SESSIONS_RATE_LIMIT_PER_MINUTE: '30' };
-  for (let i = 0; i < 2; i++) {
-    const api = startProcess(['api'], env, /API listening on (http:\/\/\S+)/);
-    const worker = startProcess(['worker'], env, /workers started/);
-    procs.push(api, worker);
-    apis.push((await api.matched)[1]!);
-    await worker.matched;
-  }
+  const fleet = await startFleet({ ...ctx.env, LOG_LEVEL: 'info', SESSIONS_RATE_LIMIT_PER_MINUTE: '30' });
+  procs.push(...fleet.procs);
+  apis.push(...fleet.apis);
 }, 120_000);
 afterAll(async () => {
   await Promise.all(procs.map((p) => p.stop()));

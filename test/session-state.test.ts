@@ -11,6 +11,7 @@ import { inject } from 'vitest';
 import { emptyState, keys, replayPart, type BatchPart } from '../src/domain/release-health.ts';
 import { STATUSES, type AggregateUpdate, type SessionUpdate } from '../src/domain/sessions.ts';
 import { makeSessionState, type SessionState } from '../src/state/sessions.state.ts';
+import { prng } from './helpers/prng.ts';
 
 const WINDOW_MS = 5 * 24 * 3600_000;
 let redis: Redis;
@@ -20,15 +21,6 @@ beforeAll(() => {
   state = makeSessionState(redis, { prefix: `lookout_test_${crypto.randomBytes(4).toString('hex')}`, windowMs: WINDOW_MS });
 });
 afterAll(() => redis.disconnect());
-
-/** A small seeded generator, so a failing stream can be replayed from its seed. */
-function prng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 function stream(seed: number, now: number) {
   const rnd = prng(seed);

@@ -60,3 +60,20 @@ export function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM
     child.kill(signal);
   });
 }
+
+/**
+ * Two API and two worker processes on the same stores, as docs/scaling.md runs them: the APIs' URLs (clients
+ * alternate between them, as a load balancer would) and every process, to stop.
+ */
+export async function startFleet(env: Record<string, string>, workerArgs: string[] = []) {
+  const procs: ReturnType<typeof startProcess>[] = [];
+  const apis: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const api = startProcess(['api'], { ...env, PORT: '0' }, /API listening on (http:\/\/\S+)/);
+    const worker = startProcess(['worker', ...workerArgs], env, /workers started/);
+    procs.push(api, worker);
+    apis.push((await api.matched)[1]!);
+    await worker.matched;
+  }
+  return { procs, apis };
+}
