@@ -18,13 +18,12 @@ import { startRedisCluster, type LocalCluster } from '../src/embedded/redis-clus
 import { connectRedis, isCluster } from '../src/redis/connect.ts';
 import { projectKeys } from '../src/state/scripts.ts';
 import { drained, eventId, makeProject, rollupsAndRecount, sessionStatuses, startTestContext, type TestContext } from './helpers/context.ts';
-import { startFleet, type startProcess } from './helpers/process.ts';
+import { startFleet, type Fleet } from './helpers/process.ts';
 
 let ctx: TestContext;
 let cluster: LocalCluster;
 let dir: string;
-const procs: ReturnType<typeof startProcess>[] = [];
-const apis: string[] = [];
+let fleet: Fleet;
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-cluster-'));
   cluster = await startRedisCluster({ dir });
@@ -35,28 +34,16 @@ beforeAll(async () => {
     SWEEP_GRACE_SECONDS: '2',
     JOB_LOCK_MS: '3000',
   });
-  const fleet = await startFleet({ ...ctx.env, LOG_LEVEL: 'info' }, ['--queues', 'sessions,events', '--concurrency', '4']);
-  procs.push(...fleet.procs);
-  apis.push(...fleet.apis);
+  fleet = await startFleet({ ...ctx.env, LOG_LEVEL: 'info' }, ['--queues', 'sessions,events', '--concurrency', '4']);
 }, 120_000);
 afterAll(async () => {
-  await Promise.all(procs.map((p) => p.stop()));
+  await fleet?.stop();
   await ctx?.close();
   await cluster?.stop();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A POST to one of the two API processes, as a load balancer would spread them; a refused connection is status 0. */
-async function post(n: number, path: string, key: string, body: unknown) {
-  try {
-    const res = await fetch(`${apis[n % apis.length]}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-key': key }, body: JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  } catch (err) {
-    return { status: 0, body: { message: (err as Error).message } };
-  }
-}
 
 /** Projects made until each primary holds at least one: the primary's port → a project on it. */
 async function projectsOnEveryPrimary(): Promise<Map<number, Awaited<ReturnType<typeof makeProject>>>> {
@@ -103,9 +90,9 @@ describe('Lookout on a Redis Cluster of three primaries', () => {
       });
       const ids = Array.from({ length: 10 }, () => eventId());
       const answers = await Promise.all([
-        ...Array.from({ length: 6 }, (_, n) => post(n, '/api/v1/sessions', p.publicKey, { sessions: updates.slice(n * 10, n * 10 + 10) })),
+        ...Array.from({ length: 6 }, (_, n) => fleet.post(n, '/api/v1/sessions', p.publicKey, { sessions: updates.slice(n * 10, n * 10 + 10) })),
         // each event_id twice, once through each API: stored and counted once
-        ...ids.flatMap((id) => [0, 1].map((n) => post(n, '/api/v1/events', p.secret, { event_id: id, timestamp: new Date().toISOString(), exception: { values: [{ type: 'ClusterError', value: 'x' }] } }))),
+        ...ids.flatMap((id) => [0, 1].map((n) => fleet.post(n, '/api/v1/events', p.secret, { event_id: id, timestamp: new Date().toISOString(), exception: { values: [{ type: 'ClusterError', value: 'x' }] } }))),
       ]);
       expect(answers.map((a) => a.status)).toEqual(Array(answers.length).fill(202));
       await drained(ctx, 60_000);
@@ -142,7 +129,7 @@ describe('a primary SIGKILLed mid-load', () => {
           // one user per session, as SDKs send it (docs/decisions.md: the first report fixes it)
           return { sid, release: 'fo@1', status: statuses[(n + i + c) % statuses.length]!, did: `user-${[...sid].reduce((h, ch) => h + ch.charCodeAt(0), 0) % 11}`, started };
         });
-        const res = await post(n + c, '/api/v1/sessions', projects[k]!.publicKey, { sessions });
+        const res = await fleet.post(n + c, '/api/v1/sessions', projects[k]!.publicKey, { sessions });
         sent += 1;
         await sleep(30);
         if (res.status !== 202) {
@@ -156,7 +143,7 @@ describe('a primary SIGKILLed mid-load', () => {
       for (let n = 0; !stop; n++) {
         const k = n % projects.length;
         const type = `FailoverError${n % 3}`;
-        const res = await post(n + c, '/api/v1/events', projects[k]!.secret, { event_id: eventId(), timestamp: new Date().toISOString(), release: 'fo@1', exception: { values: [{ type, value: 'x' }] } });
+        const res = await fleet.post(n + c, '/api/v1/events', projects[k]!.secret, { event_id: eventId(), timestamp: new Date().toISOString(), release: 'fo@1', exception: { values: [{ type, value: 'x' }] } });
         await sleep(20);
         if (res.status === 202) eventsAcked[k]!.set(type, (eventsAcked[k]!.get(type) ?? 0) + 1);
         else refused.push(`event ${res.status} ${JSON.stringify(res.body)}`);
@@ -178,7 +165,7 @@ describe('a primary SIGKILLed mid-load', () => {
     expect(await cluster.primaries()).not.toContain(victim);
     await drained(ctx, 120_000).catch(async (err: Error) => {
       // what the processes said, to tell a stuck worker from a slow one
-      for (const p of procs) {
+      for (const p of fleet.procs) {
         const warnings = p.output().split('\n').filter((l) => /"level":(40|50|60)/.test(l));
         process.stderr.write(`--- ${p.child.spawnargs.slice(2).join(' ')} (pid ${p.child.pid})\n${warnings.slice(-40).join('\n')}\n${p.output().slice(-1500)}\n`);
       }

@@ -8,30 +8,22 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { worse, type SessionStatus } from '../src/domain/sessions.ts';
 import { drained, eventId, makeProject, rollupsAndRecount, sessionStatuses, startTestContext, type TestContext } from './helpers/context.ts';
-import { startFleet, type startProcess } from './helpers/process.ts';
+import { startFleet, type Fleet } from './helpers/process.ts';
 
 let ctx: TestContext;
-const procs: ReturnType<typeof startProcess>[] = [];
-const apis: string[] = [];
+let fleet: Fleet;
 beforeAll(async () => {
   ctx = await startTestContext();
-  const fleet = await startFleet({ ...ctx.env, LOG_LEVEL: 'info', SESSIONS_RATE_LIMIT_PER_MINUTE: '30' });
-  procs.push(...fleet.procs);
-  apis.push(...fleet.apis);
+  fleet = await startFleet({ ...ctx.env, LOG_LEVEL: 'info', SESSIONS_RATE_LIMIT_PER_MINUTE: '30' });
 }, 120_000);
 afterAll(async () => {
-  await Promise.all(procs.map((p) => p.stop()));
+  await fleet?.stop();
   await ctx?.close();
 });
 
-async function post(n: number, path: string, key: string, body: unknown) {
-  const res = await fetch(`${apis[n % apis.length]}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-key': key }, body: JSON.stringify(body) });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
-
 it('shares one rate-limit budget between API processes', async () => {
   const { publicKey } = await makeProject(ctx);
-  const answers = await Promise.all(Array.from({ length: 45 }, (_, i) => post(i, '/api/v1/sessions', publicKey, { sid: `budget-${i}-abcdef`, status: 'ok', release: 'r@1' })));
+  const answers = await Promise.all(Array.from({ length: 45 }, (_, i) => fleet.post(i, '/api/v1/sessions', publicKey, { sid: `budget-${i}-abcdef`, status: 'ok', release: 'r@1' })));
   expect(answers.filter((a) => a.status === 202)).toHaveLength(30);
   expect(answers.filter((a) => a.status === 429)).toHaveLength(15);
 });
@@ -40,7 +32,7 @@ it('stores an event_id once, whichever API process gets it', async () => {
   const { secret } = await makeProject(ctx);
   const ids = Array.from({ length: 10 }, () => eventId());
   const sends = ids.flatMap((id) =>
-    [0, 1, 0, 1].map((n) => post(n, '/api/v1/events', secret, { event_id: id, timestamp: new Date().toISOString(), exception: { values: [{ type: 'ScaleError', value: 'x' }] } })),
+    [0, 1, 0, 1].map((n) => fleet.post(n, '/api/v1/events', secret, { event_id: id, timestamp: new Date().toISOString(), exception: { values: [{ type: 'ScaleError', value: 'x' }] } })),
   );
   const answers = await Promise.all(sends);
   expect(answers.every((a) => a.status === 202)).toBe(true);
@@ -63,7 +55,7 @@ it('merges sessions sent through both APIs and both workers into rollups equal t
     updates.push({ sid, status, release: 'shop@2.0.0', did: `user-${(i % 40) % 9}`, started });
   }
   // 12 requests of 10 updates, within the budget of 30 a minute
-  const sends = Array.from({ length: 12 }, (_, n) => post(n, '/api/v1/sessions', publicKey, { sessions: updates.slice(n * 10, n * 10 + 10) }));
+  const sends = Array.from({ length: 12 }, (_, n) => fleet.post(n, '/api/v1/sessions', publicKey, { sessions: updates.slice(n * 10, n * 10 + 10) }));
   expect((await Promise.all(sends)).map((a) => a.status)).toEqual(Array(12).fill(202));
   await drained(ctx, 90_000);
   expect(await sessionStatuses(ctx, Number(project.id), worst.keys())).toEqual(worst);
@@ -75,11 +67,11 @@ it('shows every API and worker process in one /metrics scrape', async () => {
   const deadline = Date.now() + 20_000;
   let processes = new Set<string>();
   while (Date.now() < deadline) {
-    const text = await (await fetch(`${apis[0]}/metrics`)).text();
+    const text = await (await fetch(`${fleet.apis[0]}/metrics`)).text();
     processes = new Set([...text.matchAll(/process="((?:api|worker)-[^"]+)"/g)].map((m) => m[1]!.split('-')[0]! + '-' + m[1]!.split('-').at(-1)));
-    const pids = procs.map((p) => p.child.pid);
+    const pids = fleet.procs.map((p) => p.child.pid);
     if (pids.every((pid) => [...processes].some((p) => p.endsWith(`-${pid}`)))) break;
     await new Promise((r) => setTimeout(r, 500));
   }
-  for (const proc of procs) expect([...processes].some((p) => p.endsWith(`-${proc.child.pid}`)), `process ${proc.child.pid} in /metrics`).toBe(true);
+  for (const proc of fleet.procs) expect([...processes].some((p) => p.endsWith(`-${proc.child.pid}`)), `process ${proc.child.pid} in /metrics`).toBe(true);
 }, 30_000);

@@ -41,7 +41,7 @@ export async function startStores(config: Config, log: (line: string) => void): 
     await Promise.all(started.map((p) => p.stop()));
   };
   try {
-    let redisUrl = config.redisUrl ?? clusterUrl(config);
+    let redisUrl = configuredRedisUrl(config);
     if (redisUrl === null) {
       const redis = await startRedis({ dir: redisDir, port: config.embeddedRedisPort });
       started.push(redis);
@@ -68,7 +68,7 @@ export async function startStores(config: Config, log: (line: string) => void): 
  * ports are said once), else the embedded default ports.
  */
 export function storeUrls(config: Config): { redisUrl: string; mongoUrl: string } {
-  const redisUrl = config.redisUrl ?? clusterUrl(config);
+  const redisUrl = configuredRedisUrl(config);
   const running = redisUrl && config.mongoUrl ? null : readInstance(config.dataDir);
   return {
     redisUrl: redisUrl ?? running?.redis_url ?? `redis://127.0.0.1:${config.embeddedRedisPort}`,
@@ -76,8 +76,12 @@ export function storeUrls(config: Config): { redisUrl: string; mongoUrl: string 
   };
 }
 
-/** On a cluster (REDIS_CLUSTER_NODES) the URL of its first startup node: what logs and messages name; clients take every node. */
-function clusterUrl(config: Config): string | null {
+/**
+ * REDIS_URL, or on a cluster (REDIS_CLUSTER_NODES) the URL of its first startup node (what logs and messages name;
+ * clients take every node); null when neither is set.
+ */
+function configuredRedisUrl(config: Config): string | null {
   const first = config.redisCluster?.[0];
-  return first ? `redis://${first.host.includes(':') ? `[${first.host}]` : first.host}:${first.port}` : null;
+  if (config.redisUrl || !first) return config.redisUrl;
+  return `redis://${first.host.includes(':') ? `[${first.host}]` : first.host}:${first.port}`;
 }

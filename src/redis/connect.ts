@@ -26,7 +26,7 @@ export interface RedisTarget {
 export function connectRedis(target: RedisTarget, options: RedisOptions): RedisClient {
   if (!target.cluster) return new Redis(target.url, options);
   return new Cluster(
-    target.cluster.map((n) => ({ host: n.host, port: n.port })),
+    [...target.cluster],
     {
       redisOptions: options,
       enableOfflineQueue: options.enableOfflineQueue ?? true,
@@ -38,13 +38,13 @@ export function connectRedis(target: RedisTarget, options: RedisOptions): RedisC
   );
 }
 
-/** The primaries of a cluster, or the one server: where a scan of keys must look. */
-export function primaries(redis: RedisClient): Redis[] {
-  return redis instanceof Cluster ? redis.nodes('master') : [redis];
-}
-
 /** Whether the client speaks to a cluster. */
 export const isCluster = (redis: RedisClient): redis is Cluster => redis instanceof Cluster;
+
+/** The primaries of a cluster, or the one server: where a scan of keys must look. */
+export function primaries(redis: RedisClient): Redis[] {
+  return isCluster(redis) ? redis.nodes('master') : [redis];
+}
 
 /**
  * Whether an error says Redis (or the slot's primary on a cluster) could not be reached in time, rather than

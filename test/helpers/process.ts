@@ -63,7 +63,7 @@ export function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM
 
 /**
  * Two API and two worker processes on the same stores, as docs/scaling.md runs them: the APIs' URLs (clients
- * alternate between them, as a load balancer would) and every process, to stop.
+ * alternate between them, as a load balancer would), every process, and `stop` for all of them.
  */
 export async function startFleet(env: Record<string, string>, workerArgs: string[] = []) {
   const procs: ReturnType<typeof startProcess>[] = [];
@@ -75,5 +75,15 @@ export async function startFleet(env: Record<string, string>, workerArgs: string
     apis.push((await api.matched)[1]!);
     await worker.matched;
   }
-  return { procs, apis };
+  /** A POST to API `n % 2`, as a load balancer would spread them; a refused connection is status 0. */
+  const post = async (n: number, path: string, key: string, body: unknown) => {
+    try {
+      const res = await fetch(`${apis[n % apis.length]}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-key': key }, body: JSON.stringify(body) });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    } catch (err) {
+      return { status: 0, body: { message: (err as Error).message } as Record<string, unknown> };
+    }
+  };
+  return { procs, apis, post, stop: () => Promise.all(procs.map((p) => p.stop())) };
 }
+export type Fleet = Awaited<ReturnType<typeof startFleet>>;
