@@ -43,6 +43,8 @@ export interface Config {
   readonly sessionUpdateWindowMs: number;
   /** How often the flusher copies changed rollups from Redis to MongoDB. */
   readonly flushIntervalMs: number;
+  /** Days error events and sign-in attempts are kept after they were received (a project's owner may set its own). */
+  readonly eventRetentionDays: number;
   /** Dashboard session cookies carry `Secure` (Lookout is served over TLS, directly or behind a proxy). */
   readonly cookieSecure: boolean;
   /** The dashboard's address as people reach it, for the links notifications carry (default: the API's own address). */
@@ -89,6 +91,7 @@ export const DEFAULTS = {
   ADMIN_PASSWORD: '',
   SESSION_UPDATE_WINDOW_HOURS: '120',
   FLUSH_INTERVAL_MS: '1000',
+  EVENT_RETENTION_DAYS: '90',
   COOKIE_SECURE: 'false',
   PUBLIC_URL: '',
   SMTP_URL: '',
@@ -181,6 +184,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     admin: raw('ADMIN_PASSWORD') ? { username: raw('ADMIN_USERNAME'), password: raw('ADMIN_PASSWORD') } : null,
     sessionUpdateWindowMs: int('SESSION_UPDATE_WINDOW_HOURS', 1, 90 * 24) * 3600_000,
     flushIntervalMs: int('FLUSH_INTERVAL_MS', 50, 1000),
+    eventRetentionDays: int('EVENT_RETENTION_DAYS', 1, 3650),
     cookieSecure: raw('COOKIE_SECURE') === 'true',
     publicUrl: (url('PUBLIC_URL', ['http', 'https']) ?? `http://${raw('HOST').includes(':') ? `[${raw('HOST')}]` : raw('HOST')}:${raw('PORT')}`).replace(/\/+$/, ''),
     smtpUrl: url('SMTP_URL', ['smtp', 'smtps']),

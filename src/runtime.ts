@@ -68,7 +68,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   if (opts.storeTimeoutMs !== undefined) await answersWithin(stateRedis, opts.storeTimeoutMs);
   const state = makeSessionState(stateRedis, { prefix: config.queuePrefix, windowMs: config.sessionUpdateWindowMs });
   const issuesState = makeIssuesState(stateRedis, { prefix: config.queuePrefix });
-  const keeper = makeStateKeeper({ state, store: stores.sessions, issuesState, issuesStore: stores.issues, eventsStore: stores.events, log });
+  const keeper = makeStateKeeper({ state, store: stores.sessions, issuesState, issuesStore: stores.issues, eventsStore: stores.events, expiredStore: stores.expired, log });
   const accounts = makeAccountsService({ stores, redis: stateRedis, prefix: config.queuePrefix });
   const issueReads = makeIssueReads(stateRedis, { prefix: config.queuePrefix });
   const issues = makeIssuesService({ issues: stores.issues, events: stores.events, state: issuesState, reads: issueReads, keeper });

@@ -1,13 +1,17 @@
 /**
- * maintenance.retention (scheduled hourly): removes raw session batches
- * older than 90 days. MongoDB's TTL index does the same; FerretDB does not
- * expire TTL indexes, so this job is what enforces retention there. Rollups
+ * maintenance.retention (scheduled hourly): deletes what is past retention.
+ * Raw session batches older than 90 days (MongoDB's TTL index does the same;
+ * FerretDB expires none, so this job is what enforces it there); rollups
  * stay, and Redis expires session states itself after the update window.
+ * Error events and sign-in attempts older than their project's retention
+ * (src/services/retention.service.ts); issues keep their counters.
  */
 import type { Runtime } from '../src/runtime.ts';
+import { expireEvents, RETENTION_CHUNKS, type RetentionOptions } from '../src/services/retention.service.ts';
 
-export async function runRetention(runtime: Runtime, now: Date): Promise<Record<string, number>> {
-  const deleted = await runtime.stores.sessions.deleteExpired(now);
-  runtime.log.info({ deleted }, 'retention removed expired session data');
-  return deleted;
+export async function runRetention(runtime: Runtime, now: Date, opts: RetentionOptions = RETENTION_CHUNKS): Promise<Record<string, number>> {
+  const sessions = await runtime.stores.sessions.deleteExpired(now);
+  runtime.log.info({ deleted: sessions }, 'retention removed expired session data');
+  const deps = { stores: runtime.stores, issuesState: runtime.issuesState, keeper: runtime.keeper, defaultDays: runtime.config.eventRetentionDays, log: runtime.log };
+  return { ...sessions, ...(await expireEvents(deps, now, opts)) };
 }

@@ -10,6 +10,7 @@ import { storeUrls } from '../embedded/stores.ts';
 import { AppError } from '../errors.ts';
 import { makeLogger } from '../log.ts';
 import { makeRuntime, StoreTimeoutError, type Runtime } from '../runtime.ts';
+import type { RecountProgress } from '../state/sessions.state.ts';
 import { parseTriggers, TRIGGERS } from '../domain/notifications.ts';
 import { parseOptions, UsageError } from './usage.ts';
 
@@ -21,7 +22,7 @@ export const ADMIN_COMMANDS = [
   ['org show', '--org ID', 'the organisation with its people and used seats'],
   ['project create', '--org ID --name N [--security-monitoring on|off]', 'new project; prints its secret key (only here and on rotation)'],
   ['project list', '[--org ID]', "every project, or one organisation's; never a secret key"],
-  ['project set', '--project ID [--name N] [--enabled on|off] [--security-monitoring on|off]', 'change a project'],
+  ['project set', '--project ID [--name N] [--enabled on|off] [--security-monitoring on|off] [--event-retention-days N|default]', 'change a project'],
   ['project show', '--project ID', 'project, binding and alert settings'],
   ['project unbind', '--project ID', 'free the project and its installation so either can activate again'],
   ['key rotate', '--project ID --kind secret|public', 'new key; a rotated secret keeps the binding'],
@@ -68,6 +69,7 @@ const OPTIONS = {
   email: { type: 'string' },
   enabled: { type: 'string' },
   'security-monitoring': { type: 'string' },
+  'event-retention-days': { type: 'string' },
   threshold: { type: 'string' },
   'window-seconds': { type: 'string' },
   'cooldown-seconds': { type: 'string' },
@@ -173,7 +175,8 @@ export function parseAdminCommand(args: string[]): AdminRun {
     }
     case 'project set': {
       const project = id(values, 'project');
-      const set = defined({ name: values.name, enabled: onOff(values, 'enabled'), security_monitoring: onOff(values, 'security-monitoring') });
+      const retention = values['event-retention-days'] === 'default' ? null : wholeNumber(values, 'event-retention-days');
+      const set = defined({ name: values.name, enabled: onOff(values, 'enabled'), security_monitoring: onOff(values, 'security-monitoring'), event_retention_days: retention });
       return (rt) => rt.admin.setProject(project, set);
     }
     case 'project show': {
@@ -276,7 +279,12 @@ export function parseAdminCommand(args: string[]): AdminRun {
       const project = id(values, 'project');
       return async (rt) => {
         await rt.admin.showProject(project); // 404 for an unknown project
-        return { project: String(project), ...(await rt.keeper.rebuild(project, new Date())) };
+        // How far it got, on standard error: a recount of a large project takes minutes, and one stopped is resumed.
+        const report = (p: RecountProgress) =>
+          process.stderr.write(
+            `recount: ${p.batches} raw batches, ${p.entries} sessions replayed, through ${new Date(p.at || Date.now()).toISOString()}${p.resumed > 0 ? ` (resumed after ${p.resumed})` : ''}\n`,
+          );
+        return { project: String(project), ...(await rt.keeper.rebuild(project, new Date(), report)) };
       };
     }
     default:

@@ -57,7 +57,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     tag: 'operations',
     summary: 'Readiness: Redis and MongoDB answer and the process is not shutting down',
     auth: 'none',
-    ok: { 200: '`{status: "ready", checks}`' },
+    ok: { 200: '`{status: "ready", checks}`, or `{status: "degraded", reason: "redis_full", redis_memory, checks}` while Redis is at its maxmemory (ingestion still acknowledged)' },
     errors: [503],
   },
   'GET /metrics': { tag: 'operations', summary: 'Prometheus metrics of every live Lookout process', auth: 'none', ok: { 200: 'Prometheus text format' } },
@@ -143,7 +143,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     summary: 'One issue with its latest event (spec 4.7), its spread and hourly counts',
     auth: 'secret+instance',
     params: [id],
-    ok: { 200: 'the issue, `latest_event`, `spread` `{releases, environments, companies}` (top 10 each, `{value, count}`), `hourly` `{until, last_24h, last_14d}`' },
+    ok: { 200: 'the issue, `latest_event` (null and `latest_event_expired: true` once retention deleted it), `spread` `{releases, environments, companies}` (top 10 each, `{value, count}`), `hourly` `{until, last_24h, last_14d}`' },
     errors: [400, 404],
   },
   'GET /api/v1/issues/:id/events': {

@@ -61,6 +61,7 @@ export function projectView(project: ProjectDoc) {
     installation: project.installation,
     // Settings added later (decision_seconds) show their default for a project saved before them.
     alerts: { ...DEFAULT_ALERTS, ...project.alerts },
+    event_retention_days: project.event_retention_days ?? null,
     created_at: project.created_at,
   };
 }
@@ -154,9 +155,10 @@ export function makeAdminService(stores: Stores, sdk: SdkService, changes: Proje
       if (!found || found.org_id !== orgId) throw new NotFoundError('project_not_found', `no project ${id}`);
       return projectView(found);
     },
-    async setProject(id: number, set: { enabled?: boolean; security_monitoring?: boolean; name?: string }) {
+    async setProject(id: number, set: { enabled?: boolean; security_monitoring?: boolean; name?: string; event_retention_days?: number | null }) {
       await project(id);
       if (Object.keys(set).length === 0) throw new BadRequestError('nothing_to_set', 'name at least one setting');
+      validator.check('project-settings', set); // the CLI's settings as the dashboard's
       const updated = (await stores.projects.update(id, set)) ?? (await project(id));
       await changes.publish(id);
       return projectView(updated);
@@ -196,7 +198,7 @@ export function makeAdminService(stores: Stores, sdk: SdkService, changes: Proje
       const current = await project(id);
       const proposed = mergedAlerts(current, set);
       const since = new Date(now.getTime() - ALERTS_PREVIEW_MS);
-      const attempts = (await stores.events.ofProject(id, 'security', since))
+      const attempts = (await stores.events.ofProject(id, 'security', since).toArray())
         .filter((e) => e.at.getTime() <= now.getTime())
         .map((e) => ({ id: e.event_id, at: e.at.getTime(), kind: e.security_kind ?? '', actor: e.actor ?? '', group: e.group_key ?? '', ip: e.ip }));
       const settings = { ...DEFAULT_ALERTS, ...current.alerts };

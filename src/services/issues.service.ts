@@ -94,6 +94,8 @@ export function makeIssuesService(deps: { issues: IssuesStore; events: EventsSto
       return {
         ...issueView(issue),
         latest_event: latest ? payloadOf(latest) : null,
+        // Its latest event was deleted by retention (the issue and its counts stay).
+        latest_event_expired: issue.latest_event !== null && latest === null,
         spread,
         hourly: { until: new Date((hourIndex(now) + 1) * HOUR_MS).toISOString(), last_24h: hours.slice(-24), last_14d: hours },
       };

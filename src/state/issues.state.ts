@@ -75,24 +75,32 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
   const issueSeq = `${opts.prefix}:issues:seq`;
   const keys = (project: number) => projectKeys(opts.prefix, project);
   const pending = makePendingFlush(redis, opts.prefix, 'events');
+  /** The issue of each fingerprint that has one (nothing is numbered). */
+  const knownIssueIds = async (project: number, fingerprints: string[]): Promise<Map<string, number>> => {
+    const unique = [...new Set(fingerprints)];
+    const known = unique.length === 0 ? [] : await redis.hmget(`${keys(project).base}fp`, ...unique);
+    return new Map(unique.flatMap((f, i) => (known[i] ? [[f, Number(known[i])] as const] : [])));
+  };
 
   return {
     redis,
     keys,
     pending,
 
+    knownIssueIds,
+    /** Takes deleted events off their issues' event lists (retention); the issues' counters stay. */
+    async forgetEvents(project: number, byIssue: { issue: number; events: string[] }[]): Promise<void> {
+      const pipe = redis.pipeline();
+      for (const { issue, events } of byIssue) if (events.length > 0) pipe.zrem(`${keys(project).base}ie:${issue}`, ...events);
+      await pipe.exec();
+    },
+
     /** The issue of each fingerprint, new ones numbered from the shared counter (first writer wins). */
     async issueIds(project: number, fingerprints: string[]): Promise<Map<string, number>> {
-      const unique = [...new Set(fingerprints)];
-      const out = new Map<string, number>();
-      if (unique.length === 0) return out;
+      const out = await knownIssueIds(project, fingerprints);
       const fp = `${keys(project).base}fp`;
-      const known = await redis.hmget(fp, ...unique);
-      for (const [i, f] of unique.entries()) {
-        if (known[i]) {
-          out.set(f, Number(known[i]));
-          continue;
-        }
+      for (const f of new Set(fingerprints)) {
+        if (out.has(f)) continue;
         const id = await redis.incr(issueSeq);
         // Two workers may number one fingerprint at once: the first mapping stays, the other id is unused.
         out.set(f, (await redis.hsetnx(fp, f, String(id))) === 1 ? id : Number(await redis.hget(fp, f)));
@@ -153,35 +161,52 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
       return { verified: verified === 1, seq, issues };
     },
     /**
-     * Replaces the project's issue state (src/state/rebuild.ts): each issue
-     * as given, with its fingerprint, its events (their list, spread and
-     * hourly counts), the sign-in attempts, the groups to count as applied
-     * and the change counter; every issue is marked changed, so the flusher
-     * writes it and the list indexes take it in. Call with the project's
-     * epoch deleted.
+     * Replaces the project's issue state (src/state/rebuild.ts), in three
+     * steps so that the stored events can be streamed through: `begin` drops
+     * what the project holds; `events` and `attempts` add its counted events
+     * (their list, spread and hourly counts) and the sign-in attempts of the
+     * look-back, chunk by chunk; `finish` writes each issue as given with its
+     * fingerprint, the spread of its events retention deleted, the groups to
+     * count as applied and the change counter, and marks every issue changed,
+     * so the flusher writes it and the list indexes take it in. Call with the
+     * project's epoch deleted.
      */
-    async replace(
+    async beginReplace(project: number): Promise<void> {
+      const k = keys(project);
+      await dropProjectKeys(redis, k.base, [...ISSUE_KEY_PATTERNS], [`${k.base}fp`, k.eseq, k.eapplied, k.edirty]);
+    },
+    replaceEvents: (project: number, events: CountedEvent[]) => replaceEvents(redis, keys(project).base, events),
+    async replaceAttempts(project: number, attempts: AttemptEntry[]): Promise<void> {
+      const k = keys(project);
+      const pipe = redis.pipeline();
+      for (const a of attempts) {
+        const member = `${a.event_id}|${a.kind}|${a.actor}`;
+        pipe.zadd(`${k.base}ag:${a.group}`, a.at.getTime(), member);
+        if (a.ip) pipe.zadd(`${k.base}aip:${a.ip}`, a.at.getTime(), member);
+      }
+      await pipe.exec();
+    },
+    async finishReplace(
       project: number,
       issues: IssueDoc[],
-      events: CountedEvent[],
-      attempts: AttemptEntry[],
+      /** per issue, the spread of its events retention deleted (`r:<release>` → count, …) */
+      expired: Map<number, Map<string, number>>,
       applied: { id: string; at: Date }[],
       eseq: number,
     ): Promise<void> {
       const k = keys(project);
-      await dropProjectKeys(redis, k.base, [...ISSUE_KEY_PATTERNS], [`${k.base}fp`, k.eseq, k.eapplied, k.edirty]);
-      await replaceEvents(redis, k.base, events);
       const pipe = redis.pipeline();
+      for (const [issue, spread] of expired) {
+        for (const [key, n] of spread) {
+          pipe.hincrby(`${k.base}is:${issue}`, key, n);
+          pipe.sadd(`${k.base}f${key.slice(0, 1)}:${key.slice(2)}`, String(issue));
+        }
+      }
       for (const doc of issues) {
         pipe.hset(`${k.base}i:${doc._id}`, writeIssue(doc));
         if (doc.companies.length > 0) pipe.sadd(`${k.base}ic:${doc._id}`, ...doc.companies);
         pipe.hset(`${k.base}fp`, doc.fingerprint, String(doc._id));
         pipe.hset(k.edirty, String(doc._id), String(eseq));
-      }
-      for (const a of attempts) {
-        const member = `${a.event_id}|${a.kind}|${a.actor}`;
-        pipe.zadd(`${k.base}ag:${a.group}`, a.at.getTime(), member);
-        if (a.ip) pipe.zadd(`${k.base}aip:${a.ip}`, a.at.getTime(), member);
       }
       for (const b of applied) pipe.zadd(k.eapplied, b.at.getTime(), b.id);
       pipe.set(k.eseq, String(eseq));

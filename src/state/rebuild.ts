@@ -13,13 +13,14 @@
  * `npx lookout admin recount` runs the same rebuild by hand.
  */
 import crypto from 'node:crypto';
-import { emptyState, replayPart, type BatchPart, type HourRollup, type ReleaseRollup } from '../domain/release-health.ts';
+import type { BatchPart } from '../domain/release-health.ts';
 import type { Logger } from '../log.ts';
-import { unpackRequest, type Flushed, type SessionBatchDoc, type SessionsStore } from '../store/sessions.store.ts';
-import type { EventDoc, EventsStore } from '../store/events.store.ts';
+import { unpackRequest, type SessionBatchDoc, type SessionsStore } from '../store/sessions.store.ts';
+import type { EventsStore } from '../store/events.store.ts';
+import type { ExpiredStore } from '../store/expired.store.ts';
 import type { IssueDoc, IssuesStore } from '../store/issues.store.ts';
 import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, type AttemptEntry, type CountedEvent, type IssuesState } from './issues.state.ts';
-import { APPLIED_MEMORY_MS, type SessionState } from './sessions.state.ts';
+import { APPLIED_MEMORY_MS, rollupDocs, SESSION_LAYOUT, type RecountProgress, type SessionState } from './sessions.state.ts';
 
 /**
  * The rebuild lease lasts this long unless its holder renews it (every third of it while it works): a holder that
@@ -33,6 +34,12 @@ const REBUILD_LEASE_MS = 30_000;
  * has its issue state rebuilt once, at its next verify.
  */
 export const ISSUE_LAYOUT = '3';
+/** A recount stopped halfway is resumed when run again within this long; an older one starts over. */
+const RECOUNT_RESUME_MS = 24 * 3600_000;
+/** Events and attempts written to Redis per call while a rebuild streams them. */
+const REPLACE_CHUNK = 2000;
+/** How often a recount says how far it got. */
+const RECOUNT_REPORT_MS = 5000;
 
 export class StateBusyError extends Error {
   constructor(project: number) {
@@ -60,9 +67,10 @@ export function makeStateKeeper(deps: {
   issuesState: IssuesState;
   issuesStore: IssuesStore;
   eventsStore: EventsStore;
+  expiredStore: ExpiredStore;
   log: Logger;
 }) {
-  const { state, store, issuesState, issuesStore, eventsStore, log } = deps;
+  const { state, store, issuesState, issuesStore, eventsStore, expiredStore, log } = deps;
   const redis = state.redis;
 
   /** Runs `fn` holding the project's rebuild lease (a rare path: restarts and recounts only). */
@@ -83,35 +91,49 @@ export function makeStateKeeper(deps: {
     }
   }
 
-  /** Recounts the project's sessions from its raw batches into Redis and the MongoDB rollups. Hold the lease, epoch deleted. */
-  async function rebuildSessions(project: number, now: Date): Promise<{ batches: number; sessions: number }> {
+  /**
+   * Recounts the project's sessions from its raw batches into Redis and the MongoDB rollups, streaming: the
+   * batches are replayed oldest first through the merge script into a scratch state (src/state/sessions.state.ts),
+   * so memory holds one batch whatever the volume, and a recount killed halfway resumes where it stopped.
+   * Hold the lease, epoch deleted.
+   */
+  async function rebuildSessions(project: number, now: Date, report?: (p: RecountProgress) => void): Promise<{ batches: number; sessions: number }> {
     const k = state.keys(project);
     const previous = Math.max(Number((await redis.get(k.seq)) ?? 0), await store.flushedSeq(project));
     const seq = previous + 1;
 
-    const replayed = emptyState();
+    const scratch = state.recount(project);
+    const found = await scratch.progress();
+    const resumable = found && found.phase === 'replay' && now.getTime() - found.started < RECOUNT_RESUME_MS;
+    let progress = resumable ? { ...found, resumed: found.batches } : await scratch.begin(now);
+    if (resumable) log.warn({ project, batches: found.batches }, 'resuming a recount of the sessions that stopped halfway');
     const applied: [number, string][] = [];
-    let batches = 0;
+    let reported = Date.now();
     for await (const batch of store.batchesOf(project)) {
+      const at = batch.received_at.getTime();
+      if (at > now.getTime() - APPLIED_MEMORY_MS) applied.push([at, batch._id]);
+      if (at < progress.at || (at === progress.at && batch._id <= progress.id)) continue; // replayed before it stopped
       const part = partsOf(batch).get(project);
       if (!part) continue;
-      replayPart(project, replayed, batch._id, part, batch.received_at, state.windowMs);
-      if (batch.received_at.getTime() > now.getTime() - APPLIED_MEMORY_MS) applied.push([batch.received_at.getTime(), batch._id]);
-      batches += 1;
+      const entries = await scratch.replay(batch._id, batch.received_at, part);
+      progress = { ...progress, at, id: batch._id, batches: progress.batches + 1, entries: progress.entries + entries };
+      await scratch.mark(progress);
+      if (Date.now() - reported >= RECOUNT_REPORT_MS) {
+        reported = Date.now();
+        report?.(progress);
+        log.info({ project, batches: progress.batches, entries: progress.entries, through: new Date(at) }, 'recounting the sessions of a project');
+      }
     }
+    report?.(progress);
 
     // MongoDB first: the mark, then rollups newer than any stored one.
     await store.setFlushedSeq(project, seq);
-    const v = <T>(doc: T) => ({ ...doc, v: seq });
-    await store.writeRollups({
-      hours: [...replayed.hours.values()].map(v) as Flushed<HourRollup>[],
-      releases: [...replayed.releases.values()].map(v) as Flushed<ReleaseRollup>[],
-    });
+    for await (const rollups of scratch.rollups()) await store.writeRollups(rollupDocs(project, rollups, seq));
 
     // Then Redis: the recounted state in place of what the project had.
-    const sessions = await state.replace(project, replayed, { seq, applied, now });
-    log.warn({ project, batches, sessions, seq }, 'rebuilt the session state of a project from its raw batches');
-    return { batches, sessions };
+    await scratch.adopt(progress, { seq, applied, now });
+    log.warn({ project, batches: progress.batches, entries: progress.entries, seq }, 'rebuilt the session state of a project from its raw batches');
+    return { batches: progress.batches, sessions: progress.entries };
   }
 
   /**
@@ -130,38 +152,54 @@ export function makeStateKeeper(deps: {
     const eseq = Math.max(Number((await redis.get(k.eseq)) ?? 0), await issuesStore.flushedSeq(project)) + 1;
     // The backlog before the events: a marker is written before its group's events.
     const pending = new Set((await eventsStore.backlog.collection.find({}, { projection: { _id: 1 } }).toArray()).map((m) => m._id));
-    const [docs, stored, attempts] = await Promise.all([
-      issuesStore.ofProject(project),
-      eventsStore.ofProject(project, 'error'),
-      eventsStore.ofProject(project, 'security', new Date(now.getTime() - 2 * DETECTION_LOOKBACK_MS)),
-    ]);
-    const errors = stored.filter((e) => !pending.has(e.batch));
+    const [docs, expired] = await Promise.all([issuesStore.ofProject(project), expiredStore.ofProject(project)]);
     const issueOf = new Map(docs.map((d) => [d.fingerprint, d._id]));
-    const events: CountedEvent[] = errors
-      .filter((e) => issueOf.has(e.fingerprint!))
-      .map((e) => ({ issue: issueOf.get(e.fingerprint!)!, event_id: e.event_id, at: e.at, release: e.release, environment: e.environment ?? null, company: e.company ?? null }));
-    const counted = new Map<string, { count: number; first: EventDoc; last: EventDoc }>();
-    for (const e of errors) {
+    await issuesState.beginReplace(project);
+
+    // The stored error events, streamed: each written to its issue's lists in chunks, and folded into its counts.
+    type Seen = { at: Date; _id: string; release: string | null };
+    const counted = new Map<string, { count: number; first: Seen; last: Seen }>();
+    const remembered = now.getTime() - APPLIED_MEMORY_MS;
+    const applied = new Map<string, Date>();
+    let chunk: CountedEvent[] = [];
+    for await (const e of eventsStore.ofProject(project, 'error')) {
+      if (pending.has(e.batch)) continue;
+      const seen = { at: e.at, _id: e._id, release: e.release };
       const c = counted.get(e.fingerprint!);
-      if (!c) counted.set(e.fingerprint!, { count: 1, first: e, last: e });
+      if (!c) counted.set(e.fingerprint!, { count: 1, first: seen, last: seen });
       else {
         c.count += 1;
-        if (e.at < c.first.at) c.first = e;
-        if (e.at >= c.last.at) c.last = e;
+        if (e.at < c.first.at) c.first = seen;
+        if (e.at >= c.last.at) c.last = seen;
       }
+      if (e.received_at.getTime() > remembered) applied.set(e.batch, e.received_at);
+      const issue = issueOf.get(e.fingerprint!);
+      if (issue !== undefined) chunk.push({ issue, event_id: e.event_id, at: e.at, release: e.release, environment: e.environment ?? null, company: e.company ?? null });
+      if (chunk.length >= REPLACE_CHUNK) await issuesState.replaceEvents(project, chunk.splice(0));
     }
+    await issuesState.replaceEvents(project, chunk);
+
+    // The sign-in attempts of the detectors' look-back, streamed the same way.
+    const attempts: AttemptEntry[] = [];
+    for await (const a of eventsStore.ofProject(project, 'security', new Date(now.getTime() - 2 * DETECTION_LOOKBACK_MS))) {
+      if (!ATTEMPT_KINDS.has(a.security_kind ?? '')) continue;
+      attempts.push({ event_id: a.event_id, at: a.at, kind: a.security_kind!, actor: a.actor ?? '', group: a.group_key!, ip: a.ip });
+      if (attempts.length >= REPLACE_CHUNK) await issuesState.replaceAttempts(project, attempts.splice(0));
+    }
+    await issuesState.replaceAttempts(project, attempts);
+
     const recounted = docs.map((doc): IssueDoc => {
       if (doc.kind !== 'error') return doc;
       const c = counted.get(doc.fingerprint);
-      // No counted event: all of them are in groups left to their jobs, which count them.
-      return c ? { ...doc, event_count: c.count, first_seen: c.first.at, last_seen: c.last.at, last_release: c.last.release, latest_event: c.last._id } : { ...doc, event_count: 0 };
+      // Events retention deleted still count (src/store/expired.store.ts); the issue's first one may be among them.
+      const gone = expired.get(doc._id)?.count ?? 0;
+      // No counted event: the rest are in groups left to their jobs, which count them.
+      if (!c) return { ...doc, event_count: gone };
+      const first = gone > 0 && doc.first_seen < c.first.at ? doc.first_seen : c.first.at;
+      return { ...doc, event_count: c.count + gone, first_seen: first, last_seen: c.last.at, last_release: c.last.release, latest_event: c.last._id };
     });
-    const detected: AttemptEntry[] = attempts
-      .filter((a) => ATTEMPT_KINDS.has(a.security_kind ?? ''))
-      .map((a) => ({ event_id: a.event_id, at: a.at, kind: a.security_kind!, actor: a.actor ?? '', group: a.group_key!, ip: a.ip }));
-    const remembered = now.getTime() - APPLIED_MEMORY_MS;
-    const applied = new Map(errors.filter((e) => e.received_at.getTime() > remembered).map((e) => [e.batch, e.received_at]));
-    await issuesState.replace(project, recounted, events, detected, [...applied].map(([id, at]) => ({ id, at })), eseq);
+    const expiredSpread = new Map([...expired].map(([issue, t]) => [issue, t.spread]));
+    await issuesState.finishReplace(project, recounted, expiredSpread, [...applied].map(([id, at]) => ({ id, at })), eseq);
     await redis.set(k.layout, ISSUE_LAYOUT);
     log.warn({ project, issues: docs.length, eseq }, 'rebuilt the issue state of a project from MongoDB and its stored events');
     return { issues: docs.length };
@@ -178,8 +216,8 @@ export function makeStateKeeper(deps: {
       const ik = issuesState.keys(project);
       const runId = await state.runId(project);
       const current = async () => {
-        const [epoch, layout] = await redis.mget(k.epoch, ik.layout);
-        return epoch === runId && layout === ISSUE_LAYOUT;
+        const [epoch, layout, sessionLayout] = await redis.mget(k.epoch, ik.layout, k.sessionLayout);
+        return epoch === runId && layout === ISSUE_LAYOUT && sessionLayout === SESSION_LAYOUT;
       };
       if (await current()) return 'verified';
       return leased(project, async () => {
@@ -195,8 +233,11 @@ export function makeStateKeeper(deps: {
           await rebuildIssues(project, now);
           outcome = 'rebuilt';
         }
-        if (held.sessions < flushed.sessions) {
-          log.warn({ project, held, flushed }, 'Redis lost session state that MongoDB has; rebuilding it from the raw batches');
+        const olderSessions = (await redis.get(k.sessionLayout)) !== SESSION_LAYOUT && (held.sessions > 0 || flushed.sessions > 0);
+        if (held.sessions < flushed.sessions || olderSessions) {
+          const why = olderSessions ? 'the session state of the project follows an older layout' : 'Redis lost session state that MongoDB has';
+          log.warn({ project, held, flushed }, `${why}; rebuilding it from the raw batches`);
+          await redis.del(k.epoch);
           await rebuildSessions(project, now);
           outcome = 'rebuilt';
         }
@@ -206,17 +247,18 @@ export function makeStateKeeper(deps: {
           outcome = 'rebuilt';
         }
         await redis.set(ik.layout, ISSUE_LAYOUT);
+        await redis.set(k.sessionLayout, SESSION_LAYOUT);
         await redis.set(k.epoch, runId);
         log.info({ project, held, flushed, outcome }, 'Redis state of the project verified against MongoDB');
         return outcome;
       });
     },
     /** `npx lookout admin recount`: rebuilds the project's sessions and issues whatever Redis holds. */
-    rebuild: (project: number, now: Date) =>
+    rebuild: (project: number, now: Date, report?: (progress: RecountProgress) => void) =>
       leased(project, async () => {
         await redis.del(state.keys(project).epoch); // the project's scripts refuse to run until the end
         await issuesState.raiseIssueSeq(await issuesStore.maxId());
-        const sessions = await rebuildSessions(project, now);
+        const sessions = await rebuildSessions(project, now, report);
         const issues = await rebuildIssues(project, now);
         await redis.set(state.keys(project).epoch, await state.runId(project));
         return { ...sessions, ...issues };

@@ -65,7 +65,11 @@ export function payloadOf(doc: Pick<EventDoc, 'payload'>): Record<string, unknow
 export const eventIndexes: IndexDescription[] = [
   { key: { batch: 1 }, name: 'batch' },
   { key: { project_id: 1, kind: 1, at: 1 }, name: 'project_kind_at' },
+  { key: { received_at: 1 }, name: 'retention' },
 ];
+
+/** What retention reads of an expired event: enough to delete it and keep its issue's counts. */
+export type ExpiredEvent = Pick<EventDoc, '_id' | 'project_id' | 'event_id' | 'kind' | 'fingerprint' | 'release' | 'environment' | 'company'>;
 
 export function eventKey(projectId: number, eventId: string): string {
   return `${projectId}:${eventId}`;
@@ -115,9 +119,22 @@ export function makeEventsStore(db: Db, opts: { ferretdb: boolean }) {
     getMany(ids: string[]): Promise<EventDoc[]> {
       return ids.length === 0 ? Promise.resolve([]) : events.find({ _id: { $in: ids } }).toArray();
     },
-    /** A project's events of one kind received since `since` (rebuilding its Redis state only). */
-    ofProject(projectId: number, kind: EventDoc['kind'], since: Date = new Date(0)): Promise<EventDoc[]> {
-      return events.find({ project_id: projectId, kind, at: { $gte: since } }, { projection: { payload: 0 } }).toArray();
+    /**
+     * Events received before `before`, of the projects listed in `projects.in`
+     * or of every project but those in `projects.notIn` (retention). MongoDB
+     * reads them from the `retention` index; FerretDB v1 scans the collection.
+     */
+    expiredOf(before: Date, projects: { in: number[] } | { notIn: number[] }) {
+      const project = 'in' in projects ? { $in: projects.in } : { $nin: projects.notIn };
+      const fields = { _id: 1, project_id: 1, event_id: 1, kind: 1, fingerprint: 1, release: 1, environment: 1, company: 1 } as const;
+      return events.find<ExpiredEvent>({ received_at: { $lt: before }, project_id: project }, { projection: fields, batchSize: 1000 });
+    },
+    async deleteIds(ids: string[]): Promise<number> {
+      return ids.length === 0 ? 0 : (await events.deleteMany({ _id: { $in: ids } })).deletedCount;
+    },
+    /** A project's events of one kind since `since`, without their payloads, as a cursor (a rebuild streams them; the alert preview reads a day). */
+    ofProject(projectId: number, kind: EventDoc['kind'], since: Date = new Date(0)) {
+      return events.find<Omit<EventDoc, 'payload'>>({ project_id: projectId, kind, at: { $gte: since } }, { projection: { payload: 0 }, batchSize: 1000 });
     },
   };
 }

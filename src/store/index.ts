@@ -3,6 +3,7 @@ import { makeBindingsStore } from './bindings.store.ts';
 import { makeChannelsStore } from './channels.store.ts';
 import { makeContactsStore } from './contacts.store.ts';
 import { makeEventsStore } from './events.store.ts';
+import { makeExpiredStore } from './expired.store.ts';
 import { makeIssuesStore } from './issues.store.ts';
 import { makeOrgsStore } from './orgs.store.ts';
 import type { Mongo } from './mongo.ts';
@@ -19,6 +20,7 @@ export function makeStores({ db, ferretdb }: Pick<Mongo, 'db' | 'ferretdb'>) {
     channels: makeChannelsStore(db),
     contacts: makeContactsStore(db),
     events: makeEventsStore(db, { ferretdb }),
+    expired: makeExpiredStore(db),
     issues: makeIssuesStore(db),
     sessions: makeSessionsStore(db, { ferretdb }),
     settings: makeSettingsStore(db),

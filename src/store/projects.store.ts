@@ -46,6 +46,8 @@ export interface ProjectDoc {
   instance_id: string | null;
   installation: Installation | null;
   alerts: AlertSettings;
+  /** days its events are kept; null or missing: EVENT_RETENTION_DAYS */
+  event_retention_days?: number | null;
   created_at: Date;
 }
 

@@ -37,6 +37,8 @@ export interface Project {
     last_activated_at: string;
   } | null;
   alerts: Alerts;
+  /** null: the installation's EVENT_RETENTION_DAYS */
+  event_retention_days: number | null;
   created_at: string;
 }
 
@@ -94,6 +96,7 @@ export type IssueRow = Issue & { events_24h: number[] };
 
 export interface IssueDetail extends Issue {
   latest_event: unknown;
+  latest_event_expired: boolean;
   spread: Record<'releases' | 'environments' | 'companies', { value: string; count: number }[]>;
   hourly: { until: string; last_24h: number[]; last_14d: number[] };
 }

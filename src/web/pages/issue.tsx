@@ -132,21 +132,21 @@ export function IssuePage({ id, issue, event }: { id: string; issue: string; eve
             <Spread title="Environments" rows={i.spread.environments} />
             <Spread title="Companies" rows={i.spread.companies} />
           </section>
-          <EventPanel id={id} issue={issue} event={event ?? (i.latest_event as { event_id?: string } | null)?.event_id} total={i.event_count} />
+          <EventPanel id={id} issue={issue} event={event ?? (i.latest_event as { event_id?: string } | null)?.event_id} total={i.event_count} expired={i.latest_event_expired} />
         </section>
       )}
     </Show>
   );
 }
 
-function EventPanel({ id, issue, event, total }: { id: string; issue: string; event: string | undefined; total: number }) {
+function EventPanel({ id, issue, event, total, expired }: { id: string; issue: string; event: string | undefined; total: number; expired: boolean }) {
   const base = `/projects/${id}/issues/${issue}`;
   const loaded = useLoad(() => (event ? api<IssueEvent>('GET', `${base}/events/${event}`) : Promise.resolve(null)), `event:${id}:${issue}:${event}`);
   return (
     <section aria-labelledby="event-heading">
       <h2 id="event-heading">Event</h2>
       {!event ? (
-        <p>No event stored.</p>
+        <p>{expired ? "Its latest event is past the project's event retention and was deleted; the issue keeps its counts." : 'No event stored.'}</p>
       ) : (
         <Show loaded={loaded}>
           {(e) =>

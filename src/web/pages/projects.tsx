@@ -152,6 +152,11 @@ export function ProjectSettingsPage({ id, session }: { id: string; session: Sess
             <dd>{p.enabled ? 'Enabled: its keys are accepted' : 'Disabled: every key of the project is refused'}</dd>
             <dt>Security monitoring</dt>
             <dd>{p.security_monitoring ? 'On: sign-in bursts raise security issues' : 'Off'}</dd>
+            <dt>Event retention</dt>
+            <dd>
+              {p.event_retention_days === null ? "The installation's default (EVENT_RETENTION_DAYS, 90 days unless set)" : `${p.event_retention_days} days`}: older error events
+              and sign-in attempts are deleted; issues keep their counts
+            </dd>
           </dl>
           {owner && (
             <p class="actions">
@@ -167,6 +172,7 @@ export function ProjectSettingsPage({ id, session }: { id: string; session: Sess
               </button>
             </p>
           )}
+          {owner && <RetentionForm days={p.event_retention_days} busy={busy} save={(days) => change(null, () => api('PATCH', `/projects/${id}`, { event_retention_days: days }))} />}
 
           <h2>Binding</h2>
           {p.installation ? (
@@ -226,5 +232,27 @@ export function ProjectNav({ id, current }: { id: string; current: 'releases' | 
         </a>
       ))}
     </nav>
+  );
+}
+
+/** Days the project's events are kept: a number, or empty for the installation's default. */
+function RetentionForm({ days, busy, save }: { days: number | null; busy: boolean; save: (days: number | null) => void }) {
+  const [value, setValue] = useState(days === null ? '' : String(days));
+  return (
+    <form
+      class="actions"
+      onSubmit={(e) => {
+        e.preventDefault();
+        save(value.trim() === '' ? null : Number(value));
+      }}
+    >
+      <label>
+        Keep events for{' '}
+        <input type="number" name="event_retention_days" min={1} max={3650} placeholder="default" value={value} onInput={(e) => setValue((e.target as HTMLInputElement).value)} /> days
+      </label>{' '}
+      <button type="submit" disabled={busy}>
+        Save retention
+      </button>
+    </form>
   );
 }
