@@ -10,6 +10,7 @@ import { parseOptions, UsageError } from '../src/cli/usage.ts';
 import { storeUrls } from '../src/embedded/stores.ts';
 import { makeLogger } from '../src/log.ts';
 import { publishMetrics } from '../src/metrics/fleet.ts';
+import { makeFullRedisLog } from '../src/redis/memory.ts';
 import { JOBS, redisConnection, type JobName } from '../src/queues/registry.ts';
 import { makeRuntime, type Runtime } from '../src/runtime.ts';
 import { onStopSignal } from '../src/signals.ts';
@@ -35,6 +36,7 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
   checkHandlers(handlers);
   const { config, log, metrics } = runtime;
   const connection = redisConnection(runtime.redisTarget);
+  const full = makeFullRedisLog(log);
   const workers = opts.queues.map((queue) => {
     const worker = new Worker(
       queue,
@@ -63,8 +65,14 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
         autorun: true,
       },
     );
-    worker.on('failed', (job, err) => log.warn({ queue, job: job?.name, id: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed'));
-    worker.on('error', (err) => log.error({ queue, err: err.message }, 'worker error'));
+    worker.on('failed', (job, err) => {
+      full(err, queue);
+      log.warn({ queue, job: job?.name, id: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed');
+    });
+    worker.on('error', (err) => {
+      full(err, queue);
+      log.error({ queue, err: err.message }, 'worker error');
+    });
     return worker;
   });
   // The sweeper enqueues what the API stored while Redis was unavailable (src/queues/sweep.ts).

@@ -13,6 +13,7 @@ import type { RedisClient } from '../redis/connect.ts';
 import { AggregatorRegistry, Gauge, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { QUEUE_NAMES } from '../../config/index.ts';
 import type { Runtime } from '../runtime.ts';
+import { redisMemory } from '../redis/memory.ts';
 import { deadline } from '../util/deadline.ts';
 
 const PUBLISH_EVERY_MS = 5000;
@@ -90,6 +91,14 @@ function makeSharedGauges(runtime: Runtime) {
     labelNames: ['kind'] as const,
     registers,
   });
+  const memory = new Gauge({ name: 'lookout_redis_memory_bytes', help: "Redis memory summed over its primaries: used, and maxmemory (0: no limit)", labelNames: ['kind'] as const, registers });
+  const full = new Gauge({ name: 'lookout_redis_full', help: 'Whether a Redis primary is at its maxmemory and refuses writes (1): processing waits, ingestion is still acknowledged', registers });
+  const readMemory = async () => {
+    const m = await deadline(redisMemory(runtime.state.redis), SCRAPE_TIMEOUT_MS, 'Redis memory');
+    memory.set({ kind: 'used' }, m.used);
+    memory.set({ kind: 'max' }, m.max);
+    full.set(m.full ? 1 : 0);
+  };
   const readQueues = async () => {
     for (const queue of QUEUE_NAMES) {
       const counts = await deadline(runtime.queues.queue(queue).getJobCounts(...JOB_STATES), SCRAPE_TIMEOUT_MS, 'job counts');
@@ -108,7 +117,8 @@ function makeSharedGauges(runtime: Runtime) {
     async refresh() {
       jobs.reset();
       oldest.reset();
-      const [redis, mongodb] = await Promise.allSettled([readQueues(), readBacklog()]);
+      memory.reset();
+      const [redis, mongodb] = await Promise.allSettled([readQueues(), readBacklog(), readMemory()]);
       up.set({ store: 'redis' }, redis.status === 'fulfilled' ? 1 : 0);
       up.set({ store: 'mongodb' }, mongodb.status === 'fulfilled' ? 1 : 0);
     },

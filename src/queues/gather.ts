@@ -6,6 +6,7 @@
  * rates each stored group is still a job of its own, sent `GATHER_MS` later.
  */
 import type { Logger } from '../log.ts';
+import { makeFullRedisLog } from '../redis/memory.ts';
 
 /** How long stored items are gathered into one job: at most this is added to how soon they show. */
 const GATHER_MS = 25;
@@ -18,6 +19,7 @@ export function makeJobGather<T>(
   let weight = 0;
   let timer: NodeJS.Timeout | null = null;
   const sending = new Set<Promise<unknown>>();
+  const full = makeFullRedisLog(opts.log);
 
   function flush(): void {
     if (timer) clearTimeout(timer);
@@ -26,7 +28,10 @@ export function makeJobGather<T>(
     weight = 0;
     if (items.length === 0) return;
     const sent = send(items)
-      .catch((err: Error) => opts.log.warn({ err: err.message, items: items.length }, 'enqueue failed; the sweeper will enqueue what was stored'))
+      .catch((err: Error) => {
+        full(err, 'enqueue');
+        opts.log.warn({ err: err.message, items: items.length }, 'enqueue failed; the sweeper will enqueue what was stored');
+      })
       .finally(() => sending.delete(sent));
     sending.add(sent);
   }

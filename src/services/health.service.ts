@@ -5,6 +5,7 @@
  */
 import type { RedisClient } from '../redis/connect.ts';
 import type { Db } from 'mongodb';
+import { redisMemory, type RedisMemory } from '../redis/memory.ts';
 import { deadline } from '../util/deadline.ts';
 
 const CHECK_TIMEOUT_MS = 2000;
@@ -14,6 +15,8 @@ export interface Readiness {
   ready: boolean;
   /** `ok`, or why the store failed */
   checks: Record<StoreName, string>;
+  /** set when Redis is at its `maxmemory`: it refuses writes, and processing waits */
+  redisFull: RedisMemory | null;
 }
 
 /**
@@ -51,7 +54,8 @@ export function makeHealthService(deps: { redis: RedisClient; db: Db }) {
         probe(() => pingWhenReady(deps.redis), 'Redis PING'),
         probe(() => deps.db.command({ ping: 1 }), 'MongoDB ping'),
       ]);
-      return { ready: redis === 'ok' && mongodb === 'ok', checks: { redis, mongodb } };
+      const memory = redis === 'ok' ? await deadline(redisMemory(deps.redis), CHECK_TIMEOUT_MS, 'Redis INFO').catch(() => null) : null;
+      return { ready: redis === 'ok' && mongodb === 'ok', checks: { redis, mongodb }, redisFull: memory?.full ? memory : null };
     },
   };
 }

@@ -7,6 +7,7 @@ import type { Middleware } from 'koa';
 import { MongoNetworkError, MongoNotConnectedError, MongoServerSelectionError } from 'mongodb';
 import { AppError } from '../../errors.ts';
 import { isRedisUnavailable } from '../../redis/connect.ts';
+import { isRedisFull } from '../../redis/memory.ts';
 import type { AppState } from '../app.ts';
 
 export function errorsMiddleware(): Middleware<AppState> {
@@ -36,20 +37,13 @@ export function errorsMiddleware(): Middleware<AppState> {
         ctx.state.log.info({ status: err.status, reason: err.reason }, 'request refused');
         return;
       }
-      if (err instanceof MongoServerSelectionError || err instanceof MongoNetworkError || err instanceof MongoNotConnectedError) {
-        // The store is down: say so (with a retry hint) instead of an anonymous 500.
-        ctx.state.log.warn({ err: (err as Error).message }, 'database unavailable');
+      // A store that is down or full: say so, with a retry hint, instead of an anonymous 500.
+      const away = storeAway(err);
+      if (away) {
+        ctx.state.log.warn({ err: (err as Error).message }, away.log);
         ctx.status = 503;
-        ctx.set('Retry-After', '5');
-        ctx.body = { reason: 'store_unavailable', message: 'the database did not answer; retry later', request_id: ctx.state.requestId };
-        return;
-      }
-      if (isRedisUnavailable(err)) {
-        // Redis is away, or a cluster slot has no primary during a failover: reads and changes of state wait for it.
-        ctx.state.log.warn({ err: (err as Error).message }, 'redis unavailable');
-        ctx.status = 503;
-        ctx.set('Retry-After', '5');
-        ctx.body = { reason: 'state_unavailable', message: 'Redis did not answer; retry later', request_id: ctx.state.requestId };
+        ctx.set('Retry-After', String(away.retryAfter));
+        ctx.body = { reason: away.reason, message: away.message, request_id: ctx.state.requestId };
         return;
       }
       const status = (err as { status?: number; expose?: boolean }).status;
@@ -64,4 +58,18 @@ export function errorsMiddleware(): Middleware<AppState> {
       ctx.body = { reason: 'internal', message: 'internal error', request_id: ctx.state.requestId };
     }
   };
+}
+
+/** Why a store cannot serve the request now, if that is what the error says. */
+function storeAway(err: unknown): { reason: string; message: string; log: string; retryAfter: number } | null {
+  if (err instanceof MongoServerSelectionError || err instanceof MongoNetworkError || err instanceof MongoNotConnectedError) {
+    return { reason: 'store_unavailable', message: 'the database did not answer; retry later', log: 'database unavailable', retryAfter: 5 };
+  }
+  // Redis at its maxmemory: a change of state waits until memory is freed (ingestion does not: it is in MongoDB).
+  if (isRedisFull(err)) {
+    return { reason: 'redis_full', message: 'Redis is at its maxmemory and refuses changes; retry once an operator frees memory', log: 'redis full', retryAfter: 30 };
+  }
+  // Redis is away, or a cluster slot has no primary during a failover: reads and changes of state wait for it.
+  if (isRedisUnavailable(err)) return { reason: 'state_unavailable', message: 'Redis did not answer; retry later', log: 'redis unavailable', retryAfter: 5 };
+  return null;
 }

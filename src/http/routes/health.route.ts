@@ -20,7 +20,19 @@ export function healthRoutes(deps: AppDeps): Router<AppState> {
       ctx.body = { reason: 'shutting_down', message: 'this process is shutting down and takes no new work', failing: [] };
       return;
     }
-    const { ready, checks } = await deps.health.readiness();
+    const { ready, checks, redisFull } = await deps.health.readiness();
+    if (ready && redisFull) {
+      // Still ready: ingestion is acknowledged and kept in MongoDB. A 503 would take every API process out of the
+      // load balancer at once and turn a processing delay into an outage (docs/decisions.md).
+      ctx.body = {
+        status: 'degraded',
+        reason: 'redis_full',
+        message: `Redis is at its maxmemory (${redisFull.used} of ${redisFull.max} bytes used) and refuses writes: events and sessions are acknowledged and stored, and processed once memory is freed or maxmemory raised`,
+        redis_memory: { used_bytes: redisFull.used, max_bytes: redisFull.max },
+        checks,
+      };
+      return;
+    }
     if (ready) {
       ctx.body = { status: 'ready', checks };
       return;
