@@ -16,7 +16,7 @@ import { Redis } from 'ioredis';
 import type { SessionUpdate } from '../src/domain/sessions.ts';
 import { freePort } from '../src/embedded/process.ts';
 import { startRedis } from '../src/embedded/redis.ts';
-import { makeSessionState } from '../src/state/sessions.state.ts';
+import { makeSessionState, SESSION_LAYOUT } from '../src/state/sessions.state.ts';
 import { report, round } from './lib.ts';
 
 const { values } = parseArgs({ options: { sessions: { type: 'string' } }, strict: true });
@@ -33,6 +33,7 @@ try {
     await redis.flushall();
     const state = makeSessionState(redis, { prefix: `mem-${name}`, windowMs: 5 * 24 * 3600_000 });
     await redis.set(state.keys(1).epoch, await state.runId(1));
+    await redis.set(state.keys(1).sessionLayout, SESSION_LAYOUT);
     const before = await used();
     const now = new Date();
     for (let b = 0; b < SESSIONS / BATCH; b++) {

@@ -2,7 +2,9 @@
  * The session merge script (src/state/scripts/merge-sessions-4.lua) on a real
  * Redis against its oracle, the pure `replayPart`: random streams of batches,
  * with redeliveries, entries past the update window, aggregates and users,
- * must leave the same rollups and session states on both paths.
+ * must leave the same rollups and session states on both paths. The large
+ * streams use SDK-shaped ids (32-hex sids, 16-hex dids, stored packed) and
+ * grow the session table through many bucket splits and purges.
  */
 import crypto from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -10,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { emptyState, keys, replayPart, type BatchPart } from '../src/domain/release-health.ts';
 import { STATUSES, type AggregateUpdate, type SessionUpdate } from '../src/domain/sessions.ts';
-import { makeSessionState, type SessionState } from '../src/state/sessions.state.ts';
+import { makeSessionState, SESSION_LAYOUT, type SessionState } from '../src/state/sessions.state.ts';
 import { prng } from './helpers/prng.ts';
 
 const WINDOW_MS = 5 * 24 * 3600_000;
@@ -22,40 +24,53 @@ beforeAll(() => {
 });
 afterAll(() => redis.disconnect());
 
-function stream(seed: number, now: number) {
+const hex = (rnd: () => number, digits: number) => Array.from({ length: digits }, () => Math.floor(rnd() * 16).toString(16)).join('');
+
+function stream(seed: number, now: number, size: { sids: number; batches: number; sdkIds: boolean; stepMs: number } = { sids: 12, batches: 15, sdkIds: false, stepMs: 1000 }) {
   const rnd = prng(seed);
   const pick = <T>(list: readonly T[]) => list[Math.floor(rnd() * list.length)]!;
+  const users = Array.from({ length: Math.max(5, size.sids / 3) }, (_, i) => (size.sdkIds ? hex(rnd, 16) : `u${i}`));
   // each session keeps one user, release and start, as SDKs send them; some started before the window
-  const sids = Array.from({ length: 12 }, (_, i) => ({
-    sid: `sid-${seed}-${i}-xxxxxxxx`,
-    did: rnd() < 0.7 ? `u${Math.floor(rnd() * 5)}` : null,
+  const sids = Array.from({ length: size.sids }, (_, i) => ({
+    sid: size.sdkIds ? hex(rnd, 32) : `sid-${seed}-${i}-xxxxxxxx`,
+    did: rnd() < 0.7 ? pick(users) : null,
     release: pick(['1.0', '1.1', 'a|b"c']),
     environment: pick(['production', 'staging']),
     started: new Date(now - Math.floor(rnd() * 7 * 24 * 3600_000)),
   }));
   const batches: { id: string; at: Date; part: BatchPart }[] = [];
-  for (let b = 0; b < 15; b++) {
-    const sessions: SessionUpdate[] = Array.from({ length: 1 + Math.floor(rnd() * 6) }, () => {
+  for (let b = 0; b < size.batches; b++) {
+    const sessions: SessionUpdate[] = Array.from({ length: 1 + Math.floor(rnd() * (size.sdkIds ? 60 : 6)) }, () => {
       const s = pick(sids);
       return { ...s, status: pick(STATUSES), errors: Math.floor(rnd() * 3) };
     });
     const aggregates: AggregateUpdate[] = rnd() < 0.4
-      ? [{ release: pick(['1.0', '1.1']), environment: 'production', started: new Date(now - Math.floor(rnd() * 7 * 24 * 3600_000)), did: rnd() < 0.5 ? `u${Math.floor(rnd() * 5)}` : null, counts: { ok: Math.floor(rnd() * 3), errored: Math.floor(rnd() * 2), abnormal: 0, crashed: 1 } }]
+      ? [{ release: pick(['1.0', '1.1']), environment: 'production', started: new Date(now - Math.floor(rnd() * 7 * 24 * 3600_000)), did: rnd() < 0.5 ? pick(users) : null, counts: { ok: Math.floor(rnd() * 3), errored: Math.floor(rnd() * 2), abnormal: 0, crashed: 1 } }]
       : [];
-    batches.push({ id: `b-${seed}-${b}`, at: new Date(now + b * 1000), part: { sessions, aggregates } });
-    if (rnd() < 0.25) batches.push(batches[Math.floor(rnd() * batches.length)]!); // a redelivery
+    batches.push({ id: `b-${seed}-${b}`, at: new Date(now + b * size.stepMs), part: { sessions, aggregates } });
+    // a redelivery, within the day a batch id is remembered
+    const originals = batches.filter((x, i) => batches.indexOf(x) === i);
+    const recent = Math.min(originals.length, Math.floor(86_400_000 / size.stepMs));
+    if (rnd() < 0.25) batches.push(originals[originals.length - 1 - Math.floor(rnd() * recent)]!);
   }
   return batches;
 }
 
 describe('merge-sessions script against replayPart', () => {
-  it.each(Array.from({ length: 40 }, (_, i) => i + 1))('stream %i leaves the same rollups and session states', async (seed) => {
+  const small = Array.from({ length: 40 }, (_, i) => [i + 1, 'small'] as const);
+  const large = Array.from({ length: 4 }, (_, i) => [41 + i, 'large'] as const);
+  it.each([...small, ...large])('stream %i (%s) leaves the same rollups and session states', async (seed, kind) => {
     const project = 1000 + seed;
-    const now = Date.now() - 60_000; // Redis expires session states by the wall clock
+    const now = Date.now();
     await redis.set(state.keys(project).epoch, await state.runId(project));
+    await redis.set(state.keys(project).sessionLayout, SESSION_LAYOUT);
     const oracle = emptyState();
     const applied = new Set<string>();
-    for (const batch of stream(seed, now)) {
+    // large: 400 batches over six days, so sessions and user hours pass the window and are purged
+    const size = kind === 'large' ? { sids: 3000, batches: 400, sdkIds: true, stepMs: 1_300_000 } : undefined;
+    let last = new Date(now);
+    for (const batch of stream(seed, now, size)) {
+      last = batch.at;
       const result = await state.apply(project, batch.id, batch.at, batch.part);
       expect(result.code).toBe(applied.has(batch.id) ? 'already_applied' : 'applied');
       if (!applied.has(batch.id)) replayPart(project, oracle, batch.id, batch.part, batch.at, WINDOW_MS);
@@ -74,9 +89,20 @@ describe('merge-sessions script against replayPart', () => {
       const doc = oracle.releases.get(keys.release(project, r.release, r.environment))!;
       expect([r.first_seen, r.last_seen]).toEqual([doc.first_seen, doc.last_seen]);
     }
+    if (kind === 'large') {
+      // The table's count is what its buckets hold, and every bucket stays in Redis' compact encoding.
+      const base = state.keys(project).base;
+      const buckets = await redis.keys(`${base}ss:*`);
+      const lengths = await Promise.all(buckets.map((key) => redis.hlen(key)));
+      expect(Number(await redis.hget(`${base}sm`, 'c'))).toBe(lengths.reduce((a, b) => a + b, 0));
+      expect(Number(await redis.hget(`${base}sm`, 'n'))).toBeGreaterThan(8);
+      expect(new Set(await Promise.all(buckets.map((key) => redis.object('ENCODING', key))))).toEqual(new Set(['listpack']));
+    }
+    // Read at the last batch's time: a session past the window then is forgotten (the oracle drops it at its next update).
     for (const doc of oracle.sessions.values()) {
-      const stored = await state.session(project, doc.sid);
-      expect(stored && { status: stored.status, errors: stored.errors, did: stored.did }).toEqual({ status: doc.status, errors: doc.errors, did: doc.did });
+      const stored = await state.session(project, doc.sid, last);
+      const live = doc.started.getTime() >= last.getTime() - WINDOW_MS;
+      expect(stored && { status: stored.status, errors: stored.errors, did: stored.did }).toEqual(live ? { status: doc.status, errors: doc.errors, did: doc.did } : null);
     }
   });
 

@@ -13,20 +13,18 @@
  *    effects are durable in MongoDB now.
  * Two flushers at once only repeat work; the versions keep the newest.
  */
-import type { HourRollup, ReleaseRollup } from '../domain/release-health.ts';
-import { keys } from '../domain/release-health.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { checkCrashFree, type ChannelCache } from '../notify/rules.ts';
 import type { EventsStore } from '../store/events.store.ts';
 import { makeTicker } from '../util/ticker.ts';
 import type { IssuesStore } from '../store/issues.store.ts';
-import type { Flushed, SessionsStore } from '../store/sessions.store.ts';
+import type { SessionsStore } from '../store/sessions.store.ts';
 import type { PendingFlush } from './pending-flush.ts';
 import type { IssuesState } from './issues.state.ts';
 import type { NotifyState } from './notify.state.ts';
 import type { StateKeeper } from './rebuild.ts';
-import type { RollupSnapshot, SessionState } from './sessions.state.ts';
+import { rollupDocs, type SessionState } from './sessions.state.ts';
 
 /** One kind of hot state the flusher copies: what waits for it, and how one project is written. */
 interface Stream {
@@ -62,12 +60,7 @@ export function makeFlusher(deps: {
         if (!snap.verified) return null;
         if (snap.rollups.length === 0) return 0;
         await deps.store.setFlushedSeq(project, snap.seq);
-        const docs = { hours: [] as Flushed<HourRollup>[], releases: [] as Flushed<ReleaseRollup>[] };
-        for (const r of snap.rollups) {
-          if (r.kind === 'hour') docs.hours.push(hourDoc(project, r, snap.seq));
-          else docs.releases.push(releaseDoc(project, r, snap.seq));
-        }
-        await deps.store.writeRollups(docs);
+        await deps.store.writeRollups(rollupDocs(project, snap.rollups, snap.seq));
         // The crash-free rules read the hour's rollups as written (src/notify/dispatcher.ts).
         const channels = await deps.channels(project);
         if (await checkCrashFree(deps.notify, project, channels, snap.rollups, new Date())) await deps.notify.markProject(project);
@@ -141,22 +134,3 @@ export function makeFlusher(deps: {
   };
 }
 export type Flusher = ReturnType<typeof makeFlusher>;
-
-function hourDoc(project: number, r: RollupSnapshot, v: number): Flushed<HourRollup> {
-  const hour = r.hour!;
-  return { _id: keys.hour(project, r.release, r.environment, hour), project_id: project, release: r.release, environment: r.environment, hour, sessions: r.sessions, users: r.users, v };
-}
-
-function releaseDoc(project: number, r: RollupSnapshot, v: number): Flushed<ReleaseRollup> {
-  return {
-    _id: keys.release(project, r.release, r.environment),
-    project_id: project,
-    release: r.release,
-    environment: r.environment,
-    sessions: r.sessions,
-    users: r.users,
-    first_seen: r.first_seen!,
-    last_seen: r.last_seen!,
-    v,
-  };
-}

@@ -14,6 +14,7 @@ const SCRIPT_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'scri
 
 const SCRIPTS = {
   mergeSessions: 'merge-sessions-4.lua',
+  readSession: 'read-session-1.lua',
   snapshotRollups: 'snapshot-rollups-3.lua',
   clearDirty: 'clear-dirty-1.lua',
   applyEvents: 'apply-events-4.lua',
@@ -30,7 +31,7 @@ const SCRIPTS = {
 } as const;
 
 /** The scripts that only read: on a cluster the others wait for a replica (below). */
-const READ_ONLY = new Set<string>(['listIssues', 'runId']);
+const READ_ONLY = new Set<string>(['listIssues', 'runId', 'readSession']);
 /**
  * On a cluster, how long a write script's answer waits for a replica to have
  * it (WAIT): a primary SIGKILLed right after answering must not take an
@@ -53,6 +54,7 @@ interface Pipelined {
 }
 export interface ScriptCommands {
   mergeSessions(epoch: string, seq: string, applied: string, dirty: string, ...argv: Arg[]): Promise<[number, number, number, number]>;
+  readSession(table: string, ...argv: Arg[]): Promise<[number, number, string, string, string] | null>;
   snapshotRollups(epoch: string, seq: string, dirty: string, base: string): Promise<[number, number, ...[string, string, string[]][]]>;
   clearDirty(dirty: string, ...pairs: string[]): Promise<number>;
   applyEvents(epoch: string, seq: string, applied: string, dirty: string, ...argv: Arg[]): Promise<[number, number, number]>;
@@ -72,10 +74,15 @@ export interface ScriptCommands {
 export type ApplyCode = 'applied' | 'already_applied' | 'unverified';
 export const APPLY_CODES: Readonly<Record<number, ApplyCode>> = { 1: 'applied', 0: 'already_applied', [-1]: 'unverified' };
 
+/** A script's text, each `-- #include <file>` line replaced by that file (code several scripts share). */
+function scriptText(file: string): string {
+  return fs.readFileSync(path.join(SCRIPT_DIR, file), 'utf8').replace(/^-- #include (\S+)$/gm, (_, lib: string) => fs.readFileSync(path.join(SCRIPT_DIR, lib), 'utf8'));
+}
+
 export function defineScripts(redis: RedisClient): RedisClient & ScriptCommands {
   for (const [name, file] of Object.entries(SCRIPTS)) {
     if (name in redis) continue;
-    redis.defineCommand(name, { numberOfKeys: Number(/-(\d+)\.lua$/.exec(file)![1]), lua: fs.readFileSync(path.join(SCRIPT_DIR, file), 'utf8') });
+    redis.defineCommand(name, { numberOfKeys: Number(/-(\d+)\.lua$/.exec(file)![1]), lua: scriptText(file) });
     if (isCluster(redis) && !READ_ONLY.has(name)) {
       // The script with the count of replicas connected, then (when there are) a WAIT: each pipeline carries a
       // key of the script's slot, so both go to its primary, on the one connection the client keeps to it.
@@ -122,18 +129,26 @@ export function projectKeys(prefix: string, project: number) {
     edirty: `${base}edirty`,
     /** which layout of the issue state (and its list indexes) the project's keys follow */
     layout: `${base}layout`,
+    /** which layout of the session state the project's keys follow */
+    sessionLayout: `${base}slayout`,
+    /** the session table's counters (scripts/lib/session-table.lua) */
+    sessionTable: `${base}sm`,
   };
+}
+
+/** A project's keys matching `pattern` under its prefix, in chunks (they share the project's slot; a cluster is scanned on each primary). */
+export async function* scanProject(redis: RedisClient, base: string, pattern: string): AsyncGenerator<string[]> {
+  for (const node of primaries(redis)) {
+    for await (const found of node.scanStream({ match: `${base}${pattern}`, count: 1000 })) {
+      if ((found as string[]).length > 0) yield found as string[];
+    }
+  }
 }
 
 /** Deletes a project's keys: the ones named, and those under its prefix matching any pattern (rebuilds only). */
 export async function dropProjectKeys(redis: RedisClient, base: string, patterns: string[], exact: string[]): Promise<void> {
-  await redis.del(...exact);
-  // The keys share the project's slot, on one primary; a cluster is scanned on each.
-  for (const node of primaries(redis)) {
-    for (const pattern of patterns) {
-      for await (const found of node.scanStream({ match: `${base}${pattern}`, count: 1000 })) {
-        if ((found as string[]).length > 0) await redis.unlink(...(found as string[])); // one slot: one command
-      }
-    }
+  if (exact.length > 0) await redis.del(...exact);
+  for (const pattern of patterns) {
+    for await (const found of scanProject(redis, base, pattern)) await redis.unlink(...found); // one slot: one command
   }
 }

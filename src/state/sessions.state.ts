@@ -10,16 +10,23 @@
  * the projects with rollups to flush, and the batches applied but not flushed.
  */
 import type { RedisClient } from '../redis/connect.ts';
-import type { BatchPart, MergeState } from '../domain/release-health.ts';
+import { keys, type BatchPart, type HourRollup, type ReleaseRollup } from '../domain/release-health.ts';
+import type { Flushed } from '../store/sessions.store.ts';
 import { hourOf, STATUSES, type SessionStatus, type StatusCounts } from '../domain/sessions.ts';
 import { makePendingFlush } from './pending-flush.ts';
-import { APPLY_CODES, defineScripts, dropProjectKeys, projectKeys } from './scripts.ts';
+import { APPLY_CODES, defineScripts, dropProjectKeys, projectKeys, scanProject, type ScriptCommands } from './scripts.ts';
+
+/**
+ * The layout of a project's session state: '2' is the session table (scripts/lib/session-table.lua). A
+ * project whose keys follow another is rebuilt from its raw batches once, at its next verification.
+ */
+export const SESSION_LAYOUT = '2';
 
 /** How long an applied batch id is remembered: far longer than any redelivery of its job. */
 export const APPLIED_MEMORY_MS = 24 * 3600 * 1000;
 
 const rank = (status: SessionStatus) => STATUSES.indexOf(status);
-/** How long hourly state (users and rollups of an hour) lives past its hour, as merge-sessions-4.lua sets it. */
+/** How long hourly state (users and rollups of an hour) lives past its hour, as merge-sessions-4.lua keeps it. */
 const hourlyTtlMs = (windowMs: number) => windowMs + 3600_000 + 86_400_000;
 const bucketOf = (environment: string, release: string) => JSON.stringify([environment, release]);
 
@@ -60,11 +67,7 @@ export function makeSessionState(redis: RedisClient, opts: { prefix: string; win
     /** Applies one project's part of a batch; `unverified` asks for `verify` first (src/state/rebuild.ts). */
     async apply(project: number, batchId: string, receivedAt: Date, part: BatchPart) {
       const k = projectKeys(opts.prefix, project);
-      const entries = {
-        s: part.sessions.map((u) => [u.sid, rank(u.status), u.errors, u.did ?? '', String(u.started.getTime()), String(hourOf(u.started).getTime()), bucketOf(u.environment, u.release)]),
-        a: part.aggregates.map((a) => [bucketOf(a.environment, a.release), String(a.started.getTime()), String(hourOf(a.started).getTime()), a.did ?? '', a.counts.ok, a.counts.errored, a.counts.abnormal, a.counts.crashed]),
-      };
-      const [code, changed, unchanged, skipped] = await r.mergeSessions(k.epoch, k.seq, k.applied, k.dirty, k.base, batchId, receivedAt.getTime(), opts.windowMs, APPLIED_MEMORY_MS, JSON.stringify(entries));
+      const [code, changed, unchanged, skipped] = await r.mergeSessions(k.epoch, k.seq, k.applied, k.dirty, k.base, batchId, receivedAt.getTime(), opts.windowMs, APPLIED_MEMORY_MS, encodeEntries(part), '');
       return { code: APPLY_CODES[code]!, changed, unchanged, skipped };
     },
 
@@ -79,52 +82,18 @@ export function makeSessionState(redis: RedisClient, opts: { prefix: string; win
       if (written.length > 0) await r.clearDirty(projectKeys(opts.prefix, project).dirty, ...written.flatMap((w) => [w.key, w.version]));
     },
 
-    /**
-     * Replaces the project's session state with a recounted one
-     * (src/state/rebuild.ts): the sessions still inside their update window,
-     * users and rollups of hours still live, every release rollup, the
-     * applied batch ids and the change counter. Call with the project's epoch
-     * deleted, so no script runs meanwhile. Returns the sessions kept.
-     */
-    async replace(project: number, replayed: MergeState, at: { seq: number; applied: [number, string][]; now: Date }): Promise<number> {
-      const k = projectKeys(opts.prefix, project);
-      await dropProjectKeys(redis, k.base, ['s:*', 'rh:*', 'rr:*', 'uh:*', 'ur:*'], [k.seq, k.applied, k.dirty]);
-      const ttl = hourlyTtlMs(opts.windowMs);
-      const live = (hour: Date) => hour.getTime() + ttl > at.now.getTime();
-      const counts = (c: StatusCounts, prefix: 's' | 'u') => STATUSES.flatMap((s, i) => [`${prefix}${i}`, String(c[s])]);
-      const pipe = redis.pipeline();
-      let sessions = 0;
-      for (const s of replayed.sessions.values()) {
-        const expires = s.started.getTime() + opts.windowMs;
-        if (expires <= at.now.getTime()) continue;
-        pipe.set(`${k.base}s:${s.sid}`, encodeSession(s), 'PXAT', expires);
-        sessions += 1;
-      }
-      for (const u of replayed.users.values()) {
-        if (u.hour && !live(u.hour)) continue;
-        const key = u.hour ? `${k.base}uh:${u.hour.getTime()}:${bucketOf(u.environment, u.release)}` : `${k.base}ur:${bucketOf(u.environment, u.release)}`;
-        pipe.hset(key, u.did, String(rank(u.status)));
-        if (u.hour) pipe.pexpireat(key, u.hour.getTime() + ttl);
-      }
-      for (const h of replayed.hours.values()) {
-        if (!live(h.hour)) continue;
-        const key = `${k.base}rh:${h.hour.getTime()}:${bucketOf(h.environment, h.release)}`;
-        pipe.hset(key, ...counts(h.sessions, 's'), ...counts(h.users, 'u'));
-        pipe.pexpireat(key, h.hour.getTime() + ttl);
-      }
-      for (const r of replayed.releases.values()) {
-        pipe.hset(`${k.base}rr:${bucketOf(r.environment, r.release)}`, ...counts(r.sessions, 's'), ...counts(r.users, 'u'), 'f', String(r.first_seen.getTime()), 'l', String(r.last_seen.getTime()));
-      }
-      for (let i = 0; i < at.applied.length; i += 1000) pipe.zadd(k.applied, ...at.applied.slice(i, i + 1000).flat());
-      pipe.set(k.seq, String(at.seq));
-      await pipe.exec();
-      return sessions;
-    },
+    /** The recount's scratch state of the project (below). */
+    recount: (project: number) => recountScratch(redis, r, projectKeys(opts.prefix, project), opts.windowMs),
 
     /** A session's stored state, or null (unknown, or past the update window). */
-    async session(project: number, sid: string): Promise<StoredSession | null> {
-      const value = await redis.get(`${projectKeys(opts.prefix, project).base}s:${sid}`);
-      return value ? readSession(value) : null;
+    async session(project: number, sid: string, now = new Date()): Promise<StoredSession | null> {
+      const k = projectKeys(opts.prefix, project);
+      const found = await r.readSession(k.sessionTable, k.base, sid, now.getTime(), opts.windowMs);
+      if (!found) return null;
+      const [rankOf, errors, started, did, bucket] = found;
+      const [environment, release] = JSON.parse(bucket) as [string, string];
+      const at = new Date(Number(started));
+      return { status: STATUSES[rankOf]!, errors, hour: hourOf(at), started: at, did: did || null, environment, release };
     },
 
     /** The run id of the Redis server holding the project's state: a restart, a new server or a promoted replica changes it. */
@@ -133,15 +102,121 @@ export function makeSessionState(redis: RedisClient, opts: { prefix: string; win
 }
 export type SessionState = ReturnType<typeof makeSessionState>;
 
-/** `rank|errors|hour|started|did|bucket`, as merge-sessions-4.lua writes it. */
-function encodeSession(s: StoredSession): string {
-  return [rank(s.status), s.errors, s.hour.getTime(), s.started.getTime(), s.did ?? '', bucketOf(s.environment, s.release)].join('|');
+/** How far a recount got: the last raw batch it replayed, in the order it reads them. */
+export interface RecountProgress {
+  at: number;
+  id: string;
+  batches: number;
+  entries: number;
+  /** batches replayed by an earlier run that stopped (0: this run began afresh) */
+  resumed: number;
+  /** when the recount began; 'adopt': its state was being moved in place, and it cannot be resumed */
+  started: number;
+  phase: 'replay' | 'adopt';
 }
 
-function readSession(value: string): StoredSession {
-  const [, r, errors, hour, started, did, bucket] = /^(\d)\|(\d+)\|(\d+)\|(\d+)\|([^|]*)\|(.*)$/.exec(value)!;
-  const [environment, release] = JSON.parse(bucket!) as [string, string];
-  return { status: STATUSES[Number(r)]!, errors: Number(errors), hour: new Date(Number(hour)), started: new Date(Number(started)), did: did || null, environment, release };
+/**
+ * A recount's scratch state (src/state/rebuild.ts): the project's raw batches
+ * replayed, oldest first, through the merge script into the same table and
+ * rollups under `<base>rc:`, in the project's slot, then moved in place of the
+ * project's state. Node holds one batch at a time, whatever the volume; Redis
+ * holds what the live state holds (hour rollups of every hour, kept without
+ * expiry until they are copied to MongoDB). `progress` is written after each
+ * batch, so a recount killed halfway resumes where it stopped: the batch it
+ * was replaying is applied once (the script records its id).
+ */
+function recountScratch(redis: RedisClient, r: RedisClient & ScriptCommands, k: ReturnType<typeof projectKeys>, windowMs: number) {
+  const rc = `${k.base}rc:`;
+  const scratch = { epoch: `${rc}epoch`, seq: `${rc}seq`, applied: `${rc}applied`, dirty: `${rc}dirty`, layout: `${rc}slayout`, progress: `${rc}progress` };
+  return {
+    async progress(): Promise<RecountProgress | null> {
+      const text = await redis.get(scratch.progress);
+      return text ? (JSON.parse(text) as RecountProgress) : null;
+    },
+    async begin(now: Date): Promise<RecountProgress> {
+      await dropProjectKeys(redis, rc, ['*'], []);
+      const progress: RecountProgress = { at: 0, id: '', batches: 0, entries: 0, resumed: 0, started: now.getTime(), phase: 'replay' };
+      await redis.mset(scratch.epoch, await r.runId(scratch.epoch), scratch.layout, SESSION_LAYOUT, scratch.progress, JSON.stringify(progress));
+      return progress;
+    },
+    async replay(batchId: string, receivedAt: Date, part: BatchPart): Promise<number> {
+      const [code, changed] = await r.mergeSessions(scratch.epoch, scratch.seq, scratch.applied, scratch.dirty, rc, batchId, receivedAt.getTime(), windowMs, APPLIED_MEMORY_MS, encodeEntries(part), '1');
+      if (APPLY_CODES[code] === 'unverified') throw new Error('Redis restarted during the recount; run it again');
+      return changed;
+    },
+    mark: (progress: RecountProgress) => redis.set(scratch.progress, JSON.stringify(progress)),
+    /** The recounted rollups, a few hundred at a time. */
+    async *rollups(): AsyncGenerator<RollupSnapshot[]> {
+      for (const pattern of ['rh:*', 'rr:*']) {
+        for await (const found of scanProject(redis, rc, pattern)) {
+          const pipe = redis.pipeline();
+          for (const key of found) pipe.hgetall(key);
+          const hashes = ((await pipe.exec()) ?? []).map(([, h]) => h as Record<string, string>);
+          yield found.map((key, i) => readRollup(key.slice(rc.length), '', Object.entries(hashes[i]!).flat()));
+        }
+      }
+    },
+    /**
+     * Moves the scratch state in place of the project's (its epoch deleted, so no script runs meanwhile): the
+     * table and release rollups as they are, hour rollups of hours still live with their expiry, then the
+     * applied batch ids and the change counter.
+     */
+    async adopt(progress: RecountProgress, at: { seq: number; applied: [number, string][]; now: Date }): Promise<void> {
+      await this.mark({ ...progress, phase: 'adopt' });
+      // (s:*, uh:* and ur:* held sessions and users before the session table: layout 1)
+      await dropProjectKeys(redis, k.base, ['s:*', 'ss:*', 'rh:*', 'rr:*', 'uh:*', 'ur:*'], [k.seq, k.applied, k.dirty, k.sessionTable, `${k.base}bk`, `${k.base}bi`]);
+      const ttl = hourlyTtlMs(windowMs);
+      for await (const found of scanProject(redis, rc, '*')) {
+        const pipe = redis.pipeline();
+        for (const key of found) {
+          const suffix = key.slice(rc.length);
+          const hour = /^rh:(\d+):/.exec(suffix);
+          const expires = hour ? Number(hour[1]) + ttl : null; // an hour rollup's, as the merge script sets it
+          if (expires !== null && expires <= at.now.getTime()) pipe.unlink(key);
+          else if (/^(ss:|rh:|rr:)|^(sm|bk|bi)$/.test(suffix)) pipe.rename(key, `${k.base}${suffix}`);
+          if (expires !== null && expires > at.now.getTime()) pipe.pexpireat(`${k.base}${suffix}`, expires);
+        }
+        await pipe.exec();
+      }
+      const pipe = redis.pipeline();
+      for (let i = 0; i < at.applied.length; i += 1000) pipe.zadd(k.applied, ...at.applied.slice(i, i + 1000).flat());
+      pipe.set(k.seq, String(at.seq));
+      pipe.set(k.sessionLayout, SESSION_LAYOUT);
+      await pipe.exec();
+      await dropProjectKeys(redis, rc, ['*'], []);
+    },
+  };
+}
+
+/** One project's entries as merge-sessions-4.lua reads them. */
+function encodeEntries(part: BatchPart): string {
+  return JSON.stringify({
+    s: part.sessions.map((u) => [u.sid, rank(u.status), u.errors, u.did ?? '', String(u.started.getTime()), String(hourOf(u.started).getTime()), bucketOf(u.environment, u.release)]),
+    a: part.aggregates.map((a) => [bucketOf(a.environment, a.release), String(a.started.getTime()), String(hourOf(a.started).getTime()), a.did ?? '', a.counts.ok, a.counts.errored, a.counts.abnormal, a.counts.crashed]),
+  });
+}
+
+/** The rollups as the flusher and the recount write them to MongoDB, at change counter `v`. */
+export function rollupDocs(project: number, rollups: RollupSnapshot[], v: number): { hours: Flushed<HourRollup>[]; releases: Flushed<ReleaseRollup>[] } {
+  const out = { hours: [] as Flushed<HourRollup>[], releases: [] as Flushed<ReleaseRollup>[] };
+  for (const r of rollups) {
+    if (r.kind === 'hour') {
+      out.hours.push({ _id: keys.hour(project, r.release, r.environment, r.hour!), project_id: project, release: r.release, environment: r.environment, hour: r.hour!, sessions: r.sessions, users: r.users, v });
+    } else {
+      out.releases.push({
+        _id: keys.release(project, r.release, r.environment),
+        project_id: project,
+        release: r.release,
+        environment: r.environment,
+        sessions: r.sessions,
+        users: r.users,
+        first_seen: r.first_seen!,
+        last_seen: r.last_seen!,
+        v,
+      });
+    }
+  }
+  return out;
 }
 
 /** A rollup key (`rh:<hour>:<bucket>` or `rr:<bucket>`) and its hash → the rollup. */

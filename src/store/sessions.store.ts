@@ -3,7 +3,10 @@
  *
  * - `session_raw`: every raw batch as received (one document per group of
  *   requests the API wrote at once), kept 90 days. They are the stored
- *   sessions and the input of any recount; no API reads one session.
+ *   sessions and the input of any recount; no API reads one session. A
+ *   batch's requests are stored as one deflated JSON value (`packed`) beside
+ *   the projects they hold: about a fifth of their bytes on disk
+ *   (docs/decisions.md). Batches stored before hold `requests` as they came.
  * - `session_backlog` (src/store/backlog.ts): a marker per raw batch whose
  *   effects are not yet durable in MongoDB, written before the raw batch and
  *   deleted by the flusher once the rollups the batch changed are written.
@@ -14,7 +17,8 @@
  * - `session_flush`: per project, the change counter the last flush covered;
  *   a Redis that comes back behind it lost state and is rebuilt.
  */
-import type { AnyBulkWriteOperation, Collection, Db, IndexDescription } from 'mongodb';
+import zlib from 'node:zlib';
+import { Binary, type AnyBulkWriteOperation, type Collection, type Db, type IndexDescription } from 'mongodb';
 import type { HourRollup, ReleaseRollup } from '../domain/release-health.ts';
 import type { AggregateUpdate, SessionUpdate } from '../domain/sessions.ts';
 import { makeBacklog } from './backlog.ts';
@@ -54,11 +58,31 @@ export interface SessionBatchDoc {
   requests: RawRequest[];
 }
 
+/** A raw batch as stored: its requests deflated in one value, and the projects they hold (for the recount's query). */
+interface StoredBatch {
+  _id: string;
+  received_at: Date;
+  projects?: number[];
+  packed?: Binary;
+  /** batches stored before `packed` */
+  requests?: RawRequest[];
+}
+
+function packBatch(doc: SessionBatchDoc): StoredBatch {
+  const projects = [...new Set(doc.requests.map((r) => r.project_id))];
+  return { _id: doc._id, received_at: doc.received_at, projects, packed: new Binary(zlib.deflateRawSync(JSON.stringify(doc.requests))) };
+}
+
+function unpackBatch(stored: StoredBatch): SessionBatchDoc {
+  const requests = stored.packed ? (JSON.parse(zlib.inflateRawSync(stored.packed.buffer).toString('utf8')) as RawRequest[]) : stored.requests!;
+  return { _id: stored._id, received_at: stored.received_at, requests };
+}
+
 /** A rollup as the flusher writes it: `v` is the project's change counter it was read at. */
 export type Flushed<T> = T & { v: number };
 
 export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
-  const raw = db.collection<SessionBatchDoc>('session_raw');
+  const raw = db.collection<StoredBatch>('session_raw');
   const backlog = makeBacklog(db, 'session_backlog');
   const hours = db.collection<Flushed<HourRollup>>('release_hours');
   const releases = db.collection<Flushed<ReleaseRollup>>('releases');
@@ -76,6 +100,8 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
       // answers no query from an index, so there the raw collection gets none: they would only slow every insert.
       if (!opts.ferretdb) {
         await ensureIndexes(raw, [
+          { key: { projects: 1, received_at: 1 }, name: 'projects_received' },
+          // batches stored before `packed` (for the recount's `$or`)
           { key: { 'requests.project_id': 1, received_at: 1 }, name: 'project_received' },
           { key: { received_at: 1 }, name: 'retention', expireAfterSeconds: RETENTION_MS / 1000 },
         ]);
@@ -93,17 +119,25 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
     async insertBatch(requests: RawRequest[]): Promise<SessionBatchDoc> {
       const { _id } = await backlog.take();
       const doc: SessionBatchDoc = { _id, received_at: new Date(), requests };
-      await raw.insertOne(doc);
+      await raw.insertOne(packBatch(doc));
       return doc;
     },
     /** A raw batch by id (the sweeper's jobs carry only the id). */
-    getBatch(id: string): Promise<SessionBatchDoc | null> {
-      return raw.findOne({ _id: id });
+    async getBatch(id: string): Promise<SessionBatchDoc | null> {
+      const stored = await raw.findOne({ _id: id });
+      return stored && unpackBatch(stored);
     },
     /** Every retained raw batch with entries of the project, oldest first (recount only). */
     batchesOf(project: number) {
-      return raw.find({ 'requests.project_id': project }).sort({ received_at: 1, _id: 1 });
+      return raw
+        .find({ $or: [{ projects: project }, { 'requests.project_id': project }] })
+        .sort({ received_at: 1, _id: 1 })
+        .map(unpackBatch);
     },
+    /** Raw batches as stored, written straight (tests and benchmarks that make a history). */
+    insertRaw: (docs: SessionBatchDoc[]) => raw.insertMany(docs.map(packBatch)),
+    /** How many raw batches hold entries of the project. */
+    countOf: (project: number) => raw.countDocuments({ $or: [{ projects: project }, { 'requests.project_id': project }] }),
     async writeRollups(docs: { hours: Flushed<HourRollup>[]; releases: Flushed<ReleaseRollup>[] }): Promise<void> {
       await Promise.all([writeNewer(hours, docs.hours), writeNewer(releases, docs.releases)]);
     },

@@ -4,6 +4,7 @@
  * MONGODB_URL in the environment points the suite at a real MongoDB instead.
  */
 import crypto from 'node:crypto';
+import zlib from 'node:zlib';
 import type { Writable } from 'node:stream';
 import { Binary } from 'mongodb';
 import { inject } from 'vitest';
@@ -151,15 +152,21 @@ export async function sessionStatuses(ctx: TestContext, project: number, sids: I
 
 /**
  * Everything the stores hold, as one text to search for what must never be
- * stored: every document of every collection, compressed event payloads
- * inflated (their bytes would hide a secret from a plain search).
+ * stored: every document of every collection, compressed event payloads and
+ * raw session batches inflated (their bytes would hide a secret from a plain
+ * search).
  */
 export async function everythingStored(ctx: TestContext): Promise<string> {
   const db = ctx.runtime.mongo.db;
   let text = '';
   for (const { name } of await db.listCollections().toArray()) {
     const docs = await db.collection(name).find({}).toArray();
-    text += JSON.stringify(docs.map((doc) => (doc.payload instanceof Binary ? { ...doc, payload: payloadOf(doc as unknown as EventDoc) } : doc)));
+    const readable = (doc: Record<string, unknown>) => {
+      if (doc.payload instanceof Binary) return { ...doc, payload: payloadOf(doc as unknown as EventDoc) };
+      if (doc.packed instanceof Binary) return { ...doc, packed: zlib.inflateRawSync(doc.packed.buffer).toString('utf8') }; // raw session batches
+      return doc;
+    };
+    text += JSON.stringify(docs.map(readable));
   }
   return text;
 }

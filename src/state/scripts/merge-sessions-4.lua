@@ -22,24 +22,29 @@
                 a: [[bucket, started, hour, did, ok, errored, abnormal, crashed], ...]}
           rank: 0 ok, 1 errored, 2 abnormal, 3 crashed; did '' for none;
           started and hour in ms as decimal strings; bucket the JSON [environment, release]
+  ARGV[7] '1': keep hour rollups without expiry (a recount replaying old batches into its scratch state)
 
   Keys under the prefix:
-    s:<sid>                     rank|errors|hour|started|did|bucket   (expires at started + window)
+    sm, ss:*, bk, bi            the session table (lib/session-table.lua): each session's state and each
+                                user's worst rank per hour and per release, in compact hashes
     rh:<hour>:<bucket>          hour rollup: s0..s3 sessions, u0..u3 users
     rr:<bucket>                 release rollup: s0..s3, u0..u3, f first seen, l last seen
-    uh:<hour>:<bucket>          each user's worst rank in the hour (expires after the window)
-    ur:<bucket>                 each user's worst rank in the release
 
   Returns {code, changed, unchanged, skipped}
     code  1 applied
           0 this batch was applied before: nothing changed
-         -1 the state was not verified since this Redis started: verify, then call again
+         -1 the state was not verified since this Redis started, or follows an older layout: verify, then
+            call again
 ]]
+-- #include lib/session-table.lua
+
 local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
 if redis.call('GET', KEYS[1]) ~= runId then return {-1, 0, 0, 0} end
+local base = ARGV[1]
+-- State kept in another layout (SESSION_LAYOUT in src/state/sessions.state.ts) is rebuilt first.
+if redis.call('GET', base .. 'slayout') ~= '2' then return {-1, 0, 0, 0} end
 if redis.call('ZSCORE', KEYS[3], ARGV[2]) then return {0, 0, 0, 0} end
 
-local base = ARGV[1]
 local now = tonumber(ARGV[3])
 local window = tonumber(ARGV[4])
 local seq = redis.call('INCR', KEYS[2])
@@ -47,6 +52,7 @@ redis.call('ZADD', KEYS[3], now, ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[5]))
 
 local entries = cjson.decode(ARGV[6])
+local sessions = sessionTable(base, now, window)
 local changed, unchanged, skipped = 0, 0, 0
 local marked = {}
 local seen = {}   -- release bucket -> {first, last} started among what changed
@@ -85,6 +91,12 @@ local function touchRelease(b)
   end
 end
 
+-- A bucket: where a session or aggregate counts. id is the JSON [environment, release], key its small id.
+local function bucketOf(json, started)
+  local st = tonumber(started)
+  return {id = json, key = sessions.bucketId(json), hour = sessions.ms(st - st % 3600000), started = started}
+end
+
 -- Moves n sessions of bucket b from rank `from` (nil: new) to rank `to`, in both rollups.
 local function move(b, from, to, n)
   for _, suffix in ipairs({'rh:' .. b.hour .. ':' .. b.id, 'rr:' .. b.id}) do
@@ -99,17 +111,15 @@ end
 -- A user was seen with `rank` in bucket b: keep their worst, per hour and per release.
 local function seeUser(b, did, rank)
   local scopes = {
-    {'uh:' .. b.hour .. ':' .. b.id, 'rh:' .. b.hour .. ':' .. b.id, true},
-    {'ur:' .. b.id, 'rr:' .. b.id, false},
+    {sessions.userHourField(b.hour, b.key, did), 'rh:' .. b.hour .. ':' .. b.id, true},
+    {sessions.userReleaseField(b.key, did), 'rr:' .. b.id, false},
   }
   for _, scope in ipairs(scopes) do
-    local users = base .. scope[1]
-    local current = tonumber(redis.call('HGET', users, did))
+    local current = tonumber(sessions.get(scope[1]))
     local nextRank = rank
     if current and current > rank then nextRank = current end
     if not (current and nextRank == current) then
-      redis.call('HSET', users, did, nextRank)
-      if scope[3] then expiries[users] = tonumber(b.hour) + userTtl end
+      sessions.put(scope[1], nextRank)
       if current then add(base .. scope[2], 'u' .. current, -1) end
       add(base .. scope[2], 'u' .. nextRank, 1)
       mark(scope[2])
@@ -119,32 +129,35 @@ local function seeUser(b, did, rank)
 end
 
 for _, u in ipairs(entries.s) do
-  local sid, rank, errors, did, started, hour, bucket = u[1], u[2], u[3], u[4], u[5], u[6], u[7]
-  if tonumber(started) < now - window then
+  local sid, rank, errors, did, started, bucket = u[1], u[2], u[3], u[4], u[5], u[7]
+  if sessions.stale(started) then
     skipped = skipped + 1
   else
-    local key = base .. 's:' .. sid
-    local stored = redis.call('GET', key)
+    local field = sessions.sessionField(sid)
+    local stored = sessions.get(field)
     local b, newRank, newErrors, newDid, oldRank
+    local r, e, st, bk, d
     if stored then
-      local r, e, h, st, d, bk = string.match(stored, '^(%d)|(%d+)|(%d+)|(%d+)|([^|]*)|(.*)$')
-      oldRank = tonumber(r)
-      b = {id = bk, hour = h, started = st}
+      r, e, st, bk, d = sessions.readSession(stored)
+      if sessions.stale(st) then stored = nil end   -- past the window: forgotten, as if expired
+    end
+    if stored then
+      oldRank = r
+      b = bucketOf(sessions.bucketJson(bk), st)
       newRank = math.max(oldRank, rank)
-      newErrors = math.max(tonumber(e), errors)
+      newErrors = math.max(e, errors)
       newDid = d
       if newDid == '' then newDid = did end
-      if newRank == oldRank and newErrors == tonumber(e) and newDid == d then
+      if newRank == oldRank and newErrors == e and newDid == d then
         unchanged = unchanged + 1
         b = nil
       end
     else
-      b = {id = bucket, hour = hour, started = started}
+      b = bucketOf(bucket, started)
       newRank, newErrors, newDid = rank, errors, did
     end
     if b then
-      redis.call('SET', key, newRank .. '|' .. newErrors .. '|' .. b.hour .. '|' .. b.started .. '|' .. newDid .. '|' .. b.id,
-        'PXAT', tonumber(b.started) + window)
+      sessions.put(field, sessions.sessionValue(newRank, newErrors, b.started, b.key, newDid))
       if oldRank ~= newRank then move(b, oldRank, newRank, 1) end
       if newDid ~= '' then seeUser(b, newDid, newRank) end
       changed = changed + 1
@@ -153,12 +166,12 @@ for _, u in ipairs(entries.s) do
 end
 
 for _, a in ipairs(entries.a) do
-  local bucket, started, hour, did = a[1], a[2], a[3], a[4]
+  local bucket, started, did = a[1], a[2], a[4]
   local n = a[5] + a[6] + a[7] + a[8]
-  if tonumber(started) < now - window then
+  if sessions.stale(started) then
     skipped = skipped + n
   else
-    local b = {id = bucket, hour = hour, started = started}
+    local b = bucketOf(bucket, started)
     local worst
     for rank = 0, 3 do
       local count = a[5 + rank]
@@ -177,7 +190,10 @@ for key, fields in pairs(increments) do
     if n ~= 0 then redis.call('HINCRBY', key, field, n) end
   end
 end
-for key, at in pairs(expiries) do redis.call('PEXPIREAT', key, at) end
+if ARGV[7] ~= '1' then
+  for key, at in pairs(expiries) do redis.call('PEXPIREAT', key, at) end
+end
+sessions.close()
 
 for id, s in pairs(seen) do
   local key = base .. 'rr:' .. id

@@ -1,0 +1,163 @@
+--[[
+  A project's session table (included by the scripts that use it): each
+  session's state and each user's worst rank per hour and per release, as
+  fields of small hashes, so that Redis keeps each hash in its compact
+  encoding (a listpack: a few bytes of overhead per field, where a key of its
+  own costs about 100). Fields go to buckets by linear hashing: `n` buckets,
+  split one at a time as the table grows, so a bucket holds about LOAD fields
+  whatever the project's volume, and finding a field is one HGET.
+
+  Keys under the project's prefix `base`:
+    sm        hash: n buckets, c fields, p purge cursor, b bucket ids given
+    ss:<i>    bucket i: field -> value
+    bk, bi    (environment, release) bucket JSON -> small id, and back
+
+  Fields and values (dids are the 16 hex digits of a keyed hash: stored as 8 bytes):
+    'S' <16 bytes> or 's' <sid>      session (a 32-hex sid packed, any other as sent)
+                                      -> rank|errors|started ms|bucket id|did
+    'H' <hour:4> <bucket id:4> <did> the user's worst rank in the hour -> rank
+    'R' <bucket id:4> <did>          the user's worst rank in the release -> rank
+
+  Nothing here expires by itself: every call that adds fields also walks a
+  few buckets (in proportion) and drops sessions past the update window and
+  user hours past their rollup's life, so stale fields live about one more
+  window at most. A session or hour past the window is never read as live.
+]]
+local function sessionTable(base, now, window)
+  local LOAD = 40
+  local userTtl = window + 3600000 + 86400000
+  local meta = base .. 'sm'
+  local m = redis.call('HMGET', meta, 'n', 'c', 'p')
+  local t = {n = tonumber(m[1]) or 1, count = tonumber(m[2]) or 0, cursor = tonumber(m[3]) or 0, added = 0}
+  local level = 1
+  while level * 2 <= t.n do level = level * 2 end
+  local bucketIds, bucketJson = {}, {}
+
+  local function hexToBin(hex)
+    return (string.gsub(hex, '..', function(cc) return string.char(tonumber(cc, 16)) end))
+  end
+  local function binToHex(bin)
+    return (string.gsub(bin, '.', function(c) return string.format('%02x', string.byte(c)) end))
+  end
+  local function didKey(did)
+    if #did == 16 and not string.find(did, '[^0-9a-f]') then return '\0' .. hexToBin(did) end
+    return did
+  end
+  local function didOf(key)
+    if #key == 9 and string.byte(key, 1) == 0 then return binToHex(string.sub(key, 2)) end
+    return key
+  end
+  local function hashOf(field)
+    return tonumber(string.sub(redis.sha1hex(field), 1, 8), 16)
+  end
+  local function slot(field)
+    local b = hashOf(field) % (2 * level)
+    if b >= t.n then b = b - level end
+    return base .. 'ss:' .. b
+  end
+  t.ms = function(x) return string.format('%.0f', x) end
+
+  t.get = function(field) return redis.call('HGET', slot(field), field) end
+  t.put = function(field, value)
+    if redis.call('HSET', slot(field), field, value) == 1 then
+      t.count = t.count + 1
+      t.added = t.added + 1
+    end
+  end
+
+  t.sessionField = function(sid)
+    if #sid == 32 and not string.find(sid, '[^0-9a-f]') then return 'S' .. hexToBin(sid) end
+    return 's' .. sid
+  end
+  t.userHourField = function(hour, bucket, did)
+    return 'H' .. struct.pack('>I4>I4', math.floor(tonumber(hour) / 3600000), bucket) .. didKey(did)
+  end
+  t.userReleaseField = function(bucket, did)
+    return 'R' .. struct.pack('>I4', bucket) .. didKey(did)
+  end
+  t.sessionValue = function(rank, errors, started, bucket, did)
+    local d = ''
+    if did ~= '' then d = didKey(did) end
+    return rank .. '|' .. errors .. '|' .. started .. '|' .. bucket .. '|' .. d
+  end
+  -- rank, errors, started (ms, string), bucket id, did ('' for none)
+  t.readSession = function(value)
+    local r, e, st, b, d = string.match(value, '^(%d)|(%d+)|(%d+)|(%d+)|(.*)$')
+    return tonumber(r), tonumber(e), st, tonumber(b), didOf(d)
+  end
+
+  -- The small id of a bucket's JSON [environment, release], given on first sight.
+  t.bucketId = function(json)
+    local id = bucketIds[json]
+    if id then return id end
+    id = tonumber(redis.call('HGET', base .. 'bk', json))
+    if not id then
+      id = redis.call('HINCRBY', meta, 'b', 1)
+      redis.call('HSET', base .. 'bk', json, id)
+      redis.call('HSET', base .. 'bi', id, json)
+    end
+    bucketIds[json] = id
+    bucketJson[id] = json
+    return id
+  end
+  t.bucketJson = function(id)
+    local json = bucketJson[id]
+    if json then return json end
+    json = redis.call('HGET', base .. 'bi', id)
+    bucketJson[id] = json
+    return json
+  end
+
+  -- Whether a session started at `started` (ms) is past the update window: it is then treated as absent.
+  t.stale = function(started) return tonumber(started) < now - window end
+
+  local function expired(field, value)
+    local kind = string.sub(field, 1, 1)
+    if kind == 'S' or kind == 's' then
+      local _, _, started = t.readSession(value)
+      return t.stale(started)
+    elseif kind == 'H' then
+      return struct.unpack('>I4', field, 2) * 3600000 + userTtl < now
+    end
+    return false
+  end
+
+  -- Moves the fields of the next bucket to split that now hash to the new one.
+  local function split()
+    local from = t.n - level
+    local source, target = base .. 'ss:' .. from, base .. 'ss:' .. (from + level)
+    local fields = redis.call('HGETALL', source)
+    for i = 1, #fields, 2 do
+      if hashOf(fields[i]) % (2 * level) == from + level then
+        redis.call('HSET', target, fields[i], fields[i + 1])
+        redis.call('HDEL', source, fields[i])
+      end
+    end
+    t.n = t.n + 1
+    if t.n == 2 * level then level = 2 * level end
+  end
+
+  local function purge(bucket)
+    local key = base .. 'ss:' .. bucket
+    local fields = redis.call('HGETALL', key)
+    for i = 1, #fields, 2 do
+      if expired(fields[i], fields[i + 1]) then
+        redis.call('HDEL', key, fields[i])
+        t.count = t.count - 1
+      end
+    end
+  end
+
+  -- Splits while the table is over its load, walks buckets in proportion to what was added, saves the counters.
+  t.close = function()
+    if t.added == 0 then return end
+    while t.count > LOAD * t.n do split() end
+    for _ = 1, math.ceil(t.added / (LOAD / 2)) do
+      purge(t.cursor % t.n)
+      t.cursor = t.cursor + 1
+    end
+    redis.call('HSET', meta, 'n', t.n, 'c', t.count, 'p', t.cursor)
+  end
+
+  return t
+end

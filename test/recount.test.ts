@@ -1,0 +1,85 @@
+/**
+ * `lookout admin recount` streams (issue 25): it replays the raw batches one
+ * at a time into a scratch state in Redis, so its memory does not grow with
+ * the data, and a recount SIGKILLed halfway resumes when run again and ends
+ * equal to a clean recount and to the pure oracle. Real Redis and FerretDB,
+ * the real CLI.
+ */
+import crypto from 'node:crypto';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { SessionStatus } from '../src/domain/sessions.ts';
+import { packRequest, type SessionBatchDoc } from '../src/store/sessions.store.ts';
+import { makeProject, rollupsAndRecount, sessionStatuses, startTestContext, type TestContext } from './helpers/context.ts';
+import { runCli, startProcess } from './helpers/process.ts';
+import { prng } from './helpers/prng.ts';
+import { until } from './helpers/until.ts';
+
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await startTestContext();
+});
+afterAll(async () => {
+  await ctx?.close();
+});
+
+const STATUSES: SessionStatus[] = ['ok', 'errored', 'abnormal', 'crashed'];
+
+/** 800 raw batches of one project, as the API stores them: sessions updated across batches, with users and aggregates. */
+async function storeRawBatches(project: number): Promise<string[]> {
+  const rnd = prng(project);
+  const now = Date.now() - 3600_000;
+  const sids = Array.from({ length: 2000 }, () => crypto.randomBytes(16).toString('hex'));
+  const users = Array.from({ length: 300 }, () => crypto.randomBytes(8).toString('hex'));
+  const docs: SessionBatchDoc[] = [];
+  for (let b = 0; b < 800; b++) {
+    const sessions = Array.from({ length: 10 }, () => {
+      const i = Math.floor(rnd() * sids.length);
+      return {
+        sid: sids[i]!,
+        release: `app@${1 + (i % 3)}`,
+        environment: i % 5 === 0 ? 'staging' : 'production',
+        status: STATUSES[Math.floor(rnd() * 4)]!,
+        errors: Math.floor(rnd() * 2),
+        did: i % 4 === 0 ? null : users[i % users.length]!,
+        started: new Date(now - (i % 48) * 3600_000),
+      };
+    });
+    const aggregates = b % 10 === 0 ? [{ release: 'app@1', environment: 'production', started: new Date(now), did: null, counts: { ok: 3, errored: 1, abnormal: 0, crashed: 1 } }] : [];
+    docs.push({ _id: `raw-${project}-${String(b).padStart(4, '0')}`, received_at: new Date(now + b * 1000), requests: [packRequest(project, sessions, aggregates)] });
+  }
+  await ctx.runtime.stores.sessions.insertRaw(docs);
+  return sids;
+}
+
+it('resumes a recount SIGKILLed halfway and ends equal to a clean recount', async () => {
+  const { project } = await makeProject(ctx);
+  const id = Number(project.id);
+  const sids = await storeRawBatches(id);
+  const progressKey = `${ctx.runtime.state.keys(id).base}rc:progress`;
+
+  const killed = startProcess(['admin', 'recount', '--project', String(id)], ctx.env, /never/);
+  await until(async () => JSON.parse((await ctx.runtime.state.redis.get(progressKey)) ?? '{"batches":0}').batches >= 150, 60_000, 5);
+  killed.child.kill('SIGKILL');
+  await until(() => killed.child.exitCode !== null || killed.child.signalCode !== null);
+  const stopped = JSON.parse((await ctx.runtime.state.redis.get(progressKey))!) as { batches: number };
+  expect(stopped.batches).toBeLessThan(800);
+
+  // The killed process's lease on the project lapses (REBUILD_LEASE_MS) before another may rebuild it.
+  const lease = ctx.runtime.state.keys(id).rebuild;
+  await until(async () => (await ctx.runtime.state.redis.exists(lease)) === 0, 60_000);
+  const resumed = await runCli(['admin', 'recount', '--project', String(id)], ctx.env);
+  expect(resumed.stderr).toMatch(/recount: \d+ raw batches/);
+  expect(resumed.code).toBe(0);
+  expect(resumed.stderr).toContain(`recount: 800 raw batches`);
+  expect(resumed.stderr).toContain(`(resumed after ${stopped.batches})`);
+  const afterResume = await rollupsAndRecount(ctx, id);
+  expect(afterResume.stored).toEqual(afterResume.recounted);
+  const statuses = await sessionStatuses(ctx, id, sids);
+
+  // A clean recount (nothing left to resume) gives the same rollups and states.
+  expect(await ctx.runtime.state.redis.exists(progressKey)).toBe(0);
+  await ctx.runtime.keeper.rebuild(id, new Date());
+  const clean = await rollupsAndRecount(ctx, id);
+  expect(clean.stored).toEqual(afterResume.stored);
+  expect(await sessionStatuses(ctx, id, sids)).toEqual(statuses);
+}, 180_000);
