@@ -54,3 +54,26 @@ it('events accepted while Redis is unreachable are swept into the queue and proc
     await workers.close();
   }
 });
+
+it('behind a backlog, sweeps only what was stored a grace before the oldest waiting job', async () => {
+  const { secret } = await makeProject(ctx);
+  const post = async (type: string) => {
+    const body = { event_id: eventId(), timestamp: new Date().toISOString(), exception: { values: [{ type, value: 'x' }] } };
+    expect((await call(ctx, 'POST', '/api/v1/events', { key: secret, body })).status).toBe(202);
+  };
+  // No worker runs: each post's job waits in the queue, behind the first one.
+  await post('WaitingError');
+  await new Promise((r) => setTimeout(r, 100));
+  await post('WaitingError');
+  const oldest = (await ctx.runtime.queues.oldestWaiting('events.process'))!;
+  expect(oldest.getTime()).toBeLessThanOrEqual(Date.now());
+  const waiting = await ctx.runtime.queues.queue('events').count();
+
+  // A minute on, both markers are past the grace, but their jobs are still waiting: nothing is swept.
+  expect(await ctx.runtime.events.sweep(new Date(Date.now() + 60_000))).toBe(0);
+  // A marker stored long before the oldest waiting job has lost its job: it is swept.
+  const lost = await ctx.runtime.stores.events.backlog.take();
+  await ctx.runtime.stores.events.backlog.collection.updateOne({ _id: lost._id }, { $set: { received_at: new Date(oldest.getTime() - 120_000) } });
+  expect(await ctx.runtime.events.sweep(new Date(Date.now() + 60_000))).toBe(1);
+  expect(await ctx.runtime.queues.queue('events').count()).toBe(waiting + 1);
+});

@@ -29,7 +29,13 @@ const SWEEP_JOB_SLOT_MS = 5 * 60_000;
 
 export function makeSweep<N extends JobName>(queues: Queues, source: SweepSource<N>) {
   return async (now: Date, graceMs = SWEEP_GRACE_MS, batch = 500): Promise<number> => {
-    const stale = await source.unprocessed(new Date(now.getTime() - graceMs), batch);
+    // Behind a backlog, an entry is late, not lost: its job is among those still waiting. Jobs are taken oldest
+    // first, so only an entry stored a grace before the oldest waiting job can have lost its job. Sweeping the late
+    // ones too doubled the work when it was already behind, and a swept job reads its entries back (on FerretDB v1
+    // a scan of the events collection): measured, a backlog then grew until nothing settled (bench:growth).
+    const oldest = await queues.oldestWaiting(source.job);
+    const before = Math.min(now.getTime(), oldest?.getTime() ?? Infinity) - graceMs;
+    const stale = await source.unprocessed(new Date(before), batch);
     if (stale.length === 0) return 0;
     const slot = Math.floor(now.getTime() / SWEEP_JOB_SLOT_MS);
     const perJob = source.perJob ?? 1;
