@@ -36,8 +36,10 @@ function frame(k: number, i: number, inApp: boolean) {
  * One error event of kind `k` (its issue), at `at`, with the release,
  * environment and company given; about 3 KB as JSON.
  */
-export function realisticErrorEvent(k: number, opts: { at: Date; release: string; environment: string; company: string; level?: string }) {
-  const frames = Array.from({ length: 20 }, (_, i) => frame(k, i, i >= 17));
+export function realisticErrorEvent(k: number, opts: { at: Date; release: string; environment: string; company: string; level?: string; large?: boolean }) {
+  // large: about 6 KB, a deeper stack (28 frames, 6 in-app) and more breadcrumbs, as bench:growth sends them
+  const [depth, inApp, crumbs] = opts.large ? [28, 6, 30] : [20, 3, 20];
+  const frames = Array.from({ length: depth }, (_, i) => frame(k, i, i >= depth - inApp));
   const t = opts.at.getTime() / 1000;
   return {
     event_id: crypto.randomBytes(16).toString('hex'),
@@ -51,7 +53,7 @@ export function realisticErrorEvent(k: number, opts: { at: Date; release: string
     transaction: `/${word(k)}/${word(k + 1)}`,
     exception: { values: [{ type: exceptionType(k), value: `${word(k + 2)} ${word(k + 3)} not found for ${word(k + 4)}`, mechanism: { type: 'framework', handled: false }, stacktrace: { frames } }] },
     breadcrumbs: {
-      values: Array.from({ length: 20 }, (_, i) => ({ timestamp: Math.round(t) - 20 + i, category: 'http', message: `GET /${word(i)}` })),
+      values: Array.from({ length: crumbs }, (_, i) => ({ timestamp: Math.round(t) - crumbs + i, category: 'http', message: `GET /${word(i)}` })),
     },
     request: { url: `https://shop.example.com/${word(k)}/${word(k + 1)}`, method: 'POST', headers: { 'User-Agent': 'Mozilla/5.0' } },
     user: { id: String(k * 31 + 7), email: `user${k % 50}@example.com` },

@@ -40,6 +40,13 @@ export interface Stack {
   env: Record<string, string>;
   apiUrl: string;
   apiUrls: string[];
+  /** where the stores it started keep their data (FerretDB's SQLite files, Redis' AOF) */
+  dataDirs: { ferretdb: string; redis: string };
+  /**
+   * Stops every process it started, stores included, and starts them again on the same data and ports; resolves
+   * when they are up, with how long the stop and the start took (ms).
+   */
+  restart(): Promise<{ stopMs: number; startMs: number }>;
   stop(): Promise<void>;
 }
 
@@ -51,58 +58,80 @@ export interface Stack {
  */
 export async function startStack(args: BenchArgs, extraEnv: Record<string, string> = {}): Promise<Stack> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-bench-'));
-  const started: ManagedProcess[] = [];
-  const children: ChildProcess[] = [];
-  const stop = async () => {
+  const dataDirs = { ferretdb: path.join(dir, 'ferretdb'), redis: path.join(dir, 'redis') };
+  let started: ManagedProcess[] = [];
+  let children: ChildProcess[] = [];
+  const stopAll = async () => {
     await Promise.all(children.map((c) => stopChild(c)));
     await Promise.all(started.map((p) => p.stop()));
+    children = [];
+    started = [];
+  };
+  const stop = async () => {
+    await stopAll();
     fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
-    let redisUrl = process.env.REDIS_URL;
+    const ports = { redis: await freePort(), ferret: await freePort(), apis: await Promise.all(Array.from({ length: args.apis ?? 1 }, () => freePort())) };
+    let redisUrl = process.env.REDIS_URL ?? `redis://127.0.0.1:${ports.redis}`;
     let redisEnv: Record<string, string> = {};
-    if (args.redisCluster) {
-      const cluster = await startRedisCluster({ dir: path.join(dir, 'redis-cluster') });
-      started.push({ name: 'redis-cluster', url: '', pid: 0, stop: cluster.stop });
-      redisUrl = `redis://${cluster.env.split(',')[0]}`;
-      redisEnv = { REDIS_CLUSTER_NODES: cluster.env };
-    } else if (!redisUrl) {
-      const redis = await startRedis({ dir: path.join(dir, 'redis'), port: await freePort(), pidFile: false });
-      started.push(redis);
-      redisUrl = redis.url;
+    const mongoUrl = process.env.MONGODB_URL ?? `mongodb://127.0.0.1:${ports.ferret}/`;
+    let clusterNodes: string | null = null;
+    const startStores = async () => {
+      if (args.redisCluster) {
+        const cluster = await startRedisCluster({ dir: path.join(dir, 'redis-cluster') });
+        started.push({ name: 'redis-cluster', url: '', pid: 0, stop: cluster.stop });
+        clusterNodes = cluster.env;
+      } else if (!process.env.REDIS_URL) {
+        started.push(await startRedis({ dir: dataDirs.redis, port: ports.redis, pidFile: false }));
+      }
+      if (!process.env.MONGODB_URL) {
+        const ferret = await startFerret({
+          dir: dataDirs.ferretdb,
+          port: ports.ferret,
+          cacheDir: loadConfig({}).cacheDir,
+          pidFile: false,
+          // BENCH_FERRETDB_PPROF=127.0.0.1:6060: profile the store during a run (docs/performance.md)
+          debugAddr: process.env.BENCH_FERRETDB_PPROF,
+        });
+        started.push(ferret);
+      }
+    };
+    await startStores();
+    if (clusterNodes) {
+      redisUrl = `redis://${(clusterNodes as string).split(',')[0]}`;
+      redisEnv = { REDIS_CLUSTER_NODES: clusterNodes };
     }
-    let mongoUrl = process.env.MONGODB_URL;
-    if (!mongoUrl) {
-      const ferret = await startFerret({
-        dir: path.join(dir, 'ferretdb'),
-        port: await freePort(),
-        cacheDir: loadConfig({}).cacheDir,
-        pidFile: false,
-        // BENCH_FERRETDB_PPROF=127.0.0.1:6060: profile the store during a run (docs/performance.md)
-        debugAddr: process.env.BENCH_FERRETDB_PPROF,
-      });
-      started.push(ferret);
-      mongoUrl = ferret.url;
-    }
-    const ports = await Promise.all(Array.from({ length: args.apis ?? 1 }, () => freePort()));
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
-      ...(args.redisCluster ? redisEnv : { REDIS_URL: redisUrl! }),
+      ...(args.redisCluster ? redisEnv : { REDIS_URL: redisUrl }),
       MONGODB_URL: mongoUrl,
       MONGODB_DB: `lookout_bench_${Date.now()}`,
       QUEUE_PREFIX: args.redisCluster ? `{bench${Date.now()}}` : `bench${Date.now()}`,
       LOG_LEVEL: 'warn',
-      PORT: String(ports[0]),
+      PORT: String(ports.apis[0]),
       // The bench drives one key far past spec 8's 3,000/min; the limiter still runs on every request.
       SESSIONS_RATE_LIMIT_PER_MINUTE: '100000000',
       KEY_CACHE_SECONDS: '5',
       ...extraEnv,
     };
-    for (const port of ports) children.push(await spawnReady([BIN, 'api'], { ...env, PORT: String(port) }, /API listening/));
-    children.push(...(await spawnWorkers(env, args.workers, args.workerConcurrency)));
-    const apiUrls = ports.map((port) => `http://127.0.0.1:${port}`);
-    return { redisUrl: redisUrl!, mongoUrl, env, apiUrl: apiUrls[0]!, apiUrls, stop };
+    const startProcesses = async () => {
+      for (const port of ports.apis) children.push(await spawnReady([BIN, 'api'], { ...env, PORT: String(port) }, /API listening/));
+      children.push(...(await spawnWorkers(env, args.workers, args.workerConcurrency)));
+    };
+    await startProcesses();
+    const apiUrls = ports.apis.map((port) => `http://127.0.0.1:${port}`);
+    const restart = async () => {
+      if (args.redisCluster) throw new Error('restart: not with --redis-cluster');
+      const stopping = performance.now();
+      await stopAll();
+      const starting = performance.now();
+      await startStores();
+      await startProcesses();
+      return { stopMs: starting - stopping, startMs: performance.now() - starting };
+    };
+    return { redisUrl, mongoUrl, env, apiUrl: apiUrls[0]!, apiUrls, dataDirs, restart, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -1,0 +1,257 @@
+/**
+ * npm run bench:growth -- [--rounds 6] [--seconds 45] [--event-rate 1000] [--session-rate 5000] [--calibrate 4000]
+ *
+ * How Lookout fares as its stores fill (issue 25), on a stack of its own with
+ * `npm start`'s embedded stores (FerretDB on SQLite, one redis-server with
+ * its append-only file), one API and one worker process:
+ *
+ * 1. Disk per item of each kind, measured apart on the empty stack:
+ *    `--calibrate` sign-in attempts, then as many ~6 KB error events, then as
+ *    many sessions (in 100-session batches), each kind posted alone; the
+ *    growth of what the stores hold on disk (the database's pages, and Redis'
+ *    AOF once rewritten) divided by the items.
+ * 2. `--rounds` rounds of `--seconds` of fixed-rate load, events (one in five
+ *    a ~6 KB error event, the others sign-in attempts) and sessions at once.
+ *    After each: ingest p99 of each stream, read latencies (the issue list,
+ *    an issue's events, the release list), what is stored, bytes on disk per
+ *    event and per session (MongoDB's collection sizes), and Redis' memory
+ *    per session held.
+ * 3. `lookout admin recount` of the project (its time and the process's peak
+ *    memory), and a restart of the whole stack, stores included, on its data
+ *    (the time to stop, and from starting again until `/readyz` answers ready).
+ *
+ * Targets (issue 25): disk per error event ≤ 3 KB, per sign-in attempt ≤ 400 B,
+ * per session ≤ 100 B; last round's ingest p99 within 1.5× the first's and
+ * < 50 ms; recount peak memory ≤ 512 MB and restart ready ≤ 15 s, at ≥ 1 M
+ * sessions and ≥ 250,000 events stored.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { total } from '../src/domain/sessions.ts';
+import { eventStream, openLoop, sessionStreams, type OpenLoopResult, type Stream } from './load.ts';
+import { BENCH_INSTANCE, openBench, report, round, timedInTurn, waitFor } from './lib.ts';
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string' },
+    seconds: { type: 'string' },
+    'event-rate': { type: 'string' },
+    'session-rate': { type: 'string' },
+    calibrate: { type: 'string' },
+  },
+  strict: true,
+});
+const ROUNDS = Number(values.rounds ?? 6);
+const SECONDS = Number(values.seconds ?? 45);
+const EVENT_RATE = Number(values['event-rate'] ?? 1000);
+const SESSION_RATE = Number(values['session-rate'] ?? 5000);
+const CALIBRATE = Number(values.calibrate ?? 4000);
+const BIN = fileURLToPath(new URL('../bin/lookout.mjs', import.meta.url));
+const SETTLE_LIMIT_MS = 300_000;
+
+const progress = (what: string) => process.stderr.write(`bench:growth ${new Date().toISOString()} ${what}\n`);
+
+const env = await openBench({ seconds: SECONDS, concurrency: 1, workers: 1, workerConcurrency: 4 });
+const { stack, runtime, project } = env;
+const projectId = Number(project.id);
+const eventHeaders = { 'content-type': 'application/json', 'x-service-key': project.secret_key, 'x-service-instance': BENCH_INSTANCE };
+const sessionHeaders = { 'content-type': 'application/json', 'x-service-key': project.public_key };
+const redis = new Redis(stack.redisUrl);
+
+/** Bytes of the files under `dir` whose names match. */
+function filesBytes(dir: string, match: (name: string) => boolean = () => true): number {
+  let bytes = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile() && match(entry.name)) bytes += fs.statSync(path.join(entry.parentPath ?? dir, entry.name)).size;
+  }
+  return bytes;
+}
+
+/** Redis' append-only file, rewritten first (what a restart reads). */
+async function aofBytes(): Promise<number> {
+  await redis.bgrewriteaof().catch(() => {}); // one already running: wait for it
+  await waitFor(async () => /aof_rewrite_in_progress:0/.test(await redis.info('persistence')) && /aof_rewrite_scheduled:0/.test(await redis.info('persistence')), 120_000);
+  return filesBytes(stack.dataDirs.redis, (name) => name.includes('.aof') || name.endsWith('.rdb'));
+}
+
+/**
+ * What the stores hold on disk: the database's pages as MongoDB reports them (`dbStats` totalSize: on FerretDB
+ * the SQLite pages its tables and indexes use, without the write-ahead log and the file's free pages, which
+ * would blur a difference of a few megabytes), and the rewritten AOF.
+ */
+async function diskBytes(): Promise<{ sqlite: number; aof: number }> {
+  const stats = await runtime.mongo.db.command({ dbStats: 1 });
+  return { sqlite: Number(stats.totalSize ?? Number(stats.storageSize ?? 0) + Number(stats.indexSize ?? 0)), aof: await aofBytes() };
+}
+
+const settled = () =>
+  waitFor(async () => (await runtime.stores.events.backlog.size()) + (await runtime.stores.sessions.backlog.size()) === 0, SETTLE_LIMIT_MS);
+
+/** `count` items of one stream at `rate`; the disk they added, per item (`per`: items per request). */
+async function calibrate(name: string, stream: Stream, count: number, per = 1) {
+  const before = await diskBytes();
+  const seconds = count / per / stream.rate;
+  progress(`calibrating: ${count} ${name} at ${stream.rate * per}/s`);
+  const load = await openLoop(`calibrate ${name}`, stack.apiUrls, stream.path === '/api/v1/events' ? eventHeaders : sessionHeaders, [stream], seconds, 0);
+  await settled();
+  const after = await diskBytes();
+  const items = (load[stream.name]!.sent - load[stream.name]!.non_2xx) * per;
+  return {
+    items,
+    sqlite_bytes_per_item: round((after.sqlite - before.sqlite) / items),
+    aof_bytes_per_item: round((after.aof - before.aof) / items),
+    bytes_per_item: round((after.sqlite - before.sqlite + after.aof - before.aof) / items),
+  };
+}
+
+/** One stream of the events load alone: only sign-in attempts, or only error events (~6 KB). */
+function only(kind: 'attempts' | 'errors', rate: number): Stream {
+  const all = eventStream(5 * rate, undefined, { large: true });
+  // eventStream makes every fifth request an error event: take the ones of the kind asked
+  const pick = (i: number) => (kind === 'errors' ? 5 * i + 4 : i + Math.floor(i / 4));
+  return { ...all, name: kind, rate, body: (i) => all.body(pick(i)) };
+}
+
+/** Bytes MongoDB reports for a collection (FerretDB: its SQLite table's pages). */
+async function collectionBytes(name: string): Promise<number> {
+  const stats = await runtime.mongo.db.command({ collStats: name });
+  return Number(stats.storageSize ?? stats.size ?? 0) + Number(stats.totalIndexSize ?? 0);
+}
+
+async function reads() {
+  const get = (url: string) => fetch(`${stack.apiUrl}${url}`, { headers: { 'x-service-key': project.secret_key, 'x-service-instance': BENCH_INSTANCE } }).then((r) => r.text());
+  const list = JSON.parse(await get('/api/v1/issues?order=event_count&limit=1')) as { issues: { id: string }[] };
+  const issue = list.issues[0]?.id;
+  return {
+    issue_list: await timedInTurn(100, () => get('/api/v1/issues')),
+    issue_events: issue ? await timedInTurn(100, () => get(`/api/v1/issues/${issue}/events?limit=25`)) : null,
+    releases: await timedInTurn(100, () => get('/api/v1/releases')),
+  };
+}
+
+/** Runs `lookout admin recount`, sampling its peak resident memory (VmHWM). */
+function recount(): Promise<{ seconds: number; peak_rss_mb: number; code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, [BIN, 'admin', 'recount', '--project', String(projectId)], { env: stack.env });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => {
+      output += d;
+      progress(String(d).trim());
+    });
+    let peak = 0;
+    const sample = setInterval(() => {
+      try {
+        const kb = Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0);
+        peak = Math.max(peak, kb);
+      } catch {
+        /* exited */
+      }
+    }, 50);
+    child.on('exit', (code) => {
+      clearInterval(sample);
+      resolve({ seconds: round((performance.now() - started) / 1000), peak_rss_mb: round(peak / 1024), code, output: output.slice(-2000) });
+    });
+  });
+}
+
+/**
+ * Restarts the whole stack on its data: how long stopping took (workers finish their jobs in flight, up to
+ * SHUTDOWN_TIMEOUT_MS), and the time from starting again until /readyz answers ready (the target).
+ */
+async function restart(): Promise<{ stop_seconds: number; ready_seconds: number | null }> {
+  const { stopMs, startMs } = await stack.restart();
+  const started = performance.now() - startMs;
+  const ready = await waitFor(async () => (await fetch(`${stack.apiUrl}/readyz`).then((r) => r.status).catch(() => 0)) === 200, 120_000);
+  return { stop_seconds: round(stopMs / 1000), ready_seconds: ready === null ? null : round((performance.now() - started) / 1000) };
+}
+
+const p99 = (r: OpenLoopResult) => r.p99_ms;
+try {
+  const perItem = {
+    sign_in_attempt: await calibrate('sign-in attempts', only('attempts', 500), CALIBRATE),
+    error_event: await calibrate('error events', only('errors', 200), CALIBRATE),
+    session: await calibrate('sessions', sessionStreams(SESSION_RATE, 1)[0]!, CALIBRATE * 10, 100),
+  };
+
+  const rounds = [];
+  for (let r = 1; r <= ROUNDS; r++) {
+    progress(`round ${r}: ${EVENT_RATE} events/s and ${SESSION_RATE} sessions/s for ${SECONDS} s`);
+    const streams = [eventStream(EVENT_RATE, undefined, { large: true }), sessionStreams(SESSION_RATE, 1)[0]!];
+    const [events, sessions] = await Promise.all([
+      openLoop(`round ${r} events`, stack.apiUrls, eventHeaders, [streams[0]!], SECONDS, r === 1 ? 5 : 0),
+      openLoop(`round ${r} sessions`, stack.apiUrls, sessionHeaders, [streams[1]!], SECONDS, r === 1 ? 5 : 0),
+    ]);
+    const settle = await settled();
+    const stored = {
+      events: await runtime.stores.events.collection.estimatedDocumentCount(),
+      sessions: (await runtime.stores.sessions.releases.find({ project_id: projectId }).toArray()).reduce((n, d) => n + total(d.sessions), 0),
+    };
+    const rawBatches = await collectionBytes('session_raw');
+    const eventsBytes = await collectionBytes('events');
+    const disk = { ...(await diskBytes()), sqlite_files: filesBytes(stack.dataDirs.ferretdb, (name) => !name.endsWith('.log')) };
+    const memory = Number(/used_memory:(\d+)/.exec(await redis.info('memory'))![1]);
+    const row = {
+      round: r,
+      events_p99_ms: p99(events.events!),
+      session_batches_p99_ms: p99(sessions['session batches']!),
+      non_2xx: events.events!.non_2xx + sessions['session batches']!.non_2xx,
+      settled_seconds: settle,
+      reads: await reads(),
+      stored,
+      events_collection_bytes_per_event: round(eventsBytes / Math.max(1, stored.events)),
+      session_raw_bytes_per_session: round(rawBatches / Math.max(1, stored.sessions)),
+      disk_bytes: disk,
+      redis_used_memory_bytes: memory,
+    };
+    progress(JSON.stringify(row));
+    rounds.push(row);
+  }
+
+  progress('recount');
+  const recounted = await recount();
+  progress('restart');
+  const readyAfter = await restart();
+
+  const first = rounds[0]!;
+  const last = rounds.at(-1)!;
+  const result = {
+    rates: { events_per_s: EVENT_RATE, sessions_per_s: SESSION_RATE, seconds: SECONDS, rounds: ROUNDS },
+    per_item: perItem,
+    rounds,
+    recount: recounted,
+    restart: readyAfter,
+    targets: {
+      error_event_bytes_le_3072: perItem.error_event.bytes_per_item <= 3072,
+      sign_in_attempt_bytes_le_400: perItem.sign_in_attempt.bytes_per_item <= 400,
+      session_bytes_le_100: perItem.session.bytes_per_item <= 100,
+      last_round_p99_within_1_5x_and_under_50ms: last.events_p99_ms <= 1.5 * first.events_p99_ms && last.events_p99_ms < 50,
+      recount_peak_le_512mb: recounted.code === 0 && recounted.peak_rss_mb <= 512,
+      restart_ready_le_15s: readyAfter.ready_seconds !== null && readyAfter.ready_seconds <= 15,
+      volume_reached: last.stored.sessions >= 1_000_000 && last.stored.events >= 250_000,
+    },
+  };
+  report('bench:growth', result, [
+    ['disk per sign-in attempt (B)', `${perItem.sign_in_attempt.bytes_per_item} (SQLite ${perItem.sign_in_attempt.sqlite_bytes_per_item}, AOF ${perItem.sign_in_attempt.aof_bytes_per_item})`],
+    ['disk per ~6 KB error event (B)', `${perItem.error_event.bytes_per_item} (SQLite ${perItem.error_event.sqlite_bytes_per_item}, AOF ${perItem.error_event.aof_bytes_per_item})`],
+    ['disk per session (B)', `${perItem.session.bytes_per_item} (SQLite ${perItem.session.sqlite_bytes_per_item}, AOF ${perItem.session.aof_bytes_per_item})`],
+    ...rounds.map(
+      (r) =>
+        [
+          `round ${r.round}`,
+          `events p99 ${r.events_p99_ms} ms, batches p99 ${r.session_batches_p99_ms} ms, non-2xx ${r.non_2xx}, settled ${r.settled_seconds} s; reads p99 list ${r.reads.issue_list.p99} / events ${r.reads.issue_events?.p99 ?? '-'} / releases ${r.reads.releases.p99} ms; ${r.stored.events} events, ${r.stored.sessions} sessions; ${r.events_collection_bytes_per_event} B/event, ${r.session_raw_bytes_per_session} B/session in MongoDB; Redis ${round(r.redis_used_memory_bytes / 1048576)} MB`,
+        ] as [string, string],
+    ),
+    ['recount', `${recounted.seconds} s, peak ${recounted.peak_rss_mb} MB (exit ${recounted.code})`],
+    ['restart', `stopped in ${readyAfter.stop_seconds} s, started and ready in ${readyAfter.ready_seconds ?? 'more than 120'} s`],
+    ['targets', JSON.stringify(result.targets)],
+  ]);
+} finally {
+  redis.disconnect();
+  await env.close();
+}
