@@ -31,7 +31,8 @@ async function bound(retentionDays?: number) {
   if (retentionDays !== undefined) await ctx.runtime.admin.setProject(id, { event_retention_days: retentionDays });
   const send = (body: Record<string, unknown>) => call(ctx, 'POST', '/api/v1/events', { key: p.secret, body });
   const get = (path: string) => call(ctx, 'GET', `/api/v1${path}`, { key: p.secret });
-  const stored = async () => ctx.runtime.stores.events.collection.countDocuments({ project_id: id });
+  // error events and sign-in attempts' keys alike: their _id starts with the project's
+  const stored = async () => ctx.runtime.stores.events.collection.countDocuments({ _id: { $regex: `^${id}:` } });
   return { ...p, id, send, get, stored };
 }
 

@@ -20,7 +20,7 @@ import crypto from 'node:crypto';
 import { detectBruteForce, detectStuffing, type Attempt, type Burst } from '../src/domain/bursts.ts';
 import type { JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
-import { entryOf, type EventEntry } from '../src/services/events.service.ts';
+import { attemptEntry, entryOf, type EventEntry } from '../src/services/events.service.ts';
 import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, type AppliedGroup, type AttemptEntry, type IssuesState } from '../src/state/issues.state.ts';
 import { eventKey } from '../src/store/events.store.ts';
 import { checkFrequency, notifyFlags } from '../src/notify/rules.ts';
@@ -32,10 +32,15 @@ export async function processEventGroups(payload: JobPayloads['events.process'],
   const byProject = new Map<number, { group: string; receivedAt: Date; events: EventEntry[] }[]>();
   let count = 0;
   const swept = payload.groups.filter((g) => !g.events).map((g) => g.id);
-  const sweptEvents = groupBy(swept.length > 0 ? await runtime.stores.events.ofBatches(swept) : [], (doc) => doc.batch);
+  const sweptEntries = groupBy(
+    swept.length > 0
+      ? [...(await runtime.stores.events.ofBatches(swept)).map((doc) => entryOf(doc)), ...(await runtime.stores.events.attempts.ofBatches(swept)).map(attemptEntry)]
+      : [],
+    (entry) => entry.batch,
+  );
   for (const group of payload.groups) {
-    const stored = group.events ? null : (sweptEvents.get(group.id) ?? []);
-    const entries: EventEntry[] = group.events ?? stored!.map((doc) => entryOf(doc));
+    const stored = group.events ? null : (sweptEntries.get(group.id) ?? []);
+    const entries: EventEntry[] = group.events ?? stored!;
     const receivedAt = new Date(group.received_at ?? stored?.[0]?.received_at ?? now);
     count += entries.length;
     for (const [project, list] of groupBy(entries, (e) => e.project_id)) {
@@ -70,7 +75,7 @@ export async function processEventGroups(payload: JobPayloads['events.process'],
         })),
       attempts: p.events
         .filter((e) => e.kind === 'security' && ATTEMPT_KINDS.has(e.security_kind ?? ''))
-        .map((e) => ({ event_id: e.event_id, at: e.at, kind: e.security_kind!, actor: e.actor ?? '', group: e.group_key!, ip: e.ip })),
+        .map((e) => ({ event_id: e.event_id, at: e.at, kind: e.security_kind!, actor: e.actor ?? '', group: e.group_key!, ip: e.ip ?? null })),
     }));
     const channels = await runtime.channels(project);
     const flags = notifyFlags(channels);

@@ -16,6 +16,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { JobPayloads, Queues } from '../queues/registry.ts';
 import { makeJobGather } from '../queues/gather.ts';
 import { makeSweep } from '../queues/sweep.ts';
+import { attemptFields, type AttemptBody, type StoredAttempt } from '../store/attempts.store.ts';
 import { eventKey, packPayload, payloadOf, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
 import { makeGroupCommit } from '../util/group-commit.ts';
@@ -58,6 +59,63 @@ export function groupJobId(id: string): string {
   return `eg-${id}`;
 }
 
+/** An event in a group commit: what is stored, what its job carries, and whether the store refused it as a duplicate. */
+interface GroupItem {
+  stored: { doc: EventDoc } | { attempt: AttemptBody; project: number };
+  entry: EventEntry;
+  duplicate?: boolean;
+}
+
+/** An error event: its own document, and what its job carries. */
+function errorItem(project: number, body: EventBody, now: Date) {
+  const doc: EventDoc = {
+    _id: eventKey(project, body.event_id),
+    project_id: project,
+    event_id: body.event_id,
+    batch: '',
+    kind: 'error',
+    fingerprint: fingerprintOf(body),
+    release: body.release ?? null,
+    environment: body.environment ?? null,
+    company: body.tags?.company ?? null,
+    at: new Date(body.timestamp),
+    received_at: now,
+    payload: packPayload(body),
+  };
+  return { stored: { doc }, entry: entryOf(doc, body) };
+}
+
+/** A sign-in attempt: packed with its group's others (src/store/attempts.store.ts), and what its job carries. */
+function attemptItem(project: number, body: AttemptBody, now: Date) {
+  const { event_id, at, security_kind, actor, ip, group_key, release, environment, company } = attemptFields(body);
+  const entry: EventEntry = {
+    _id: eventKey(project, event_id),
+    project_id: project,
+    event_id,
+    batch: '',
+    kind: 'security',
+    security_kind,
+    actor,
+    ip,
+    group_key,
+    release,
+    environment,
+    company,
+    at,
+    received_at: now,
+    level: (body.level as string | undefined) ?? 'error',
+    title: '',
+    culprit: '',
+    exception_type: null,
+  };
+  return { stored: { attempt: body, project }, entry };
+}
+
+/** What a worker needs of a stored attempt (a swept group's, read back). */
+export function attemptEntry(a: StoredAttempt): EventEntry {
+  return { ...attemptItem(a.project_id, a.body, a.received_at).entry, batch: a.batch };
+}
+
 /** Most events written in one group, and gathered in one job. */
 const GROUP_MAX_EVENTS = 1000;
 
@@ -68,12 +126,15 @@ export function makeEventsService(deps: { events: EventsStore; queues: Queues; l
     { maxWeight: GROUP_MAX_EVENTS, weight: (g) => g.events!.length, log },
   );
 
-  const group = makeGroupCommit<{ doc: EventDoc; body: EventBody; duplicate?: boolean }>(
+  const group = makeGroupCommit<GroupItem>(
     async (items) => {
       const receivedAt = new Date();
-      const { id, duplicates } = await events.insertGroup(items.map((i) => i.doc));
+      const { id, duplicates } = await events.insertGroup(
+        items.map((i) => i.stored),
+        receivedAt,
+      );
       items.forEach((item, i) => (item.duplicate = duplicates.has(i)));
-      const stored = items.filter((i) => !i.duplicate).map((i) => entryOf(i.doc, i.body));
+      const stored = items.filter((i) => !i.duplicate).map((i) => ({ ...i.entry, batch: id }));
       if (stored.length === 0) return events.backlog.finish([id]); // every event was stored before: nothing to apply
       // The events are durable: callers are answered now; the job is added on the side.
       jobs.add({ id, received_at: receivedAt.toISOString(), events: stored });
@@ -83,37 +144,13 @@ export function makeEventsService(deps: { events: EventsStore; queues: Queues; l
 
   return {
     async ingest(project: ProjectDoc, body: EventBody, now: Date): Promise<{ id: string; duplicate: boolean }> {
-      const security = body.security;
-      if (security && !project.security_monitoring) {
+      if (body.security && !project.security_monitoring) {
         throw new ForbiddenError('security_monitoring_disabled', 'security monitoring is off for this project; turn it on to send sign-in attempts');
       }
-      const actor = security ? (security.actor ?? security.actor_id ?? null) : null;
-      const ip = security?.ip ?? null;
-      const item = {
-        doc: {
-          _id: eventKey(project._id, body.event_id),
-          project_id: project._id,
-          event_id: body.event_id,
-          batch: '',
-          kind: security ? 'security' : 'error',
-          security_kind: security?.kind ?? null,
-          actor,
-          ip,
-          group_key: security ? `${actor}|${ip ?? '-'}` : null,
-          fingerprint: security ? null : fingerprintOf(body),
-          release: body.release ?? null,
-          environment: body.environment ?? null,
-          company: body.tags?.company ?? null,
-          at: new Date(body.timestamp),
-          received_at: now,
-          payload: packPayload(body),
-        } satisfies EventDoc as EventDoc,
-        body,
-        duplicate: false,
-      };
+      const item: GroupItem = body.security ? attemptItem(project._id, body as AttemptBody, now) : errorItem(project._id, body, now);
       await group.add(item);
       metrics.ingest('event', item.duplicate ? 'duplicated' : 'accepted');
-      return { id: body.event_id, duplicate: item.duplicate };
+      return { id: body.event_id, duplicate: item.duplicate === true };
     },
 
     /** Enqueues stored groups whose job was never added or was lost (src/queues/sweep.ts). */

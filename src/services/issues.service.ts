@@ -87,13 +87,13 @@ export function makeIssuesService(deps: { issues: IssuesStore; events: EventsSto
     async get(projectId: number, id: number, now = new Date()) {
       const issue = await issueOf(projectId, id);
       const [latest, spread, hours] = await Promise.all([
-        issue.latest_event ? events.get(issue.latest_event) : null,
+        issue.latest_event ? events.body(issue.latest_event) : null,
         reads.spread(projectId, id, 10),
         reads.hourly(projectId, id, 14 * 24, now),
       ]);
       return {
         ...issueView(issue),
-        latest_event: latest ? payloadOf(latest) : null,
+        latest_event: latest,
         // Its latest event was deleted by retention (the issue and its counts stay).
         latest_event_expired: issue.latest_event !== null && latest === null,
         spread,

@@ -66,6 +66,18 @@ export async function expireEvents(deps: RetentionDeps, now: Date, opts: Retenti
       if (docs.length >= opts.chunk) await flush();
     }
     if (docs.length > 0) await flush();
+    // Packed sign-in attempts: a document and its keys at a time (no issue counts them, so nothing is tallied).
+    const packed = deps.stores.events.attempts.expiredOf(new Date(now.getTime() - read.days * DAY_MS), read.projects);
+    let sincePause = 0;
+    for await (const doc of packed) {
+      const n = await deps.stores.events.attempts.delete(doc._id);
+      deleted.sign_in_attempts += n;
+      sincePause += n;
+      if (sincePause >= opts.chunk) {
+        sincePause = 0;
+        await sleep(opts.pauseMs);
+      }
+    }
   }
   if (deleted.error_events + deleted.sign_in_attempts > 0) deps.log.info({ deleted }, 'retention deleted expired events');
   return deleted;

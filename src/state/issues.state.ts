@@ -119,7 +119,7 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
         id: g.id,
         at: g.receivedAt.getTime(),
         e: g.errors.map((e) => [e.event, e.issue, String(e.at.getTime()), e.release ?? '', e.level, e.title, e.exception_type ?? '', e.company ?? '', e.fingerprint, e.culprit, e.environment ?? '']),
-        a: g.attempts.map((a) => [a.event_id, String(a.at.getTime()), a.kind, a.actor, a.group, a.ip ?? '']),
+        a: g.attempts.map((a) => [a.event_id, String(a.at.getTime()), kindCode(a.kind), a.actor, a.group, a.ip ?? '']),
       }));
       const [code] = await r.applyEvents(k.epoch, k.eseq, k.eapplied, k.edirty, k.base, APPLIED_MEMORY_MS, `${DETECTION_LOOKBACK_MS}:${DETECTION_MAX_ATTEMPTS}`, JSON.stringify(entries), notify);
       return APPLY_CODES[code]!;
@@ -180,7 +180,7 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
       const k = keys(project);
       const pipe = redis.pipeline();
       for (const a of attempts) {
-        const member = `${a.event_id}|${a.kind}|${a.actor}`;
+        const member = `${a.event_id}|${kindCode(a.kind)}|${a.actor}`;
         pipe.zadd(`${k.base}ag:${a.group}`, a.at.getTime(), member);
         if (a.ip) pipe.zadd(`${k.base}aip:${a.ip}`, a.at.getTime(), member);
       }
@@ -273,11 +273,19 @@ export const HOUR_MS = 3_600_000;
 export const hourIndex = (at: Date) => Math.floor(at.getTime() / HOUR_MS);
 
 /** Sorted-set members `<event_id>|<kind>|<actor>` with their scores → attempts. */
+/**
+ * An attempt's kind in its sorted-set members, one letter: each attempt is a member of two sets for two days,
+ * and the members are most of what Redis and its AOF hold per attempt (members written before hold the name).
+ */
+const KIND_CODES: Record<string, string> = { login_failed: 'f', login_succeeded: 's' };
+const KINDS_BY_CODE = new Map(Object.entries(KIND_CODES).map(([kind, code]) => [code, kind]));
+const kindCode = (kind: string) => KIND_CODES[kind] ?? kind;
+
 function readAttempts(raw: string[]): Attempt[] {
   const out: Attempt[] = [];
   for (let i = 0; i < raw.length; i += 2) {
     const [, id, k, actor] = /^([^|]*)\|([^|]*)\|(.*)$/.exec(raw[i]!)!;
-    out.push({ id: id!, kind: k!, actor: actor!, at: Number(raw[i + 1]) });
+    out.push({ id: id!, kind: KINDS_BY_CODE.get(k!) ?? k!, actor: actor!, at: Number(raw[i + 1]) });
   }
   return out;
 }

@@ -1,8 +1,11 @@
 /**
  * Raw events, one document per (project, event_id): the _id is
  * `<project>:<event_id>`, so the store itself refuses a duplicate for as long
- * as the event is retained. Events are written insert-only, in groups (one
- * unordered insertMany per group of requests), and never updated.
+ * as the event is retained. An error event's document holds the event; a
+ * sign-in attempt's is only its key, `{_id, b: <group>}`, and the attempt is
+ * packed with its group's others (src/store/attempts.store.ts). Events are
+ * written insert-only, in groups (the group's packed attempts, then one
+ * unordered insertMany of its error events and keys), and never updated.
  *
  * `event_backlog` (src/store/backlog.ts) holds a marker per group not yet
  * flushed, written before the group's events and deleted by the flusher once
@@ -10,7 +13,8 @@
  * found by their `batch` field (recovery only).
  */
 import zlib from 'node:zlib';
-import { Binary, type Db, type IndexDescription } from 'mongodb';
+import { Binary, type Collection, type Db, type IndexDescription } from 'mongodb';
+import { makeAttemptsStore, type AttemptBody, type AttemptKey } from './attempts.store.ts';
 import { makeBacklog } from './backlog.ts';
 import { ensureIndexes, isDuplicateKey } from './mongo.ts';
 
@@ -21,14 +25,20 @@ export interface EventDoc {
   /** the group the API wrote it in */
   batch: string;
   kind: 'security' | 'error';
+  /*
+   * The fields of the other kind are left out rather than stored null: on FerretDB v1 each field costs
+   * some 40 bytes of type schema in every row, and the row of a ~6 KB error event must stay under a third
+   * of a page (docs/decisions.md). Documents stored before hold them as null.
+   */
   /** security events: login_failed, login_succeeded, … */
-  security_kind: string | null;
+  security_kind?: string | null;
   /** security events: actor or actor_id */
-  actor: string | null;
-  ip: string | null;
+  actor?: string | null;
+  ip?: string | null;
   /** security events: `<actor>|<ip>` */
-  group_key: string | null;
-  fingerprint: string | null;
+  group_key?: string | null;
+  /** error events */
+  fingerprint?: string | null;
   release: string | null;
   /** (events stored before these two were kept lack them) */
   environment?: string | null;
@@ -78,26 +88,36 @@ export function eventKey(projectId: number, eventId: string): string {
 export function makeEventsStore(db: Db, opts: { ferretdb: boolean }) {
   const events = db.collection<EventDoc>('events');
   const backlog = makeBacklog(db, 'event_backlog');
+  const attempts = makeAttemptsStore(db, opts);
   return {
     collection: events,
     backlog,
     async ensureIndexes() {
       // FerretDB v1 (SQLite) answers no query from an index, so there its indexes would only slow every insert.
       if (!opts.ferretdb) await ensureIndexes(events, eventIndexes);
+      await attempts.ensureIndexes();
       await backlog.ensureIndexes();
     },
+    attempts,
     /**
-     * One group, durably: its backlog marker, then its events (their `batch`
-     * set to the group's id) in one unordered insert. Returns the group's id
-     * and the positions of the events refused as duplicates (stored before,
-     * by an earlier group or earlier in this one); every other event is stored.
+     * One group, durably: its backlog marker, its sign-in attempts packed per
+     * project, then its error events (their `batch` set to the group's id)
+     * and the attempts' keys in one unordered insert. Returns the group's id
+     * and the positions of the items refused as duplicates (stored before, by
+     * an earlier group or earlier in this one); every other item is stored.
      */
-    async insertGroup(docs: EventDoc[]): Promise<{ id: string; duplicates: Set<number> }> {
+    async insertGroup(items: ({ doc: EventDoc } | { attempt: AttemptBody; project: number })[], receivedAt: Date): Promise<{ id: string; duplicates: Set<number> }> {
       const { _id: id } = await backlog.take();
-      for (const doc of docs) doc.batch = id;
+      const byProject = new Map<number, AttemptBody[]>();
+      const docs = items.map((item): EventDoc | AttemptKey => {
+        if ('doc' in item) return { ...item.doc, batch: id };
+        byProject.set(item.project, [...(byProject.get(item.project) ?? []), item.attempt]);
+        return { _id: eventKey(item.project, item.attempt.event_id), b: id };
+      });
+      await attempts.insert(id, receivedAt, byProject);
       const duplicates = new Set<number>();
       try {
-        await events.insertMany(docs, { ordered: false });
+        await (events as unknown as Collection<EventDoc | AttemptKey>).insertMany(docs, { ordered: false });
       } catch (err) {
         const writeErrors = (err as { writeErrors?: { code: number; index: number }[] }).writeErrors;
         if (!Array.isArray(writeErrors) && !isDuplicateKey(err)) throw err;
@@ -114,6 +134,13 @@ export function makeEventsStore(db: Db, opts: { ferretdb: boolean }) {
     },
     get(id: string): Promise<EventDoc | null> {
       return events.findOne({ _id: id });
+    },
+    /** The stored event of an id, an error event or a sign-in attempt (null: none, or deleted by retention). */
+    async body(id: string): Promise<Record<string, unknown> | null> {
+      const doc = (await events.findOne({ _id: id })) as EventDoc | AttemptKey | null;
+      if (!doc) return null;
+      if ('payload' in doc) return payloadOf(doc);
+      return (await attempts.ofKey(doc))?.body ?? null;
     },
     /** Events by `_id` (the embedded FerretDB reads an `$in` of ids through its index: tools/ferretdb/patches.json). */
     getMany(ids: string[]): Promise<EventDoc[]> {

@@ -171,6 +171,14 @@ export async function everythingStored(ctx: TestContext): Promise<string> {
   return text;
 }
 
+/** A project's stored events as they were stored: error events' documents' payloads and the packed sign-in attempts. */
+export async function storedEvents(ctx: TestContext, project: number): Promise<Record<string, unknown>[]> {
+  const events = ctx.runtime.stores.events;
+  const bodies = (await events.collection.find({ project_id: project }).toArray()).map((doc) => payloadOf(doc));
+  for await (const chunk of events.attempts.ofProject(project)) bodies.push(...chunk.map((a) => a.body));
+  return bodies;
+}
+
 /** A fresh 32-hex event id. */
 export function eventId(): string {
   return crypto.randomBytes(16).toString('hex');

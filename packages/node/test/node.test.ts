@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { createClient, InstanceBoundElsewhereError, ProjectHasInstanceError, SeatsExceededError, type LookoutClient } from '@lookout/node';
 import { startApi } from '../../../src/http/server.ts';
 import { startWorkers } from '../../../workers/main.ts';
-import { call, drained, makeProject, startTestContext, type TestContext } from '../../../test/helpers/context.ts';
+import { call, drained, makeProject, startTestContext, storedEvents, type TestContext } from '../../../test/helpers/context.ts';
 import { runCli } from '../../../test/helpers/process.ts';
 
 let ctx: TestContext;
@@ -85,7 +85,7 @@ describe('@lookout/node', () => {
     expect(p.lookout.stats()).toMatchObject({ events: 12, sent: 12, dropped: 0, failed: 0 });
     await drained(ctx);
     expect((await issuesOf(p)).filter((i) => i.kind === 'security')).toHaveLength(1);
-    const stored = JSON.stringify(await ctx.runtime.mongo.db.collection('events').find({ project_id: Number(p.project.id) }).toArray());
+    const stored = JSON.stringify(await storedEvents(ctx, Number(p.project.id)));
     expect(stored).toContain('ada@acme.example');
     expect(stored).not.toContain('hunter2');
   });
@@ -122,7 +122,7 @@ describe('@lookout/node', () => {
     await drained(ctx);
     const [issue] = await issuesOf(p);
     expect(issue).toMatchObject({ kind: 'error', exception_type: 'TypeError', event_count: 1, companies: ['acme-gmbh'] });
-    const stored = JSON.stringify(await ctx.runtime.mongo.db.collection('events').find({ project_id: Number(p.project.id) }).toArray());
+    const stored = JSON.stringify(await storedEvents(ctx, Number(p.project.id)));
     expect(stored).toContain('checkout');
     expect(stored).not.toContain('secret-value');
   });
@@ -175,7 +175,7 @@ describe('@lookout/node', () => {
       await lookout.flush();
       expect(lookout.stats()).toMatchObject({ sent: 20, failed: 0, dropped: 0 });
       expect(lookout.stats().retries).toBeGreaterThan(0);
-      const stored = await ctx.runtime.mongo.db.collection('events').find({ project_id: Number(p.project.id) }).toArray();
+      const stored = await storedEvents(ctx, Number(p.project.id));
       expect(stored.map((e) => e.event_id).sort()).toEqual([...ids].sort());
     } finally {
       await api.close();

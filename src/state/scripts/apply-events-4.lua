@@ -45,7 +45,7 @@
     nq           the notification outbox: a stream of {t: JSON trigger} (with 't')
     fr:<release>, fe:<environment>, fc:<company>  the error issues with an event of it
     xn:<status>  how many issues of the status each filter set holds (snapshot-issues-3.lua)
-    ag:<group>   attempts of an (actor, ip) group: score at, member '<event_id>|<kind>|<actor>'
+    ag:<group>   attempts of an (actor, ip) group: score at, member '<event_id>|<kind: f or s>|<actor>'
     aip:<ip>     attempts from an ip, the same way
 
   Returns {code, errors applied, attempts recorded}
