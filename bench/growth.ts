@@ -1,5 +1,5 @@
 /**
- * npm run bench:growth -- [--rounds 6] [--seconds 45] [--event-rate 1000] [--session-rate 5000] [--calibrate 4000]
+ * npm run bench:growth -- [--rounds 6] [--seconds 45] [--event-rate 1000] [--session-rate 5000] [--calibrate 20000]
  *
  * How Lookout fares as its stores fill (issue 25), on a stack of its own with
  * `npm start`'s embedded stores (FerretDB on SQLite, one redis-server with
@@ -49,7 +49,7 @@ const ROUNDS = Number(values.rounds ?? 6);
 const SECONDS = Number(values.seconds ?? 45);
 const EVENT_RATE = Number(values['event-rate'] ?? 1000);
 const SESSION_RATE = Number(values['session-rate'] ?? 5000);
-const CALIBRATE = Number(values.calibrate ?? 4000);
+const CALIBRATE = Number(values.calibrate ?? 20_000);
 const BIN = fileURLToPath(new URL('../bin/lookout.mjs', import.meta.url));
 const SETTLE_LIMIT_MS = 300_000;
 
@@ -174,7 +174,7 @@ async function restart(): Promise<{ stop_seconds: number; ready_seconds: number 
 const p99 = (r: OpenLoopResult) => r.p99_ms;
 try {
   const perItem = {
-    sign_in_attempt: await calibrate('sign-in attempts', only('attempts', 500), CALIBRATE),
+    sign_in_attempt: await calibrate('sign-in attempts', only('attempts', 800), CALIBRATE),
     error_event: await calibrate('error events', only('errors', 200), CALIBRATE),
     session: await calibrate('sessions', sessionStreams(SESSION_RATE, 1)[0]!, CALIBRATE * 10, 100),
   };
