@@ -99,7 +99,7 @@ export function isOwnFerret(pid: number, dir: string, binary: string): boolean {
   return isOwnStore(pid, binary, path.resolve(dir, 'sqlite'));
 }
 
-const SQLITE_PAGE_BYTES = 16384;
+const SQLITE_PAGE_BYTES = 8192;
 
 export async function startFerret(opts: {
   dir: string;
@@ -115,8 +115,9 @@ export async function startFerret(opts: {
   const sqliteDir = path.join(dir, 'sqlite');
   fs.mkdirSync(sqliteDir, { recursive: true });
   const pidFile = opts.pidFile === false ? undefined : ferretPidFile(dir);
-  // 8 KB pages: an error event's row (~2.5 KB, its payload deflated) then shares its page with two others, where a
-  // 4 KB page holds one (docs/decisions.md). SQLite takes the size when it creates a database file; older files keep theirs.
+  // 8 KB pages: an error event's row (~2.6 KB, its payload deflated) then shares its page with two others, where a
+  // 4 KB page holds one; larger pages made every random insert rewrite more (docs/decisions.md). SQLite takes the
+  // size when it creates a database file; older files keep theirs.
   const sqliteUrl = `file:${sqliteDir}/?_pragma=page_size(${SQLITE_PAGE_BYTES})`;
   return spawnManaged({
     name: 'ferretdb',
