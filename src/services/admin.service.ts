@@ -198,13 +198,12 @@ export function makeAdminService(stores: Stores, sdk: SdkService, changes: Proje
       const current = await project(id);
       const proposed = mergedAlerts(current, set);
       const since = new Date(now.getTime() - ALERTS_PREVIEW_MS);
-      // (Attempts stored before they were packed are documents of their own.)
-      const stored: { event_id: string; at: Date; security_kind?: string | null; actor?: string | null; group_key?: string | null; ip?: string | null }[] =
-        await stores.events.ofProject(id, 'security', since).toArray();
-      for await (const chunk of stores.events.attempts.ofProject(id, since)) stored.push(...chunk);
-      const attempts = stored
-        .filter((e) => e.at.getTime() <= now.getTime())
-        .map((e) => ({ id: e.event_id, at: e.at.getTime(), kind: e.security_kind ?? '', actor: e.actor ?? '', group: e.group_key ?? '', ip: e.ip ?? null }));
+      const attempts = [];
+      for await (const chunk of stores.events.attemptsSince(id, since)) {
+        for (const e of chunk) {
+          if (e.at.getTime() <= now.getTime()) attempts.push({ id: e.event_id, at: e.at.getTime(), kind: e.security_kind, actor: e.actor ?? '', group: e.group_key, ip: e.ip });
+        }
+      }
       const settings = { ...DEFAULT_ALERTS, ...current.alerts };
       return {
         since: since.toISOString(),

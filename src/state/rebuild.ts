@@ -180,16 +180,14 @@ export function makeStateKeeper(deps: {
     await issuesState.replaceEvents(project, chunk);
 
     // The sign-in attempts of the detectors' look-back, streamed the same way.
-    // (Attempts stored before they were packed are documents of their own.)
-    const since = new Date(now.getTime() - 2 * DETECTION_LOOKBACK_MS);
     const attempts: AttemptEntry[] = [];
-    const add = async (a: { event_id: string; at: Date; security_kind?: string | null; actor?: string | null; group_key?: string | null; ip?: string | null }) => {
-      if (!ATTEMPT_KINDS.has(a.security_kind ?? '')) return;
-      attempts.push({ event_id: a.event_id, at: a.at, kind: a.security_kind!, actor: a.actor ?? '', group: a.group_key!, ip: a.ip ?? null });
+    for await (const chunk of eventsStore.attemptsSince(project, new Date(now.getTime() - 2 * DETECTION_LOOKBACK_MS))) {
+      for (const a of chunk) {
+        if (!ATTEMPT_KINDS.has(a.security_kind)) continue;
+        attempts.push({ event_id: a.event_id, at: a.at, kind: a.security_kind, actor: a.actor ?? '', group: a.group_key, ip: a.ip });
+      }
       if (attempts.length >= REPLACE_CHUNK) await issuesState.replaceAttempts(project, attempts.splice(0));
-    };
-    for await (const a of eventsStore.ofProject(project, 'security', since)) await add(a);
-    for await (const chunk of eventsStore.attempts.ofProject(project, since)) for (const a of chunk) await add(a);
+    }
     await issuesState.replaceAttempts(project, attempts);
 
     const recounted = docs.map((doc): IssueDoc => {

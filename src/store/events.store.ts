@@ -14,7 +14,7 @@
  */
 import zlib from 'node:zlib';
 import { Binary, type Collection, type Db, type IndexDescription } from 'mongodb';
-import { makeAttemptsStore, type AttemptBody, type AttemptKey } from './attempts.store.ts';
+import { makeAttemptsStore, type AttemptBody, type AttemptKey, type StoredAttempt } from './attempts.store.ts';
 import { makeBacklog } from './backlog.ts';
 import { ensureIndexes, isDuplicateKey } from './mongo.ts';
 
@@ -81,6 +81,9 @@ export const eventIndexes: IndexDescription[] = [
 /** What retention reads of an expired event: enough to delete it and keep its issue's counts. */
 export type ExpiredEvent = Pick<EventDoc, '_id' | 'project_id' | 'event_id' | 'kind' | 'fingerprint' | 'release' | 'environment' | 'company'>;
 
+/** What the burst detectors read of a stored sign-in attempt. */
+export type AttemptSummary = Pick<StoredAttempt, 'event_id' | 'at' | 'security_kind' | 'actor' | 'ip' | 'group_key'>;
+
 export function eventKey(projectId: number, eventId: string): string {
   return `${projectId}:${eventId}`;
 }
@@ -111,7 +114,8 @@ export function makeEventsStore(db: Db, opts: { ferretdb: boolean }) {
       const byProject = new Map<number, AttemptBody[]>();
       const docs = items.map((item): EventDoc | AttemptKey => {
         if ('doc' in item) return { ...item.doc, batch: id };
-        byProject.set(item.project, [...(byProject.get(item.project) ?? []), item.attempt]);
+        const list = byProject.get(item.project) ?? byProject.set(item.project, []).get(item.project)!;
+        list.push(item.attempt);
         return { _id: eventKey(item.project, item.attempt.event_id), b: id };
       });
       await attempts.insert(id, receivedAt, byProject);
@@ -158,6 +162,20 @@ export function makeEventsStore(db: Db, opts: { ferretdb: boolean }) {
     },
     async deleteIds(ids: string[]): Promise<number> {
       return ids.length === 0 ? 0 : (await events.deleteMany({ _id: { $in: ids } })).deletedCount;
+    },
+    /**
+     * A project's sign-in attempts since `since`, what the detectors read of them, in chunks: those stored as
+     * documents of their own (before attempts were packed), then the packed ones (a rebuild streams them; the
+     * alert preview reads a day).
+     */
+    async *attemptsSince(projectId: number, since: Date): AsyncGenerator<AttemptSummary[]> {
+      let chunk: AttemptSummary[] = [];
+      for await (const doc of this.ofProject(projectId, 'security', since)) {
+        chunk.push({ event_id: doc.event_id, at: doc.at, security_kind: doc.security_kind ?? '', actor: doc.actor ?? null, ip: doc.ip ?? null, group_key: doc.group_key ?? '' });
+        if (chunk.length >= 1000) yield chunk.splice(0);
+      }
+      if (chunk.length > 0) yield chunk;
+      yield* attempts.ofProject(projectId, since);
     },
     /** A project's events of one kind since `since`, without their payloads, as a cursor (a rebuild streams them; the alert preview reads a day). */
     ofProject(projectId: number, kind: EventDoc['kind'], since: Date = new Date(0)) {
