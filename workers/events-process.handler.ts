@@ -100,9 +100,12 @@ async function detectBursts(runtime: Runtime, project: number, attempts: { attem
   /** When the newest group holding an attempt was received: a burst holding one of them may regress its issue. */
   const received = new Map(attempts.map(({ attempt, receivedAt }) => [attempt.event_id, receivedAt]));
   const earliest = (list: { attempt: AttemptEntry }[]) => new Date(Math.min(...list.map((a) => a.attempt.at.getTime())) - DETECTION_LOOKBACK_MS);
+  // Only failures raise or grow a burst: a group or address that only saw successes is not read again (its next failure
+  // replays them with the rest).
+  const failures = attempts.filter((a) => a.attempt.kind === 'login_failed');
   const reads = [
-    ...[...groupBy(attempts, (a) => a.attempt.group)].map(([key, list]) => ({ kind: 'ag' as const, key, since: earliest(list) })),
-    ...[...groupBy(attempts.filter((a) => a.attempt.ip), (a) => a.attempt.ip!)].map(([key, list]) => ({ kind: 'aip' as const, key, since: earliest(list) })),
+    ...[...groupBy(failures, (a) => a.attempt.group)].map(([key, list]) => ({ kind: 'ag' as const, key, since: earliest(list) })),
+    ...[...groupBy(failures.filter((a) => a.attempt.ip), (a) => a.attempt.ip!)].map(([key, list]) => ({ kind: 'aip' as const, key, since: earliest(list) })),
   ];
   const answers = await state.attemptsOf(project, reads);
   for (const [i, read] of reads.entries()) {

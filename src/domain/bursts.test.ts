@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { detectBruteForce, detectStuffing, type Attempt, type BurstSettings } from './bursts.ts';
+import { byTimeThenId, detectBruteForce, detectStuffing, type Attempt, type Burst, type BurstSettings } from './bursts.ts';
 
 const S: BurstSettings = { threshold: 5, window_seconds: 600, cooldown_seconds: 1800, stuffing_threshold: 3 };
 const min = 60_000;
@@ -94,5 +94,75 @@ describe('detectStuffing', () => {
 
   it('forgets actors that left the window', () => {
     expect(detectStuffing([fail(0, 'a'), fail(5, 'b'), fail(11, 'c')], S)).toEqual([]);
+  });
+});
+
+/**
+ * The detectors as first written, a replay that refilters the window at every failure: slow on long
+ * histories (the window is scanned at each step) but plain to check against the rules above. The
+ * detectors must give exactly what it gives.
+ */
+function replay(attempts: readonly Attempt[], settings: BurstSettings, stuffing: boolean): Burst[] {
+  const windowMs = settings.window_seconds * 1000;
+  const threshold = stuffing ? settings.stuffing_threshold : settings.threshold;
+  const bursts: Burst[] = [];
+  const claimed = new Set<string>();
+  let window: Attempt[] = [];
+  let open: Burst | null = null;
+  for (const attempt of [...attempts].sort(byTimeThenId)) {
+    if (attempt.kind === 'login_succeeded' && !stuffing) {
+      window = [];
+      continue;
+    }
+    if (attempt.kind !== 'login_failed') continue;
+    window.push(attempt);
+    window = window.filter((w) => w.at > attempt.at - windowMs);
+    const measure = stuffing ? new Set(window.map((a) => a.actor)).size : window.length;
+    if (measure < threshold) continue;
+    if (!open || attempt.at >= open.raised_at + settings.cooldown_seconds * 1000) {
+      open = { key: window[0]!.id, raised_at: attempt.at, first_seen: Infinity, last_seen: -Infinity, attempt_ids: [] };
+      bursts.push(open);
+    }
+    for (const member of window) {
+      if (claimed.has(member.id)) continue;
+      claimed.add(member.id);
+      open.attempt_ids.push(member.id);
+      open.first_seen = Math.min(open.first_seen, member.at);
+      open.last_seen = Math.max(open.last_seen, member.at);
+    }
+  }
+  return bursts.filter((b) => b.attempt_ids.length > 0);
+}
+
+describe('the detectors against the plain replay', () => {
+  /** A seeded generator (mulberry32), so a failing stream can be run again. */
+  function random(seed: number) {
+    return () => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  it('gives the same bursts on random streams of attempts', () => {
+    const kinds = ['login_failed', 'login_failed', 'login_failed', 'login_succeeded', 'password_reset_requested'];
+    for (let seed = 1; seed <= 300; seed++) {
+      const rand = random(seed);
+      const settings: BurstSettings = {
+        threshold: 1 + Math.floor(rand() * 6),
+        window_seconds: 30 + Math.floor(rand() * 600),
+        cooldown_seconds: Math.floor(rand() * 1800),
+        stuffing_threshold: 1 + Math.floor(rand() * 5),
+      };
+      const attempts: Attempt[] = [];
+      let at = 0;
+      for (let i = 0, n = Math.floor(rand() * 300); i < n; i++) {
+        at += Math.floor(rand() * 60) * 1000; // several at one time, now and then
+        attempts.push({ id: `e${Math.floor(rand() * 1e9).toString(16)}`, at, kind: kinds[Math.floor(rand() * kinds.length)]!, actor: `u${Math.floor(rand() * 8)}` });
+      }
+      expect(detectBruteForce(attempts, settings), `brute force, seed ${seed}`).toEqual(replay(attempts, settings, false));
+      expect(detectStuffing(attempts, settings), `stuffing, seed ${seed}`).toEqual(replay(attempts, settings, true));
+    }
   });
 });

@@ -43,38 +43,45 @@ export function byTimeThenId(a: Attempt, b: Attempt): number {
 function detect(
   attempts: readonly Attempt[],
   settings: { threshold: number; window_seconds: number; cooldown_seconds: number },
-  measure: (window: readonly Attempt[]) => number,
+  /** how much the window weighs, kept as failures enter and leave it */
+  measure: { enter(a: Attempt): void; leave(a: Attempt): void; clear(): void; value(): number },
   resetOnSuccess: boolean,
 ): Burst[] {
   const windowMs = settings.window_seconds * 1000;
   const cooldownMs = settings.cooldown_seconds * 1000;
-  const sorted = [...attempts].sort(byTimeThenId);
+  const steps = attempts.filter((a) => a.kind === 'login_failed' || (resetOnSuccess && a.kind === 'login_succeeded')).sort(byTimeThenId);
   const bursts: Burst[] = [];
-  const claimed = new Set<string>();
-  let window: Attempt[] = [];
+  // The window is steps[head..tail), failures only: both ends only move forward, so a group's attempts
+  // cost time in proportion to their number. Every failure the window held at a crossing is claimed, so
+  // the claimed part of the window is a prefix of it, steps[head..claimedTo).
+  let head = 0;
+  let tail = 0;
+  let claimedTo = 0;
   let open: Burst | null = null;
 
-  for (const attempt of sorted) {
-    if (attempt.kind === 'login_succeeded' && resetOnSuccess) {
-      window = [];
+  for (let i = 0; i < steps.length; i++) {
+    const attempt = steps[i]!;
+    if (attempt.kind === 'login_succeeded') {
+      head = tail = i + 1;
+      measure.clear();
       continue;
     }
-    if (attempt.kind !== 'login_failed') continue;
-    window.push(attempt);
-    window = window.filter((w) => w.at > attempt.at - windowMs);
-    if (measure(window) < settings.threshold) continue;
+    tail = i + 1;
+    measure.enter(attempt);
+    while (head < tail && steps[head]!.at <= attempt.at - windowMs) measure.leave(steps[head++]!);
+    if (measure.value() < settings.threshold) continue;
 
     if (!open || attempt.at >= open.raised_at + cooldownMs) {
-      open = { key: window[0]!.id, raised_at: attempt.at, first_seen: Infinity, last_seen: -Infinity, attempt_ids: [] };
+      open = { key: steps[head]!.id, raised_at: attempt.at, first_seen: Infinity, last_seen: -Infinity, attempt_ids: [] };
       bursts.push(open);
     }
-    for (const member of window) {
-      if (claimed.has(member.id)) continue;
-      claimed.add(member.id);
+    for (let j = Math.max(head, claimedTo); j < tail; j++) {
+      const member = steps[j]!;
       open.attempt_ids.push(member.id);
       open.first_seen = Math.min(open.first_seen, member.at);
       open.last_seen = Math.max(open.last_seen, member.at);
     }
+    claimedTo = tail;
   }
   // A burst whose raising window was wholly claimed by the previous issue adds nothing.
   return bursts.filter((b) => b.attempt_ids.length > 0);
@@ -82,15 +89,19 @@ function detect(
 
 /** Failures of one (actor, ip) group. */
 export function detectBruteForce(attempts: readonly Attempt[], settings: BurstSettings): Burst[] {
-  return detect(attempts, settings, (window) => window.length, true);
+  let size = 0;
+  const count = { enter: () => size++, leave: () => size--, clear: () => (size = 0), value: () => size };
+  return detect(attempts, settings, count, true);
 }
 
 /** Failures from one ip across actors. */
 export function detectStuffing(attempts: readonly Attempt[], settings: BurstSettings): Burst[] {
-  return detect(
-    attempts,
-    { ...settings, threshold: settings.stuffing_threshold },
-    (window) => new Set(window.map((a) => a.actor)).size,
-    false,
-  );
+  const failuresOf = new Map<string, number>();
+  const actors = {
+    enter: (a: Attempt) => failuresOf.set(a.actor, (failuresOf.get(a.actor) ?? 0) + 1),
+    leave: (a: Attempt) => (failuresOf.get(a.actor) === 1 ? failuresOf.delete(a.actor) : failuresOf.set(a.actor, failuresOf.get(a.actor)! - 1)),
+    clear: () => failuresOf.clear(),
+    value: () => failuresOf.size,
+  };
+  return detect(attempts, { ...settings, threshold: settings.stuffing_threshold }, actors, false);
 }
