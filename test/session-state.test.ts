@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { emptyState, keys, replayPart, type BatchPart } from '../src/domain/release-health.ts';
 import { STATUSES, type AggregateUpdate, type SessionUpdate } from '../src/domain/sessions.ts';
-import { makeSessionState, SESSION_LAYOUT, type SessionState } from '../src/state/sessions.state.ts';
+import { chunksOf, makeSessionState, MERGE_CHUNK_ENTRIES, SESSION_LAYOUT, type SessionState } from '../src/state/sessions.state.ts';
 import { prng } from './helpers/prng.ts';
 
 const WINDOW_MS = 5 * 24 * 3600_000;
@@ -104,6 +104,36 @@ describe('merge-sessions script against replayPart', () => {
       const live = doc.started.getTime() >= last.getTime() - WINDOW_MS;
       expect(stored && { status: stored.status, errors: stored.errors, did: stored.did }).toEqual(live ? { status: doc.status, errors: doc.errors, did: doc.did } : null);
     }
+  });
+
+  it('a part whose first chunk was applied before (a worker killed halfway) is applied once, and leaves one mark', async () => {
+    const project = 998;
+    const now = new Date();
+    await redis.set(state.keys(project).epoch, await state.runId(project));
+    await redis.set(state.keys(project).sessionLayout, SESSION_LAYOUT);
+    const sessions: SessionUpdate[] = Array.from({ length: 2 * MERGE_CHUNK_ENTRIES + 10 }, (_, i) => ({
+      sid: `chunked-${i}-xxxxxxxx`,
+      release: '1.0',
+      environment: 'production',
+      status: STATUSES[i % 4]!,
+      errors: 0,
+      did: `u${i % 7}`,
+      started: new Date(now.getTime() - 60_000),
+    }));
+    const part: BatchPart = { sessions, aggregates: [] };
+    const chunks = chunksOf(part);
+    expect(chunks).toHaveLength(3);
+    expect((await state.applyChunk(project, 'b-chunked', now, chunks[0]!, 0, chunks.length)).code).toBe('applied');
+
+    const result = await state.apply(project, 'b-chunked', now, part);
+    expect(result).toMatchObject({ code: 'applied', changed: sessions.length - MERGE_CHUNK_ENTRIES, unchanged: MERGE_CHUNK_ENTRIES });
+    expect(await state.apply(project, 'b-chunked', now, part)).toMatchObject({ code: 'already_applied', unchanged: sessions.length });
+    const oracle = emptyState();
+    replayPart(project, oracle, 'b-chunked', part, now, WINDOW_MS);
+    const snap = await state.snapshot(project);
+    const release = snap.rollups.find((r) => r.kind === 'release')!;
+    expect({ sessions: release.sessions, users: release.users }).toEqual({ sessions: oracle.releases.get(keys.release(project, '1.0', 'production'))!.sessions, users: oracle.releases.get(keys.release(project, '1.0', 'production'))!.users });
+    expect(await redis.zrange(state.keys(project).applied, 0, -1)).toEqual(['b-chunked']);
   });
 
   it('refuses to run on a state not verified since this Redis started', async () => {

@@ -1,10 +1,11 @@
 /**
  * sessions.process: applies the raw batches of one job to the hot state in
- * Redis, one script call per project per batch
- * (src/state/scripts/merge-sessions-4.lua). The API gathers the batches it
- * stored over a few milliseconds into one job (src/queues/gather.ts). The
- * script records the batch id in the same atomic step, so a retry, a
- * duplicate delivery or two workers on one batch change nothing twice. The
+ * Redis, each project's part of a batch in chunks of a few dozen entries, one
+ * script call each (src/state/scripts/merge-sessions-4.lua). The API gathers
+ * the batches it stored over a few milliseconds into one job
+ * (src/queues/gather.ts). The script records each chunk in the same atomic
+ * step, so a retry, a duplicate delivery or two workers on one batch change
+ * nothing twice. The
  * flusher (src/state/flusher.ts) then copies the changed rollups to MongoDB
  * and takes the batches off the backlog.
  */
@@ -33,7 +34,7 @@ export async function processSessionBatches(payload: JobPayloads['sessions.proce
         if (result.code === 'unverified') throw new Error(`the Redis state of project ${project} changed during its verification; retrying`);
       }
       totals.changed += result.changed;
-      totals.unchanged += result.code === 'already_applied' ? part.sessions.length : result.unchanged;
+      totals.unchanged += result.unchanged;
       totals.skipped += result.skipped;
     }
     await state.pending.noteApplied([...parts.keys()], batch._id);

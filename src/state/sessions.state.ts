@@ -14,7 +14,7 @@ import { keys, type BatchPart, type HourRollup, type ReleaseRollup } from '../do
 import type { Flushed } from '../store/sessions.store.ts';
 import { hourOf, STATUSES, type SessionStatus, type StatusCounts } from '../domain/sessions.ts';
 import { makePendingFlush } from './pending-flush.ts';
-import { APPLY_CODES, defineScripts, dropProjectKeys, projectKeys, scanProject, type ScriptCommands } from './scripts.ts';
+import { APPLY_CODES, defineScripts, dropProjectKeys, projectKeys, scanProject, type ApplyCode, type ScriptCommands } from './scripts.ts';
 
 /**
  * The layout of a project's session state: '2' is the session table (scripts/lib/session-table.lua). A
@@ -64,10 +64,33 @@ export function makeSessionState(redis: RedisClient, opts: { prefix: string; win
     keys: (project: number) => projectKeys(opts.prefix, project),
     windowMs: opts.windowMs,
 
-    /** Applies one project's part of a batch; `unverified` asks for `verify` first (src/state/rebuild.ts). */
+    /**
+     * Applies one project's part of a batch, chunk by chunk; `unverified` asks for `verify` first
+     * (src/state/rebuild.ts), and the chunks applied before are then skipped. `unchanged` counts the
+     * entries of chunks applied before too.
+     */
     async apply(project: number, batchId: string, receivedAt: Date, part: BatchPart) {
+      const result = { code: 'already_applied' as ApplyCode, changed: 0, unchanged: 0, skipped: 0 };
+      const chunks = chunksOf(part);
+      for (const [i, chunk] of chunks.entries()) {
+        const { code, changed, unchanged, skipped } = await this.applyChunk(project, batchId, receivedAt, chunk, i, chunks.length);
+        if (code === 'unverified') return { ...result, code };
+        if (code === 'already_applied') {
+          result.unchanged += chunk.sessions.length;
+          continue;
+        }
+        result.code = 'applied';
+        result.changed += changed;
+        result.unchanged += unchanged;
+        result.skipped += skipped;
+      }
+      return result;
+    },
+    /** Applies chunk `index` of `count` of a part (`apply` runs them all). */
+    async applyChunk(project: number, batchId: string, receivedAt: Date, chunk: BatchPart, index: number, count: number) {
       const k = projectKeys(opts.prefix, project);
-      const [code, changed, unchanged, skipped] = await r.mergeSessions(k.epoch, k.seq, k.applied, k.dirty, k.base, batchId, receivedAt.getTime(), opts.windowMs, APPLIED_MEMORY_MS, encodeEntries(part), '');
+      const args = [k.base, batchId, receivedAt.getTime(), opts.windowMs, APPLIED_MEMORY_MS, encodeEntries(chunk), '', index, count];
+      const [code, changed, unchanged, skipped] = await r.mergeSessions(k.epoch, k.seq, k.applied, k.dirty, ...args);
       return { code: APPLY_CODES[code]!, changed, unchanged, skipped };
     },
 
@@ -140,9 +163,15 @@ function recountScratch(redis: RedisClient, r: RedisClient & ScriptCommands, k: 
       return progress;
     },
     async replay(batchId: string, receivedAt: Date, part: BatchPart): Promise<number> {
-      const [code, changed] = await r.mergeSessions(scratch.epoch, scratch.seq, scratch.applied, scratch.dirty, rc, batchId, receivedAt.getTime(), windowMs, APPLIED_MEMORY_MS, encodeEntries(part), '1');
-      if (APPLY_CODES[code] === 'unverified') throw new Error('Redis restarted during the recount; run it again');
-      return changed;
+      let total = 0;
+      const chunks = chunksOf(part);
+      for (const [i, chunk] of chunks.entries()) {
+        const args = [rc, batchId, receivedAt.getTime(), windowMs, APPLIED_MEMORY_MS, encodeEntries(chunk), '1', i, chunks.length];
+        const [code, changed] = await r.mergeSessions(scratch.epoch, scratch.seq, scratch.applied, scratch.dirty, ...args);
+        if (APPLY_CODES[code] === 'unverified') throw new Error('Redis restarted during the recount; run it again');
+        total += changed;
+      }
+      return total;
     },
     mark: (progress: RecountProgress) => redis.set(scratch.progress, JSON.stringify(progress)),
     /** The recounted rollups, a few hundred at a time. */
@@ -186,6 +215,20 @@ function recountScratch(redis: RedisClient, r: RedisClient & ScriptCommands, k: 
       await dropProjectKeys(redis, rc, ['*'], []);
     },
   };
+}
+
+/**
+ * Most entries one merge script call applies. A script holds Redis while it runs, some 0.1 ms an entry on a busy
+ * host: a part of 800 sessions in one call held every other client 90 ms (bench:growth, docs/performance.md).
+ */
+export const MERGE_CHUNK_ENTRIES = 50;
+
+/** A part in chunks of at most MERGE_CHUNK_ENTRIES entries, sessions first: the same part always gives the same chunks. */
+export function chunksOf(part: BatchPart): BatchPart[] {
+  const chunks: BatchPart[] = [];
+  for (let i = 0; i < part.sessions.length; i += MERGE_CHUNK_ENTRIES) chunks.push({ sessions: part.sessions.slice(i, i + MERGE_CHUNK_ENTRIES), aggregates: [] });
+  for (let i = 0; i < part.aggregates.length; i += MERGE_CHUNK_ENTRIES) chunks.push({ sessions: [], aggregates: part.aggregates.slice(i, i + MERGE_CHUNK_ENTRIES) });
+  return chunks.length > 0 ? chunks : [part];
 }
 
 /** One project's entries as merge-sessions-4.lua reads them. */

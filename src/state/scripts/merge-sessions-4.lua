@@ -1,7 +1,11 @@
 --[[
-  Applies one project's part of a raw session batch to the project's hot state,
-  once: the batch id is recorded in the same atomic step, so a retry, a duplicate
-  delivery or two workers on one batch change nothing twice. It mirrors
+  Applies one chunk of one project's part of a raw session batch to the project's
+  hot state, once: the chunk is recorded in the same atomic step, so a retry, a
+  duplicate delivery or two workers on one batch change nothing twice. A part is
+  applied in chunks of a few dozen entries (src/state/sessions.state.ts) because a
+  script holds Redis while it runs. The last chunk records the batch id itself and
+  drops the others' marks: what was applied is then the batch, as a recount records
+  it. It mirrors
   `replayPart` / `planMerge` in src/domain/release-health.ts, the oracle the tests
   compare it with.
 
@@ -9,8 +13,8 @@
   Redis Cluster; keys built from ARGV[1] share it.
 
   KEYS[1] epoch    run_id of the Redis this project's state was verified on
-  KEYS[2] seq      the project's change counter (one step per applied batch part)
-  KEYS[3] applied  zset: batch id -> received (ms), trimmed to ARGV[5]
+  KEYS[2] seq      the project's change counter (one step per applied chunk)
+  KEYS[3] applied  zset: batch id (or '<batch id>#<chunk>' until its last chunk) -> received (ms), trimmed to ARGV[5]
   KEYS[4] dirty    hash: rollup key (without prefix) -> seq of its last change
 
   ARGV[1] key prefix of the project, '<prefix>:{p:<id>}:'
@@ -23,6 +27,8 @@
           rank: 0 ok, 1 errored, 2 abnormal, 3 crashed; did '' for none;
           started and hour in ms as decimal strings; bucket the JSON [environment, release]
   ARGV[7] '1': keep hour rollups without expiry (a recount replaying old batches into its scratch state)
+  ARGV[8] the chunk's index, from 0
+  ARGV[9] how many chunks the part has
 
   Keys under the prefix:
     sm, ss:*, bk, bi            the session table (lib/session-table.lua): each session's state and each
@@ -43,12 +49,18 @@ if redis.call('GET', KEYS[1]) ~= runId then return {-1, 0, 0, 0} end
 local base = ARGV[1]
 -- State kept in another layout (SESSION_LAYOUT in src/state/sessions.state.ts) is rebuilt first.
 if redis.call('GET', base .. 'slayout') ~= '2' then return {-1, 0, 0, 0} end
-if redis.call('ZSCORE', KEYS[3], ARGV[2]) then return {0, 0, 0, 0} end
+local chunk, chunks = tonumber(ARGV[8]), tonumber(ARGV[9])
+local applied = ARGV[2]
+if chunk < chunks - 1 then applied = ARGV[2] .. '#' .. chunk end
+if redis.call('ZSCORE', KEYS[3], ARGV[2]) or redis.call('ZSCORE', KEYS[3], applied) then return {0, 0, 0, 0} end
 
 local now = tonumber(ARGV[3])
 local window = tonumber(ARGV[4])
 local seq = redis.call('INCR', KEYS[2])
-redis.call('ZADD', KEYS[3], now, ARGV[2])
+redis.call('ZADD', KEYS[3], now, applied)
+if applied == ARGV[2] then
+  for i = 0, chunks - 2 do redis.call('ZREM', KEYS[3], ARGV[2] .. '#' .. i) end
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[5]))
 
 local entries = cjson.decode(ARGV[6])

@@ -50,10 +50,17 @@ local function sessionTable(base, now, window)
   local function hashOf(field)
     return tonumber(string.sub(redis.sha1hex(field), 1, 8), 16)
   end
+  -- A field's bucket, remembered for the call (a field is mostly read, then written): the table only
+  -- splits in close(), after every get and put.
+  local slots = {}
   local function slot(field)
+    local key = slots[field]
+    if key then return key end
     local b = hashOf(field) % (2 * level)
     if b >= t.n then b = b - level end
-    return base .. 'ss:' .. b
+    key = base .. 'ss:' .. b
+    slots[field] = key
+    return key
   end
   t.ms = function(x) return string.format('%.0f', x) end
 
