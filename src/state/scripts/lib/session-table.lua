@@ -33,15 +33,25 @@ local function sessionTable(base, now, window)
   while level * 2 <= t.n do level = level * 2 end
   local bucketIds, bucketJson = {}, {}
 
+  -- 16 or 32 lowercase hex digits (checked by the callers) to their bytes, eight digits at a time.
   local function hexToBin(hex)
-    return (string.gsub(hex, '..', function(cc) return string.char(tonumber(cc, 16)) end))
+    if #hex == 16 then
+      return struct.pack('>I4>I4', tonumber(string.sub(hex, 1, 8), 16), tonumber(string.sub(hex, 9, 16), 16))
+    end
+    return struct.pack('>I4>I4>I4>I4', tonumber(string.sub(hex, 1, 8), 16), tonumber(string.sub(hex, 9, 16), 16),
+      tonumber(string.sub(hex, 17, 24), 16), tonumber(string.sub(hex, 25, 32), 16))
   end
   local function binToHex(bin)
     return (string.gsub(bin, '.', function(c) return string.format('%02x', string.byte(c)) end))
   end
+  local didKeys = {}   -- a user is seen a few times a call (their session, hour and release)
   local function didKey(did)
-    if #did == 16 and not string.find(did, '[^0-9a-f]') then return '\0' .. hexToBin(did) end
-    return did
+    local key = didKeys[did]
+    if key then return key end
+    key = did
+    if #did == 16 and not string.find(did, '[^0-9a-f]') then key = '\0' .. hexToBin(did) end
+    didKeys[did] = key
+    return key
   end
   local function didOf(key)
     if #key == 9 and string.byte(key, 1) == 0 then return binToHex(string.sub(key, 2)) end
