@@ -5,9 +5,8 @@
  * the batches it stored over a few milliseconds into one job
  * (src/queues/gather.ts). The script records each chunk in the same atomic
  * step, so a retry, a duplicate delivery or two workers on one batch change
- * nothing twice. The
- * flusher (src/state/flusher.ts) then copies the changed rollups to MongoDB
- * and takes the batches off the backlog.
+ * nothing twice. The flusher (src/state/flusher.ts) then copies the changed
+ * rollups to MongoDB and takes the batches off the backlog.
  */
 import type { JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';

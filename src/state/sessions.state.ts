@@ -64,34 +64,13 @@ export function makeSessionState(redis: RedisClient, opts: { prefix: string; win
     keys: (project: number) => projectKeys(opts.prefix, project),
     windowMs: opts.windowMs,
 
-    /**
-     * Applies one project's part of a batch, chunk by chunk; `unverified` asks for `verify` first
-     * (src/state/rebuild.ts), and the chunks applied before are then skipped. `unchanged` counts the
-     * entries of chunks applied before too.
-     */
+    /** Applies one project's part of a batch (`mergePart`); `unverified` asks for `verify` first (src/state/rebuild.ts). */
     async apply(project: number, batchId: string, receivedAt: Date, part: BatchPart) {
-      const result = { code: 'already_applied' as ApplyCode, changed: 0, unchanged: 0, skipped: 0 };
-      const chunks = chunksOf(part);
-      for (const [i, chunk] of chunks.entries()) {
-        const { code, changed, unchanged, skipped } = await this.applyChunk(project, batchId, receivedAt, chunk, i, chunks.length);
-        if (code === 'unverified') return { ...result, code };
-        if (code === 'already_applied') {
-          result.unchanged += chunk.sessions.length;
-          continue;
-        }
-        result.code = 'applied';
-        result.changed += changed;
-        result.unchanged += unchanged;
-        result.skipped += skipped;
-      }
-      return result;
+      return mergePart(r, projectKeys(opts.prefix, project), { batchId, receivedAt, windowMs: opts.windowMs, keepHours: false }, part);
     },
     /** Applies chunk `index` of `count` of a part (`apply` runs them all). */
-    async applyChunk(project: number, batchId: string, receivedAt: Date, chunk: BatchPart, index: number, count: number) {
-      const k = projectKeys(opts.prefix, project);
-      const args = [k.base, batchId, receivedAt.getTime(), opts.windowMs, APPLIED_MEMORY_MS, encodeEntries(chunk), '', index, count];
-      const [code, changed, unchanged, skipped] = await r.mergeSessions(k.epoch, k.seq, k.applied, k.dirty, ...args);
-      return { code: APPLY_CODES[code]!, changed, unchanged, skipped };
+    applyChunk(project: number, batchId: string, receivedAt: Date, chunk: BatchPart, index: number, count: number) {
+      return mergeChunk(r, projectKeys(opts.prefix, project), { batchId, receivedAt, windowMs: opts.windowMs, keepHours: false }, chunk, index, count);
     },
 
     /** The changed rollups of a project and its change counter, read atomically. */
@@ -163,15 +142,10 @@ function recountScratch(redis: RedisClient, r: RedisClient & ScriptCommands, k: 
       return progress;
     },
     async replay(batchId: string, receivedAt: Date, part: BatchPart): Promise<number> {
-      let total = 0;
-      const chunks = chunksOf(part);
-      for (const [i, chunk] of chunks.entries()) {
-        const args = [rc, batchId, receivedAt.getTime(), windowMs, APPLIED_MEMORY_MS, encodeEntries(chunk), '1', i, chunks.length];
-        const [code, changed] = await r.mergeSessions(scratch.epoch, scratch.seq, scratch.applied, scratch.dirty, ...args);
-        if (APPLY_CODES[code] === 'unverified') throw new Error('Redis restarted during the recount; run it again');
-        total += changed;
-      }
-      return total;
+      const keys = { ...scratch, base: rc };
+      const { code, changed } = await mergePart(r, keys, { batchId, receivedAt, windowMs, keepHours: true }, part);
+      if (code === 'unverified') throw new Error('Redis restarted during the recount; run it again');
+      return changed;
     },
     mark: (progress: RecountProgress) => redis.set(scratch.progress, JSON.stringify(progress)),
     /** The recounted rollups, a few hundred at a time. */
@@ -229,6 +203,52 @@ export function chunksOf(part: BatchPart): BatchPart[] {
   for (let i = 0; i < part.sessions.length; i += MERGE_CHUNK_ENTRIES) chunks.push({ sessions: part.sessions.slice(i, i + MERGE_CHUNK_ENTRIES), aggregates: [] });
   for (let i = 0; i < part.aggregates.length; i += MERGE_CHUNK_ENTRIES) chunks.push({ sessions: [], aggregates: part.aggregates.slice(i, i + MERGE_CHUNK_ENTRIES) });
   return chunks.length > 0 ? chunks : [part];
+}
+
+/** The keys merge-sessions-4.lua changes: a project's, or a recount's scratch state. */
+interface MergeKeys {
+  epoch: string;
+  seq: string;
+  applied: string;
+  dirty: string;
+  base: string;
+}
+
+/** What a merge call is told of its batch; `keepHours`: hour rollups without expiry (a recount's scratch state). */
+interface MergeOf {
+  batchId: string;
+  receivedAt: Date;
+  windowMs: number;
+  keepHours: boolean;
+}
+
+/** One chunk through the merge script. */
+async function mergeChunk(r: ScriptCommands, k: MergeKeys, of: MergeOf, chunk: BatchPart, index: number, count: number) {
+  const args = [k.base, of.batchId, of.receivedAt.getTime(), of.windowMs, APPLIED_MEMORY_MS, encodeEntries(chunk), of.keepHours ? '1' : '', index, count];
+  const [code, changed, unchanged, skipped] = await r.mergeSessions(k.epoch, k.seq, k.applied, k.dirty, ...args);
+  return { code: APPLY_CODES[code]!, changed, unchanged, skipped };
+}
+
+/**
+ * A part through the merge script, chunk by chunk; `unverified` stops at the chunk that met it (a second call
+ * skips the chunks applied before). `unchanged` counts the sessions of chunks applied before too.
+ */
+async function mergePart(r: ScriptCommands, k: MergeKeys, of: MergeOf, part: BatchPart) {
+  const result = { code: 'already_applied' as ApplyCode, changed: 0, unchanged: 0, skipped: 0 };
+  const chunks = chunksOf(part);
+  for (const [i, chunk] of chunks.entries()) {
+    const { code, changed, unchanged, skipped } = await mergeChunk(r, k, of, chunk, i, chunks.length);
+    if (code === 'unverified') return { ...result, code };
+    if (code === 'already_applied') {
+      result.unchanged += chunk.sessions.length;
+      continue;
+    }
+    result.code = 'applied';
+    result.changed += changed;
+    result.unchanged += unchanged;
+    result.skipped += skipped;
+  }
+  return result;
 }
 
 /** One project's entries as merge-sessions-4.lua reads them. */
