@@ -76,6 +76,7 @@ export async function processEventGroups(payload: JobPayloads['events.process'],
       attempts: p.events
         .filter((e) => e.kind === 'security' && ATTEMPT_KINDS.has(e.security_kind ?? ''))
         .map((e) => ({ event_id: e.event_id, at: e.at, kind: e.security_kind!, actor: e.actor ?? '', group: e.group_key!, ip: e.ip ?? null })),
+      packed: p.events.some((e) => e.kind === 'security'),
     }));
     const channels = await runtime.channels(project);
     const flags = notifyFlags(channels);

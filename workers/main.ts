@@ -20,6 +20,8 @@ import { handlers, type HandlerMap } from './handlers.ts';
 
 const SWEEP_INTERVAL_MS = 2000;
 const RETENTION_EVERY_MS = 3600_000;
+/** How often the repacker looks for minutes of sign-in attempts to rewrite (src/services/repack.service.ts). */
+const REPACK_EVERY_MS = 15_000;
 
 /** Start-up fails when a job has no handler or a handler has no job. */
 export function checkHandlers(map: HandlerMap): void {
@@ -90,9 +92,9 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
   }, SWEEP_INTERVAL_MS);
   sweeper.unref();
   if (opts.queues.includes('maintenance')) {
-    await runtime.queues
-      .schedule('maintenance.retention', {}, RETENTION_EVERY_MS)
-      .catch((err: Error) => log.warn({ err: err.message }, 'could not schedule the retention job; the next worker start will'));
+    for (const [job, everyMs] of [['maintenance.retention', RETENTION_EVERY_MS], ['maintenance.repack', REPACK_EVERY_MS]] as const) {
+      await runtime.queues.schedule(job, {}, everyMs).catch((err: Error) => log.warn({ err: err.message, job }, 'could not schedule a maintenance job; the next worker start will'));
+    }
   }
   // The flusher copies changed rollups and issues to MongoDB (src/state/flusher.ts).
   const flusher =

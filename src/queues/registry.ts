@@ -19,6 +19,8 @@ export interface JobPayloads {
   'sessions.process': { batches: { id: string; batch?: SessionBatchDoc }[] };
   /** delete sessions and raw entries past retention (scheduled) */
   'maintenance.retention': Record<string, never>;
+  /** rewrite the sign-in attempts of past minutes in large parts (scheduled, src/services/repack.service.ts) */
+  'maintenance.repack': Record<string, never>;
   /** send one notification (a trigger's, a test) or a channel's digest, under its delivery id (src/notify/) */
   'notify.deliver': {
     project: number;
@@ -56,6 +58,7 @@ export const JOBS: { readonly [N in JobName]: { queue: QueueKey; opts: JobsOptio
     opts: { attempts: NOTIFY_ATTEMPTS, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: { age: 86_400 }, removeOnFail: { age: 7 * 86_400 } },
   },
   'maintenance.retention': { queue: 'maintenance', opts: { attempts: 3, backoff: { type: 'exponential', delay: 5000 }, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } } },
+  'maintenance.repack': { queue: 'maintenance', opts: { attempts: 1, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } } },
 };
 
 export function redisConnection(target: RedisTarget): RedisClient {

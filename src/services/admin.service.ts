@@ -199,8 +199,11 @@ export function makeAdminService(stores: Stores, sdk: SdkService, changes: Proje
       const proposed = mergedAlerts(current, set);
       const since = new Date(now.getTime() - ALERTS_PREVIEW_MS);
       const attempts = [];
+      const seen = new Set<string>(); // an attempt being repacked is in its group's document and its part for a moment
       for await (const chunk of stores.events.attemptsSince(id, since)) {
         for (const e of chunk) {
+          if (seen.has(e.event_id)) continue;
+          seen.add(e.event_id);
           if (e.at.getTime() <= now.getTime()) attempts.push({ id: e.event_id, at: e.at.getTime(), kind: e.security_kind, actor: e.actor ?? '', group: e.group_key, ip: e.ip });
         }
       }

@@ -8,6 +8,7 @@
 import type { RedisClient } from '../redis/connect.ts';
 import type { Attempt } from '../domain/bursts.ts';
 import type { IssueStatus } from '../domain/issue-status.ts';
+import { groupTime, REPACK_BUCKET_MS } from '../store/attempts.store.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
 import { makePendingFlush } from './pending-flush.ts';
 import { APPLY_CODES, defineScripts, dropProjectKeys, projectKeys, type ApplyCode } from './scripts.ts';
@@ -67,6 +68,8 @@ export interface AppliedGroup {
   receivedAt: Date;
   errors: ErrorEntry[];
   attempts: AttemptEntry[];
+  /** whether the group stored sign-in attempts of the project (of any kind): the repacker rewrites them later */
+  packed?: boolean;
 }
 
 export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
@@ -120,9 +123,23 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
         at: g.receivedAt.getTime(),
         e: g.errors.map((e) => [e.event, e.issue, String(e.at.getTime()), e.release ?? '', e.level, e.title, e.exception_type ?? '', e.company ?? '', e.fingerprint, e.culprit, e.environment ?? '']),
         a: g.attempts.map((a) => [a.event_id, String(a.at.getTime()), kindCode(a.kind), a.actor, a.group, a.ip ?? '']),
+        ...(g.packed && Number.isFinite(groupTime(g.id)) ? { p: groupTime(g.id) } : {}),
       }));
       const [code] = await r.applyEvents(k.epoch, k.eseq, k.eapplied, k.edirty, k.base, APPLIED_MEMORY_MS, `${DETECTION_LOOKBACK_MS}:${DETECTION_MAX_ATTEMPTS}`, JSON.stringify(entries), notify);
       return APPLY_CODES[code]!;
+    },
+
+    /** The oldest minute of groups (src/store/attempts.store.ts) the repacker has yet to rewrite, if it ended before `before`. */
+    async repackDue(project: number, before: number): Promise<{ bucket: number; groups: string[] } | null> {
+      const rp = `${keys(project).base}rp`;
+      const [, score] = await redis.zrange(rp, 0, 0, 'WITHSCORES');
+      if (score === undefined) return null;
+      const bucket = Math.floor(Number(score) / REPACK_BUCKET_MS);
+      if ((bucket + 1) * REPACK_BUCKET_MS > before) return null;
+      return { bucket, groups: await redis.zrangebyscore(rp, bucket * REPACK_BUCKET_MS, (bucket + 1) * REPACK_BUCKET_MS - 1) };
+    },
+    async repacked(project: number, groups: string[]): Promise<void> {
+      if (groups.length > 0) await redis.zrem(`${keys(project).base}rp`, ...groups);
     },
 
     /** The attempts of groups (`ag`) or ips (`aip`) since the time given with each, oldest first, in one round trip. */

@@ -15,7 +15,7 @@
  */
 import zlib from 'node:zlib';
 import { Binary, type Db, type IndexDescription } from 'mongodb';
-import { ensureIndexes } from './mongo.ts';
+import { ensureIndexes, isDuplicateKey } from './mongo.ts';
 
 /** What Lookout reads of a sign-in attempt's event (spec 2.6); the rest of the event is kept as sent. */
 export interface AttemptBody {
@@ -41,6 +41,11 @@ export interface AttemptsDoc {
   count: number;
   /** their events (normalised and scrubbed) as a JSON array, raw-deflated */
   packed: Binary;
+  /** a repacked part: the groups its attempts came in, in order, and how many attempts each */
+  groups?: string[];
+  sizes?: number[];
+  /** part 0 of a repacked minute: the first group of each further part */
+  parts?: string[];
 }
 
 /** The key document of an attempt in the events collection. */
@@ -96,17 +101,50 @@ export const attemptsIndexes: IndexDescription[] = [
 /** Most ids in one read of keys (the embedded FerretDB reads an `$in` of up to 1,000 ids through its index). */
 const KEYS_PER_READ = 1000;
 
+/** The span of group ids repacked together: a minute, by the time at the head of the id (src/util/group-commit.ts). */
+export const REPACK_BUCKET_MS = 60_000;
+/** Most attempts in a repacked part, give or take a group: some 40 bytes each on disk, a part about 200 KB. */
+export const PART_ATTEMPTS = 5_000;
+
+/** When a group id was made (its head is the time in base 36; the rest, 16 random hex digits). */
+export function groupTime(group: string): number {
+  return parseInt(group.slice(0, -16), 36);
+}
+
+export function repackBucket(group: string): number {
+  return Math.floor(groupTime(group) / REPACK_BUCKET_MS);
+}
+
+function partId(project: number, bucket: number, part: number): string {
+  return `r:${project}:${bucket}:${part}`;
+}
+
+/** The group of each of a document's attempts, in order. */
+function groupsOf(doc: Pick<AttemptsDoc, 'batch' | 'count' | 'groups' | 'sizes'>): string[] {
+  if (!doc.groups) return Array.from({ length: doc.count }, () => doc.batch);
+  return doc.groups.flatMap((group, i) => Array.from({ length: doc.sizes![i]! }, () => group));
+}
+
+/** The part of a repacked minute that holds `group`, from the first group of each further part. */
+function partIndex(parts: string[] | undefined, group: string): number {
+  return (parts ?? []).filter((first) => first <= group).length;
+}
+
 export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
   const packs = db.collection<AttemptsDoc>('attempts');
   /** the keys, in the events collection beside the error events */
   const keys = db.collection<AttemptKey>('events');
 
+  function bodiesOf(doc: AttemptsDoc): AttemptBody[] {
+    return JSON.parse(zlib.inflateRawSync(doc.packed.buffer).toString('utf8')) as AttemptBody[];
+  }
+
   function unpack(doc: AttemptsDoc): StoredAttempt[] {
-    const bodies = JSON.parse(zlib.inflateRawSync(doc.packed.buffer).toString('utf8')) as AttemptBody[];
-    return bodies.map((body) => ({
+    const groups = groupsOf(doc);
+    return bodiesOf(doc).map((body, i) => ({
       _id: `${doc.project_id}:${body.event_id}`,
       project_id: doc.project_id,
-      batch: doc.batch,
+      batch: groups[i]!,
       received_at: doc.received_at,
       ...attemptFields(body),
       body,
@@ -148,11 +186,17 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
       }));
       if (docs.length > 0) await packs.insertMany(docs);
     },
-    /** The attempt of a key. */
+    /** The attempt of a key: in its group's document or, once repacked, in the part its minute's part 0 points to. */
     async ofKey(key: AttemptKey): Promise<StoredAttempt | null> {
       const project = Number(key._id.slice(0, key._id.indexOf(':')));
-      const doc = await packs.findOne({ _id: `${key.b}:${project}` });
-      return (doc && unpack(doc).find((a) => a._id === key._id)) ?? null;
+      let doc = await packs.findOne({ _id: `${key.b}:${project}` });
+      if (!doc) {
+        const bucket = repackBucket(key.b);
+        doc = await packs.findOne({ _id: partId(project, bucket, 0) });
+        const part = partIndex(doc?.parts, key.b);
+        if (doc && part > 0) doc = await packs.findOne({ _id: partId(project, bucket, part) });
+      }
+      return (doc && unpack(doc).find((a) => a._id === key._id && a.batch === key.b)) ?? null;
     },
     /** The attempts the groups stored and own (a swept job carries only the groups' ids). */
     async ofBatches(batches: string[]): Promise<StoredAttempt[]> {
@@ -177,18 +221,91 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
         { projection: { _id: 1, project_id: 1, batch: 1, count: 1 }, batchSize: 100 },
       );
     },
-    /** Deletes a document and the keys its group owns; run again after a crash, it finishes. Returns the keys deleted. */
+    /** Deletes a document and the keys its groups own; run again after a crash, it finishes. Returns the keys deleted. */
     async delete(id: string): Promise<number> {
       const doc = await packs.findOne({ _id: id });
       if (!doc) return 0;
       const ids = [...new Set(unpack(doc).map((a) => a._id))];
+      const owners = doc.groups ? { $in: doc.groups } : doc.batch;
       let deleted = 0;
       for (let i = 0; i < ids.length; i += KEYS_PER_READ) {
-        deleted += (await keys.deleteMany({ _id: { $in: ids.slice(i, i + KEYS_PER_READ) }, b: doc.batch })).deletedCount;
+        deleted += (await keys.deleteMany({ _id: { $in: ids.slice(i, i + KEYS_PER_READ) }, b: owners })).deletedCount;
       }
       await packs.deleteOne({ _id: id });
       return deleted;
     },
+
+    /**
+     * Rewrites the listed groups of one project and minute as parts, then deletes the groups' documents that a
+     * committed part holds; returns how many. Parts are only inserted, never replaced, and part 0 last: a run
+     * killed on the way, or two at once, leave every attempt in its group's document or in a part its minute's
+     * part 0 points to. A group left out (its document read after the minute was committed, or placed by another
+     * run's split) keeps its document.
+     */
+    async repack(project: number, bucket: number, groups: string[]): Promise<number> {
+      const head = partId(project, bucket, 0);
+      if (!(await packs.findOne({ _id: head }, { projection: { _id: 1 } }))) await writeParts(project, bucket, [...new Set(groups)].sort());
+      // What the committed minute holds, group by group, as its part 0 points to it.
+      const first = await packs.findOne({ _id: head }, { projection: { groups: 1, parts: 1 } });
+      if (!first) return 0;
+      const rest = first.parts?.length
+        ? await packs.find({ _id: { $in: first.parts.map((_, i) => partId(project, bucket, i + 1)) } }, { projection: { groups: 1 } }).toArray()
+        : [];
+      const held = [first, ...rest].flatMap((part) => (part.groups ?? []).filter((group) => partId(project, bucket, partIndex(first.parts, group)) === part._id));
+      let deleted = 0;
+      for (let i = 0; i < held.length; i += KEYS_PER_READ) {
+        deleted += (await packs.deleteMany({ _id: { $in: held.slice(i, i + KEYS_PER_READ).map((group) => `${group}:${project}`) } })).deletedCount;
+      }
+      return deleted;
+    },
   };
+
+  /** The groups' documents (ids sorted) as parts of about `PART_ATTEMPTS`: the further parts first, then part 0 with where each begins. */
+  async function writeParts(project: number, bucket: number, sorted: string[]): Promise<void> {
+    const parts: AttemptsDoc[] = [];
+    let part: { groups: string[]; sizes: number[]; bodies: AttemptBody[]; received: number; at: number } | null = null;
+    const close = async () => {
+      if (!part) return;
+      const doc: AttemptsDoc = {
+        _id: partId(project, bucket, parts.length),
+        project_id: project,
+        batch: partId(project, bucket, parts.length),
+        received_at: new Date(part.received),
+        at_max: new Date(part.at),
+        count: part.bodies.length,
+        packed: new Binary(zlib.deflateRawSync(JSON.stringify(part.bodies))),
+        groups: part.groups,
+        sizes: part.sizes,
+      };
+      parts.push(doc);
+      part = null;
+      if (parts.length > 1) await insertOnce(doc);
+    };
+    for (let i = 0; i < sorted.length; i += KEYS_PER_READ) {
+      const docs = await packs.find({ _id: { $in: sorted.slice(i, i + KEYS_PER_READ).map((group) => `${group}:${project}`) } }).toArray();
+      docs.sort((a, b) => (a.batch < b.batch ? -1 : 1));
+      for (const doc of docs) {
+        part ??= { groups: [], sizes: [], bodies: [], received: 0, at: 0 };
+        const bodies = bodiesOf(doc);
+        part.groups.push(doc.batch);
+        part.sizes.push(bodies.length);
+        part.bodies.push(...bodies);
+        part.received = Math.max(part.received, doc.received_at.getTime());
+        part.at = Math.max(part.at, doc.at_max.getTime());
+        if (part.bodies.length >= PART_ATTEMPTS) await close();
+      }
+    }
+    await close();
+    if (parts.length > 0) await insertOnce({ ...parts[0]!, parts: parts.slice(1).map((p) => p.groups![0]!) });
+  }
+
+  /** Inserts a part; one already there (another run's) stays as it is. */
+  async function insertOnce(doc: AttemptsDoc): Promise<void> {
+    try {
+      await packs.insertOne(doc);
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+  }
 }
 export type AttemptsStore = ReturnType<typeof makeAttemptsStore>;

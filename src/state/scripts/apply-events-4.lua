@@ -29,7 +29,8 @@
   ARGV[3] look-back of the detectors (ms) and most attempts kept per group
   ARGV[4] JSON [{id: group id, at: when it was received (ms),
                  e: [[event, issue, at, release, level, title, exception_type, company, fingerprint, culprit, environment], ...],
-                 a: [[event_id, at, kind, actor, group, ip], ...]}, ...]
+                 a: [[event_id, at, kind, actor, group, ip], ...],
+                 p: when the group's id was made (ms), if it stored sign-in attempts of the project}, ...]
           times in ms as decimal strings; '' for a missing release, company, environment or ip
   ARGV[5] what notifications need: '' nothing, 't' triggers, 'tf' triggers and minute counts
 
@@ -47,6 +48,8 @@
     xn:<status>  how many issues of the status each filter set holds (snapshot-issues-3.lua)
     ag:<group>   attempts of an (actor, ip) group: score at, member '<event_id>|<kind: f or s>|<actor>'
     aip:<ip>     attempts from an ip, the same way
+    rp           groups whose sign-in attempts the repacker has yet to rewrite: score the group id's time (ms)
+                 (src/services/repack.service.ts)
 
   Returns {code, errors applied, attempts recorded}
     code 1 some group applied, 0 every group applied before, -1 the state was not verified since this Redis started
@@ -110,6 +113,7 @@ for _, g in ipairs(groups) do
     if now > newest then newest = now end
     if not seq then seq = redis.call('INCR', KEYS[2]) end
     redis.call('ZADD', KEYS[3], now, g.id)
+    if g.p then redis.call('ZADD', base .. 'rp', g.p, g.id) end
 
     for _, e in ipairs(g.e) do
       local event, id, at, release, level, title, etype, company, fingerprint, culprit, environment = unpack(e)
