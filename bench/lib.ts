@@ -138,9 +138,9 @@ export async function startStack(args: BenchArgs, extraEnv: Record<string, strin
   }
 }
 
-/** `count` worker processes (`lookout worker`) serving the sessions, events and notifications queues, each at `concurrency`. */
+/** `count` worker processes (`lookout worker`) serving every queue, as `npm start`'s does, each at `concurrency`. */
 export async function spawnWorkers(env: Record<string, string>, count: number, concurrency: number): Promise<ChildProcess[]> {
-  const queues = 'sessions,events,notifications';
+  const queues = 'sessions,events,notifications,maintenance';
   return Promise.all(Array.from({ length: count }, () => spawnReady([BIN, 'worker', '--queues', queues, '--concurrency', String(concurrency)], { ...env, LOG_LEVEL: 'info' }, /workers started/)));
 }
 

@@ -82,3 +82,23 @@ describe('burst detection through Redis against the pure detectors', () => {
     expect(actual.sort(order)).toEqual(expected.sort(order));
   });
 });
+
+describe('sign-in attempts in Redis', () => {
+  it('reads members written before (hex id, kind name, actor in both sets) beside the compact ones', async () => {
+    const p = await makeProject(ctx);
+    const project = Number(p.project.id);
+    const state = ctx.runtime.issuesState;
+    const base = state.keys(project).base;
+    const [old, compact] = [crypto.randomBytes(16).toString('hex'), crypto.randomBytes(16).toString('hex')];
+    await state.redis.zadd(`${base}ag:ann|192.0.2.1`, 1000, `${old}|login_failed|ann`);
+    await state.redis.zadd(`${base}aip:192.0.2.1`, 1000, `${old}|login_failed|ann`);
+    await state.replaceAttempts(project, [{ event_id: compact, at: new Date(2000), kind: 'login_succeeded', actor: 'ann', group: 'ann|192.0.2.1', ip: '192.0.2.1' }]);
+    const expected = [
+      { id: old, at: 1000, kind: 'login_failed', actor: 'ann' },
+      { id: compact, at: 2000, kind: 'login_succeeded', actor: 'ann' },
+    ];
+    const since = new Date(0);
+    expect(await state.attemptsOf(project, [{ kind: 'ag', key: 'ann|192.0.2.1', since }, { kind: 'aip', key: '192.0.2.1', since }])).toEqual([expected, expected]);
+    expect((await state.redis.zrange(`${base}ag:ann|192.0.2.1`, 1, 1))[0]).toHaveLength(24); // 22 + '|' + kind
+  });
+});

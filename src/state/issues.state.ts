@@ -122,7 +122,7 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
         id: g.id,
         at: g.receivedAt.getTime(),
         e: g.errors.map((e) => [e.event, e.issue, String(e.at.getTime()), e.release ?? '', e.level, e.title, e.exception_type ?? '', e.company ?? '', e.fingerprint, e.culprit, e.environment ?? '']),
-        a: g.attempts.map((a) => [a.event_id, String(a.at.getTime()), kindCode(a.kind), a.actor, a.group, a.ip ?? '']),
+        a: g.attempts.map((a) => [memberId(a.event_id), String(a.at.getTime()), kindCode(a.kind), a.actor, a.group, a.ip ?? '']),
         ...(g.packed && Number.isFinite(groupTime(g.id)) ? { p: groupTime(g.id) } : {}),
       }));
       const [code] = await r.applyEvents(k.epoch, k.eseq, k.eapplied, k.edirty, k.base, APPLIED_MEMORY_MS, `${DETECTION_LOOKBACK_MS}:${DETECTION_MAX_ATTEMPTS}`, JSON.stringify(entries), notify);
@@ -147,9 +147,11 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
       const pipe = redis.pipeline();
       for (const r of reads) pipe.zrangebyscore(`${keys(project).base}${r.kind}:${r.key}`, r.since.getTime(), '+inf', 'WITHSCORES');
       const answers = (await pipe.exec()) ?? [];
-      return answers.map(([err, raw]) => {
+      return answers.map(([err, raw], i) => {
         if (err) throw err;
-        return readAttempts(raw as string[]);
+        const read = reads[i]!;
+        // a group's members leave out its actor: `<actor>|<ip>`, and an address holds no '|'
+        return readAttempts(raw as string[], read.kind === 'ag' ? read.key.slice(0, read.key.lastIndexOf('|')) : '');
       });
     },
 
@@ -197,9 +199,9 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
       const k = keys(project);
       const pipe = redis.pipeline();
       for (const a of attempts) {
-        const member = `${a.event_id}|${kindCode(a.kind)}|${a.actor}`;
+        const member = `${memberId(a.event_id)}|${kindCode(a.kind)}`;
         pipe.zadd(`${k.base}ag:${a.group}`, a.at.getTime(), member);
-        if (a.ip) pipe.zadd(`${k.base}aip:${a.ip}`, a.at.getTime(), member);
+        if (a.ip) pipe.zadd(`${k.base}aip:${a.ip}`, a.at.getTime(), `${member}|${a.actor}`);
       }
       await pipe.exec();
     },
@@ -289,20 +291,25 @@ export const HOUR_MS = 3_600_000;
 /** The number of the hour a time falls in, as the scripts number hours (ms / 3,600,000, rounded down); src/domain/sessions.ts' hourOf gives its start as a Date. */
 export const hourIndex = (at: Date) => Math.floor(at.getTime() / HOUR_MS);
 
-/** Sorted-set members `<event_id>|<kind>|<actor>` with their scores → attempts. */
 /**
- * An attempt's kind in its sorted-set members, one letter: each attempt is a member of two sets for two days,
- * and the members are most of what Redis and its AOF hold per attempt (members written before hold the name).
+ * An attempt's sorted-set members: `<id>|<kind>` in its group's set, `<id>|<kind>|<actor>` in its address's. Each
+ * attempt is a member of two sets for two days, and the members are most of what Redis and its AOF hold per
+ * attempt, so the kind is one letter, the event id its 16 bytes in base64url (22 characters), and the group's
+ * set leaves out the actor it is named after. Members written before hold the kind's name, the id in hex and the
+ * actor in both sets; they are read the same.
  */
 const KIND_CODES: Record<string, string> = { login_failed: 'f', login_succeeded: 's' };
 const KINDS_BY_CODE = new Map(Object.entries(KIND_CODES).map(([kind, code]) => [code, kind]));
 const kindCode = (kind: string) => KIND_CODES[kind] ?? kind;
+const memberId = (eventId: string) => (/^[0-9a-f]{32}$/.test(eventId) ? Buffer.from(eventId, 'hex').toString('base64url') : eventId);
+const eventIdOf = (id: string) => (id.length === 22 ? Buffer.from(id, 'base64url').toString('hex') : id);
 
-function readAttempts(raw: string[]): Attempt[] {
+/** Members with their scores → attempts; `actor` is the group's, for members that leave it out. */
+function readAttempts(raw: string[], actor: string): Attempt[] {
   const out: Attempt[] = [];
   for (let i = 0; i < raw.length; i += 2) {
-    const [, id, k, actor] = /^([^|]*)\|([^|]*)\|(.*)$/.exec(raw[i]!)!;
-    out.push({ id: id!, kind: KINDS_BY_CODE.get(k!) ?? k!, actor: actor!, at: Number(raw[i + 1]) });
+    const [, id, k, own] = /^([^|]*)\|([^|]*)(?:\|(.*))?$/.exec(raw[i]!)!;
+    out.push({ id: eventIdOf(id!), kind: KINDS_BY_CODE.get(k!) ?? k!, actor: own ?? actor, at: Number(raw[i + 1]) });
   }
   return out;
 }

@@ -29,7 +29,7 @@
   ARGV[3] look-back of the detectors (ms) and most attempts kept per group
   ARGV[4] JSON [{id: group id, at: when it was received (ms),
                  e: [[event, issue, at, release, level, title, exception_type, company, fingerprint, culprit, environment], ...],
-                 a: [[event_id, at, kind, actor, group, ip], ...],
+                 a: [[event id (base64url), at, kind, actor, group, ip], ...],
                  p: when the group's id was made (ms), if it stored sign-in attempts of the project}, ...]
           times in ms as decimal strings; '' for a missing release, company, environment or ip
   ARGV[5] what notifications need: '' nothing, 't' triggers, 'tf' triggers and minute counts
@@ -46,8 +46,8 @@
     nq           the notification outbox: a stream of {t: JSON trigger} (with 't')
     fr:<release>, fe:<environment>, fc:<company>  the error issues with an event of it
     xn:<status>  how many issues of the status each filter set holds (snapshot-issues-3.lua)
-    ag:<group>   attempts of an (actor, ip) group: score at, member '<event_id>|<kind: f or s>|<actor>'
-    aip:<ip>     attempts from an ip, the same way
+    ag:<group>   attempts of an (actor, ip) group: score at, member '<event id>|<kind: f or s>' (the id in base64url)
+    aip:<ip>     attempts from an ip: the same, member '<event id>|<kind>|<actor>'
     rp           groups whose sign-in attempts the repacker has yet to rewrite: score the group id's time (ms)
                  (src/services/repack.service.ts)
 
@@ -155,11 +155,12 @@ for _, g in ipairs(groups) do
 
     for _, a in ipairs(g.a) do
       local eventId, at, kind, actor, group, ip = unpack(a)
-      local member = eventId .. '|' .. kind .. '|' .. actor
-      local keys = {base .. 'ag:' .. group}
-      if ip ~= '' then keys[2] = base .. 'aip:' .. ip end
-      for _, k in ipairs(keys) do
-        redis.call('ZADD', k, tonumber(at), member)
+      local member = eventId .. '|' .. kind
+      local sets = {{base .. 'ag:' .. group, member}}
+      if ip ~= '' then sets[2] = {base .. 'aip:' .. ip, member .. '|' .. actor} end
+      for _, set in ipairs(sets) do
+        local k = set[1]
+        redis.call('ZADD', k, tonumber(at), set[2])
         redis.call('ZREMRANGEBYSCORE', k, '-inf', tonumber(at) - 2 * lookback)
         redis.call('ZREMRANGEBYRANK', k, 0, -maxAttempts - 1)
       end
