@@ -39,11 +39,12 @@ export interface AttemptsDoc {
   /** the latest `timestamp` among them (reads of a time range skip older documents) */
   at_max: Date;
   count: number;
-  /** their events (normalised and scrubbed) as a JSON array, raw-deflated */
+  /**
+   * Raw-deflated JSON: a group's events (normalised and scrubbed) as an array; a repacked part's as
+   * `PartContents`, where the groups' ids cost a few bytes each (as fields, FerretDB v1 gives each array
+   * element a type of its own, some 15 bytes an attempt)
+   */
   packed: Binary;
-  /** a repacked part: the groups its attempts came in, in order, and how many attempts each */
-  groups?: string[];
-  sizes?: number[];
   /** part 0 of a repacked minute: the first group of each further part */
   parts?: string[];
 }
@@ -119,10 +120,18 @@ function partId(project: number, bucket: number, part: number): string {
   return `r:${project}:${bucket}:${part}`;
 }
 
-/** The group of each of a document's attempts, in order. */
-function groupsOf(doc: Pick<AttemptsDoc, 'batch' | 'count' | 'groups' | 'sizes'>): string[] {
-  if (!doc.groups) return Array.from({ length: doc.count }, () => doc.batch);
-  return doc.groups.flatMap((group, i) => Array.from({ length: doc.sizes![i]! }, () => group));
+/** What a repacked part packs: the groups its attempts came in, in order, how many attempts each, and their events. */
+interface PartContents {
+  groups: string[];
+  sizes: number[];
+  events: AttemptBody[];
+}
+
+/** A document's events, and the group of each. */
+function contents(doc: AttemptsDoc): { bodies: AttemptBody[]; groups: string[] } {
+  const data = JSON.parse(zlib.inflateRawSync(doc.packed.buffer).toString('utf8')) as AttemptBody[] | PartContents;
+  if (Array.isArray(data)) return { bodies: data, groups: data.map(() => doc.batch) };
+  return { bodies: data.events, groups: data.groups.flatMap((group, i) => Array.from({ length: data.sizes[i]! }, () => group)) };
 }
 
 /** The part of a repacked minute that holds `group`, from the first group of each further part. */
@@ -135,13 +144,9 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
   /** the keys, in the events collection beside the error events */
   const keys = db.collection<AttemptKey>('events');
 
-  function bodiesOf(doc: AttemptsDoc): AttemptBody[] {
-    return JSON.parse(zlib.inflateRawSync(doc.packed.buffer).toString('utf8')) as AttemptBody[];
-  }
-
   function unpack(doc: AttemptsDoc): StoredAttempt[] {
-    const groups = groupsOf(doc);
-    return bodiesOf(doc).map((body, i) => ({
+    const { bodies, groups } = contents(doc);
+    return bodies.map((body, i) => ({
       _id: `${doc.project_id}:${body.event_id}`,
       project_id: doc.project_id,
       batch: groups[i]!,
@@ -225,8 +230,9 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
     async delete(id: string): Promise<number> {
       const doc = await packs.findOne({ _id: id });
       if (!doc) return 0;
-      const ids = [...new Set(unpack(doc).map((a) => a._id))];
-      const owners = doc.groups ? { $in: doc.groups } : doc.batch;
+      const attempts = unpack(doc);
+      const ids = [...new Set(attempts.map((a) => a._id))];
+      const owners = { $in: [...new Set(attempts.map((a) => a.batch))] };
       let deleted = 0;
       for (let i = 0; i < ids.length; i += KEYS_PER_READ) {
         deleted += (await keys.deleteMany({ _id: { $in: ids.slice(i, i + KEYS_PER_READ) }, b: owners })).deletedCount;
@@ -246,12 +252,10 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
       const head = partId(project, bucket, 0);
       if (!(await packs.findOne({ _id: head }, { projection: { _id: 1 } }))) await writeParts(project, bucket, [...new Set(groups)].sort());
       // What the committed minute holds, group by group, as its part 0 points to it.
-      const first = await packs.findOne({ _id: head }, { projection: { groups: 1, parts: 1 } });
+      const first = await packs.findOne({ _id: head });
       if (!first) return 0;
-      const rest = first.parts?.length
-        ? await packs.find({ _id: { $in: first.parts.map((_, i) => partId(project, bucket, i + 1)) } }, { projection: { groups: 1 } }).toArray()
-        : [];
-      const held = [first, ...rest].flatMap((part) => (part.groups ?? []).filter((group) => partId(project, bucket, partIndex(first.parts, group)) === part._id));
+      const rest = first.parts?.length ? await packs.find({ _id: { $in: first.parts.map((_, i) => partId(project, bucket, i + 1)) } }).toArray() : [];
+      const held = [first, ...rest].flatMap((part) => [...new Set(contents(part).groups)].filter((group) => partId(project, bucket, partIndex(first.parts, group)) === part._id));
       let deleted = 0;
       for (let i = 0; i < held.length; i += KEYS_PER_READ) {
         deleted += (await packs.deleteMany({ _id: { $in: held.slice(i, i + KEYS_PER_READ).map((group) => `${group}:${project}`) } })).deletedCount;
@@ -262,7 +266,7 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
 
   /** The groups' documents (ids sorted) as parts of about `PART_ATTEMPTS`: the further parts first, then part 0 with where each begins. */
   async function writeParts(project: number, bucket: number, sorted: string[]): Promise<void> {
-    const parts: AttemptsDoc[] = [];
+    const parts: { doc: AttemptsDoc; first: string }[] = [];
     let part: { groups: string[]; sizes: number[]; bodies: AttemptBody[]; received: number; at: number } | null = null;
     const close = async () => {
       if (!part) return;
@@ -273,11 +277,9 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
         received_at: new Date(part.received),
         at_max: new Date(part.at),
         count: part.bodies.length,
-        packed: new Binary(zlib.deflateRawSync(JSON.stringify(part.bodies))),
-        groups: part.groups,
-        sizes: part.sizes,
+        packed: new Binary(zlib.deflateRawSync(JSON.stringify({ groups: part.groups, sizes: part.sizes, events: part.bodies } satisfies PartContents))),
       };
-      parts.push(doc);
+      parts.push({ doc, first: part.groups[0]! });
       part = null;
       if (parts.length > 1) await insertOnce(doc);
     };
@@ -286,7 +288,7 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
       docs.sort((a, b) => (a.batch < b.batch ? -1 : 1));
       for (const doc of docs) {
         part ??= { groups: [], sizes: [], bodies: [], received: 0, at: 0 };
-        const bodies = bodiesOf(doc);
+        const { bodies } = contents(doc);
         part.groups.push(doc.batch);
         part.sizes.push(bodies.length);
         part.bodies.push(...bodies);
@@ -296,7 +298,7 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
       }
     }
     await close();
-    if (parts.length > 0) await insertOnce({ ...parts[0]!, parts: parts.slice(1).map((p) => p.groups![0]!) });
+    if (parts.length > 0) await insertOnce({ ...parts[0]!.doc, parts: parts.slice(1).map((p) => p.first) });
   }
 
   /** Inserts a part; one already there (another run's) stays as it is. */
