@@ -103,43 +103,62 @@ describe('repacking sign-in attempts', () => {
     expect(await readBack(project)).toHaveLength(3);
   });
 
-  it('a run killed after its further parts, a duplicate event id and a group applied late lose nothing', async () => {
-    const project = 990_202;
-    const bucket = Math.floor(Date.UTC(2026, 10, 1, 13, 0) / REPACK_BUCKET_MS);
-    // Three groups of 3,000: this split puts the first two in part 0 and the third in part 1. A fourth group holds
-    // an attempt sent again (refused: its key names the first group).
+  /** A part as a run writes it, from whole groups. */
+  const partDoc = (project: number, bucket: number, index: number, groups: { id: string; bodies: AttemptBody[] }[]): AttemptsDoc => ({
+    _id: `r:${project}:${bucket}:${index}`,
+    project_id: project,
+    batch: `r:${project}:${bucket}:${index}`,
+    received_at: new Date(),
+    at_max: new Date(),
+    count: groups.reduce((n, g) => n + g.bodies.length, 0),
+    packed: new Binary(zlib.deflateRawSync(JSON.stringify({ groups: groups.map((g) => g.id), sizes: groups.map((g) => g.bodies.length), events: groups.flatMap((g) => g.bodies) }))),
+  });
+
+  /** Three groups of 3,000 (this split puts the first two in part 0, the third in part 1) and a fourth holding an attempt sent again (refused: its key names the first group). */
+  async function minute(project: number, bucket: number) {
     const first = fresh(0, 3000);
     const groups = await storeGroups(project, bucket, [first, fresh(1, 3000), fresh(2, 3000), [attempt(first[5]!.event_id, 'again')]]);
+    return { groups, before: await readBack(project), samples: [first[5]!, groups[1]!.bodies[2999]!, groups[2]!.bodies[0]!, groups[3]!.bodies[0]!] };
+  }
+
+  const bodiesRead = (project: number, samples: AttemptBody[]) =>
+    Promise.all(samples.map(async (b) => (await ctx.runtime.stores.events.body(eventKey(project, b.event_id)))?.extra_field));
+
+  it('a run killed after its further parts is finished by the next; a duplicate event id is read once; a group applied late keeps its document', async () => {
+    const project = 990_202;
+    const bucket = Math.floor(Date.UTC(2026, 10, 1, 13, 0) / REPACK_BUCKET_MS);
+    const { groups, before, samples } = await minute(project, bucket);
     const { attempts } = ctx.runtime.stores.events;
-    const before = await readBack(project);
+    // The killed run wrote its part 1 (the same groups give the same split), not its part 0.
+    await attempts.collection.insertOne(partDoc(project, bucket, 1, groups.slice(2)));
 
-    // An earlier run, killed after writing its part 1 with another split (only the second group in it).
-    const second = groups[1]!;
-    await attempts.collection.insertOne({
-      _id: `r:${project}:${bucket}:1`,
-      project_id: project,
-      batch: `r:${project}:${bucket}:1`,
-      received_at: new Date(),
-      at_max: new Date(),
-      count: second.bodies.length,
-      packed: new Binary(zlib.deflateRawSync(JSON.stringify({ groups: [second.id], sizes: [second.bodies.length], events: second.bodies }))),
-    });
-
-    await attempts.repack(project, bucket, groups.map((g) => g.id));
-    // This run's part 0 holds the first two groups; the third and fourth, placed in a part 1 that holds another
-    // group, keep their documents.
-    expect(await groupDocs(project, groups)).toEqual([`${groups[2]!.id}:${project}`, `${groups[3]!.id}:${project}`].sort());
+    expect(await attempts.repack(project, bucket, groups.map((g) => g.id))).toBe(4);
+    expect(await groupDocs(project, groups)).toEqual([]);
     expect(await readBack(project)).toEqual(before);
-    for (const body of [first[5]!, groups[1]!.bodies[2999]!, groups[2]!.bodies[0]!]) {
-      expect((await ctx.runtime.stores.events.body(eventKey(project, body.event_id)))?.extra_field).toEqual(body.extra_field);
-    }
+    expect(await bodiesRead(project, samples)).toEqual(samples.map((b) => b.extra_field).with(3, samples[0]!.extra_field)); // the refused copy's key names the first
 
-    // A group of that minute applied after it was committed keeps its document.
     const late = await storeGroups(project, bucket, [fresh(9, 2)]);
     const withLate = await readBack(project);
     expect(await attempts.repack(project, bucket, [late[0]!.id])).toBe(0);
     expect(await groupDocs(project, late)).toHaveLength(1);
     expect(await readBack(project)).toEqual(withLate);
+  });
+
+  it('a killed run whose groups were split another way loses nothing', async () => {
+    const project = 990_203;
+    const bucket = Math.floor(Date.UTC(2026, 10, 1, 14, 0) / REPACK_BUCKET_MS);
+    const { groups, before, samples } = await minute(project, bucket);
+    const { attempts } = ctx.runtime.stores.events;
+    // The killed run saw other groups (one applied late, say) and put only the second group in its part 1.
+    await attempts.collection.insertOne(partDoc(project, bucket, 1, [groups[1]!]));
+
+    await attempts.repack(project, bucket, groups.map((g) => g.id));
+    // This run's part 0 holds the first two groups; the third and fourth, which its part 0 places in the other
+    // run's part 1, keep their documents.
+    expect(await groupDocs(project, groups)).toEqual([`${groups[2]!.id}:${project}`, `${groups[3]!.id}:${project}`].sort());
+    // Every attempt is still read, by key and by project (the second group's in two parts: docs/decisions.md).
+    expect([...new Set(await readBack(project))]).toEqual(before);
+    expect(await bodiesRead(project, samples)).toEqual(samples.map((b) => b.extra_field).with(3, samples[0]!.extra_field));
   });
 
   it("the scheduled job repacks what the workers applied; the security issue's latest event still reads", async () => {

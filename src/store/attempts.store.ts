@@ -102,6 +102,9 @@ export const attemptsIndexes: IndexDescription[] = [
 /** Most ids in one read of keys (the embedded FerretDB reads an `$in` of up to 1,000 ids through its index). */
 const KEYS_PER_READ = 1000;
 
+/** Most group documents the repacker deletes in one call: each call holds the embedded FerretDB's one writer, which ingestion's inserts wait for. */
+const DELETES_PER_CALL = 100;
+
 /** The span of group ids repacked together: a minute, by the time at the head of the id (src/util/group-commit.ts). */
 export const REPACK_BUCKET_MS = 60_000;
 /** Most attempts in a repacked part, give or take a group: some 40 bytes each on disk, a part about 200 KB. */
@@ -209,12 +212,18 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
     },
     /** A project's attempts since `since`, in chunks of documents (a rebuild streams them; the alert preview reads a day). */
     async *ofProject(projectId: number, since: Date = new Date(0)): AsyncGenerator<StoredAttempt[]> {
-      const cursor = packs.find({ project_id: projectId, at_max: { $gte: since } }, { batchSize: 100 });
+      // A chunk is up to 100 documents or some 2,000 attempts: a repacked part alone holds 5,000.
+      const cursor = packs.find({ project_id: projectId, at_max: { $gte: since } }, { batchSize: 20 });
       let docs: AttemptsDoc[] = [];
-      const take = async () => (await owned(docs.splice(0))).filter((a) => a.at >= since);
+      let attempts = 0;
+      const take = async () => {
+        attempts = 0;
+        return (await owned(docs.splice(0))).filter((a) => a.at >= since);
+      };
       for await (const doc of cursor) {
         docs.push(doc);
-        if (docs.length >= 100) yield await take();
+        attempts += doc.count;
+        if (docs.length >= 100 || attempts >= 2000) yield await take();
       }
       yield await take();
     },
@@ -257,8 +266,8 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
       const rest = first.parts?.length ? await packs.find({ _id: { $in: first.parts.map((_, i) => partId(project, bucket, i + 1)) } }).toArray() : [];
       const held = [first, ...rest].flatMap((part) => [...new Set(contents(part).groups)].filter((group) => partId(project, bucket, partIndex(first.parts, group)) === part._id));
       let deleted = 0;
-      for (let i = 0; i < held.length; i += KEYS_PER_READ) {
-        deleted += (await packs.deleteMany({ _id: { $in: held.slice(i, i + KEYS_PER_READ).map((group) => `${group}:${project}`) } })).deletedCount;
+      for (let i = 0; i < held.length; i += DELETES_PER_CALL) {
+        deleted += (await packs.deleteMany({ _id: { $in: held.slice(i, i + DELETES_PER_CALL).map((group) => `${group}:${project}`) } })).deletedCount;
       }
       return deleted;
     },
