@@ -147,8 +147,16 @@ export async function spawnWorkers(env: Record<string, string>, count: number, c
 /** BENCH_NODE_ARGS (for example `--cpu-prof --cpu-prof-dir=/tmp/prof`) goes to every process a benchmark starts. */
 const NODE_ARGS = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 
+/** BENCH_LOG_DIR: each process a benchmark starts writes its output to `<dir>/<command>-<pid>.log` there. */
+const LOG_DIR = process.env.BENCH_LOG_DIR;
+
 function spawnReady(args: string[], env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
   const child = spawn(process.execPath, [...NODE_ARGS, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (LOG_DIR) {
+    const log = fs.createWriteStream(path.join(LOG_DIR, `${path.basename(args[1] ?? args[0]!)}-${child.pid}.log`));
+    child.stdout!.pipe(log);
+    child.stderr!.pipe(log);
+  }
   let output = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`not ready after 120 s: ${output}`)), 120_000);
