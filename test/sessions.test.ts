@@ -373,8 +373,11 @@ describe('retention: 90 days', () => {
     expect(list.releases[0]).toMatchObject({ release: 'old', sessions: { total: 1, crashed: 1 } });
   });
 
-  it('is scheduled hourly in BullMQ by the worker that serves the maintenance queue', async () => {
+  it('is scheduled hourly in BullMQ by the worker that serves the maintenance queue (the attempts repacker every 15 s)', async () => {
     const schedulers = await ctx.runtime.queues.queue('maintenance').getJobSchedulers();
-    expect(schedulers).toEqual([expect.objectContaining({ key: 'maintenance.retention', every: 3600_000 })]);
+    expect(schedulers.sort((a, b) => a.key.localeCompare(b.key))).toEqual([
+      expect.objectContaining({ key: 'maintenance.repack', every: 15_000 }),
+      expect.objectContaining({ key: 'maintenance.retention', every: 3600_000 }),
+    ]);
   });
 });
