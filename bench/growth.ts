@@ -96,10 +96,9 @@ const settled = () =>
  * (src/services/repack.service.ts), so this waits for it, up to three minutes.
  */
 async function repacked() {
-  const rp = `${runtime.issuesState.keys(projectId).base}rp`;
-  if ((await redis.zcard(rp)) === 0) return;
+  if ((await runtime.issuesState.repackPending(projectId)) === 0) return;
   progress('waiting for the sign-in attempts to be repacked');
-  await waitFor(async () => (await redis.zcard(rp)) === 0, 200_000);
+  await waitFor(async () => (await runtime.issuesState.repackPending(projectId)) === 0, 200_000);
 }
 
 /** `count` items of one stream at `rate`; the disk they added, per item (`per`: items per request). */

@@ -27,9 +27,6 @@ export interface RepackDeps {
   log: Logger;
 }
 
-/** Most groups checked against the backlog in one read. */
-const IDS_PER_READ = 1000;
-
 /** Repacks every minute of groups that is due, project by project, for up to `budgetMs`; returns what it did. */
 export async function repackAttempts(deps: RepackDeps, now: Date, opts: { budgetMs: number } = { budgetMs: 20_000 }) {
   const { attempts, backlog } = deps.stores.events;
@@ -40,16 +37,8 @@ export async function repackAttempts(deps: RepackDeps, now: Date, opts: { budget
       if (Date.now() - started > opts.budgetMs) return done;
       const due = await deps.issuesState.repackDue(project._id, now.getTime() - REPACK_AFTER_MS);
       if (!due) break;
-      const waiting = new Set<string>();
-      for (let i = 0; i < due.groups.length; i += IDS_PER_READ) {
-        const ids = due.groups.slice(i, i + IDS_PER_READ);
-        for (const marker of await backlog.collection.find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray()) waiting.add(marker._id);
-      }
-      done.groups += await attempts.repack(
-        project._id,
-        due.bucket,
-        due.groups.filter((group) => !waiting.has(group)),
-      );
+      const waiting = await backlog.waiting(due.groups);
+      done.groups += await attempts.repack(project._id, due.bucket, due.groups.filter((group) => !waiting.has(group)));
       await deps.issuesState.repacked(project._id, due.groups);
       done.minutes += 1;
     }

@@ -8,7 +8,8 @@
 import type { RedisClient } from '../redis/connect.ts';
 import type { Attempt } from '../domain/bursts.ts';
 import type { IssueStatus } from '../domain/issue-status.ts';
-import { groupTime, REPACK_BUCKET_MS } from '../store/attempts.store.ts';
+import { REPACK_BUCKET_MS } from '../store/attempts.store.ts';
+import { groupTime } from '../util/group-commit.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
 import { makePendingFlush } from './pending-flush.ts';
 import { APPLY_CODES, defineScripts, dropProjectKeys, projectKeys, type ApplyCode } from './scripts.ts';
@@ -120,10 +121,10 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
       const k = keys(project);
       const entries = groups.map((g) => ({
         id: g.id,
+        ...repackListing(g),
         at: g.receivedAt.getTime(),
         e: g.errors.map((e) => [e.event, e.issue, String(e.at.getTime()), e.release ?? '', e.level, e.title, e.exception_type ?? '', e.company ?? '', e.fingerprint, e.culprit, e.environment ?? '']),
         a: g.attempts.map((a) => [memberId(a.event_id), String(a.at.getTime()), kindCode(a.kind), a.actor, a.group, a.ip ?? '']),
-        ...(g.packed && Number.isFinite(groupTime(g.id)) ? { p: groupTime(g.id) } : {}),
       }));
       const [code] = await r.applyEvents(k.epoch, k.eseq, k.eapplied, k.edirty, k.base, APPLIED_MEMORY_MS, `${DETECTION_LOOKBACK_MS}:${DETECTION_MAX_ATTEMPTS}`, JSON.stringify(entries), notify);
       return APPLY_CODES[code]!;
@@ -141,6 +142,8 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
     async repacked(project: number, groups: string[]): Promise<void> {
       if (groups.length > 0) await redis.zrem(`${keys(project).base}rp`, ...groups);
     },
+    /** How many groups of the project the repacker has yet to rewrite. */
+    repackPending: (project: number): Promise<number> => redis.zcard(`${keys(project).base}rp`),
 
     /** The attempts of groups (`ag`) or ips (`aip`) since the time given with each, oldest first, in one round trip. */
     async attemptsOf(project: number, reads: { kind: 'ag' | 'aip'; key: string; since: Date }[]): Promise<Attempt[][]> {
@@ -301,6 +304,12 @@ export const hourIndex = (at: Date) => Math.floor(at.getTime() / HOUR_MS);
 const KIND_CODES: Record<string, string> = { login_failed: 'f', login_succeeded: 's' };
 const KINDS_BY_CODE = new Map(Object.entries(KIND_CODES).map(([kind, code]) => [code, kind]));
 const kindCode = (kind: string) => KIND_CODES[kind] ?? kind;
+
+/** A group that stored sign-in attempts is listed for the repacker by its id's time (`p`). */
+function repackListing(g: AppliedGroup): { p?: number } {
+  const made = g.packed ? groupTime(g.id) : NaN;
+  return Number.isFinite(made) ? { p: made } : {};
+}
 const memberId = (eventId: string) => (/^[0-9a-f]{32}$/.test(eventId) ? Buffer.from(eventId, 'hex').toString('base64url') : eventId);
 const eventIdOf = (id: string) => (id.length === 22 ? Buffer.from(id, 'base64url').toString('hex') : id);
 

@@ -15,6 +15,7 @@
  */
 import zlib from 'node:zlib';
 import { Binary, type Db, type IndexDescription } from 'mongodb';
+import { groupTime } from '../util/group-commit.ts';
 import { ensureIndexes, isDuplicateKey } from './mongo.ts';
 
 /** What Lookout reads of a sign-in attempt's event (spec 2.6); the rest of the event is kept as sent. */
@@ -108,14 +109,9 @@ const DELETES_PER_CALL = 100;
 /** The span of group ids repacked together: a minute, by the time at the head of the id (src/util/group-commit.ts). */
 export const REPACK_BUCKET_MS = 60_000;
 /** Most attempts in a repacked part, give or take a group: some 40 bytes each on disk, a part about 200 KB. */
-export const PART_ATTEMPTS = 5_000;
+const PART_ATTEMPTS = 5_000;
 
-/** When a group id was made (its head is the time in base 36; the rest, 16 random hex digits). */
-export function groupTime(group: string): number {
-  return parseInt(group.slice(0, -16), 36);
-}
-
-export function repackBucket(group: string): number {
+function repackBucket(group: string): number {
   return Math.floor(groupTime(group) / REPACK_BUCKET_MS);
 }
 
@@ -259,10 +255,13 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
      */
     async repack(project: number, bucket: number, groups: string[]): Promise<number> {
       const head = partId(project, bucket, 0);
-      if (!(await packs.findOne({ _id: head }, { projection: { _id: 1 } }))) await writeParts(project, bucket, [...new Set(groups)].sort());
+      let first = await packs.findOne({ _id: head });
+      if (!first) {
+        await writeParts(project, bucket, [...new Set(groups)].sort());
+        first = await packs.findOne({ _id: head });
+        if (!first) return 0; // no group had a document
+      }
       // What the committed minute holds, group by group, as its part 0 points to it.
-      const first = await packs.findOne({ _id: head });
-      if (!first) return 0;
       const rest = first.parts?.length ? await packs.find({ _id: { $in: first.parts.map((_, i) => partId(project, bucket, i + 1)) } }).toArray() : [];
       const held = [first, ...rest].flatMap((part) => [...new Set(contents(part).groups)].filter((group) => partId(project, bucket, partIndex(first.parts, group)) === part._id));
       let deleted = 0;

@@ -106,6 +106,14 @@ export function makeBacklog(db: Db, name: string, opts: WriteAhead = WRITE_AHEAD
     olderThan(olderThan: Date, limit: number): Promise<Pick<Marker, '_id'>[]> {
       return markers.find({ received_at: { $lt: olderThan } }, { projection: { _id: 1 } }).limit(limit).toArray();
     },
+    /** Which of the groups are still on the backlog (read by `_id`, 1,000 at a time). */
+    async waiting(ids: string[]): Promise<Set<string>> {
+      const found = new Set<string>();
+      for (let i = 0; i < ids.length; i += 1000) {
+        for (const marker of await markers.find({ _id: { $in: ids.slice(i, i + 1000) } }, { projection: { _id: 1 } }).toArray()) found.add(marker._id);
+      }
+      return found;
+    },
     size(): Promise<number> {
       return markers.countDocuments({});
     },

@@ -10,6 +10,11 @@ export function newGroupId(): string {
   return `${Date.now().toString(36)}${crypto.randomBytes(8).toString('hex')}`;
 }
 
+/** When a group id was made (NaN for an id `newGroupId` did not make). */
+export function groupTime(group: string): number {
+  return parseInt(group.slice(0, -16), 36);
+}
+
 export interface GroupCommitOptions<T> {
   /** most items in one write */
   maxItems: number;
