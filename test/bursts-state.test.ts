@@ -12,7 +12,7 @@
  */
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { detectBruteForce, detectStuffing, type Attempt } from '../src/domain/bursts.ts';
+import { detectBruteForce, detectStuffing, resumeSettled, type Attempt } from '../src/domain/bursts.ts';
 import type { EventEntry } from '../src/services/events.service.ts';
 import { DEFAULT_ALERTS } from '../src/store/projects.store.ts';
 import { processEventGroups } from '../workers/events-process.handler.ts';
@@ -98,7 +98,103 @@ describe('sign-in attempts in Redis', () => {
       { id: compact, at: 2000, kind: 'login_succeeded', actor: 'ann' },
     ];
     const since = new Date(0);
-    expect(await state.attemptsOf(project, [{ kind: 'ag', key: 'ann|192.0.2.1', since }, { kind: 'aip', key: '192.0.2.1', since }])).toEqual([expected, expected]);
+    const reads = await state.detectorReads(project, [{ kind: 'ag', key: 'ann|192.0.2.1', since }, { kind: 'aip', key: '192.0.2.1', since }], DEFAULT_ALERTS);
+    expect(reads.map((r) => r.fresh)).toEqual([expected, expected]);
     expect((await state.redis.zrange(`${base}ag:ann|192.0.2.1`, 1, 1))[0]).toHaveLength(24); // 22 + '|' + kind
+  });
+});
+
+describe('saved detector folds', () => {
+  const securityEvent = (project: number, actor: string, ip: string, kind: string, at: number): EventEntry => {
+    const event_id = crypto.randomBytes(16).toString('hex');
+    return {
+      _id: `${project}:${event_id}`, project_id: project, event_id, batch: '', kind: 'security', security_kind: kind, actor, ip, group_key: `${actor}|${ip}`,
+      fingerprint: null, release: null, at: new Date(at), received_at: new Date(), level: 'error', title: '', culprit: '', exception_type: null, company: null,
+    };
+  };
+
+  it('a long attack folded job by job, with an attempt arriving late, leaves the issues one fold from the start finds, reading only recent attempts', async () => {
+    const p = await makeProject(ctx);
+    const project = Number(p.project.id);
+    const t0 = Date.now() - 3 * 3600_000;
+    const ip = '198.51.100.7';
+    const others = Array.from({ length: 12 }, (_, i) => `user${i}`);
+    const events: EventEntry[] = [];
+    // two and a half hours: ann fails every 20 s (a burst every quiet period); the others fail in turn every 30 s
+    // (credential stuffing); ann signs in now and then
+    for (let s = 0; s < 9000; s += 10) {
+      if (s % 20 === 0) events.push(securityEvent(project, 'ann', ip, s % 1700 === 0 ? 'login_succeeded' : 'login_failed', t0 + s * 1000));
+      if (s % 30 === 0) events.push(securityEvent(project, others[(s / 30) % others.length]!, ip, 'login_failed', t0 + s * 1000 + 1));
+    }
+    // one failure of ann sent an hour late, a minute after her first burst was raised
+    const late = securityEvent(project, 'ann', ip, 'login_failed', t0 + 147_000);
+    const jobs: EventEntry[][] = [];
+    for (let i = 0; i < events.length; i += 6) jobs.push(events.slice(i, i + 6));
+    jobs.splice(Math.floor(jobs.length / 2), 0, [late]);
+    let reads = 0;
+    for (const [i, job] of jobs.entries()) {
+      await processEventGroups({ groups: [{ id: `long-${i}`, received_at: new Date().toISOString(), events: job }] }, ctx.runtime, new Date());
+      if (i > 10 && job !== jobs[Math.floor(jobs.length / 2)]) {
+        const [read] = await ctx.runtime.issuesState.detectorReads(project, [{ kind: 'ag', key: `ann|${ip}`, since: new Date(t0 - 86400_000) }], DEFAULT_ALERTS);
+        // the saved fold holds all but the last DETECTION_SETTLE_MS of attempts
+        expect(read!.state).not.toBeNull();
+        expect(read!.fresh.length).toBeLessThan(10);
+        reads++;
+      }
+    }
+    expect(reads).toBeGreaterThan(100);
+
+    const all = [...events, late];
+    const attempts = (list: EventEntry[]): Attempt[] => list.map((e) => ({ id: e.event_id, at: e.at.getTime(), kind: e.security_kind!, actor: e.actor! }));
+    const expected = [
+      ...detectBruteForce(attempts(all.filter((e) => e.actor === 'ann')), DEFAULT_ALERTS).map((b) => ({ detector: 'brute_force', count: b.count, first: b.first_seen, last: b.last_seen })),
+      ...detectStuffing(attempts(all), DEFAULT_ALERTS).map((b) => ({ detector: 'credential_stuffing', count: b.count, first: b.first_seen, last: b.last_seen })),
+    ];
+    const snap = await ctx.runtime.issuesState.snapshot(project);
+    const actual = snap.issues.map(({ doc }) => ({ detector: doc.exception_type!, count: doc.event_count, first: doc.first_seen.getTime(), last: doc.last_seen.getTime() }));
+    const order = (a: { detector: string; first: number }, b: { detector: string; first: number }) => a.detector.localeCompare(b.detector) || a.first - b.first;
+    expect(expected.filter((b) => b.detector === 'brute_force').length).toBeGreaterThan(3);
+    expect(expected.filter((b) => b.detector === 'credential_stuffing').length).toBeGreaterThan(3);
+    expect(actual.sort(order)).toEqual(expected.sort(order));
+  });
+
+  it('a fold is not saved over one saved since it was read, nor when an attempt it should hold arrived since', async () => {
+    const p = await makeProject(ctx);
+    const project = Number(p.project.id);
+    const state = ctx.runtime.issuesState;
+    const t0 = Date.now() - 3600_000;
+    const key = { kind: 'ag' as const, key: 'bo|203.0.113.5', since: new Date(t0 - 86400_000) };
+    await ctx.runtime.keeper.verify(project, new Date());
+    const apply = (id: string, ats: number[]) =>
+      state.apply(project, [{ id, receivedAt: new Date(), errors: [], attempts: ats.map((at) => ({ event_id: crypto.randomBytes(16).toString('hex'), at: new Date(at), kind: 'login_failed', actor: 'bo', group: key.key, ip: '203.0.113.5' })), packed: false }]);
+    const settings = { ...DEFAULT_ALERTS, threshold: 100 }; // no burst: the folds only count
+    const fold = async () => {
+      const [read] = await state.detectorReads(project, [key], settings);
+      return { read: read!, folded: resumeSettled('brute_force', settings, read!.state, read!.leaving, read!.fresh, t0 + 1e9)! };
+    };
+    await apply('s-1', [t0, t0 + 1000, t0 + 2000]);
+    const first = await fold();
+    expect(await state.saveDetector(project, key, first.read, first.folded.state)).toBe(true);
+
+    // two folds read the same saved one: the second to save finds the first's
+    await apply('s-2', [t0 + 3000]);
+    const [a, b] = [await fold(), await fold()];
+    expect(a.read.state).toEqual(first.folded.state);
+    expect(await state.saveDetector(project, key, a.read, a.folded.state)).toBe(true);
+    expect(await state.saveDetector(project, key, b.read, b.folded.state)).toBe(false);
+
+    // an attempt inside the span a fold read, arriving after the read
+    await apply('s-3', [t0 + 4000]);
+    const c = await fold();
+    await apply('s-4', [t0 + 3500]);
+    expect(await state.saveDetector(project, key, c.read, c.folded.state)).toBe(false);
+
+    // an attempt older than the saved fold's newest deletes it: the next fold starts from the look-back
+    const before = await fold();
+    expect(before.read.state).not.toBeNull();
+    await apply('s-5', [t0 + 500]);
+    const after = await fold();
+    expect(after.read.state).toBeNull();
+    expect(after.read.fresh).toHaveLength(7);
   });
 });

@@ -17,11 +17,11 @@
  * the dispatcher (src/notify/dispatcher.ts), on every delivery of the job.
  */
 import crypto from 'node:crypto';
-import { detectBruteForce, detectStuffing, type Attempt, type Burst } from '../src/domain/bursts.ts';
+import { resumeSettled, type Attempt, type Burst, type Detector } from '../src/domain/bursts.ts';
 import type { JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
 import { attemptEntry, entryOf, type EventEntry } from '../src/services/events.service.ts';
-import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, type AppliedGroup, type AttemptEntry, type IssuesState } from '../src/state/issues.state.ts';
+import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, DETECTION_SETTLE_MS, type AppliedGroup, type AttemptEntry, type DetectorKey, type IssuesState } from '../src/state/issues.state.ts';
 import { eventKey } from '../src/store/events.store.ts';
 import { checkFrequency, notifyFlags } from '../src/notify/rules.ts';
 import { groupBy } from '../src/util/group-by.ts';
@@ -94,7 +94,11 @@ export async function processEventGroups(payload: JobPayloads['events.process'],
   return { projects: byProject.size, events: count };
 }
 
-/** Runs both detectors over the groups and addresses the attempts touch, reading all their attempts in one round trip. */
+/**
+ * Runs both detectors over the groups and addresses the attempts touch (src/domain/bursts.ts): each goes on
+ * from its saved fold, reading only the attempts after it, or folds its look-back from the start. Each fold
+ * records its bursts, then is saved up to DETECTION_SETTLE_MS before its newest attempt.
+ */
 async function detectBursts(runtime: Runtime, project: number, attempts: { attempt: AttemptEntry; receivedAt: Date }[], flags: string): Promise<void> {
   const state = runtime.issuesState;
   const settings = await runtime.alertSettings(project);
@@ -102,29 +106,37 @@ async function detectBursts(runtime: Runtime, project: number, attempts: { attem
   const received = new Map(attempts.map(({ attempt, receivedAt }) => [attempt.event_id, receivedAt]));
   const earliest = (list: { attempt: AttemptEntry }[]) => new Date(Math.min(...list.map((a) => a.attempt.at.getTime())) - DETECTION_LOOKBACK_MS);
   // Only failures raise or grow a burst: a group or address that only saw successes is not read again (its next failure
-  // replays them with the rest).
+  // folds them in with the rest).
   const failures = attempts.filter((a) => a.attempt.kind === 'login_failed');
-  const reads = [
+  const keys: DetectorKey[] = [
     ...[...groupBy(failures, (a) => a.attempt.group)].map(([key, list]) => ({ kind: 'ag' as const, key, since: earliest(list) })),
     ...[...groupBy(failures.filter((a) => a.attempt.ip), (a) => a.attempt.ip!)].map(([key, list]) => ({ kind: 'aip' as const, key, since: earliest(list) })),
   ];
-  const answers = await state.attemptsOf(project, reads);
-  for (const [i, read] of reads.entries()) {
-    const detect = read.kind === 'ag' ? detectBruteForce : detectStuffing;
-    const detector = read.kind === 'ag' ? 'brute_force' : 'credential_stuffing';
-    for (const burst of detect(answers[i]!, settings)) {
-      await recordBurst(state, project, detector, read.key, burst, answers[i]!, received, { notify: flags.includes('t'), decisionSeconds: settings.decision_seconds });
+  const reads = await state.detectorReads(project, keys, settings);
+  for (const [i, key] of keys.entries()) {
+    const detector = key.kind === 'ag' ? 'brute_force' : 'credential_stuffing';
+    let read = reads[i]!;
+    const settledAt = (fresh: Attempt[]) => Math.max(...fresh.map((a) => a.at)) - DETECTION_SETTLE_MS;
+    let folded = read.state && resumeSettled(detector, settings, read.state, read.leaving, read.fresh, settledAt(read.fresh));
+    if (!folded) {
+      // no saved fold, or one that needs attempts it did not read: from the start
+      if (read.state) read = (await state.detectorReads(project, [key], settings, true))[0]!;
+      folded = resumeSettled(detector, settings, null, [], read.fresh, settledAt(read.fresh))!;
     }
+    for (const burst of folded.bursts) {
+      await recordBurst(state, project, detector, key.key, burst, received, { notify: flags.includes('t'), decisionSeconds: settings.decision_seconds });
+    }
+    // Saved once its bursts are recorded: a worker that dies in between folds them again on the retry.
+    await state.saveDetector(project, key, read, folded.state);
   }
 }
 
 async function recordBurst(
   state: IssuesState,
   project: number,
-  detector: 'brute_force' | 'credential_stuffing',
+  detector: Detector,
   groupKey: string,
   burst: Burst,
-  attempts: Attempt[],
   received: Map<string, Date>,
   opts: { notify: boolean; decisionSeconds: number },
 ): Promise<void> {
@@ -136,19 +148,17 @@ async function recordBurst(
       : `Failed sign-ins on many accounts from ${ip}`;
   const fingerprint = `security:${detector}:${digest}:${burst.key}`;
   const id = (await state.issueIds(project, [fingerprint])).get(fingerprint)!;
-  const members = new Set(burst.attempt_ids);
-  const latest = attempts.filter((a) => members.has(a.id)).reduce((a, b) => (b.at > a.at || (b.at === a.at && b.id > a.id) ? b : a));
   const result = await state.applyBurst(project, id, {
     fingerprint,
     title,
     detector,
     actor: actor ?? null,
     ip: ip === '-' ? null : (ip ?? null),
-    count: burst.attempt_ids.length,
+    count: burst.count,
     first: new Date(burst.first_seen),
     last: new Date(burst.last_seen),
-    latest: eventKey(project, latest.id),
-    latest_at: new Date(latest.at),
+    latest: eventKey(project, burst.latest.id),
+    latest_at: new Date(burst.latest.at),
     received: newestReceived(burst.attempt_ids, received),
   }, { ...opts, now: new Date() });
   if (result === 'unverified') throw new Error(`the Redis state of project ${project} changed during burst detection; retrying`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { byTimeThenId, detectBruteForce, detectStuffing, type Attempt, type Burst, type BurstSettings } from './bursts.ts';
+import { byTimeThenId, detectBruteForce, detectStuffing, resume, resumeSettled, type Attempt, type Burst, type BurstSettings, type Detector, type DetectorState } from './bursts.ts';
 
 const S: BurstSettings = { threshold: 5, window_seconds: 600, cooldown_seconds: 1800, stuffing_threshold: 3 };
 const min = 60_000;
@@ -120,13 +120,15 @@ function replay(attempts: readonly Attempt[], settings: BurstSettings, stuffing:
     const measure = stuffing ? new Set(window.map((a) => a.actor)).size : window.length;
     if (measure < threshold) continue;
     if (!open || attempt.at >= open.raised_at + settings.cooldown_seconds * 1000) {
-      open = { key: window[0]!.id, raised_at: attempt.at, first_seen: Infinity, last_seen: -Infinity, attempt_ids: [] };
+      open = { key: window[0]!.id, raised_at: attempt.at, first_seen: Infinity, last_seen: -Infinity, count: 0, latest: { at: 0, id: '' }, attempt_ids: [] };
       bursts.push(open);
     }
     for (const member of window) {
       if (claimed.has(member.id)) continue;
       claimed.add(member.id);
       open.attempt_ids.push(member.id);
+      open.count++;
+      open.latest = { at: member.at, id: member.id };
       open.first_seen = Math.min(open.first_seen, member.at);
       open.last_seen = Math.max(open.last_seen, member.at);
     }
@@ -134,35 +136,114 @@ function replay(attempts: readonly Attempt[], settings: BurstSettings, stuffing:
   return bursts.filter((b) => b.attempt_ids.length > 0);
 }
 
-describe('the detectors against the plain replay', () => {
-  /** A seeded generator (mulberry32), so a failing stream can be run again. */
-  function random(seed: number) {
-    return () => {
-      seed = (seed + 0x6d2b79f5) | 0;
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
+/** A seeded generator (mulberry32), so a failing stream can be run again. */
+function random(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
 
+/** A random stream of up to 300 attempts and settings to detect it with. */
+function randomStream(rand: () => number): { settings: BurstSettings; attempts: Attempt[] } {
+  const kinds = ['login_failed', 'login_failed', 'login_failed', 'login_succeeded', 'password_reset_requested'];
+  const settings: BurstSettings = {
+    threshold: 1 + Math.floor(rand() * 6),
+    window_seconds: 30 + Math.floor(rand() * 600),
+    cooldown_seconds: Math.floor(rand() * 1800),
+    stuffing_threshold: 1 + Math.floor(rand() * 5),
+  };
+  const attempts: Attempt[] = [];
+  let at = 0;
+  for (let i = 0, n = Math.floor(rand() * 300); i < n; i++) {
+    at += Math.floor(rand() * 60) * 1000; // several at one time, now and then
+    attempts.push({ id: `e${Math.floor(rand() * 1e9).toString(16)}`, at, kind: kinds[Math.floor(rand() * kinds.length)]!, actor: `u${Math.floor(rand() * 8)}` });
+  }
+  return { settings, attempts };
+}
+
+describe('the detectors against the plain replay', () => {
   it('gives the same bursts on random streams of attempts', () => {
-    const kinds = ['login_failed', 'login_failed', 'login_failed', 'login_succeeded', 'password_reset_requested'];
     for (let seed = 1; seed <= 300; seed++) {
-      const rand = random(seed);
-      const settings: BurstSettings = {
-        threshold: 1 + Math.floor(rand() * 6),
-        window_seconds: 30 + Math.floor(rand() * 600),
-        cooldown_seconds: Math.floor(rand() * 1800),
-        stuffing_threshold: 1 + Math.floor(rand() * 5),
-      };
-      const attempts: Attempt[] = [];
-      let at = 0;
-      for (let i = 0, n = Math.floor(rand() * 300); i < n; i++) {
-        at += Math.floor(rand() * 60) * 1000; // several at one time, now and then
-        attempts.push({ id: `e${Math.floor(rand() * 1e9).toString(16)}`, at, kind: kinds[Math.floor(rand() * kinds.length)]!, actor: `u${Math.floor(rand() * 8)}` });
-      }
+      const { settings, attempts } = randomStream(random(seed));
       expect(detectBruteForce(attempts, settings), `brute force, seed ${seed}`).toEqual(replay(attempts, settings, false));
       expect(detectStuffing(attempts, settings), `stuffing, seed ${seed}`).toEqual(replay(attempts, settings, true));
     }
+  });
+});
+
+describe('resume', () => {
+  /**
+   * Folds the stream in `cuts` steps, each given what the store hands a worker: the attempts after the
+   * state, and the window's failures at most a window older than the newest of them. A fold that asks
+   * for a full read is run from the start on everything so far, as the worker does.
+   */
+  function inSteps(detector: Detector, settings: BurstSettings, attempts: Attempt[], cuts: number[], settleMs = 0) {
+    const sorted = [...attempts].sort(byTimeThenId);
+    const bursts = new Map<string, Omit<Burst, 'attempt_ids'>>();
+    let state: DetectorState | null = null;
+    let fullFolds = 0;
+    for (const end of cuts) {
+      const seen = sorted.slice(0, end);
+      const last = state?.last ?? null;
+      const fresh = seen.filter((a) => !last || a.at >= last.at);
+      const newest = Math.max(...fresh.map((a) => a.at));
+      const from = state?.after?.at ?? 0;
+      const leaving = seen.filter((a) => a.at >= from && a.at <= Math.min(newest - settings.window_seconds * 1000, last?.at ?? -Infinity));
+      let folded = resumeSettled(detector, settings, state, leaving, fresh, newest - settleMs);
+      if (!folded) {
+        fullFolds++;
+        folded = resumeSettled(detector, settings, null, [], seen, newest - settleMs)!;
+      }
+      for (const { attempt_ids: _, ...b } of folded.bursts) bursts.set(`${b.key}@${b.raised_at}`, b);
+      state = JSON.parse(JSON.stringify(folded.state)) as DetectorState;
+    }
+    return { bursts: [...bursts.values()], fullFolds };
+  }
+
+  it('folded in steps gives what one fold from the start gives, on random streams', () => {
+    let folds = 0;
+    let fullFolds = 0;
+    for (let seed = 1; seed <= 300; seed++) {
+      const rand = random(seed);
+      const { settings, attempts } = randomStream(rand);
+      if (attempts.length === 0) continue;
+      const cuts = [...new Set([...Array.from({ length: 1 + Math.floor(rand() * 8) }, () => 1 + Math.floor(rand() * attempts.length)), attempts.length])].sort((a, b) => a - b);
+      for (const [detector, detect] of [['brute_force', detectBruteForce], ['credential_stuffing', detectStuffing]] as const) {
+        const whole = detect(attempts, settings).map(({ attempt_ids: _, ...b }) => b);
+        const byKey = (list: typeof whole) => new Map(list.map((b) => [`${b.key}@${b.raised_at}`, b]));
+        // saved up to the newest attempt, or only up to a minute or two before it
+        for (const settleMs of [0, Math.floor(rand() * 120) * 1000]) {
+          const stepped = inSteps(detector, settings, attempts, cuts, settleMs);
+          expect(byKey(stepped.bursts), `${detector}, seed ${seed}, settled ${settleMs} ms before`).toEqual(byKey(whole));
+          folds += cuts.length;
+          fullFolds += stepped.fullFolds;
+        }
+      }
+    }
+    // Folding again from the start is the exception (a burst raised in a window that was not read).
+    expect(fullFolds).toBeLessThan(folds / 5);
+  });
+
+  it('reads only the oldest failures of the window as they leave, during a long attack', () => {
+    const minute = 60_000;
+    const attempts = Array.from({ length: 600 }, (_, i) => ({ id: `x${String(i).padStart(4, '0')}`, at: i * minute, kind: 'login_failed', actor: 'alice' }));
+    const first = resume('brute_force', S, null, [], attempts.slice(0, 300))!;
+    // one more failure a minute later: only the failure ten minutes before it can leave
+    const leaving = attempts.slice(0, 301).filter((a) => a.at <= attempts[300]!.at - S.window_seconds * 1000 && a.at >= first.state.after!.at);
+    expect(leaving).toHaveLength(2);
+    const next = resume('brute_force', S, first.state, leaving, [attempts[300]!])!;
+    expect(next.bursts.map((b) => b.attempt_ids)).toEqual([['x0300']]);
+    expect(next.state.size).toBe(10);
+  });
+
+  it('skips attempts it folded in before', () => {
+    const attempts = [fail(0), fail(1), fail(2), fail(3), fail(4)];
+    const once = resume('brute_force', S, null, [], attempts)!;
+    const again = resume('brute_force', S, once.state, [], attempts)!;
+    expect(again.bursts).toEqual([]);
+    expect(again.state).toEqual(once.state);
   });
 });

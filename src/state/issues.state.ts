@@ -6,13 +6,14 @@
  * issues to MongoDB, which serves the reads.
  */
 import type { RedisClient } from '../redis/connect.ts';
-import type { Attempt } from '../domain/bursts.ts';
+import crypto from 'node:crypto';
+import { settingsKey, type Attempt, type BurstSettings, type DetectorState } from '../domain/bursts.ts';
 import type { IssueStatus } from '../domain/issue-status.ts';
 import { REPACK_BUCKET_MS } from '../store/attempts.store.ts';
 import { groupTime } from '../util/group-commit.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
 import { makePendingFlush } from './pending-flush.ts';
-import { APPLY_CODES, defineScripts, dropProjectKeys, projectKeys, type ApplyCode } from './scripts.ts';
+import { APPLY_CODES, defineScripts, dropProjectKeys, projectKeys, type ApplyCode, type ScriptPipeline } from './scripts.ts';
 import { APPLIED_MEMORY_MS } from './sessions.state.ts';
 
 /** The sign-in attempts the burst detectors read; other security kinds are stored and shown but do not count. */
@@ -21,6 +22,11 @@ export const ATTEMPT_KINDS: ReadonlySet<string> = new Set(['login_failed', 'logi
 /** How far back the detectors read a group's attempts, and the most they read; bursts chained over longer spans may split. */
 export const DETECTION_LOOKBACK_MS = 24 * 3600 * 1000;
 export const DETECTION_MAX_ATTEMPTS = 20_000;
+/**
+ * A detector's fold is saved up to this long before its newest attempt: attempts arrive a little out of order
+ * (workers apply jobs side by side), and one older than a saved fold's newest makes the next fold start over.
+ */
+export const DETECTION_SETTLE_MS = 15_000;
 
 /** An error event as the apply script takes it. */
 export interface ErrorEntry {
@@ -45,6 +51,28 @@ export interface AttemptEntry {
   actor: string;
   group: string;
   ip: string | null;
+}
+
+/** A burst detector's attempts: an (actor, ip) group's (`ag`) or an ip's (`aip`), since the look-back's start. */
+export interface DetectorKey {
+  kind: 'ag' | 'aip';
+  key: string;
+  since: Date;
+}
+
+/** What a detector folds next (IssuesState.detectorReads). */
+export interface DetectorRead {
+  /** the saved fold's version token ('' for none) */
+  version: string;
+  /** the saved fold to go on from; null: fold `fresh` from the start */
+  state: DetectorState | null;
+  /** where the saved fold's window starts (ms) */
+  windowFrom: number;
+  /** the attempts read from this time (ms) on */
+  from: number;
+  fresh: Attempt[];
+  /** the failures of the saved fold's window at most a window older than the newest fresh attempt */
+  leaving: Attempt[];
 }
 
 export interface BurstEntry {
@@ -145,17 +173,48 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
     /** How many groups of the project the repacker has yet to rewrite. */
     repackPending: (project: number): Promise<number> => redis.zcard(`${keys(project).base}rp`),
 
-    /** The attempts of groups (`ag`) or ips (`aip`) since the time given with each, oldest first, in one round trip. */
-    async attemptsOf(project: number, reads: { kind: 'ag' | 'aip'; key: string; since: Date }[]): Promise<Attempt[][]> {
-      const pipe = redis.pipeline();
-      for (const r of reads) pipe.zrangebyscore(`${keys(project).base}${r.kind}:${r.key}`, r.since.getTime(), '+inf', 'WITHSCORES');
+    /**
+     * What each burst detector folds next (src/domain/bursts.ts), for groups (`ag`) or ips (`aip`), in one round
+     * trip: its saved fold with the attempts after it and the failures that may leave its window, or, where no
+     * saved fold can be gone on from (or `full`), no fold and every attempt since the look-back's start `since`.
+     */
+    async detectorReads(project: number, reads: DetectorKey[], settings: BurstSettings, full = false): Promise<DetectorRead[]> {
+      const base = keys(project).base;
+      const pipe = redis.pipeline() as unknown as ScriptPipeline;
+      for (const r of reads) {
+        const detector = r.kind === 'ag' ? 'brute_force' : 'credential_stuffing';
+        pipe.readDetector(`${base}${r.kind}:${r.key}`, `${base}dt:${r.kind}:${r.key}`, r.since.getTime(), settings.window_seconds * 1000, settingsKey(detector, settings), DETECTION_MAX_ATTEMPTS, full ? 'full' : '');
+      }
       const answers = (await pipe.exec()) ?? [];
-      return answers.map(([err, raw], i) => {
+      return answers.map(([err, answer], i) => {
         if (err) throw err;
+        const [version, fold, windowFrom, from, fresh, leaving] = answer as [string, string, string, string, string[], string[]];
         const read = reads[i]!;
         // a group's members leave out its actor: `<actor>|<ip>`, and an address holds no '|'
-        return readAttempts(raw as string[], read.kind === 'ag' ? read.key.slice(0, read.key.lastIndexOf('|')) : '');
+        const actor = read.kind === 'ag' ? read.key.slice(0, read.key.lastIndexOf('|')) : '';
+        return {
+          version,
+          state: fold === '' ? null : (JSON.parse(fold) as DetectorState),
+          windowFrom: Number(windowFrom),
+          from: Number(from),
+          fresh: readAttempts(fresh, actor),
+          leaving: readAttempts(leaving, actor),
+        };
       });
+    },
+    /**
+     * Saves a detector's fold made from `read`, unless something moved since (save-detector-2.lua): another fold
+     * was saved, or an attempt it should hold arrived. Returns whether it was saved.
+     */
+    async saveDetector(project: number, key: DetectorKey, read: DetectorRead, state: DetectorState): Promise<boolean> {
+      if (!state.last) return false;
+      const base = keys(project).base;
+      const last = state.last.at;
+      const held = read.fresh.filter((a) => a.at <= last).length;
+      const windowFrom = state.after?.at ?? read.windowFrom;
+      const token = crypto.randomBytes(6).toString('base64url');
+      const saved = await r.saveDetector(`${base}${key.kind}:${key.key}`, `${base}dt:${key.kind}:${key.key}`, read.version, read.from, last, held, token, JSON.stringify(state), windowFrom, state.settings, 2 * DETECTION_LOOKBACK_MS);
+      return saved === 1;
     },
 
     /**
@@ -256,7 +315,7 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
 export type IssuesState = ReturnType<typeof makeIssuesState>;
 
 /** The keys under a project's prefix that hold issue state (apply-events-4.lua, snapshot-issues-3.lua); the notification keys (src/state/notify.state.ts) outlive a rebuild. */
-const ISSUE_KEY_PATTERNS = ['i:*', 'ic:*', 'ie:*', 'is:*', 'ih:*', 'im:*', 'fr:*', 'fe:*', 'fc:*', 'fl:*', 'fk:*', 'tx:*', 'x:*', 'xn:*', 'r:*', 'ag:*', 'aip:*'] as const;
+const ISSUE_KEY_PATTERNS = ['i:*', 'ic:*', 'ie:*', 'is:*', 'ih:*', 'im:*', 'fr:*', 'fe:*', 'fc:*', 'fl:*', 'fk:*', 'tx:*', 'x:*', 'xn:*', 'r:*', 'ag:*', 'aip:*', 'dt:*'] as const;
 
 /** An error event counted in its issue, as a rebuild restores it. */
 export interface CountedEvent {

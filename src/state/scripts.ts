@@ -28,10 +28,15 @@ const SCRIPTS = {
   takeDigest: 'take-digest-4.lua',
   endDecisions: 'end-decisions-2.lua',
   runId: 'run-id-1.lua',
+  readDetector: 'read-detector-2.lua',
+  saveDetector: 'save-detector-2.lua',
 } as const;
 
-/** The scripts that only read: on a cluster the others wait for a replica (below). */
-const READ_ONLY = new Set<string>(['listIssues', 'runId', 'readSession']);
+/**
+ * The scripts that only read, or write only what may be lost (a detector's saved fold: the one before it
+ * still holds): on a cluster the others wait for a replica (below).
+ */
+const NO_REPLICA_WAIT = new Set<string>(['listIssues', 'runId', 'readSession', 'readDetector', 'saveDetector']);
 /**
  * On a cluster, how long a write script's answer waits for a replica to have
  * it (WAIT): a primary SIGKILLed right after answering must not take an
@@ -68,7 +73,12 @@ export interface ScriptCommands {
   takeDigest(sent: string, buffer: string, pending: string, digest: string, ...argv: Arg[]): Promise<string[]>;
   endDecisions(active: string, log: string, ...argv: Arg[]): Promise<string[]>;
   runId(anyKey: string): Promise<string>;
+  readDetector(attempts: string, fold: string, ...argv: Arg[]): Promise<[string, string, string, string, string[], string[]]>;
+  saveDetector(attempts: string, fold: string, ...argv: Arg[]): Promise<number>;
 }
+
+/** The scripts as a pipeline queues them. */
+export type ScriptPipeline = { [K in keyof ScriptCommands]: (...args: Parameters<ScriptCommands[K]>) => ScriptPipeline } & { exec(): Promise<[Error | null, unknown][] | null> };
 
 /** What an apply script answered: applied now, applied before (nothing changed), or the state needs verifying first. */
 export type ApplyCode = 'applied' | 'already_applied' | 'unverified';
@@ -83,7 +93,7 @@ export function defineScripts(redis: RedisClient): RedisClient & ScriptCommands 
   for (const [name, file] of Object.entries(SCRIPTS)) {
     if (name in redis) continue;
     redis.defineCommand(name, { numberOfKeys: Number(/-(\d+)\.lua$/.exec(file)![1]), lua: scriptText(file) });
-    if (isCluster(redis) && !READ_ONLY.has(name)) {
+    if (isCluster(redis) && !NO_REPLICA_WAIT.has(name)) {
       // The script with the count of replicas connected, then (when there are) a WAIT: each pipeline carries a
       // key of the script's slot, so both go to its primary, on the one connection the client keeps to it.
       // A pipeline copies the client's commands, this one too: called on a pipeline, it only queues the script.

@@ -48,6 +48,8 @@
     xn:<status>  how many issues of the status each filter set holds (snapshot-issues-3.lua)
     ag:<group>   attempts of an (actor, ip) group: score at, member '<event id>|<kind: f or s>' (the id in base64url)
     aip:<ip>     attempts from an ip: the same, member '<event id>|<kind>|<actor>'
+    dt:<ag or aip key>  a burst detector's saved fold (read-detector-2.lua): deleted when an attempt
+                 no newer than its newest arrives
     rp           groups whose sign-in attempts the repacker has yet to rewrite: score the group id's time (ms)
                  (src/services/repack.service.ts)
 
@@ -156,13 +158,16 @@ for _, g in ipairs(groups) do
     for _, a in ipairs(g.a) do
       local eventId, at, kind, actor, group, ip = unpack(a)
       local member = eventId .. '|' .. kind
-      local sets = {{base .. 'ag:' .. group, member}}
-      if ip ~= '' then sets[2] = {base .. 'aip:' .. ip, member .. '|' .. actor} end
+      local sets = {{'ag:' .. group, member}}
+      if ip ~= '' then sets[2] = {'aip:' .. ip, member .. '|' .. actor} end
       for _, set in ipairs(sets) do
-        local k = set[1]
+        local k, fold = base .. set[1], base .. 'dt:' .. set[1]
         redis.call('ZADD', k, tonumber(at), set[2])
         redis.call('ZREMRANGEBYSCORE', k, '-inf', tonumber(at) - 2 * lookback)
         redis.call('ZREMRANGEBYRANK', k, 0, -maxAttempts - 1)
+        -- an attempt no newer than the newest a detector's saved fold holds: that fold no longer holds
+        local folded = redis.call('HGET', fold, 'l')
+        if folded and tonumber(at) <= tonumber(folded) then redis.call('DEL', fold) end
       end
       attempts = attempts + 1
     end
