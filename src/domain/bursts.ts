@@ -60,7 +60,7 @@ export interface DetectorState {
   settings: string;
   /** the newest attempt folded in */
   last: Position | null;
-  /** the window holds the failures after this one (null: every failure folded in) */
+  /** the window holds the failures after this position (null: no failure folded in yet) */
   after: Position | null;
   /** failures in the window */
   size: number;
@@ -137,6 +137,8 @@ export function resume(
       continue;
     }
     entered.push(step);
+    // the window's lower end, just before its first failure (no id sorts before '')
+    if (!s.after) s.after = { at: step.at, id: '' };
     s.size++;
     if ((s.actors[step.actor] = (s.actors[step.actor] ?? 0) + 1) === 1) distinct++;
     if (s.unclaimed++ === 0) s.first_unclaimed = position(step);
