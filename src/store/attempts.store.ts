@@ -13,6 +13,7 @@
  * between the two writes, so it was never acknowledged) or names another
  * group (a duplicate) is not read back: `owned` keeps only the owners'.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import zlib from 'node:zlib';
 import { Binary, type Db, type IndexDescription } from 'mongodb';
 import { groupTime } from '../util/group-commit.ts';
@@ -105,6 +106,23 @@ const KEYS_PER_READ = 1000;
 
 /** Most group documents the repacker deletes in one call: each call holds the embedded FerretDB's one writer, which ingestion's inserts wait for. */
 const DELETES_PER_CALL = 100;
+/** Most group documents the repacker reads in one call. */
+const GROUPS_PER_READ = 200;
+
+/** The shortest rest of the repacker between two steps. */
+const REST_MS = 5;
+
+/**
+ * One step of the repacker, then a rest as long as the step took (at least REST_MS): a minute of groups at 800
+ * attempts/s is a few seconds of the embedded FerretDB's work, and done in one go it held ingestion's writes back
+ * each minute (docs/performance.md).
+ */
+async function paced<T>(step: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  const result = await step();
+  await sleep(Math.max(REST_MS, performance.now() - started));
+  return result;
+}
 
 /** The span of group ids repacked together: a minute, by the time at the head of the id (src/util/group-commit.ts). */
 export const REPACK_BUCKET_MS = 60_000;
@@ -266,7 +284,7 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
       const held = [first, ...rest].flatMap((part) => [...new Set(contents(part).groups)].filter((group) => partId(project, bucket, partIndex(first.parts, group)) === part._id));
       let deleted = 0;
       for (let i = 0; i < held.length; i += DELETES_PER_CALL) {
-        deleted += (await packs.deleteMany({ _id: { $in: held.slice(i, i + DELETES_PER_CALL).map((group) => `${group}:${project}`) } })).deletedCount;
+        deleted += (await paced(() => packs.deleteMany({ _id: { $in: held.slice(i, i + DELETES_PER_CALL).map((group) => `${group}:${project}`) } }))).deletedCount;
       }
       return deleted;
     },
@@ -289,10 +307,10 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
       };
       parts.push({ doc, first: part.groups[0]! });
       part = null;
-      if (parts.length > 1) await insertOnce(doc);
+      if (parts.length > 1) await paced(() => insertOnce(doc));
     };
-    for (let i = 0; i < sorted.length; i += KEYS_PER_READ) {
-      const docs = await packs.find({ _id: { $in: sorted.slice(i, i + KEYS_PER_READ).map((group) => `${group}:${project}`) } }).toArray();
+    for (let i = 0; i < sorted.length; i += GROUPS_PER_READ) {
+      const docs = await paced(() => packs.find({ _id: { $in: sorted.slice(i, i + GROUPS_PER_READ).map((group) => `${group}:${project}`) } }).toArray());
       docs.sort((a, b) => (a.batch < b.batch ? -1 : 1));
       for (const doc of docs) {
         part ??= { groups: [], sizes: [], bodies: [], received: 0, at: 0 };
