@@ -113,14 +113,14 @@ const GROUPS_PER_READ = 200;
 const REST_MS = 5;
 
 /**
- * One step of the repacker, then a rest twice as long as the step took (at least REST_MS): a minute of groups at
- * 800 attempts/s is several seconds of the embedded FerretDB's work, and done in one go (or with rests only as
- * long as the steps) it held ingestion's writes back each minute (docs/performance.md).
+ * One step of the repacker, then a rest as long as the step took (at least REST_MS): a minute of groups at 800
+ * attempts/s is a few seconds of the embedded FerretDB's work, and done in one go it held ingestion's writes back
+ * each minute (docs/performance.md).
  */
 async function paced<T>(step: () => Promise<T>): Promise<T> {
   const started = performance.now();
   const result = await step();
-  await sleep(Math.max(REST_MS, 2 * (performance.now() - started)));
+  await sleep(Math.max(REST_MS, performance.now() - started));
   return result;
 }
 
