@@ -113,10 +113,10 @@ async function detectBursts(runtime: Runtime, project: number, attempts: { attem
     ...[...groupBy(failures.filter((a) => a.attempt.ip), (a) => a.attempt.ip!)].map(([key, list]) => ({ kind: 'aip' as const, key, since: earliest(list) })),
   ];
   const reads = await state.detectorReads(project, keys, settings);
+  const settledAt = (fresh: Attempt[]) => Math.max(...fresh.map((a) => a.at)) - DETECTION_SETTLE_MS;
   for (const [i, key] of keys.entries()) {
     const detector = key.kind === 'ag' ? 'brute_force' : 'credential_stuffing';
     let read = reads[i]!;
-    const settledAt = (fresh: Attempt[]) => Math.max(...fresh.map((a) => a.at)) - DETECTION_SETTLE_MS;
     let folded = read.state && resumeSettled(detector, settings, read.state, read.leaving, read.fresh, settledAt(read.fresh));
     if (!folded) {
       // no saved fold, or one that needs attempts it did not read: from the start
