@@ -21,7 +21,7 @@ import { resumeSettled, type Attempt, type Burst, type Detector } from '../src/d
 import type { JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
 import { attemptEntry, entryOf, type EventEntry } from '../src/services/events.service.ts';
-import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, DETECTION_SETTLE_MS, type AppliedGroup, type AttemptEntry, type DetectorKey, type IssuesState } from '../src/state/issues.state.ts';
+import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, DETECTION_SETTLE_MS, DETECTOR_OF, type AppliedGroup, type AttemptEntry, type DetectorKey, type IssuesState } from '../src/state/issues.state.ts';
 import { eventKey } from '../src/store/events.store.ts';
 import { checkFrequency, notifyFlags } from '../src/notify/rules.ts';
 import { groupBy } from '../src/util/group-by.ts';
@@ -115,7 +115,7 @@ async function detectBursts(runtime: Runtime, project: number, attempts: { attem
   const reads = await state.detectorReads(project, keys, settings);
   const settledAt = (fresh: Attempt[]) => Math.max(...fresh.map((a) => a.at)) - DETECTION_SETTLE_MS;
   for (const [i, key] of keys.entries()) {
-    const detector = key.kind === 'ag' ? 'brute_force' : 'credential_stuffing';
+    const detector = DETECTOR_OF[key.kind];
     let read = reads[i]!;
     let folded = read.state && resumeSettled(detector, settings, read.state, read.leaving, read.fresh, settledAt(read.fresh));
     if (!folded) {

@@ -83,9 +83,10 @@ export function byTimeThenId(a: Position, b: Position): number {
 const isAfter = (a: Position, b: Position | null) => b === null || byTimeThenId(a, b) > 0;
 const position = (a: Position): Position => ({ at: a.at, id: a.id });
 
+const thresholdOf = (detector: Detector, settings: BurstSettings) => (detector === 'brute_force' ? settings.threshold : settings.stuffing_threshold);
+
 export function settingsKey(detector: Detector, settings: BurstSettings): string {
-  const threshold = detector === 'brute_force' ? settings.threshold : settings.stuffing_threshold;
-  return `${detector}:${threshold}:${settings.window_seconds}:${settings.cooldown_seconds}`;
+  return `${detector}:${thresholdOf(detector, settings)}:${settings.window_seconds}:${settings.cooldown_seconds}`;
 }
 
 function emptyState(detector: Detector, settings: BurstSettings): DetectorState {
@@ -110,7 +111,7 @@ export function resume(
 ): { state: DetectorState; bursts: Burst[] } | null {
   const windowMs = settings.window_seconds * 1000;
   const cooldownMs = settings.cooldown_seconds * 1000;
-  const threshold = detector === 'brute_force' ? settings.threshold : settings.stuffing_threshold;
+  const threshold = thresholdOf(detector, settings);
   const s: DetectorState = state ? { ...state, actors: { ...state.actors }, open: state.open && { ...state.open } } : emptyState(detector, settings);
   const resets = detector === 'brute_force';
   const steps = fresh.filter((a) => isAfter(a, state?.last ?? null) && (a.kind === 'login_failed' || (resets && a.kind === 'login_succeeded'))).sort(byTimeThenId);

@@ -7,7 +7,7 @@
  */
 import type { RedisClient } from '../redis/connect.ts';
 import crypto from 'node:crypto';
-import { settingsKey, type Attempt, type BurstSettings, type DetectorState } from '../domain/bursts.ts';
+import { byTimeThenId, settingsKey, type Attempt, type BurstSettings, type Detector, type DetectorState } from '../domain/bursts.ts';
 import type { IssueStatus } from '../domain/issue-status.ts';
 import { REPACK_BUCKET_MS } from '../store/attempts.store.ts';
 import { groupTime } from '../util/group-commit.ts';
@@ -52,6 +52,9 @@ export interface AttemptEntry {
   group: string;
   ip: string | null;
 }
+
+/** The detector each kind of attempts key feeds: an (actor, ip) group's (`ag`), an ip's (`aip`). */
+export const DETECTOR_OF = { ag: 'brute_force', aip: 'credential_stuffing' } as const satisfies Record<string, Detector>;
 
 /** A burst detector's attempts: an (actor, ip) group's (`ag`) or an ip's (`aip`), since the look-back's start. */
 export interface DetectorKey {
@@ -182,8 +185,7 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
       const base = keys(project).base;
       const pipe = redis.pipeline() as unknown as ScriptPipeline;
       for (const r of reads) {
-        const detector = r.kind === 'ag' ? 'brute_force' : 'credential_stuffing';
-        pipe.readDetector(`${base}${r.kind}:${r.key}`, `${base}dt:${r.kind}:${r.key}`, r.since.getTime(), settings.window_seconds * 1000, settingsKey(detector, settings), DETECTION_MAX_ATTEMPTS, full ? 'full' : '');
+        pipe.readDetector(`${base}${r.kind}:${r.key}`, `${base}dt:${r.kind}:${r.key}`, r.since.getTime(), settings.window_seconds * 1000, settingsKey(DETECTOR_OF[r.kind], settings), DETECTION_MAX_ATTEMPTS, full ? 'full' : '');
       }
       const answers = (await pipe.exec()) ?? [];
       return answers.map(([err, answer], i) => {
@@ -203,11 +205,13 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
       });
     },
     /**
-     * Saves a detector's fold made from `read`, unless something moved since (save-detector-2.lua): another fold
-     * was saved, or an attempt it should hold arrived. Returns whether it was saved.
+     * Saves a detector's fold made from `read`, unless it holds nothing more than the fold read, or something
+     * moved since (save-detector-2.lua): another fold was saved, or an attempt it should hold arrived. Returns
+     * whether it was saved.
      */
     async saveDetector(project: number, key: DetectorKey, read: DetectorRead, state: DetectorState): Promise<boolean> {
-      if (!state.last) return false;
+      // A fold that took in no settled attempt is the one read: nothing to write (and no version to change under another fold).
+      if (!state.last || (read.state?.last && byTimeThenId(state.last, read.state.last) === 0)) return false;
       const base = keys(project).base;
       const last = state.last.at;
       const held = read.fresh.filter((a) => a.at <= last).length;
