@@ -11,7 +11,7 @@ import crypto from 'node:crypto';
 import zlib from 'node:zlib';
 import { Binary } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repackAttempts } from '../src/services/repack.service.ts';
+import { REPACK_AFTER_MS, repackAttempts } from '../src/services/repack.service.ts';
 import { REPACK_BUCKET_MS, type AttemptBody, type AttemptsDoc } from '../src/store/attempts.store.ts';
 import { eventKey } from '../src/store/events.store.ts';
 import { startWorkers } from '../workers/main.ts';
@@ -186,5 +186,33 @@ describe('repacking sign-in attempts', () => {
     expect(await ctx.runtime.issuesState.repackDue(project, Date.now() + 3 * 60_000)).toBeNull();
     expect(await readBack(project)).toEqual(before);
     expect((await get(`/issues/${issue.id}`)).body.latest_event).toEqual(shown);
+  });
+
+  it('caught up, a run spreads its work out, and stops spreading once the worker stops', async () => {
+    const p = await makeProject(ctx);
+    const project = Number(p.project.id);
+    const post = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const body = { event_id: eventId(), timestamp: new Date().toISOString(), security: { kind: 'login_failed', actor: `user-${i}`, ip: '203.0.113.10' } };
+        expect((await call(ctx, 'POST', '/api/v1/events', { key: p.secret, body })).status).toBe(202);
+      }
+      await drained(ctx);
+    };
+    const deps = { stores: ctx.runtime.stores, issuesState: ctx.runtime.issuesState, log: ctx.runtime.log };
+    // `now` when the minute of the groups just posted is the latest one due (and so the only one).
+    const latestDue = async () => {
+      const { bucket } = (await ctx.runtime.issuesState.repackDue(project, Infinity))!;
+      return new Date((bucket + 1) * REPACK_BUCKET_MS + REPACK_AFTER_MS + 1);
+    };
+    await post(5);
+    const before = await readBack(project);
+    expect(await repackAttempts(deps, await latestDue(), { spreadMs: 300 })).toMatchObject({ minutes: 1 });
+    expect(await readBack(project)).toEqual(before);
+
+    // Stopping: a run asked to spread over ten minutes ends as soon as its steps are done.
+    await post(5);
+    const stopping = new AbortController();
+    stopping.abort();
+    expect(await repackAttempts(deps, await latestDue(), { spreadMs: 600_000, signal: stopping.signal })).toMatchObject({ minutes: 1 });
   });
 });

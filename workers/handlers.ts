@@ -8,13 +8,15 @@ import { repackAttempts } from '../src/services/repack.service.ts';
 import { runRetention } from './retention.handler.ts';
 import { processSessionBatches } from './sessions-process.handler.ts';
 
-export type Handler<N extends JobName> = (payload: JobPayloads[N], runtime: Runtime, job: Job) => Promise<unknown>;
+/** `signal` aborts when the worker stops: a handler that rests between steps stops resting. */
+export type Handler<N extends JobName> = (payload: JobPayloads[N], runtime: Runtime, job: Job, signal?: AbortSignal) => Promise<unknown>;
 export type HandlerMap = { [N in JobName]: Handler<N> };
 
 export const handlers: HandlerMap = {
   'events.process': (payload, runtime) => processEventGroups(payload, runtime, new Date()),
   'sessions.process': (payload, runtime) => processSessionBatches(payload, runtime, new Date()),
   'maintenance.retention': (_payload, runtime) => runRetention(runtime, new Date()),
-  'maintenance.repack': (_payload, runtime) => repackAttempts({ stores: runtime.stores, issuesState: runtime.issuesState, log: runtime.log }, new Date()),
+  'maintenance.repack': (_payload, runtime, _job, signal) =>
+    repackAttempts({ stores: runtime.stores, issuesState: runtime.issuesState, log: runtime.log }, new Date(), { signal }),
   'notify.deliver': (payload, runtime, job) => deliverNotification(payload, runtime, job),
 };

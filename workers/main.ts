@@ -42,13 +42,13 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
   const workers = opts.queues.map((queue) => {
     const worker = new Worker(
       queue,
-      async (job) => {
-        const handler = handlers[job.name as JobName] as ((p: unknown, r: Runtime, j: typeof job) => Promise<unknown>) | undefined;
+      async (job, _token, signal) => {
+        const handler = handlers[job.name as JobName] as ((p: unknown, r: Runtime, j: typeof job, s?: AbortSignal) => Promise<unknown>) | undefined;
         if (!handler) throw new UnrecoverableError(`no handler for job ${job.name}`);
         const labels = { queue, job: job.name };
         const stop = metrics.jobDuration.startTimer(labels);
         try {
-          const result = await handler(job.data, runtime, job);
+          const result = await handler(job.data, runtime, job, signal);
           stop({ outcome: 'completed' });
           return result;
         } catch (err) {
@@ -136,6 +136,7 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
     dispatcher,
     async close(timeoutMs = config.shutdownTimeoutMs) {
       clearInterval(sweeper);
+      for (const worker of workers) worker.cancelAllJobs('the worker is stopping'); // a job resting between steps (the repacker) stops resting
       const closing = Promise.all(workers.map((w) => w.close()));
       const deadline = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), timeoutMs).unref());
       if ((await Promise.race([closing, deadline])) === 'timeout') {

@@ -6,7 +6,8 @@
  * 800/s. Once a minute of groups is over (and `REPACK_AFTER_MS` more), the
  * repacker rewrites that minute's groups of a project as parts of some 5,000
  * attempts (src/store/attempts.store.ts), some 40 bytes each, and deletes
- * the groups' documents.
+ * the groups' documents. Caught up, it spreads that work over
+ * `REPACK_SPREAD_MS`, so ingestion's writes seldom wait behind it.
  *
  * The groups to rewrite are listed in Redis (`rp`, added when a worker
  * applies the group, src/state/scripts/apply-events-4.lua), so nothing scans
@@ -16,10 +17,17 @@
  */
 import type { Logger } from '../log.ts';
 import type { IssuesState } from '../state/issues.state.ts';
+import { makePace, REPACK_BUCKET_MS } from '../store/attempts.store.ts';
 import type { Stores } from '../store/index.ts';
 
 /** How long after its minute ends a minute of groups is repacked: its jobs have long been applied by then. */
 export const REPACK_AFTER_MS = 60_000;
+
+/**
+ * How long the repacker spreads its work over when only the latest minute is due: half the time until the next
+ * minute is, so it keeps up with a margin. Behind (after a stop, say), it goes at its own pace, within its budget.
+ */
+export const REPACK_SPREAD_MS = 30_000;
 
 export interface RepackDeps {
   stores: Pick<Stores, 'events' | 'projects'>;
@@ -27,18 +35,38 @@ export interface RepackDeps {
   log: Logger;
 }
 
-/** Repacks every minute of groups that is due, project by project, for up to `budgetMs`; returns what it did. */
-export async function repackAttempts(deps: RepackDeps, now: Date, opts: { budgetMs: number } = { budgetMs: 20_000 }) {
+export interface RepackOptions {
+  /** how long a run behind goes on for (a minute it started is finished) */
+  budgetMs?: number;
+  /** how long a run caught up spreads its work over */
+  spreadMs?: number;
+  /** aborts when the worker stops: the run then no longer spreads its work */
+  signal?: AbortSignal;
+}
+
+/** Repacks every minute of groups that is due, project by project; returns what it did. */
+export async function repackAttempts(deps: RepackDeps, now: Date, opts: RepackOptions = {}) {
+  const { budgetMs = 20_000, spreadMs = REPACK_SPREAD_MS, signal } = opts;
   const { attempts, backlog } = deps.stores.events;
   const done = { minutes: 0, groups: 0 };
   const started = Date.now();
-  for (const project of await deps.stores.projects.list()) {
-    for (;;) {
-      if (Date.now() - started > opts.budgetMs) return done;
-      const due = await deps.issuesState.repackDue(project._id, now.getTime() - REPACK_AFTER_MS);
-      if (!due) break;
+  const before = now.getTime() - REPACK_AFTER_MS;
+  const projects = await deps.stores.projects.list();
+  const first = new Map<number, { bucket: number; groups: string[] }>();
+  for (const project of projects) {
+    const due = await deps.issuesState.repackDue(project._id, before);
+    if (due) first.set(project._id, due);
+  }
+  // Caught up, each project has at most the latest minute due, and the run spreads it out.
+  const latest = Math.floor(before / REPACK_BUCKET_MS) - 1;
+  const caughtUp = [...first.values()].every((due) => due.bucket === latest);
+  const units = [...first.values()].reduce((sum, due) => sum + 2 * due.groups.length, 0); // each group read, then deleted
+  const paced = makePace({ spread: caughtUp ? { ms: spreadMs, units } : undefined, signal });
+  for (const project of projects) {
+    for (let due = first.get(project._id) ?? null; due; due = await deps.issuesState.repackDue(project._id, before)) {
+      if (!caughtUp && Date.now() - started > budgetMs) return done;
       const waiting = await backlog.waiting(due.groups);
-      done.groups += await attempts.repack(project._id, due.bucket, due.groups.filter((group) => !waiting.has(group)));
+      done.groups += await attempts.repack(project._id, due.bucket, due.groups.filter((group) => !waiting.has(group)), paced);
       await deps.issuesState.repacked(project._id, due.groups);
       done.minutes += 1;
     }

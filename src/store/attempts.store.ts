@@ -113,16 +113,27 @@ const GROUPS_PER_READ = 200;
 const REST_MS = 5;
 
 /**
- * One step of the repacker, then a rest as long as the step took (at least REST_MS): a minute of groups at 800
- * attempts/s is a few seconds of the embedded FerretDB's work, and done in one go it held ingestion's writes back
- * each minute (docs/performance.md).
+ * How the repacker spaces its steps: after each, it rests as long as the step took (at least REST_MS) and, given a
+ * spread, until the share of `ms` that the work done so far stands for has passed. A minute of groups at 800
+ * attempts/s is a few seconds of the embedded FerretDB's work: done in one go, it held ingestion's writes back each
+ * minute; resting as long as each step took still left FerretDB busy for ten seconds (docs/performance.md). Once the
+ * signal aborts (the worker is stopping), only the step's own time is rested.
  */
-async function paced<T>(step: () => Promise<T>): Promise<T> {
+export function makePace(opts: { spread?: { ms: number; units: number }; signal?: AbortSignal } = {}) {
   const started = performance.now();
-  const result = await step();
-  await sleep(Math.max(REST_MS, performance.now() - started));
-  return result;
+  let done = 0;
+  /** Runs a step that did `units` of the work, then rests. */
+  return async function paced<T>(units: number, step: () => Promise<T>): Promise<T> {
+    const stepStarted = performance.now();
+    const result = await step();
+    const now = performance.now();
+    done += units;
+    const spread = opts.spread && !opts.signal?.aborted ? started + opts.spread.ms * Math.min(1, done / opts.spread.units) - now : 0;
+    await sleep(Math.max(REST_MS, now - stepStarted, spread), undefined, { signal: opts.signal }).catch(() => {});
+    return result;
+  };
 }
+export type Pace = ReturnType<typeof makePace>;
 
 /** The span of group ids repacked together: a minute, by the time at the head of the id (src/util/group-commit.ts). */
 export const REPACK_BUCKET_MS = 60_000;
@@ -271,11 +282,11 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
      * part 0 points to. A group left out (its document read after the minute was committed, or placed by another
      * run's split) keeps its document.
      */
-    async repack(project: number, bucket: number, groups: string[]): Promise<number> {
+    async repack(project: number, bucket: number, groups: string[], paced: Pace = makePace()): Promise<number> {
       const head = partId(project, bucket, 0);
       let first = await packs.findOne({ _id: head });
       if (!first) {
-        await writeParts(project, bucket, [...new Set(groups)].sort());
+        await writeParts(project, bucket, [...new Set(groups)].sort(), paced);
         first = await packs.findOne({ _id: head });
         if (!first) return 0; // no group had a document
       }
@@ -284,14 +295,15 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
       const held = [first, ...rest].flatMap((part) => [...new Set(contents(part).groups)].filter((group) => partId(project, bucket, partIndex(first.parts, group)) === part._id));
       let deleted = 0;
       for (let i = 0; i < held.length; i += DELETES_PER_CALL) {
-        deleted += (await paced(() => packs.deleteMany({ _id: { $in: held.slice(i, i + DELETES_PER_CALL).map((group) => `${group}:${project}`) } }))).deletedCount;
+        const ids = held.slice(i, i + DELETES_PER_CALL).map((group) => `${group}:${project}`);
+        deleted += (await paced(ids.length, () => packs.deleteMany({ _id: { $in: ids } }))).deletedCount;
       }
       return deleted;
     },
   };
 
   /** The groups' documents (ids sorted) as parts of about `PART_ATTEMPTS`: the further parts first, then part 0 with where each begins. */
-  async function writeParts(project: number, bucket: number, sorted: string[]): Promise<void> {
+  async function writeParts(project: number, bucket: number, sorted: string[], paced: Pace): Promise<void> {
     const parts: { doc: AttemptsDoc; first: string }[] = [];
     let part: { groups: string[]; sizes: number[]; bodies: AttemptBody[]; received: number; at: number } | null = null;
     const close = async () => {
@@ -307,10 +319,11 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
       };
       parts.push({ doc, first: part.groups[0]! });
       part = null;
-      if (parts.length > 1) await paced(() => insertOnce(doc));
+      if (parts.length > 1) await paced(0, () => insertOnce(doc));
     };
     for (let i = 0; i < sorted.length; i += GROUPS_PER_READ) {
-      const docs = await paced(() => packs.find({ _id: { $in: sorted.slice(i, i + GROUPS_PER_READ).map((group) => `${group}:${project}`) } }).toArray());
+      const ids = sorted.slice(i, i + GROUPS_PER_READ).map((group) => `${group}:${project}`);
+      const docs = await paced(ids.length, () => packs.find({ _id: { $in: ids } }).toArray());
       docs.sort((a, b) => (a.batch < b.batch ? -1 : 1));
       for (const doc of docs) {
         part ??= { groups: [], sizes: [], bodies: [], received: 0, at: 0 };
