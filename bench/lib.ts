@@ -153,6 +153,7 @@ const LOG_DIR = process.env.BENCH_LOG_DIR;
 function spawnReady(args: string[], env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
   const child = spawn(process.execPath, [...NODE_ARGS, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (LOG_DIR) {
+    fs.mkdirSync(LOG_DIR, { recursive: true });
     const log = fs.createWriteStream(path.join(LOG_DIR, `${path.basename(args[1] ?? args[0]!)}-${child.pid}.log`));
     child.stdout!.pipe(log);
     child.stderr!.pipe(log);
