@@ -196,6 +196,26 @@ export async function startBareServer(): Promise<{ url: string; stop(): Promise<
   return { url: `http://127.0.0.1:${port}`, stop: () => stopChild(child) };
 }
 
+/** The machine's CPU time so far, in clock ticks: all of it, and what the hypervisor took for others (steal). */
+export function cpuTicks(): { total: number; steal: number } | null {
+  try {
+    const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    return { total: fields.slice(0, 8).reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 };
+  } catch {
+    return null; // not Linux
+  }
+}
+
+/**
+ * The share of the CPU time since `since` that the hypervisor gave to other machines, in percent: a shared host
+ * that steals much of it makes every latency of that span longer, whatever Lookout does (null: not known).
+ */
+export function stealPercent(since: ReturnType<typeof cpuTicks>): number | null {
+  const now = cpuTicks();
+  if (!since || !now || now.total === since.total) return null;
+  return round((100 * (now.steal - since.steal)) / (now.total - since.total), 1);
+}
+
 export function round(n: number, digits = 2): number {
   const f = 10 ** digits;
   return Math.round(n * f) / f;
