@@ -188,7 +188,7 @@ describe('repacking sign-in attempts', () => {
     expect((await get(`/issues/${issue.id}`)).body.latest_event).toEqual(shown);
   });
 
-  it('caught up, a run spreads its work out, and stops spreading once the worker stops', async () => {
+  it('caught up, a run spreads its work out and stops spreading once the worker stops; runs go one at a time', async () => {
     const p = await makeProject(ctx);
     const project = Number(p.project.id);
     const post = async (n: number) => {
@@ -214,5 +214,13 @@ describe('repacking sign-in attempts', () => {
     const stopping = new AbortController();
     stopping.abort();
     expect(await repackAttempts(deps, await latestDue(), { spreadMs: 600_000, signal: stopping.signal })).toMatchObject({ minutes: 1 });
+
+    // One run at a time: while another holds the lease, a run does nothing; once it ends, the next goes on.
+    await post(5);
+    const other = (await ctx.runtime.issuesState.takeRepackLease(60_000))!;
+    expect(await ctx.runtime.issuesState.takeRepackLease(60_000)).toBeNull();
+    expect(await repackAttempts(deps, await latestDue(), { spreadMs: 0 })).toEqual({ minutes: 0, groups: 0 });
+    await other.end();
+    expect(await repackAttempts(deps, await latestDue(), { spreadMs: 0 })).toMatchObject({ minutes: 1 });
   });
 });

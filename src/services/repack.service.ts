@@ -44,9 +44,23 @@ export interface RepackOptions {
   signal?: AbortSignal;
 }
 
-/** Repacks every minute of groups that is due, project by project; returns what it did. */
+/**
+ * Repacks every minute of groups that is due, project by project; returns what it did. One run at a time: a run that
+ * finds another's lease (src/state/issues.state.ts) does nothing.
+ */
 export async function repackAttempts(deps: RepackDeps, now: Date, opts: RepackOptions = {}) {
-  const { budgetMs = 20_000, spreadMs = REPACK_SPREAD_MS, signal } = opts;
+  const { budgetMs = 20_000, spreadMs = REPACK_SPREAD_MS } = opts;
+  // Long enough for the longest run (spread, or budget and the minute it began); a dead run's lease runs out.
+  const lease = await deps.issuesState.takeRepackLease(spreadMs + budgetMs + 60_000);
+  if (!lease) return { minutes: 0, groups: 0 };
+  try {
+    return await repackMinutes(deps, now, { budgetMs, spreadMs, signal: opts.signal });
+  } finally {
+    await lease.end();
+  }
+}
+
+async function repackMinutes(deps: RepackDeps, now: Date, opts: { budgetMs: number; spreadMs: number; signal?: AbortSignal }) {
   const { attempts, backlog } = deps.stores.events;
   const done = { minutes: 0, groups: 0 };
   const started = Date.now();
@@ -61,10 +75,10 @@ export async function repackAttempts(deps: RepackDeps, now: Date, opts: RepackOp
   const latest = Math.floor(before / REPACK_BUCKET_MS) - 1;
   const caughtUp = [...first.values()].every((due) => due.bucket === latest);
   const units = [...first.values()].reduce((sum, due) => sum + 2 * due.groups.length, 0); // each group read, then deleted
-  const paced = makePace({ spread: caughtUp ? { ms: spreadMs, units } : undefined, signal });
+  const paced = makePace({ spread: caughtUp ? { ms: opts.spreadMs, units } : undefined, signal: opts.signal });
   for (const project of projects) {
     for (let due = first.get(project._id) ?? null; due; due = await deps.issuesState.repackDue(project._id, before)) {
-      if (!caughtUp && Date.now() - started > budgetMs) return done;
+      if (!caughtUp && Date.now() - started > opts.budgetMs) return done;
       const waiting = await backlog.waiting(due.groups);
       done.groups += await attempts.repack(project._id, due.bucket, due.groups.filter((group) => !waiting.has(group)), paced);
       await deps.issuesState.repacked(project._id, due.groups);

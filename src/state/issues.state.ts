@@ -173,6 +173,16 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
     async repacked(project: number, groups: string[]): Promise<void> {
       if (groups.length > 0) await redis.zrem(`${keys(project).base}rp`, ...groups);
     },
+    /**
+     * The repacker's lease, for up to `ms`: one run at a time across the workers, since a run that spreads its work
+     * outlasts the interval it is scheduled at. Null: another run holds it.
+     */
+    async takeRepackLease(ms: number): Promise<{ end(): Promise<void> } | null> {
+      const lease = `${opts.prefix}:repack:lease`;
+      const token = crypto.randomUUID();
+      if ((await redis.set(lease, token, 'PX', ms, 'NX')) !== 'OK') return null;
+      return { end: async () => void (await r.endLease(lease, token)) };
+    },
     /** How many groups of the project the repacker has yet to rewrite. */
     repackPending: (project: number): Promise<number> => redis.zcard(`${keys(project).base}rp`),
 

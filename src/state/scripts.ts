@@ -30,13 +30,14 @@ const SCRIPTS = {
   runId: 'run-id-1.lua',
   readDetector: 'read-detector-2.lua',
   saveDetector: 'save-detector-2.lua',
+  endLease: 'end-lease-1.lua',
 } as const;
 
 /**
  * The scripts that only read, or write only what may be lost (a detector's saved fold: the one before it
  * still holds): on a cluster the others wait for a replica (below).
  */
-const NO_REPLICA_WAIT = new Set<string>(['listIssues', 'runId', 'readSession', 'readDetector', 'saveDetector']);
+const NO_REPLICA_WAIT = new Set<string>(['listIssues', 'runId', 'readSession', 'readDetector', 'saveDetector', 'endLease']);
 /**
  * On a cluster, how long a write script's answer waits for a replica to have
  * it (WAIT): a primary SIGKILLed right after answering must not take an
@@ -75,6 +76,7 @@ export interface ScriptCommands {
   runId(anyKey: string): Promise<string>;
   readDetector(attempts: string, fold: string, ...argv: Arg[]): Promise<[string, string, string, string, string[], string[]]>;
   saveDetector(attempts: string, fold: string, ...argv: Arg[]): Promise<number>;
+  endLease(lease: string, token: string): Promise<number>;
 }
 
 /** The scripts as a pipeline queues them. */
