@@ -128,7 +128,7 @@ export function makePace(opts: { spread?: { ms: number; units: number }; signal?
     const result = await step();
     const now = performance.now();
     done += units;
-    const spread = opts.spread && !opts.signal?.aborted ? started + opts.spread.ms * Math.min(1, done / opts.spread.units) - now : 0;
+    const spread = opts.spread && !opts.signal?.aborted ? started + opts.spread.ms * Math.min(1, done / Math.max(1, opts.spread.units)) - now : 0;
     await sleep(Math.max(REST_MS, now - stepStarted, spread), undefined, { signal: opts.signal }).catch(() => {});
     return result;
   };
