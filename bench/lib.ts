@@ -68,9 +68,13 @@ export async function startStack(args: BenchArgs, extraEnv: Record<string, strin
     started = [];
   };
   const stop = async () => {
+    process.off('SIGINT', interrupted).off('SIGTERM', interrupted);
     await stopAll();
     fs.rmSync(dir, { recursive: true, force: true });
   };
+  // A benchmark stopped by a signal stops what it started too, rather than leaving its stores and processes running.
+  const interrupted = () => void stop().finally(() => process.exit(130));
+  process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
   try {
     const ports = { redis: await freePort(), ferret: await freePort(), apis: await Promise.all(Array.from({ length: args.apis ?? 1 }, () => freePort())) };
     let redisUrl = process.env.REDIS_URL ?? `redis://127.0.0.1:${ports.redis}`;
