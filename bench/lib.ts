@@ -50,6 +50,11 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
+/** The stop of each stack running: a benchmark stopped by a signal stops them all, rather than leaving their stores and processes running. */
+const live = new Set<() => Promise<void>>();
+const interrupted = () => void Promise.allSettled([...live].map((stop) => stop())).finally(() => process.exit(130));
+process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
+
 /**
  * Redis and FerretDB of its own in a temporary folder (or REDIS_URL and
  * MONGODB_URL when set), `apis` API processes (`lookout api`) and `workers`
@@ -68,13 +73,11 @@ export async function startStack(args: BenchArgs, extraEnv: Record<string, strin
     started = [];
   };
   const stop = async () => {
-    process.off('SIGINT', interrupted).off('SIGTERM', interrupted);
+    live.delete(stop);
     await stopAll();
     fs.rmSync(dir, { recursive: true, force: true });
   };
-  // A benchmark stopped by a signal stops what it started too, rather than leaving its stores and processes running.
-  const interrupted = () => void stop().finally(() => process.exit(130));
-  process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
+  live.add(stop);
   try {
     const ports = { redis: await freePort(), ferret: await freePort(), apis: await Promise.all(Array.from({ length: args.apis ?? 1 }, () => freePort())) };
     let redisUrl = process.env.REDIS_URL ?? `redis://127.0.0.1:${ports.redis}`;

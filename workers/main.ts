@@ -16,7 +16,7 @@ import { makeRuntime, type Runtime } from '../src/runtime.ts';
 import { onStopSignal } from '../src/signals.ts';
 import { makeDispatcher } from '../src/notify/dispatcher.ts';
 import { makeFlusher } from '../src/state/flusher.ts';
-import { handlers, type HandlerMap } from './handlers.ts';
+import { handlers, type Handler, type HandlerMap } from './handlers.ts';
 
 const SWEEP_INTERVAL_MS = 2000;
 const RETENTION_EVERY_MS = 3600_000;
@@ -43,7 +43,7 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
     const worker = new Worker(
       queue,
       async (job, _token, signal) => {
-        const handler = handlers[job.name as JobName] as ((p: unknown, r: Runtime, j: typeof job, s?: AbortSignal) => Promise<unknown>) | undefined;
+        const handler = handlers[job.name as JobName] as Handler<JobName> | undefined;
         if (!handler) throw new UnrecoverableError(`no handler for job ${job.name}`);
         const labels = { queue, job: job.name };
         const stop = metrics.jobDuration.startTimer(labels);
