@@ -9,6 +9,7 @@ import { makeRuntime } from '../src/runtime.ts';
 import { startApi } from '../src/http/server.ts';
 import { startWorkers } from '../workers/main.ts';
 import { call, drained, eventId, makeProject, startTestContext, type TestContext } from './helpers/context.ts';
+import { until } from './helpers/until.ts';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -65,9 +66,13 @@ it('behind a backlog, sweeps only what was stored a grace before the oldest wait
   await post('WaitingError');
   await new Promise((r) => setTimeout(r, 100));
   await post('WaitingError');
+  // A group's job is added after its 202, on the side: wait until both groups wait in jobs.
+  const queue = ctx.runtime.queues.queue('events');
+  const queuedGroups = async () => (await queue.getWaiting()).reduce((n, job) => n + job.data.groups.length, 0);
+  await until(async () => (await queuedGroups()) === 2);
   const oldest = (await ctx.runtime.queues.oldestWaiting('events.process'))!;
   expect(oldest.getTime()).toBeLessThanOrEqual(Date.now());
-  const waiting = await ctx.runtime.queues.queue('events').count();
+  const waiting = await queue.count();
 
   // A minute on, both markers are past the grace, but their jobs are still waiting: nothing is swept.
   expect(await ctx.runtime.events.sweep(new Date(Date.now() + 60_000))).toBe(0);
@@ -75,5 +80,5 @@ it('behind a backlog, sweeps only what was stored a grace before the oldest wait
   const lost = await ctx.runtime.stores.events.backlog.take();
   await ctx.runtime.stores.events.backlog.collection.updateOne({ _id: lost._id }, { $set: { received_at: new Date(oldest.getTime() - 120_000) } });
   expect(await ctx.runtime.events.sweep(new Date(Date.now() + 60_000))).toBe(1);
-  expect(await ctx.runtime.queues.queue('events').count()).toBe(waiting + 1);
+  expect(await queue.count()).toBe(waiting + 1);
 });
