@@ -8,6 +8,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { SessionStatus } from '../src/domain/sessions.ts';
+import { SESSION_LAYOUT } from '../src/state/sessions.state.ts';
 import { packRequest, type SessionBatchDoc } from '../src/store/sessions.store.ts';
 import { makeProject, rollupsAndRecount, sessionStatuses, startTestContext, type TestContext } from './helpers/context.ts';
 import { runCli, startProcess } from './helpers/process.ts';
@@ -83,3 +84,25 @@ it('resumes a recount SIGKILLed halfway and ends equal to a clean recount', asyn
   expect(clean.stored).toEqual(afterResume.stored);
   expect(await sessionStatuses(ctx, id, sids)).toEqual(statuses);
 }, 180_000);
+
+it('a project whose session state follows the previous layout (values as text, placed by SHA-1) is rebuilt at its next verification and reads the same', async () => {
+  const { project } = await makeProject(ctx);
+  const id = Number(project.id);
+  const sids = await storeRawBatches(id);
+  await ctx.runtime.keeper.rebuild(id, new Date());
+  const statuses = await sessionStatuses(ctx, id, sids);
+  expect(statuses.size).toBeGreaterThan(1000);
+
+  // What layout 2 left: its mark, and a bucket holding a session's value as text.
+  const k = ctx.runtime.state.keys(id);
+  const redis = ctx.runtime.state.redis;
+  await redis.set(k.sessionLayout, '2');
+  await redis.hset(`${k.base}ss:0`, `s${sids[0]}-old`, `3|0|${Date.now()}|1|`);
+  expect(await ctx.runtime.keeper.verify(id, new Date())).toBe('rebuilt');
+
+  expect(await redis.get(k.sessionLayout)).toBe(SESSION_LAYOUT);
+  expect(await redis.hget(`${k.base}ss:0`, `s${sids[0]}-old`)).toBeNull();
+  expect(await sessionStatuses(ctx, id, sids)).toEqual(statuses);
+  const after = await rollupsAndRecount(ctx, id);
+  expect(after.stored).toEqual(after.recounted);
+}, 120_000);

@@ -17,10 +17,11 @@ import { makePendingFlush } from './pending-flush.ts';
 import { APPLY_CODES, defineScripts, dropProjectKeys, projectKeys, scanProject, type ApplyCode, type ScriptCommands } from './scripts.ts';
 
 /**
- * The layout of a project's session state: '2' is the session table (scripts/lib/session-table.lua). A
- * project whose keys follow another is rebuilt from its raw batches once, at its next verification.
+ * The layout of a project's session state: '3' is the session table with packed values, placed by the ids'
+ * own bytes (scripts/lib/session-table.lua; '2' held values as text, placed by SHA-1). A project whose keys
+ * follow another is rebuilt from its raw batches once, at its next verification.
  */
-export const SESSION_LAYOUT = '2';
+export const SESSION_LAYOUT = '3';
 
 /** How long an applied batch id is remembered: far longer than any redelivery of its job. */
 export const APPLIED_MEMORY_MS = 24 * 3600 * 1000;
@@ -254,8 +255,8 @@ async function mergePart(r: ScriptCommands, k: MergeKeys, of: MergeOf, part: Bat
 /** One project's entries as merge-sessions-4.lua reads them. */
 function encodeEntries(part: BatchPart): string {
   return JSON.stringify({
-    s: part.sessions.map((u) => [u.sid, rank(u.status), u.errors, u.did ?? '', String(u.started.getTime()), String(hourOf(u.started).getTime()), bucketOf(u.environment, u.release)]),
-    a: part.aggregates.map((a) => [bucketOf(a.environment, a.release), String(a.started.getTime()), String(hourOf(a.started).getTime()), a.did ?? '', a.counts.ok, a.counts.errored, a.counts.abnormal, a.counts.crashed]),
+    s: part.sessions.map((u) => [u.sid, rank(u.status), u.errors, u.did ?? '', u.started.getTime(), hourOf(u.started).getTime(), bucketOf(u.environment, u.release)]),
+    a: part.aggregates.map((a) => [bucketOf(a.environment, a.release), a.started.getTime(), hourOf(a.started).getTime(), a.did ?? '', a.counts.ok, a.counts.errored, a.counts.abnormal, a.counts.crashed]),
   });
 }
 

@@ -25,7 +25,7 @@
   ARGV[6] JSON {s: [[sid, rank, errors, did, started, hour, bucket], ...],
                 a: [[bucket, started, hour, did, ok, errored, abnormal, crashed], ...]}
           rank: 0 ok, 1 errored, 2 abnormal, 3 crashed; did '' for none;
-          started and hour in ms as decimal strings; bucket the JSON [environment, release]
+          started and its hour's start in ms; bucket the JSON [environment, release]
   ARGV[7] '1': keep hour rollups without expiry (a recount replaying old batches into its scratch state)
   ARGV[8] the chunk's index, from 0
   ARGV[9] how many chunks the part has
@@ -48,7 +48,7 @@ local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
 if redis.call('GET', KEYS[1]) ~= runId then return {-1, 0, 0, 0} end
 local base = ARGV[1]
 -- State kept in another layout (SESSION_LAYOUT in src/state/sessions.state.ts) is rebuilt first.
-if redis.call('GET', base .. 'slayout') ~= '2' then return {-1, 0, 0, 0} end
+if redis.call('GET', base .. 'slayout') ~= '3' then return {-1, 0, 0, 0} end
 local chunk, chunks = tonumber(ARGV[8]), tonumber(ARGV[9])
 local applied = ARGV[2]
 if chunk < chunks - 1 then applied = ARGV[2] .. '#' .. chunk end
@@ -67,8 +67,10 @@ local entries = cjson.decode(ARGV[6])
 local sessions = sessionTable(base, now, window)
 local changed, unchanged, skipped = 0, 0, 0
 local marked = {}
-local seen = {}   -- release bucket -> {first, last} started among what changed
+local seen = {}   -- release bucket JSON -> {first, last} started (ms) among what changed
 local userTtl = window + 3600000 + 86400000
+local SESSIONS, USERS = {[0] = 's0', 's1', 's2', 's3'}, {[0] = 'u0', 'u1', 'u2', 'u3'}
+local RANK, RANK_TEXT = {['0'] = 0, ['1'] = 1, ['2'] = 2, ['3'] = 3}, {[0] = '0', '1', '2', '3'}
 
 -- Rollup counters and expiries are gathered and written once per key at the end: a batch of
 -- 100 sessions over a few releases then costs a few commands instead of several per session,
@@ -92,62 +94,77 @@ local function mark(suffix)
   end
 end
 
-local function touchRelease(b)
-  local s = seen[b.id]
-  local st = tonumber(b.started)
+local function touchRelease(place, started)
+  local s = seen[place.json]
   if not s then
-    seen[b.id] = {st, st, b.started, b.started}
+    seen[place.json] = {started, started}
   else
-    if st < s[1] then s[1] = st; s[3] = b.started end
-    if st > s[2] then s[2] = st; s[4] = b.started end
+    if started < s[1] then s[1] = started end
+    if started > s[2] then s[2] = started end
   end
 end
 
--- A bucket: where a session or aggregate counts. id is the JSON [environment, release], key its small id.
-local function bucketOf(json, started)
-  local st = tonumber(started)
-  return {id = json, key = sessions.bucketId(json), hour = sessions.ms(st - st % 3600000), started = started}
-end
-
--- Moves n sessions of bucket b from rank `from` (nil: new) to rank `to`, in both rollups.
-local function move(b, from, to, n)
-  for _, suffix in ipairs({'rh:' .. b.hour .. ':' .. b.id, 'rr:' .. b.id}) do
-    if from then add(base .. suffix, 's' .. from, -n) end
-    add(base .. suffix, 's' .. to, n)
-    mark(suffix)
+-- A place: where a session or aggregate counts, a release bucket (the JSON [environment, release]) in an hour,
+-- with the keys and field prefixes its counts and users go to; built once a call.
+local places = {}   -- bucket JSON -> hour (ms) -> place
+local function placeOf(json, hour)
+  local byHour = places[json]
+  if not byHour then
+    byHour = {}
+    places[json] = byHour
   end
-  expiries[base .. 'rh:' .. b.hour .. ':' .. b.id] = tonumber(b.hour) + userTtl
-  touchRelease(b)
-end
-
--- A user was seen with `rank` in bucket b: keep their worst, per hour and per release.
-local function seeUser(b, did, rank)
-  local scopes = {
-    {sessions.userHourField(b.hour, b.key, did), 'rh:' .. b.hour .. ':' .. b.id, true},
-    {sessions.userReleaseField(b.key, did), 'rr:' .. b.id, false},
+  local place = byHour[hour]
+  if place then return place end
+  local id = sessions.bucketId(json)
+  local hourSuffix, releaseSuffix = 'rh:' .. sessions.ms(hour) .. ':' .. json, 'rr:' .. json
+  place = {
+    json = json, hourSuffix = hourSuffix, releaseSuffix = releaseSuffix, id = id,
+    hourKey = base .. hourSuffix, releaseKey = base .. releaseSuffix, expires = hour + userTtl,
+    userHour = sessions.userHourPrefix(hour, id), userRelease = sessions.userReleasePrefix(id),
   }
-  for _, scope in ipairs(scopes) do
-    local current = tonumber(sessions.get(scope[1]))
-    local nextRank = rank
-    if current and current > rank then nextRank = current end
-    if not (current and nextRank == current) then
-      sessions.put(scope[1], nextRank)
-      if current then add(base .. scope[2], 'u' .. current, -1) end
-      add(base .. scope[2], 'u' .. nextRank, 1)
-      mark(scope[2])
-      if not scope[3] then touchRelease(b) end
-    end
+  byHour[hour] = place
+  return place
+end
+
+-- Moves n sessions started at `started` from rank `from` (nil: new) to rank `to`, in both rollups.
+local function move(place, from, to, n, started)
+  if from then
+    add(place.hourKey, SESSIONS[from], -n)
+    add(place.releaseKey, SESSIONS[from], -n)
   end
+  add(place.hourKey, SESSIONS[to], n)
+  add(place.releaseKey, SESSIONS[to], n)
+  mark(place.hourSuffix)
+  mark(place.releaseSuffix)
+  expiries[place.hourKey] = place.expires
+  touchRelease(place, started)
+end
+
+-- One user count: the user (their field) was seen with `rank`; keep their worst.
+local function seeIn(field, key, suffix, rank)
+  local current = RANK[sessions.get(field)]
+  if current and current >= rank then return false end
+  sessions.put(field, RANK_TEXT[rank])
+  if current then add(key, USERS[current], -1) end
+  add(key, USERS[rank], 1)
+  mark(suffix)
+  return true
+end
+
+-- A user (their did as stored) was seen with `rank` at a place: per hour and per release.
+local function seeUser(place, storedDid, rank, started)
+  seeIn(place.userHour .. storedDid, place.hourKey, place.hourSuffix, rank)
+  if seeIn(place.userRelease .. storedDid, place.releaseKey, place.releaseSuffix, rank) then touchRelease(place, started) end
 end
 
 for _, u in ipairs(entries.s) do
-  local sid, rank, errors, did, started, bucket = u[1], u[2], u[3], u[4], u[5], u[7]
+  local sid, rank, errors, did, started, hour, bucket = u[1], u[2], u[3], u[4], u[5], u[6], u[7]
   if sessions.stale(started) then
     skipped = skipped + 1
   else
     local field = sessions.sessionField(sid)
     local stored = sessions.get(field)
-    local b, newRank, newErrors, newDid, oldRank
+    local place, newRank, newErrors, newDid, oldRank
     local r, e, st, bk, d
     if stored then
       r, e, st, bk, d = sessions.readSession(stored)
@@ -155,44 +172,45 @@ for _, u in ipairs(entries.s) do
     end
     if stored then
       oldRank = r
-      b = bucketOf(sessions.bucketJson(bk), st)
       newRank = math.max(oldRank, rank)
       newErrors = math.max(e, errors)
       newDid = d
-      if newDid == '' then newDid = did end
+      if newDid == '' then newDid = sessions.didKey(did) end
       if newRank == oldRank and newErrors == e and newDid == d then
         unchanged = unchanged + 1
-        b = nil
+      else
+        started = st
+        place = placeOf(sessions.bucketJson(bk), st - st % 3600000)
       end
     else
-      b = bucketOf(bucket, started)
-      newRank, newErrors, newDid = rank, errors, did
+      place = placeOf(bucket, hour)
+      newRank, newErrors, newDid = rank, errors, sessions.didKey(did)
     end
-    if b then
-      sessions.put(field, sessions.sessionValue(newRank, newErrors, b.started, b.key, newDid))
-      if oldRank ~= newRank then move(b, oldRank, newRank, 1) end
-      if newDid ~= '' then seeUser(b, newDid, newRank) end
+    if place then
+      sessions.put(field, sessions.sessionValue(newRank, newErrors, started, place.id, newDid))
+      if oldRank ~= newRank then move(place, oldRank, newRank, 1, started) end
+      if newDid ~= '' then seeUser(place, newDid, newRank, started) end
       changed = changed + 1
     end
   end
 end
 
 for _, a in ipairs(entries.a) do
-  local bucket, started, did = a[1], a[2], a[4]
+  local bucket, started, hour, did = a[1], a[2], a[3], a[4]
   local n = a[5] + a[6] + a[7] + a[8]
   if sessions.stale(started) then
     skipped = skipped + n
   else
-    local b = bucketOf(bucket, started)
+    local place = placeOf(bucket, hour)
     local worst
     for rank = 0, 3 do
       local count = a[5 + rank]
       if count > 0 then
-        move(b, nil, rank, count)
+        move(place, nil, rank, count, started)
         worst = rank
       end
     end
-    if did ~= '' and worst then seeUser(b, did, worst) end
+    if did ~= '' and worst then seeUser(place, sessions.didKey(did), worst, started) end
     changed = changed + n
   end
 end
@@ -207,12 +225,12 @@ if ARGV[7] ~= '1' then
 end
 sessions.close()
 
-for id, s in pairs(seen) do
-  local key = base .. 'rr:' .. id
+for json, s in pairs(seen) do
+  local key = base .. 'rr:' .. json
   local first = redis.call('HGET', key, 'f')
-  if not first or s[1] < tonumber(first) then redis.call('HSET', key, 'f', s[3]) end
+  if not first or s[1] < tonumber(first) then redis.call('HSET', key, 'f', sessions.ms(s[1])) end
   local last = redis.call('HGET', key, 'l')
-  if not last or s[2] > tonumber(last) then redis.call('HSET', key, 'l', s[4]) end
+  if not last or s[2] > tonumber(last) then redis.call('HSET', key, 'l', sessions.ms(s[2])) end
 end
 
 return {1, changed, unchanged, skipped}

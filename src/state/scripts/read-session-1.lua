@@ -17,4 +17,4 @@ local stored = sessions.get(sessions.sessionField(ARGV[2]))
 if not stored then return nil end
 local rank, errors, started, bucket, did = sessions.readSession(stored)
 if sessions.stale(started) then return nil end
-return {rank, errors, started, did, sessions.bucketJson(bucket)}
+return {rank, errors, sessions.ms(started), sessions.didOf(did), sessions.bucketJson(bucket)}

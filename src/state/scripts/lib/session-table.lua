@@ -12,11 +12,12 @@
     ss:<i>    bucket i: field -> value
     bk, bi    (environment, release) bucket JSON -> small id, and back
 
-  Fields and values (dids are the 16 hex digits of a keyed hash: stored as 8 bytes):
+  Fields and values (dids are the 16 hex digits of a keyed hash: stored as 8 bytes after a zero byte):
     'S' <16 bytes> or 's' <sid>      session (a 32-hex sid packed, any other as sent)
-                                      -> rank|errors|started ms|bucket id|did
-    'H' <hour:4> <bucket id:4> <did> the user's worst rank in the hour -> rank
-    'R' <bucket id:4> <did>          the user's worst rank in the release -> rank
+                                      -> rank:1 errors:4 started ms:8 (a double) bucket id:4, then the did
+    'H' <hour:4> <bucket id:4> <did> the user's worst rank in the hour -> rank, one digit
+    'R' <bucket id:4> <did>          the user's worst rank in the release -> rank, one digit
+  Packed fields are placed by their own bytes (SDK ids are random); others by SHA-1.
 
   Nothing here expires by itself: every call that adds fields also walks a
   few buckets (in proportion) and drops sessions past the update window and
@@ -57,7 +58,19 @@ local function sessionTable(base, now, window)
     if #key == 9 and string.byte(key, 1) == 0 then return binToHex(string.sub(key, 2)) end
     return key
   end
+  -- Where a field hashes to. A packed sid is random bytes: its last four place it. A packed user field mixes the
+  -- did's last four bytes with its hour and bucket, so one user's hours spread over the table. Anything else
+  -- (ids as sent) goes through SHA-1.
   local function hashOf(field)
+    local kind, length = string.byte(field, 1), #field
+    if kind == 83 and length == 17 then return struct.unpack('>I4', field, 14) end -- 'S'
+    if kind == 72 and length == 18 and string.byte(field, 10) == 0 then -- 'H'
+      local hour, bucket = struct.unpack('>I4>I4', field, 2)
+      return bit.bxor(struct.unpack('>I4', field, 15), hour, bucket * 40503)
+    end
+    if kind == 82 and length == 14 and string.byte(field, 6) == 0 then -- 'R'
+      return bit.bxor(struct.unpack('>I4', field, 11), struct.unpack('>I4', field, 2) * 40503)
+    end
     return tonumber(string.sub(redis.sha1hex(field), 1, 8), 16)
   end
   -- A field's bucket, remembered for the call (a field is mostly read, then written): the table only
@@ -86,21 +99,22 @@ local function sessionTable(base, now, window)
     if #sid == 32 and not string.find(sid, '[^0-9a-f]') then return 'S' .. hexToBin(sid) end
     return 's' .. sid
   end
-  t.userHourField = function(hour, bucket, did)
-    return 'H' .. struct.pack('>I4>I4', math.floor(tonumber(hour) / 3600000), bucket) .. didKey(did)
+  -- A user's fields are a prefix (per hour and bucket, or per bucket) and the did as stored (didKey; '' stays '').
+  t.didKey = didKey
+  t.didOf = didOf
+  t.userHourPrefix = function(hour, bucket)
+    return 'H' .. struct.pack('>I4>I4', math.floor(hour / 3600000), bucket)
   end
-  t.userReleaseField = function(bucket, did)
-    return 'R' .. struct.pack('>I4', bucket) .. didKey(did)
+  t.userReleasePrefix = function(bucket)
+    return 'R' .. struct.pack('>I4', bucket)
   end
-  t.sessionValue = function(rank, errors, started, bucket, did)
-    local d = ''
-    if did ~= '' then d = didKey(did) end
-    return rank .. '|' .. errors .. '|' .. started .. '|' .. bucket .. '|' .. d
+  -- A session's value: rank, errors, started (ms), bucket id, and the did as stored ('' for none).
+  t.sessionValue = function(rank, errors, started, bucket, storedDid)
+    return struct.pack('>BI4dI4', rank, errors, started, bucket) .. storedDid
   end
-  -- rank, errors, started (ms, string), bucket id, did ('' for none)
   t.readSession = function(value)
-    local r, e, st, b, d = string.match(value, '^(%d)|(%d+)|(%d+)|(%d+)|(.*)$')
-    return tonumber(r), tonumber(e), st, tonumber(b), didOf(d)
+    local rank, errors, started, bucket = struct.unpack('>BI4dI4', value)
+    return rank, errors, started, bucket, string.sub(value, 18)
   end
 
   -- The small id of a bucket's JSON [environment, release], given on first sight.
@@ -126,16 +140,13 @@ local function sessionTable(base, now, window)
   end
 
   -- Whether a session started at `started` (ms) is past the update window: it is then treated as absent.
-  t.stale = function(started) return tonumber(started) < now - window end
+  local oldest = now - window
+  t.stale = function(started) return started < oldest end
 
   local function expired(field, value)
-    local kind = string.sub(field, 1, 1)
-    if kind == 'S' or kind == 's' then
-      local _, _, started = t.readSession(value)
-      return t.stale(started)
-    elseif kind == 'H' then
-      return struct.unpack('>I4', field, 2) * 3600000 + userTtl < now
-    end
+    local kind = string.byte(field, 1)
+    if kind == 83 or kind == 115 then return struct.unpack('>d', value, 6) < oldest end -- 'S', 's'
+    if kind == 72 then return struct.unpack('>I4', field, 2) * 3600000 + userTtl < now end -- 'H'
     return false
   end
 
