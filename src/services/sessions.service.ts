@@ -56,9 +56,25 @@ export interface SessionsBody extends SessionEntry, EntryDefaults {
   aggregates?: unknown[];
 }
 
-/** The key of `did` hashes: HMAC-SHA256 over project and user id, first 16 hex characters. */
+/** How many user ids' hashes the API keeps: a user sends many sessions, and an HMAC costs more than the rest of one. */
+const DID_HASHES_KEPT = 50_000;
+
+/**
+ * The key of `did` hashes: HMAC-SHA256 over project and user id, first 16 hex characters. The latest
+ * DID_HASHES_KEPT are kept in memory (the oldest go first); nothing of them is stored.
+ */
 export function makeDidHasher(key: string): (project: number) => HashDid {
-  return (project) => (did) => crypto.createHmac('sha256', key).update(`${project}:${did}`).digest('hex').slice(0, 16);
+  const kept = new Map<string, string>();
+  return (project) => (did) => {
+    const input = `${project}:${did}`;
+    let hash = kept.get(input);
+    if (hash === undefined) {
+      hash = crypto.createHmac('sha256', key).update(input).digest('hex').slice(0, 16);
+      if (kept.size >= DID_HASHES_KEPT) kept.delete(kept.keys().next().value!);
+      kept.set(input, hash);
+    }
+    return hash;
+  };
 }
 
 export function batchJobId(id: string): string {
