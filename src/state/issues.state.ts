@@ -12,6 +12,7 @@ import type { IssueStatus } from '../domain/issue-status.ts';
 import { REPACK_BUCKET_MS } from '../store/attempts.store.ts';
 import { groupTime } from '../util/group-commit.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
+import { takeLease, type Lease } from './lease.ts';
 import { makePendingFlush } from './pending-flush.ts';
 import { APPLY_CODES, defineScripts, dropProjectKeys, projectKeys, type ApplyCode, type ScriptPipeline } from './scripts.ts';
 import { APPLIED_MEMORY_MS } from './sessions.state.ts';
@@ -177,12 +178,7 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
      * The repacker's lease, for up to `ms`: one run at a time across the workers, since a run that spreads its work
      * outlasts the interval it is scheduled at. Null: another run holds it.
      */
-    async takeRepackLease(ms: number): Promise<{ end(): Promise<void> } | null> {
-      const lease = `${opts.prefix}:repack:lease`;
-      const token = crypto.randomUUID();
-      if ((await redis.set(lease, token, 'PX', ms, 'NX')) !== 'OK') return null;
-      return { end: async () => void (await r.endLease(lease, token)) };
-    },
+    takeRepackLease: (ms: number): Promise<Lease | null> => takeLease(redis, `${opts.prefix}:repack:lease`, ms),
     /** How many groups of the project the repacker has yet to rewrite. */
     repackPending: (project: number): Promise<number> => redis.zcard(`${keys(project).base}rp`),
 

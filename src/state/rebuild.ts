@@ -12,7 +12,6 @@
  *   project from its raw batches.
  * `npx lookout admin recount` runs the same rebuild by hand.
  */
-import crypto from 'node:crypto';
 import type { BatchPart } from '../domain/release-health.ts';
 import type { Logger } from '../log.ts';
 import { unpackRequest, type SessionBatchDoc, type SessionsStore } from '../store/sessions.store.ts';
@@ -20,6 +19,7 @@ import type { EventsStore } from '../store/events.store.ts';
 import type { ExpiredStore } from '../store/expired.store.ts';
 import type { IssueDoc, IssuesStore } from '../store/issues.store.ts';
 import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, type AttemptEntry, type CountedEvent, type IssuesState } from './issues.state.ts';
+import { takeLease } from './lease.ts';
 import { APPLIED_MEMORY_MS, rollupDocs, SESSION_LAYOUT, type RecountProgress, type SessionState } from './sessions.state.ts';
 
 /**
@@ -75,19 +75,14 @@ export function makeStateKeeper(deps: {
 
   /** Runs `fn` holding the project's rebuild lease (a rare path: restarts and recounts only). */
   async function leased<T>(project: number, fn: () => Promise<T>): Promise<T> {
-    const key = state.keys(project).rebuild;
-    const token = crypto.randomBytes(8).toString('hex');
-    if ((await redis.set(key, token, 'PX', REBUILD_LEASE_MS, 'NX')) !== 'OK') throw new StateBusyError(project);
-    const renew = setInterval(() => {
-      void (async () => {
-        if ((await redis.get(key)) === token) await redis.pexpire(key, REBUILD_LEASE_MS);
-      })().catch(() => {}); // Redis away: the lease lapses by itself
-    }, REBUILD_LEASE_MS / 3);
+    const lease = await takeLease(redis, state.keys(project).rebuild, REBUILD_LEASE_MS);
+    if (!lease) throw new StateBusyError(project);
+    const renew = setInterval(() => void lease.renew(REBUILD_LEASE_MS).catch(() => {}), REBUILD_LEASE_MS / 3); // Redis away: the lease lapses by itself
     try {
       return await fn();
     } finally {
       clearInterval(renew);
-      if ((await redis.get(key).catch(() => null)) === token) await redis.del(key).catch(() => {});
+      await lease.end().catch(() => {});
     }
   }
 
