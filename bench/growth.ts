@@ -93,13 +93,14 @@ const settled = () =>
   waitFor(async () => (await runtime.stores.events.backlog.size()) + (await runtime.stores.sessions.backlog.size()) === 0, SETTLE_LIMIT_MS);
 
 /**
- * Sign-in attempts as they are kept: the worker's repacker rewrites each minute of attempts a minute after it ends
- * (src/services/repack.service.ts), so this waits for it, up to three minutes.
+ * Sign-in attempts and raw session batches as they are kept: the worker's repackers rewrite each minute of them a
+ * minute after it ends (src/services/repack.service.ts), so this waits for them, up to three minutes.
  */
 async function repacked() {
-  if ((await runtime.issuesState.repackPending(projectId)) === 0) return;
-  progress('waiting for the sign-in attempts to be repacked');
-  await waitFor(async () => (await runtime.issuesState.repackPending(projectId)) === 0, 200_000);
+  const pending = async () => (await runtime.issuesState.repackList(projectId).pending()) + (await runtime.state.repackList.pending());
+  if ((await pending()) === 0) return;
+  progress('waiting for the sign-in attempts and session batches to be repacked');
+  await waitFor(async () => (await pending()) === 0, 200_000);
 }
 
 /** `count` items of one stream at `rate`; the disk they added, per item (`per`: items per request). */

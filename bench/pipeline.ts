@@ -77,7 +77,7 @@ async function sessionsSettled(runtime: Runtime): Promise<number | null> {
 /** Whether the flushed rollups equal a recount of the raw batches, and how many sessions they hold. */
 async function sessionsExact(runtime: Runtime, project: number, windowMs: number) {
   const counted = emptyState();
-  for await (const b of runtime.stores.sessions.batchesOf(project)) replayPart(project, counted, b._id, partsOf(b).get(project)!, b.received_at, windowMs);
+  for await (const { batch: b } of runtime.stores.sessions.batchesOf(project)) replayPart(project, counted, b._id, partsOf(b).get(project)!, b.received_at, windowMs);
   const stored = await runtime.stores.sessions.releases.find({ project_id: project }).toArray();
   const equal =
     stored.length === counted.releases.size &&

@@ -5,14 +5,11 @@
  * equal to a clean recount and to the pure oracle. Real Redis and FerretDB,
  * the real CLI.
  */
-import crypto from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { SessionStatus } from '../src/domain/sessions.ts';
 import { SESSION_LAYOUT } from '../src/state/sessions.state.ts';
-import { packRequest, type SessionBatchDoc } from '../src/store/sessions.store.ts';
 import { makeProject, rollupsAndRecount, sessionStatuses, startTestContext, type TestContext } from './helpers/context.ts';
 import { runCli, startProcess } from './helpers/process.ts';
-import { prng } from './helpers/prng.ts';
+import { storeRawBatches } from './helpers/raw-batches.ts';
 import { until } from './helpers/until.ts';
 
 let ctx: TestContext;
@@ -23,39 +20,16 @@ afterAll(async () => {
   await ctx?.close();
 });
 
-const STATUSES: SessionStatus[] = ['ok', 'errored', 'abnormal', 'crashed'];
-
-/** 800 raw batches of one project, as the API stores them: sessions updated across batches, with users and aggregates. */
-async function storeRawBatches(project: number): Promise<string[]> {
-  const rnd = prng(project);
-  const now = Date.now() - 3600_000;
-  const sids = Array.from({ length: 2000 }, () => crypto.randomBytes(16).toString('hex'));
-  const users = Array.from({ length: 300 }, () => crypto.randomBytes(8).toString('hex'));
-  const docs: SessionBatchDoc[] = [];
-  for (let b = 0; b < 800; b++) {
-    const sessions = Array.from({ length: 10 }, () => {
-      const i = Math.floor(rnd() * sids.length);
-      return {
-        sid: sids[i]!,
-        release: `app@${1 + (i % 3)}`,
-        environment: i % 5 === 0 ? 'staging' : 'production',
-        status: STATUSES[Math.floor(rnd() * 4)]!,
-        errors: Math.floor(rnd() * 2),
-        did: i % 4 === 0 ? null : users[i % users.length]!,
-        started: new Date(now - (i % 48) * 3600_000),
-      };
-    });
-    const aggregates = b % 10 === 0 ? [{ release: 'app@1', environment: 'production', started: new Date(now), did: null, counts: { ok: 3, errored: 1, abnormal: 0, crashed: 1 } }] : [];
-    docs.push({ _id: `raw-${project}-${String(b).padStart(4, '0')}`, received_at: new Date(now + b * 1000), requests: [packRequest(project, sessions, aggregates)] });
-  }
-  await ctx.runtime.stores.sessions.insertRaw(docs);
-  return sids;
+/** 800 raw batches of one project, received a second apart, an hour ago. */
+function storeHistory(project: number): Promise<string[]> {
+  const start = Date.now() - 3600_000;
+  return storeRawBatches(ctx, project, { count: 800, id: (b) => `raw-${project}-${String(b).padStart(4, '0')}`, at: (b) => new Date(start + b * 1000) });
 }
 
 it('resumes a recount SIGKILLed halfway and ends equal to a clean recount', async () => {
   const { project } = await makeProject(ctx);
   const id = Number(project.id);
-  const sids = await storeRawBatches(id);
+  const sids = await storeHistory(id);
   const progressKey = `${ctx.runtime.state.keys(id).base}rc:progress`;
 
   const killed = startProcess(['admin', 'recount', '--project', String(id)], ctx.env, /never/);
@@ -88,7 +62,7 @@ it('resumes a recount SIGKILLed halfway and ends equal to a clean recount', asyn
 it('a project whose session state follows the previous layout (values as text, placed by SHA-1) is rebuilt at its next verification and reads the same', async () => {
   const { project } = await makeProject(ctx);
   const id = Number(project.id);
-  const sids = await storeRawBatches(id);
+  const sids = await storeHistory(id);
   await ctx.runtime.keeper.rebuild(id, new Date());
   const statuses = await sessionStatuses(ctx, id, sids);
   expect(statuses.size).toBeGreaterThan(1000);

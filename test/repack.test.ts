@@ -183,7 +183,7 @@ describe('repacking sign-in attempts', () => {
     expect(done.groups).toBeGreaterThan(0);
     const left = await ctx.runtime.stores.events.attempts.collection.find({ project_id: project }, { projection: { _id: 1 } }).toArray();
     expect(left.every((d) => d._id.startsWith(`r:${project}:`))).toBe(true);
-    expect(await ctx.runtime.issuesState.repackDue(project, Date.now() + 3 * 60_000)).toBeNull();
+    expect(await ctx.runtime.issuesState.repackList(project).due(Date.now() + 3 * 60_000)).toBeNull();
     expect(await readBack(project)).toEqual(before);
     expect((await get(`/issues/${issue.id}`)).body.latest_event).toEqual(shown);
   });
@@ -201,7 +201,7 @@ describe('repacking sign-in attempts', () => {
     const deps = { stores: ctx.runtime.stores, issuesState: ctx.runtime.issuesState, log: ctx.runtime.log };
     // `now` when the minute of the groups just posted is the latest one due (and so the only one).
     const latestDue = async () => {
-      const { bucket } = (await ctx.runtime.issuesState.repackDue(project, Infinity))!;
+      const { bucket } = (await ctx.runtime.issuesState.repackList(project).due(Infinity))!;
       return new Date((bucket + 1) * REPACK_BUCKET_MS + REPACK_AFTER_MS + 1);
     };
     await post(5);

@@ -149,7 +149,8 @@ describe('did is stored only as a keyed hash prefix', () => {
       expect(JSON.stringify(docs), name).not.toContain('alice');
     }
     // the raw batches' requests are stored deflated: searched as they unpack
-    const raw = await ctx.runtime.stores.sessions.batchesOf(p.id).toArray();
+    const raw = [];
+    for await (const { batch } of ctx.runtime.stores.sessions.batchesOf(p.id)) raw.push(batch);
     expect(raw.length).toBeGreaterThan(0);
     expect(JSON.stringify(raw)).not.toContain('alice');
     const redis = ctx.runtime.state.redis;

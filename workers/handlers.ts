@@ -4,7 +4,7 @@ import type { JobName, JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
 import { processEventGroups } from './events-process.handler.ts';
 import { deliverNotification } from './notify-deliver.handler.ts';
-import { repackAttempts } from '../src/services/repack.service.ts';
+import { repackAttempts, repackSessions } from '../src/services/repack.service.ts';
 import { runRetention } from './retention.handler.ts';
 import { processSessionBatches } from './sessions-process.handler.ts';
 
@@ -16,7 +16,12 @@ export const handlers: HandlerMap = {
   'events.process': (payload, runtime) => processEventGroups(payload, runtime, new Date()),
   'sessions.process': (payload, runtime) => processSessionBatches(payload, runtime, new Date()),
   'maintenance.retention': (_payload, runtime) => runRetention(runtime, new Date()),
-  'maintenance.repack': (_payload, runtime, _job, signal) =>
-    repackAttempts({ stores: runtime.stores, issuesState: runtime.issuesState, log: runtime.log }, new Date(), { signal }),
+  'maintenance.repack': async (_payload, runtime, _job, signal) => {
+    const [attempts, sessions] = await Promise.all([
+      repackAttempts({ stores: runtime.stores, issuesState: runtime.issuesState, log: runtime.log }, new Date(), { signal }),
+      repackSessions({ stores: runtime.stores, state: runtime.state, log: runtime.log }, new Date(), { signal }),
+    ]);
+    return { attempts, sessions };
+  },
   'notify.deliver': (payload, runtime, job) => deliverNotification(payload, runtime, job),
 };

@@ -1,23 +1,31 @@
 /**
- * Repacking sign-in attempts (issue 25), run by the scheduled
- * `maintenance.repack` job. The API stores a group's attempts as one document
- * per project, a few attempts each at high rates, so each document's own
- * fields cost more disk than the attempts: about 580 bytes an attempt at
- * 800/s. Once a minute of groups is over (and `REPACK_AFTER_MS` more), the
- * repacker rewrites that minute's groups of a project as parts of some 5,000
- * attempts (src/store/attempts.store.ts), some 40 bytes each, and deletes
- * the groups' documents. Caught up, it spreads that work over
- * `REPACK_SPREAD_MS`, so ingestion's writes seldom wait behind it.
+ * Repacking (issue 25), run by the scheduled `maintenance.repack` job: what
+ * the API stores in small documents, to answer each request quickly, is
+ * rewritten once its minute is over (and `REPACK_AFTER_MS` more) as parts of
+ * a minute, and the small documents deleted. Caught up, each repacker spreads
+ * its work over `REPACK_SPREAD_MS`, so ingestion's writes seldom wait behind it.
  *
- * The groups to rewrite are listed in Redis (`rp`, added when a worker
- * applies the group, src/state/scripts/apply-events-4.lua), so nothing scans
- * the attempts. A group still on the backlog (its job may read it back by its
- * id) keeps its document, as does one a lost Redis no longer lists: both are
- * read as before, they only take more room.
+ * - Sign-in attempts: the API stores a group's attempts as one document per
+ *   project, a few attempts each at high rates, so each document's own fields
+ *   cost more disk than the attempts: about 580 bytes an attempt at 800/s.
+ *   A minute's groups of a project become parts of some 5,000 attempts
+ *   (src/store/attempts.store.ts), some 40 bytes each.
+ * - Raw session batches: a batch is what one API wrote at once, often one
+ *   request of some 4 KB, and FerretDB's 8 KB pages hold one such row, half
+ *   empty. A minute's batches become parts of about a megabyte
+ *   (src/store/sessions.store.ts).
+ *
+ * What to rewrite is listed in Redis (src/state/repack-list.ts), added when a
+ * worker applies the group or batch, so nothing scans the collections. One
+ * still on the backlog (its job may read it back by its id) keeps its
+ * document, as does one a lost Redis no longer lists: both are read as
+ * before, they only take more room.
  */
 import type { Logger } from '../log.ts';
 import type { IssuesState } from '../state/issues.state.ts';
+import type { SessionState } from '../state/sessions.state.ts';
 import { makePace, REPACK_BUCKET_MS } from '../store/attempts.store.ts';
+import type { RepackDue } from '../state/repack-list.ts';
 import type { Stores } from '../store/index.ts';
 
 /** How long after its minute ends a minute of groups is repacked: its jobs have long been applied by then. */
@@ -32,6 +40,12 @@ export const REPACK_SPREAD_MS = 30_000;
 export interface RepackDeps {
   stores: Pick<Stores, 'events' | 'projects'>;
   issuesState: IssuesState;
+  log: Logger;
+}
+
+export interface SessionRepackDeps {
+  stores: Pick<Stores, 'sessions'>;
+  state: SessionState;
   log: Logger;
 }
 
@@ -66,25 +80,56 @@ async function repackMinutes(deps: RepackDeps, now: Date, opts: { budgetMs: numb
   const started = Date.now();
   const before = now.getTime() - REPACK_AFTER_MS;
   const projects = await deps.stores.projects.list();
-  const first = new Map<number, { bucket: number; groups: string[] }>();
+  const first = new Map<number, RepackDue>();
   for (const project of projects) {
-    const due = await deps.issuesState.repackDue(project._id, before);
+    const due = await deps.issuesState.repackList(project._id).due(before);
     if (due) first.set(project._id, due);
   }
   // Caught up, each project has at most the latest minute due, and the run spreads it out.
   const latest = Math.floor(before / REPACK_BUCKET_MS) - 1;
   const caughtUp = [...first.values()].every((due) => due.bucket === latest);
-  const units = [...first.values()].reduce((sum, due) => sum + 2 * due.groups.length, 0); // each group read, then deleted
+  const units = [...first.values()].reduce((sum, due) => sum + 2 * due.ids.length, 0); // each group read, then deleted
   const paced = makePace({ spread: caughtUp ? { ms: opts.spreadMs, units } : undefined, signal: opts.signal });
   for (const project of projects) {
-    for (let due = first.get(project._id) ?? null; due; due = await deps.issuesState.repackDue(project._id, before)) {
+    for (let due = first.get(project._id) ?? null; due; due = await deps.issuesState.repackList(project._id).due(before)) {
       if (!caughtUp && Date.now() - started > opts.budgetMs) return done;
-      const waiting = await backlog.waiting(due.groups);
-      done.groups += await attempts.repack(project._id, due.bucket, due.groups.filter((group) => !waiting.has(group)), paced);
-      await deps.issuesState.repacked(project._id, due.groups);
+      const waiting = await backlog.waiting(due.ids);
+      done.groups += await attempts.repack(project._id, due.bucket, due.ids.filter((group) => !waiting.has(group)), paced);
+      await deps.issuesState.repackList(project._id).done(due.ids);
       done.minutes += 1;
     }
   }
   if (done.minutes > 0) deps.log.info(done, 'repacked sign-in attempts');
   return done;
+}
+
+/**
+ * Repacks every minute of raw session batches that is due, oldest first; returns what it did. One run at a time, as
+ * for attempts.
+ */
+export async function repackSessions(deps: SessionRepackDeps, now: Date, opts: RepackOptions = {}) {
+  const { budgetMs = 20_000, spreadMs = REPACK_SPREAD_MS } = opts;
+  const lease = await deps.state.takeRepackLease(spreadMs + budgetMs + 60_000);
+  if (!lease) return { minutes: 0, batches: 0 };
+  try {
+    const { sessions } = deps.stores;
+    const list = deps.state.repackList;
+    const done = { minutes: 0, batches: 0 };
+    const started = Date.now();
+    const before = now.getTime() - REPACK_AFTER_MS;
+    let due = await list.due(before);
+    const caughtUp = due?.bucket === Math.floor(before / REPACK_BUCKET_MS) - 1;
+    const paced = makePace({ spread: caughtUp ? { ms: spreadMs, units: 2 * due!.ids.length } : undefined, signal: opts.signal });
+    for (; due; due = await list.due(before)) {
+      if (!caughtUp && Date.now() - started > budgetMs) break;
+      const waiting = await sessions.backlog.waiting(due.ids);
+      done.batches += await sessions.repack(due.bucket, due.ids.filter((id) => !waiting.has(id)), { paced });
+      await list.done(due.ids);
+      done.minutes += 1;
+    }
+    if (done.minutes > 0) deps.log.info(done, 'repacked raw session batches');
+    return done;
+  } finally {
+    await lease.end();
+  }
 }

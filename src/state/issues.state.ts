@@ -9,11 +9,11 @@ import type { RedisClient } from '../redis/connect.ts';
 import crypto from 'node:crypto';
 import { byTimeThenId, settingsKey, type Attempt, type BurstSettings, type Detector, type DetectorState } from '../domain/bursts.ts';
 import type { IssueStatus } from '../domain/issue-status.ts';
-import { REPACK_BUCKET_MS } from '../store/attempts.store.ts';
 import { groupTime } from '../util/group-commit.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
 import { takeLease, type Lease } from './lease.ts';
 import { makePendingFlush } from './pending-flush.ts';
+import { makeRepackList, type RepackList } from './repack-list.ts';
 import { APPLY_CODES, defineScripts, dropProjectKeys, projectKeys, type ApplyCode, type ScriptPipeline } from './scripts.ts';
 import { APPLIED_MEMORY_MS } from './sessions.state.ts';
 
@@ -162,25 +162,13 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
       return APPLY_CODES[code]!;
     },
 
-    /** The oldest minute of groups (src/store/attempts.store.ts) the repacker has yet to rewrite, if it ended before `before`. */
-    async repackDue(project: number, before: number): Promise<{ bucket: number; groups: string[] } | null> {
-      const rp = `${keys(project).base}rp`;
-      const [, score] = await redis.zrange(rp, 0, 0, 'WITHSCORES');
-      if (score === undefined) return null;
-      const bucket = Math.floor(Number(score) / REPACK_BUCKET_MS);
-      if ((bucket + 1) * REPACK_BUCKET_MS > before) return null;
-      return { bucket, groups: await redis.zrangebyscore(rp, bucket * REPACK_BUCKET_MS, (bucket + 1) * REPACK_BUCKET_MS - 1) };
-    },
-    async repacked(project: number, groups: string[]): Promise<void> {
-      if (groups.length > 0) await redis.zrem(`${keys(project).base}rp`, ...groups);
-    },
+    /** The groups (src/store/attempts.store.ts) of the project the repacker has yet to rewrite. */
+    repackList: (project: number): RepackList => makeRepackList(redis, `${keys(project).base}rp`),
     /**
      * The repacker's lease, for up to `ms`: one run at a time across the workers, since a run that spreads its work
      * outlasts the interval it is scheduled at. Null: another run holds it.
      */
     takeRepackLease: (ms: number): Promise<Lease | null> => takeLease(redis, `${opts.prefix}:repack:lease`, ms),
-    /** How many groups of the project the repacker has yet to rewrite. */
-    repackPending: (project: number): Promise<number> => redis.zcard(`${keys(project).base}rp`),
 
     /**
      * What each burst detector folds next (src/domain/bursts.ts), for groups (`ag`) or ips (`aip`), in one round

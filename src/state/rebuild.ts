@@ -14,7 +14,7 @@
  */
 import type { BatchPart } from '../domain/release-health.ts';
 import type { Logger } from '../log.ts';
-import { unpackRequest, type SessionBatchDoc, type SessionsStore } from '../store/sessions.store.ts';
+import { unpackRequest, type SessionBatchDoc, type SessionsStore, type StoredAt } from '../store/sessions.store.ts';
 import type { EventsStore } from '../store/events.store.ts';
 import type { ExpiredStore } from '../store/expired.store.ts';
 import type { IssueDoc, IssuesStore } from '../store/issues.store.ts';
@@ -61,6 +61,13 @@ export function partsOf(batch: SessionBatchDoc): Map<number, BatchPart> {
   return parts;
 }
 
+/** Whether a recount that stopped at `progress` had replayed the batch read from `from` (documents in the order read). */
+function replayedBefore(from: StoredAt, progress: RecountProgress): boolean {
+  if (from.at !== progress.at) return from.at < progress.at;
+  if (from.id !== progress.id) return from.id < progress.id;
+  return from.index <= (progress.index ?? 0);
+}
+
 export function makeStateKeeper(deps: {
   state: SessionState;
   store: SessionsStore;
@@ -104,19 +111,17 @@ export function makeStateKeeper(deps: {
     if (resumable) log.warn({ project, batches: found.batches }, 'resuming a recount of the sessions that stopped halfway');
     const applied: [number, string][] = [];
     let reported = Date.now();
-    for await (const batch of store.batchesOf(project)) {
+    for await (const { batch, from } of store.batchesOf(project)) {
       const at = batch.received_at.getTime();
       if (at > now.getTime() - APPLIED_MEMORY_MS) applied.push([at, batch._id]);
-      if (at < progress.at || (at === progress.at && batch._id <= progress.id)) continue; // replayed before it stopped
-      const part = partsOf(batch).get(project);
-      if (!part) continue;
-      const entries = await scratch.replay(batch._id, batch.received_at, part);
-      progress = { ...progress, at, id: batch._id, batches: progress.batches + 1, entries: progress.entries + entries };
+      if (replayedBefore(from, progress)) continue;
+      const entries = await scratch.replay(batch._id, batch.received_at, partsOf(batch).get(project)!);
+      progress = { ...progress, ...from, batches: progress.batches + 1, entries: progress.entries + entries };
       await scratch.mark(progress);
       if (Date.now() - reported >= RECOUNT_REPORT_MS) {
         reported = Date.now();
         report?.(progress);
-        log.info({ project, batches: progress.batches, entries: progress.entries, through: new Date(at) }, 'recounting the sessions of a project');
+        log.info({ project, batches: progress.batches, entries: progress.entries, through: batch.received_at }, 'recounting the sessions of a project');
       }
     }
     report?.(progress);

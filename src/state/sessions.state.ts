@@ -13,7 +13,9 @@ import type { RedisClient } from '../redis/connect.ts';
 import { keys, type BatchPart, type HourRollup, type ReleaseRollup } from '../domain/release-health.ts';
 import type { Flushed } from '../store/sessions.store.ts';
 import { hourOf, STATUSES, type SessionStatus, type StatusCounts } from '../domain/sessions.ts';
+import { takeLease, type Lease } from './lease.ts';
 import { makePendingFlush } from './pending-flush.ts';
+import { makeRepackList } from './repack-list.ts';
 import { APPLY_CODES, defineScripts, dropProjectKeys, projectKeys, scanProject, type ApplyCode, type ScriptCommands } from './scripts.ts';
 
 /**
@@ -62,6 +64,10 @@ export function makeSessionState(redis: RedisClient, opts: { prefix: string; win
   return {
     redis,
     pending: makePendingFlush(redis, opts.prefix, 'sessions'),
+    /** Raw batches applied and not yet repacked (src/services/repack.service.ts), across projects. */
+    repackList: makeRepackList(redis, `${opts.prefix}:sessions:rp`),
+    /** The session repacker's lease, for up to `ms` (null: another run holds it). */
+    takeRepackLease: (ms: number): Promise<Lease | null> => takeLease(redis, `${opts.prefix}:sessions:repack:lease`, ms),
     keys: (project: number) => projectKeys(opts.prefix, project),
     windowMs: opts.windowMs,
 
@@ -105,10 +111,13 @@ export function makeSessionState(redis: RedisClient, opts: { prefix: string; win
 }
 export type SessionState = ReturnType<typeof makeSessionState>;
 
-/** How far a recount got: the last raw batch it replayed, in the order it reads them. */
+/** How far a recount got: the last raw batch it replayed, in the order it reads them (src/store/sessions.store.ts). */
 export interface RecountProgress {
+  /** the sort key of the document it was read from */
   at: number;
   id: string;
+  /** its place in that document (0 but in a repacked part; absent in a recount begun before parts) */
+  index?: number;
   batches: number;
   entries: number;
   /** batches replayed by an earlier run that stopped (0: this run began afresh) */

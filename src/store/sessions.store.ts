@@ -22,7 +22,8 @@ import { Binary, type AnyBulkWriteOperation, type Collection, type Db, type Inde
 import type { HourRollup, ReleaseRollup } from '../domain/release-health.ts';
 import type { AggregateUpdate, SessionStatus, SessionUpdate } from '../domain/sessions.ts';
 import { makeBacklog } from './backlog.ts';
-import { ensureIndexes } from './mongo.ts';
+import { makePace, type Pace } from './attempts.store.ts';
+import { ensureIndexes, isDuplicateKey } from './mongo.ts';
 import { makeFlushMarks, writeNewer } from './versioned.ts';
 
 export const RETENTION_DAYS = 90;
@@ -121,14 +122,43 @@ export interface SessionBatchDoc {
   requests: RawRequest[];
 }
 
-/** A raw batch as stored: its requests deflated in one value, and the projects they hold (for the recount's query). */
+/**
+ * A raw batch as stored: its requests deflated in one value, and the projects they hold (for the recount's query).
+ * A repacked part (`merged` set) holds a minute's batches instead, or some PART_JSON_CHARS of them.
+ */
 interface StoredBatch {
   _id: string;
+  /** a part's: its last batch's */
   received_at: Date;
   projects?: number[];
   packed?: Binary;
   /** batches stored before `packed` */
   requests?: RawRequest[];
+  /** a repacked part's batch ids, in order */
+  merged?: string[];
+  /** part 0 of a repacked minute: how many parts follow it */
+  parts?: number;
+}
+
+/** What a repacked part packs. */
+interface PartContents {
+  batches: { _id: string; received_at: number; requests: RawRequest[] }[];
+}
+
+/** Where a batch was read from: the stored document's sort key, and the batch's place in it (0 but in a part). */
+export interface StoredAt {
+  at: number;
+  id: string;
+  index: number;
+}
+
+/** Most entries JSON in a repacked part, give or take a batch: some 30,000 sessions, about a megabyte deflated. */
+const PART_JSON_CHARS = 2_000_000;
+/** Most batch documents the repacker reads, or deletes, in one call (each call holds FerretDB's one writer a while). */
+const BATCHES_PER_CALL = 100;
+
+function partId(bucket: number, part: number): string {
+  return `m:${bucket}:${part}`;
 }
 
 function packBatch(doc: SessionBatchDoc): StoredBatch {
@@ -136,9 +166,16 @@ function packBatch(doc: SessionBatchDoc): StoredBatch {
   return { _id: doc._id, received_at: doc.received_at, projects, packed: new Binary(zlib.deflateRawSync(JSON.stringify(doc.requests))) };
 }
 
-function unpackBatch(stored: StoredBatch): SessionBatchDoc {
-  const requests = stored.packed ? (JSON.parse(zlib.inflateRawSync(stored.packed.buffer).toString('utf8')) as RawRequest[]) : stored.requests!;
-  return { _id: stored._id, received_at: stored.received_at, requests };
+const inflate = (packed: Binary) => JSON.parse(zlib.inflateRawSync(packed.buffer).toString('utf8')) as unknown;
+
+/** The batches a stored document holds: itself, or a repacked part's. */
+function unpackStored(stored: StoredBatch): SessionBatchDoc[] {
+  if (stored.merged) {
+    const { batches } = inflate(stored.packed!) as PartContents;
+    return batches.map((b) => ({ _id: b._id, received_at: new Date(b.received_at), requests: b.requests }));
+  }
+  const requests = stored.packed ? (inflate(stored.packed) as RawRequest[]) : stored.requests!;
+  return [{ _id: stored._id, received_at: stored.received_at, requests }];
 }
 
 /** A rollup as the flusher writes it: `v` is the project's change counter it was read at. */
@@ -185,20 +222,29 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
       await raw.insertOne(packBatch(doc));
       return doc;
     },
-    /** A raw batch by id (the sweeper's jobs carry only the id). */
+    /** A raw batch by id (the sweeper's jobs carry only the id; their batches are never repacked). */
     async getBatch(id: string): Promise<SessionBatchDoc | null> {
       const stored = await raw.findOne({ _id: id });
-      return stored && unpackBatch(stored);
+      return stored && unpackStored(stored)[0]!;
     },
-    /** Every retained raw batch with entries of the project, oldest first (recount only). */
-    batchesOf(project: number) {
-      return raw
-        .find({ $or: [{ projects: project }, { 'requests.project_id': project }] })
-        .sort({ received_at: 1, _id: 1 })
-        .map(unpackBatch);
+    /**
+     * Every retained raw batch with entries of the project, in the order of the documents that hold them (oldest
+     * first, a repacked part's batches in their order), each with where it was read from (recount only).
+     */
+    async *batchesOf(project: number): AsyncGenerator<{ batch: SessionBatchDoc; from: StoredAt }> {
+      const cursor = raw.find({ $or: [{ projects: project }, { 'requests.project_id': project }] }).sort({ received_at: 1, _id: 1 });
+      for await (const stored of cursor) {
+        const batches = unpackStored(stored);
+        for (const [index, batch] of batches.entries()) {
+          if (!batch.requests.some((r) => r.project_id === project)) continue;
+          yield { batch, from: { at: stored.received_at.getTime(), id: stored._id, index } };
+        }
+      }
     },
     /** Raw batches as stored, written straight (tests and benchmarks that make a history). */
     insertRaw: (docs: SessionBatchDoc[]) => raw.insertMany(docs.map(packBatch)),
+    /** How many documents the raw batches take: a repacked part is one. */
+    storedCount: () => raw.estimatedDocumentCount(),
     /** How many raw batches hold entries of the project. */
     countOf: (project: number) => raw.countDocuments({ $or: [{ projects: project }, { 'requests.project_id': project }] }),
     async writeRollups(docs: { hours: Flushed<HourRollup>[]; releases: Flushed<ReleaseRollup>[] }): Promise<void> {
@@ -214,6 +260,79 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
       const deleted = await raw.deleteMany({ received_at: { $lt: cutoff } });
       return { session_raw: deleted.deletedCount };
     },
+
+    /**
+     * Rewrites the batches of a minute (`bucket`, by their ids' time) as parts of some `partChars` and deletes
+     * the batches' documents; returns how many it deleted. Parts are only inserted, never replaced, and part 0 last:
+     * a run killed on the way, or two at once, leave every batch in its own document or in a part, and the batches
+     * a part holds are deleted only once part 0 says the minute is written. A batch left out (read after the minute
+     * was written) keeps its document. A recount reads a batch that is in both once (its id is recorded).
+     */
+    async repack(bucket: number, ids: string[], opts: { paced?: Pace; partChars?: number } = {}): Promise<number> {
+      const { paced = makePace(), partChars = PART_JSON_CHARS } = opts;
+      const head = partId(bucket, 0);
+      let first = await raw.findOne({ _id: head }, { projection: { packed: 0 } });
+      if (!first) {
+        await writeParts(bucket, [...new Set(ids)].sort(), paced, partChars);
+        first = await raw.findOne({ _id: head }, { projection: { packed: 0 } });
+        if (!first) return 0; // no batch had a document
+      }
+      const rest = first.parts ? await raw.find({ _id: { $in: Array.from({ length: first.parts }, (_, i) => partId(bucket, i + 1)) } }, { projection: { merged: 1 } }).toArray() : [];
+      const held = [first, ...rest].flatMap((part) => part.merged ?? []);
+      let deleted = 0;
+      for (let i = 0; i < held.length; i += BATCHES_PER_CALL) {
+        const chunk = held.slice(i, i + BATCHES_PER_CALL);
+        deleted += (await paced(chunk.length, () => raw.deleteMany({ _id: { $in: chunk } }))).deletedCount;
+      }
+      return deleted;
+    },
   };
+
+  /** The batches' documents (ids sorted) as parts: the further parts first, then part 0 with how many follow. */
+  async function writeParts(bucket: number, sorted: string[], paced: Pace, partChars: number): Promise<void> {
+    const parts: StoredBatch[] = [];
+    let part: { batches: PartContents['batches']; projects: Set<number>; chars: number } | null = null;
+    const close = async () => {
+      if (!part) return;
+      const last = part.batches.at(-1)!;
+      const doc: StoredBatch = {
+        _id: partId(bucket, parts.length),
+        received_at: new Date(last.received_at),
+        projects: [...part.projects],
+        merged: part.batches.map((b) => b._id),
+        packed: new Binary(zlib.deflateRawSync(JSON.stringify({ batches: part.batches } satisfies PartContents))),
+      };
+      parts.push(doc);
+      part = null;
+      if (parts.length > 1) await paced(0, () => insertOnce(doc));
+    };
+    for (let i = 0; i < sorted.length; i += BATCHES_PER_CALL) {
+      const chunk = sorted.slice(i, i + BATCHES_PER_CALL);
+      const found = await paced(chunk.length, () => raw.find({ _id: { $in: chunk } }).toArray());
+      found.sort((a, b) => a.received_at.getTime() - b.received_at.getTime() || (a._id < b._id ? -1 : 1));
+      for (const stored of found) {
+        const batch = unpackStored(stored)[0]!;
+        part ??= { batches: [], projects: new Set(), chars: 0 };
+        part.batches.push({ _id: batch._id, received_at: batch.received_at.getTime(), requests: batch.requests });
+        for (const r of batch.requests) {
+          part.projects.add(r.project_id);
+          part.chars += r.entries.length;
+        }
+        if (part.chars >= partChars) await close();
+      }
+    }
+    await close();
+    // The last part closes the minute, so part 0 (its first batches) goes in last, saying how many follow.
+    if (parts.length > 0) await insertOnce({ ...parts[0]!, parts: parts.length - 1 });
+  }
+
+  /** Inserts a part; one already there (another run's) stays as it is. */
+  async function insertOnce(doc: StoredBatch): Promise<void> {
+    try {
+      await raw.insertOne(doc);
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+  }
 }
 export type SessionsStore = ReturnType<typeof makeSessionsStore>;

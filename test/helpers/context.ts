@@ -129,7 +129,7 @@ export async function drained(ctx: TestContext, timeoutMs = 30_000): Promise<voi
 export async function rollupsAndRecount(ctx: TestContext, project: number) {
   const { hours, releases } = ctx.runtime.stores.sessions;
   const replayed = emptyState();
-  for await (const batch of ctx.runtime.stores.sessions.batchesOf(project)) {
+  for await (const { batch } of ctx.runtime.stores.sessions.batchesOf(project)) {
     replayPart(project, replayed, batch._id, partsOf(batch).get(project)!, batch.received_at, ctx.config.sessionUpdateWindowMs);
   }
   const pick = (docs: Iterable<{ _id: string; sessions: unknown; users: unknown }>) => Object.fromEntries([...docs].map((d) => [d._id, { sessions: d.sessions, users: d.users }]));
