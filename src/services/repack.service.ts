@@ -91,11 +91,12 @@ async function repackMinutes(deps: RepackDeps, now: Date, opts: { budgetMs: numb
   const units = [...first.values()].reduce((sum, due) => sum + 2 * due.ids.length, 0); // each group read, then deleted
   const paced = makePace({ spread: caughtUp ? { ms: opts.spreadMs, units } : undefined, signal: opts.signal });
   for (const project of projects) {
-    for (let due = first.get(project._id) ?? null; due; due = await deps.issuesState.repackList(project._id).due(before)) {
+    const list = deps.issuesState.repackList(project._id);
+    for (let due = first.get(project._id) ?? null; due; due = await list.due(before)) {
       if (!caughtUp && Date.now() - started > opts.budgetMs) return done;
       const waiting = await backlog.waiting(due.ids);
       done.groups += await attempts.repack(project._id, due.bucket, due.ids.filter((group) => !waiting.has(group)), paced);
-      await deps.issuesState.repackList(project._id).done(due.ids);
+      await list.done(due.ids);
       done.minutes += 1;
     }
   }

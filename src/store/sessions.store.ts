@@ -134,7 +134,7 @@ interface StoredBatch {
   packed?: Binary;
   /** batches stored before `packed` */
   requests?: RawRequest[];
-  /** a repacked part's batch ids, in order */
+  /** a repacked part's batch ids, in the order it holds them (by id) */
   merged?: string[];
   /** part 0 of a repacked minute: how many parts follow it */
   parts?: number;
@@ -243,9 +243,7 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
     },
     /** Raw batches as stored, written straight (tests and benchmarks that make a history). */
     insertRaw: (docs: SessionBatchDoc[]) => raw.insertMany(docs.map(packBatch)),
-    /** How many documents the raw batches take: a repacked part is one. */
-    storedCount: () => raw.estimatedDocumentCount(),
-    /** How many raw batches hold entries of the project. */
+    /** How many raw documents (batches, or repacked parts) hold entries of the project. */
     countOf: (project: number) => raw.countDocuments({ $or: [{ projects: project }, { 'requests.project_id': project }] }),
     async writeRollups(docs: { hours: Flushed<HourRollup>[]; releases: Flushed<ReleaseRollup>[] }): Promise<void> {
       await Promise.all([writeNewer(hours, docs.hours), writeNewer(releases, docs.releases)]);
@@ -309,7 +307,7 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
     for (let i = 0; i < sorted.length; i += BATCHES_PER_CALL) {
       const chunk = sorted.slice(i, i + BATCHES_PER_CALL);
       const found = await paced(chunk.length, () => raw.find({ _id: { $in: chunk } }).toArray());
-      found.sort((a, b) => a.received_at.getTime() - b.received_at.getTime() || (a._id < b._id ? -1 : 1));
+      found.sort((a, b) => (a._id < b._id ? -1 : 1)); // by id: by the time at its head, as the minute was cut
       for (const stored of found) {
         const batch = unpackStored(stored)[0]!;
         part ??= { batches: [], projects: new Set(), chars: 0 };
@@ -322,7 +320,7 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
       }
     }
     await close();
-    // The last part closes the minute, so part 0 (its first batches) goes in last, saying how many follow.
+    // Part 0 goes in last: once it is there, the minute is written.
     if (parts.length > 0) await insertOnce({ ...parts[0]!, parts: parts.length - 1 });
   }
 
