@@ -9,8 +9,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { REPACK_AFTER_MS, repackSessions } from '../src/services/repack.service.ts';
-import { REPACK_BUCKET_MS } from '../src/store/attempts.store.ts';
-import type { Pace } from '../src/store/attempts.store.ts';
+import { REPACK_BUCKET_MS, type Pace } from '../src/store/attempts.store.ts';
 import { startWorkers } from '../workers/main.ts';
 import { call, drained, makeProject, rollupsAndRecount, sessionStatuses, startTestContext, type TestContext } from './helpers/context.ts';
 import { runCli, startProcess } from './helpers/process.ts';

@@ -25,6 +25,7 @@ import type { Logger } from '../log.ts';
 import type { IssuesState } from '../state/issues.state.ts';
 import type { SessionState } from '../state/sessions.state.ts';
 import { makePace, REPACK_BUCKET_MS } from '../store/attempts.store.ts';
+import type { Lease } from '../state/lease.ts';
 import type { RepackDue } from '../state/repack-list.ts';
 import type { Stores } from '../store/index.ts';
 
@@ -63,18 +64,25 @@ export interface RepackOptions {
  * finds another's lease (src/state/issues.state.ts) does nothing.
  */
 export async function repackAttempts(deps: RepackDeps, now: Date, opts: RepackOptions = {}) {
+  return (await leasedRun(deps.issuesState.takeRepackLease, opts, (run) => repackMinutes(deps, now, run))) ?? { minutes: 0, groups: 0 };
+}
+
+type Run = { budgetMs: number; spreadMs: number; signal?: AbortSignal };
+
+/** Runs `run` holding a repacker's lease; null when another run holds it. */
+async function leasedRun<T>(take: (ms: number) => Promise<Lease | null>, opts: RepackOptions, run: (opts: Run) => Promise<T>): Promise<T | null> {
   const { budgetMs = 20_000, spreadMs = REPACK_SPREAD_MS } = opts;
   // Long enough for the longest run (spread, or budget and the minute it began); a dead run's lease runs out.
-  const lease = await deps.issuesState.takeRepackLease(spreadMs + budgetMs + 60_000);
-  if (!lease) return { minutes: 0, groups: 0 };
+  const lease = await take(spreadMs + budgetMs + 60_000);
+  if (!lease) return null;
   try {
-    return await repackMinutes(deps, now, { budgetMs, spreadMs, signal: opts.signal });
+    return await run({ budgetMs, spreadMs, signal: opts.signal });
   } finally {
     await lease.end();
   }
 }
 
-async function repackMinutes(deps: RepackDeps, now: Date, opts: { budgetMs: number; spreadMs: number; signal?: AbortSignal }) {
+async function repackMinutes(deps: RepackDeps, now: Date, opts: Run) {
   const { attempts, backlog } = deps.stores.events;
   const done = { minutes: 0, groups: 0 };
   const started = Date.now();
@@ -109,28 +117,25 @@ async function repackMinutes(deps: RepackDeps, now: Date, opts: { budgetMs: numb
  * for attempts.
  */
 export async function repackSessions(deps: SessionRepackDeps, now: Date, opts: RepackOptions = {}) {
-  const { budgetMs = 20_000, spreadMs = REPACK_SPREAD_MS } = opts;
-  const lease = await deps.state.takeRepackLease(spreadMs + budgetMs + 60_000);
-  if (!lease) return { minutes: 0, batches: 0 };
-  try {
-    const { sessions } = deps.stores;
-    const list = deps.state.repackList;
-    const done = { minutes: 0, batches: 0 };
-    const started = Date.now();
-    const before = now.getTime() - REPACK_AFTER_MS;
-    let due = await list.due(before);
-    const caughtUp = due?.bucket === Math.floor(before / REPACK_BUCKET_MS) - 1;
-    const paced = makePace({ spread: caughtUp ? { ms: spreadMs, units: 2 * due!.ids.length } : undefined, signal: opts.signal });
-    for (; due; due = await list.due(before)) {
-      if (!caughtUp && Date.now() - started > budgetMs) break;
-      const waiting = await sessions.backlog.waiting(due.ids);
-      done.batches += await sessions.repack(due.bucket, due.ids.filter((id) => !waiting.has(id)), { paced });
-      await list.done(due.ids);
-      done.minutes += 1;
-    }
-    if (done.minutes > 0) deps.log.info(done, 'repacked raw session batches');
-    return done;
-  } finally {
-    await lease.end();
+  return (await leasedRun(deps.state.takeRepackLease, opts, (run) => repackSessionMinutes(deps, now, run))) ?? { minutes: 0, batches: 0 };
+}
+
+async function repackSessionMinutes(deps: SessionRepackDeps, now: Date, opts: Run) {
+  const { sessions } = deps.stores;
+  const list = deps.state.repackList;
+  const done = { minutes: 0, batches: 0 };
+  const started = Date.now();
+  const before = now.getTime() - REPACK_AFTER_MS;
+  let due = await list.due(before);
+  const caughtUp = due?.bucket === Math.floor(before / REPACK_BUCKET_MS) - 1;
+  const paced = makePace({ spread: caughtUp ? { ms: opts.spreadMs, units: 2 * due!.ids.length } : undefined, signal: opts.signal });
+  for (; due; due = await list.due(before)) {
+    if (!caughtUp && Date.now() - started > opts.budgetMs) break;
+    const waiting = await sessions.backlog.waiting(due.ids);
+    done.batches += await sessions.repack(due.bucket, due.ids.filter((id) => !waiting.has(id)), { paced });
+    await list.done(due.ids);
+    done.minutes += 1;
   }
+  if (done.minutes > 0) deps.log.info(done, 'repacked raw session batches');
+  return done;
 }

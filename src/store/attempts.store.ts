@@ -17,7 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import zlib from 'node:zlib';
 import { Binary, type Db, type IndexDescription } from 'mongodb';
 import { groupTime } from '../util/group-commit.ts';
-import { ensureIndexes, isDuplicateKey } from './mongo.ts';
+import { ensureIndexes, insertOnce } from './mongo.ts';
 
 /** What Lookout reads of a sign-in attempt's event (spec 2.6); the rest of the event is kept as sent. */
 export interface AttemptBody {
@@ -319,7 +319,7 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
       };
       parts.push({ doc, first: part.groups[0]! });
       part = null;
-      if (parts.length > 1) await paced(0, () => insertOnce(doc));
+      if (parts.length > 1) await paced(0, () => insertOnce(packs, doc));
     };
     for (let i = 0; i < sorted.length; i += GROUPS_PER_READ) {
       const ids = sorted.slice(i, i + GROUPS_PER_READ).map((group) => `${group}:${project}`);
@@ -337,16 +337,8 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
       }
     }
     await close();
-    if (parts.length > 0) await insertOnce({ ...parts[0]!.doc, parts: parts.slice(1).map((p) => p.first) });
+    if (parts.length > 0) await insertOnce(packs, { ...parts[0]!.doc, parts: parts.slice(1).map((p) => p.first) });
   }
 
-  /** Inserts a part; one already there (another run's) stays as it is. */
-  async function insertOnce(doc: AttemptsDoc): Promise<void> {
-    try {
-      await packs.insertOne(doc);
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-    }
-  }
 }
 export type AttemptsStore = ReturnType<typeof makeAttemptsStore>;

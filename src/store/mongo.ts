@@ -3,7 +3,7 @@
  * journaled (`w: majority, j: true`): a 2xx is sent only after the data it
  * stands for is durable.
  */
-import { MongoClient, MongoServerError, type Collection, type Db, type IndexDescription } from 'mongodb';
+import { MongoClient, MongoServerError, type Collection, type Db, type Document, type IndexDescription, type OptionalUnlessRequiredId } from 'mongodb';
 
 export interface Mongo {
   client: MongoClient;
@@ -27,6 +27,15 @@ export async function connectMongo(url: string, dbName: string, timeoutMs = 10_0
 
 export function isDuplicateKey(err: unknown): boolean {
   return err instanceof MongoServerError && err.code === 11000;
+}
+
+/** Inserts a document; one already there under its `_id` (another run's) stays as it is. */
+export async function insertOnce<T extends Document>(collection: Collection<T>, doc: OptionalUnlessRequiredId<T>): Promise<void> {
+  try {
+    await collection.insertOne(doc);
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+  }
 }
 
 /** An unordered insertMany whose only failures are documents that exist already. */

@@ -23,7 +23,7 @@ import type { HourRollup, ReleaseRollup } from '../domain/release-health.ts';
 import type { AggregateUpdate, SessionStatus, SessionUpdate } from '../domain/sessions.ts';
 import { makeBacklog } from './backlog.ts';
 import { makePace, type Pace } from './attempts.store.ts';
-import { ensureIndexes, isDuplicateKey } from './mongo.ts';
+import { ensureIndexes, insertOnce } from './mongo.ts';
 import { makeFlushMarks, writeNewer } from './versioned.ts';
 
 export const RETENTION_DAYS = 90;
@@ -302,7 +302,7 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
       };
       parts.push(doc);
       part = null;
-      if (parts.length > 1) await paced(0, () => insertOnce(doc));
+      if (parts.length > 1) await paced(0, () => insertOnce(raw, doc));
     };
     for (let i = 0; i < sorted.length; i += BATCHES_PER_CALL) {
       const chunk = sorted.slice(i, i + BATCHES_PER_CALL);
@@ -321,16 +321,8 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
     }
     await close();
     // Part 0 goes in last: once it is there, the minute is written.
-    if (parts.length > 0) await insertOnce({ ...parts[0]!, parts: parts.length - 1 });
+    if (parts.length > 0) await insertOnce(raw, { ...parts[0]!, parts: parts.length - 1 });
   }
 
-  /** Inserts a part; one already there (another run's) stays as it is. */
-  async function insertOnce(doc: StoredBatch): Promise<void> {
-    try {
-      await raw.insertOne(doc);
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-    }
-  }
 }
 export type SessionsStore = ReturnType<typeof makeSessionsStore>;
