@@ -1,5 +1,5 @@
 /**
- * npm run bench:growth -- [--rounds 6] [--seconds 45] [--event-rate 1000] [--session-rate 5000] [--calibrate 20000]
+ * npm run bench:growth -- [--rounds 6] [--seconds 45] [--event-rate 1000] [--session-rate 5000] [--calibrate 20000] [--trace DIR]
  *
  * How Lookout fares as its stores fill (issue 25), on a stack of its own with
  * `npm start`'s embedded stores (FerretDB on SQLite, one redis-server with
@@ -17,6 +17,9 @@
  *    an issue's events, the release list), what is stored, bytes on disk per
  *    event and per session (MongoDB's collection sizes), and Redis' memory
  *    per session held.
+ *    With `--trace DIR`, each round's requests go to `DIR/round-<n>-<stream>.csv`
+ *    (when each was due, its latency and status), to line up slow seconds
+ *    with what else the host did then.
  * 3. `lookout admin recount` of the project (its time and the process's peak
  *    memory), and a restart of the whole stack, stores included, on its data
  *    (the time to stop, and from starting again until `/readyz` answers ready).
@@ -43,6 +46,7 @@ const { values } = parseArgs({
     'event-rate': { type: 'string' },
     'session-rate': { type: 'string' },
     calibrate: { type: 'string' },
+    trace: { type: 'string' },
   },
   strict: true,
 });
@@ -50,7 +54,11 @@ const ROUNDS = Number(values.rounds ?? 6);
 const SECONDS = Number(values.seconds ?? 45);
 const EVENT_RATE = Number(values['event-rate'] ?? 1000);
 const SESSION_RATE = Number(values['session-rate'] ?? 5000);
+/** `--calibrate 0` skips the disk per item and measures the rounds only */
 const CALIBRATE = Number(values.calibrate ?? 20_000);
+const TRACE_DIR = values.trace;
+if (TRACE_DIR) fs.mkdirSync(TRACE_DIR, { recursive: true });
+const traceFile = (r: number, stream: string) => (TRACE_DIR ? path.join(TRACE_DIR, `round-${r}-${stream}.csv`) : undefined);
 const BIN = fileURLToPath(new URL('../bin/lookout.mjs', import.meta.url));
 const SETTLE_LIMIT_MS = 300_000;
 
@@ -186,10 +194,11 @@ async function restart(): Promise<{ stop_seconds: number; ready_seconds: number 
 
 const p99 = (r: OpenLoopResult) => r.p99_ms;
 try {
+  const skipped = { items: 0, sqlite_bytes_per_item: NaN, aof_bytes_per_item: NaN, bytes_per_item: NaN };
   const perItem = {
-    sign_in_attempt: await calibrate('sign-in attempts', only('attempts', 800), CALIBRATE),
-    error_event: await calibrate('error events', only('errors', 200), CALIBRATE),
-    session: await calibrate('sessions', sessionStreams(SESSION_RATE, 1)[0]!, CALIBRATE * 10, 100),
+    sign_in_attempt: CALIBRATE > 0 ? await calibrate('sign-in attempts', only('attempts', 800), CALIBRATE) : skipped,
+    error_event: CALIBRATE > 0 ? await calibrate('error events', only('errors', 200), CALIBRATE) : skipped,
+    session: CALIBRATE > 0 ? await calibrate('sessions', sessionStreams(SESSION_RATE, 1)[0]!, CALIBRATE * 10, 100) : skipped,
   };
 
   const rounds = [];
@@ -198,8 +207,8 @@ try {
     const streams = [eventStream(EVENT_RATE, undefined, { large: true }), sessionStreams(SESSION_RATE, 1)[0]!];
     const ticks = cpuTicks();
     const [events, sessions] = await Promise.all([
-      openLoop(`round ${r} events`, stack.apiUrls, eventHeaders, [streams[0]!], SECONDS, r === 1 ? 5 : 0),
-      openLoop(`round ${r} sessions`, stack.apiUrls, sessionHeaders, [streams[1]!], SECONDS, r === 1 ? 5 : 0),
+      openLoop(`round ${r} events`, stack.apiUrls, eventHeaders, [streams[0]!], SECONDS, r === 1 ? 5 : 0, traceFile(r, 'events')),
+      openLoop(`round ${r} sessions`, stack.apiUrls, sessionHeaders, [streams[1]!], SECONDS, r === 1 ? 5 : 0, traceFile(r, 'sessions')),
     ]);
     const steal = stealPercent(ticks);
     const settle = await settled();
@@ -254,9 +263,16 @@ try {
     },
   };
   report('bench:growth', result, [
-    ['disk per sign-in attempt (B)', `${perItem.sign_in_attempt.bytes_per_item} (SQLite ${perItem.sign_in_attempt.sqlite_bytes_per_item}, AOF ${perItem.sign_in_attempt.aof_bytes_per_item})`],
-    ['disk per ~6 KB error event (B)', `${perItem.error_event.bytes_per_item} (SQLite ${perItem.error_event.sqlite_bytes_per_item}, AOF ${perItem.error_event.aof_bytes_per_item})`],
-    ['disk per session (B)', `${perItem.session.bytes_per_item} (SQLite ${perItem.session.sqlite_bytes_per_item}, AOF ${perItem.session.aof_bytes_per_item})`],
+    ...(
+      [
+        ['disk per sign-in attempt (B)', perItem.sign_in_attempt],
+        ['disk per ~6 KB error event (B)', perItem.error_event],
+        ['disk per session (B)', perItem.session],
+      ] as const
+    ).map(([name, item]): [string, string] => [
+      name,
+      CALIBRATE > 0 ? `${item.bytes_per_item} (SQLite ${item.sqlite_bytes_per_item}, AOF ${item.aof_bytes_per_item})` : 'not measured (--calibrate 0)',
+    ]),
     ...rounds.map(
       (r) =>
         [
