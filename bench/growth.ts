@@ -18,8 +18,8 @@
  *    event and per session (MongoDB's collection sizes), and Redis' memory
  *    per session held.
  *    With `--trace DIR`, each round's requests go to `DIR/round-<n>-<stream>.csv`
- *    (when each was due, its latency and status), to line up slow seconds
- *    with what else the host did then.
+ *    (when each was due, its latency and status; the first round's warm-up
+ *    included), to line up slow seconds with what else the host did then.
  * 3. `lookout admin recount` of the project (its time and the process's peak
  *    memory), and a restart of the whole stack, stores included, on its data
  *    (the time to stop, and from starting again until `/readyz` answers ready).
