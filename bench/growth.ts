@@ -111,8 +111,12 @@ async function repacked() {
   await waitFor(async () => (await pending()) === 0, 200_000);
 }
 
+/** Figures of a calibration skipped (`--calibrate 0`): NaN meets no target. */
+const NOT_MEASURED = { items: 0, sqlite_bytes_per_item: NaN, aof_bytes_per_item: NaN, bytes_per_item: NaN };
+
 /** `count` items of one stream at `rate`; the disk they added, per item (`per`: items per request). */
 async function calibrate(name: string, stream: Stream, count: number, per = 1) {
+  if (count === 0) return NOT_MEASURED;
   const before = await diskBytes();
   const seconds = count / per / stream.rate;
   progress(`calibrating: ${count} ${name} at ${stream.rate * per}/s`);
@@ -194,11 +198,10 @@ async function restart(): Promise<{ stop_seconds: number; ready_seconds: number 
 
 const p99 = (r: OpenLoopResult) => r.p99_ms;
 try {
-  const skipped = { items: 0, sqlite_bytes_per_item: NaN, aof_bytes_per_item: NaN, bytes_per_item: NaN };
   const perItem = {
-    sign_in_attempt: CALIBRATE > 0 ? await calibrate('sign-in attempts', only('attempts', 800), CALIBRATE) : skipped,
-    error_event: CALIBRATE > 0 ? await calibrate('error events', only('errors', 200), CALIBRATE) : skipped,
-    session: CALIBRATE > 0 ? await calibrate('sessions', sessionStreams(SESSION_RATE, 1)[0]!, CALIBRATE * 10, 100) : skipped,
+    sign_in_attempt: await calibrate('sign-in attempts', only('attempts', 800), CALIBRATE),
+    error_event: await calibrate('error events', only('errors', 200), CALIBRATE),
+    session: await calibrate('sessions', sessionStreams(SESSION_RATE, 1)[0]!, CALIBRATE * 10, 100),
   };
 
   const rounds = [];
@@ -271,7 +274,7 @@ try {
       ] as const
     ).map(([name, item]): [string, string] => [
       name,
-      CALIBRATE > 0 ? `${item.bytes_per_item} (SQLite ${item.sqlite_bytes_per_item}, AOF ${item.aof_bytes_per_item})` : 'not measured (--calibrate 0)',
+      item === NOT_MEASURED ? 'not measured (--calibrate 0)' : `${item.bytes_per_item} (SQLite ${item.sqlite_bytes_per_item}, AOF ${item.aof_bytes_per_item})`,
     ]),
     ...rounds.map(
       (r) =>

@@ -339,6 +339,5 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
     await close();
     if (parts.length > 0) await insertOnce(packs, { ...parts[0]!.doc, parts: parts.slice(1).map((p) => p.first) });
   }
-
 }
 export type AttemptsStore = ReturnType<typeof makeAttemptsStore>;

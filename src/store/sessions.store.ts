@@ -323,6 +323,5 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
     // Part 0 goes in last: once it is there, the minute is written.
     if (parts.length > 0) await insertOnce(raw, { ...parts[0]!, parts: parts.length - 1 });
   }
-
 }
 export type SessionsStore = ReturnType<typeof makeSessionsStore>;
