@@ -150,17 +150,28 @@ local function sessionTable(base, now, window)
     return false
   end
 
-  -- Moves the fields of the next bucket to split that now hash to the new one.
+  -- Runs `command` on `key` with the arguments listed, a thousand to a call (Lua's stack bounds unpack).
+  local function inSlices(command, key, args)
+    for i = 1, #args, 1000 do redis.call(command, key, unpack(args, i, math.min(i + 999, #args))) end
+  end
+
+  -- Moves the fields of the next bucket to split that now hash to the new one, in one HSET and one HDEL: a
+  -- command per field wrote each moved field's key and command name twice to the AOF, a fifth of what the
+  -- session merges wrote while a table grew (docs/performance.md).
   local function split()
     local from = t.n - level
     local source, target = base .. 'ss:' .. from, base .. 'ss:' .. (from + level)
     local fields = redis.call('HGETALL', source)
+    local moved, names = {}, {}
     for i = 1, #fields, 2 do
       if hashOf(fields[i]) % (2 * level) == from + level then
-        redis.call('HSET', target, fields[i], fields[i + 1])
-        redis.call('HDEL', source, fields[i])
+        moved[#moved + 1] = fields[i]
+        moved[#moved + 1] = fields[i + 1]
+        names[#names + 1] = fields[i]
       end
     end
+    inSlices('HSET', target, moved)
+    inSlices('HDEL', source, names)
     t.n = t.n + 1
     if t.n == 2 * level then level = 2 * level end
   end
@@ -168,12 +179,12 @@ local function sessionTable(base, now, window)
   local function purge(bucket)
     local key = base .. 'ss:' .. bucket
     local fields = redis.call('HGETALL', key)
+    local names = {}
     for i = 1, #fields, 2 do
-      if expired(fields[i], fields[i + 1]) then
-        redis.call('HDEL', key, fields[i])
-        t.count = t.count - 1
-      end
+      if expired(fields[i], fields[i + 1]) then names[#names + 1] = fields[i] end
     end
+    inSlices('HDEL', key, names)
+    t.count = t.count - #names
   end
 
   -- Splits while the table is over its load, walks buckets in proportion to what was added, saves the counters.
