@@ -20,7 +20,7 @@ import crypto from 'node:crypto';
 import { resumeSettled, type Attempt, type Burst, type Detector } from '../src/domain/bursts.ts';
 import type { JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
-import { attemptEntry, entryOf, type EventEntry } from '../src/services/events.service.ts';
+import { attemptEntry, entryOf, entryOfJob, type EventEntry } from '../src/services/events.service.ts';
 import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, DETECTION_SETTLE_MS, DETECTOR_OF, type AppliedGroup, type AttemptEntry, type DetectorKey, type IssuesState } from '../src/state/issues.state.ts';
 import { eventKey } from '../src/store/events.store.ts';
 import { checkFrequency, notifyFlags } from '../src/notify/rules.ts';
@@ -40,12 +40,12 @@ export async function processEventGroups(payload: JobPayloads['events.process'],
   );
   for (const group of payload.groups) {
     const stored = group.events ? null : (sweptEntries.get(group.id) ?? []);
-    const entries: EventEntry[] = group.events ?? stored!;
+    const entries: EventEntry[] = group.events?.map((event) => entryOfJob(event, group)) ?? stored!;
     const receivedAt = new Date(group.received_at ?? stored?.[0]?.received_at ?? now);
     count += entries.length;
     for (const [project, list] of groupBy(entries, (e) => e.project_id)) {
       const parts = byProject.get(project) ?? [];
-      parts.push({ group: group.id, receivedAt, events: list.map((e) => ({ ...e, at: new Date(e.at) })) });
+      parts.push({ group: group.id, receivedAt, events: list });
       byProject.set(project, parts);
     }
   }

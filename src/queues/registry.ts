@@ -6,7 +6,7 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import type { QueueKey } from '../../config/index.ts';
 import type { NoticeBody, Trigger } from '../domain/notifications.ts';
-import type { EventEntry } from '../services/events.service.ts';
+import type { JobEvent } from '../services/events.service.ts';
 import type { SessionBatchDoc } from '../store/sessions.store.ts';
 import { connectRedis, type RedisClient, type RedisTarget } from '../redis/connect.ts';
 import { deadline } from '../util/deadline.ts';
@@ -14,7 +14,7 @@ import { deadline } from '../util/deadline.ts';
 /** Payload of each job, by name. */
 export interface JobPayloads {
   /** apply groups of events to the issues in Redis; the API's jobs carry the events, the sweeper's only each group's id */
-  'events.process': { groups: { id: string; received_at?: string; events?: EventEntry[] }[] };
+  'events.process': { groups: { id: string; received_at?: string; events?: JobEvent[] }[] };
   /** apply raw session batches to the Redis state; the API's jobs carry the batches, the sweeper's only their ids */
   'sessions.process': { batches: { id: string; batch?: SessionBatchDoc }[] };
   /** delete sessions and raw entries past retention (scheduled) */

@@ -16,7 +16,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { JobPayloads, Queues } from '../queues/registry.ts';
 import { makeJobGather } from '../queues/gather.ts';
 import { makeSweep } from '../queues/sweep.ts';
-import { attemptFields, type AttemptBody, type StoredAttempt } from '../store/attempts.store.ts';
+import { attemptFields, groupKeyOf, type AttemptBody, type StoredAttempt } from '../store/attempts.store.ts';
 import { eventKey, packPayload, payloadOf, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
 import { makeGroupCommit } from '../util/group-commit.ts';
@@ -53,6 +53,36 @@ export function entryOf(doc: EventDoc, body: EventBody = payloadOf(doc) as Event
   const { payload: _, ...rest } = doc;
   const { title, culprit, exception_type } = doc.kind === 'error' ? describeError(body) : { title: '', culprit: '', exception_type: null };
   return { ...rest, level: body.level ?? 'error', title, culprit, exception_type };
+}
+
+/** An event as its job carries it: what the worker cannot derive (`entryOfJob`). */
+export type JobEvent = Pick<EventEntry, 'project_id' | 'event_id' | 'kind'> & Partial<Omit<EventEntry, 'at'>> & { at: Date | string };
+
+/** Defaults the job form leaves out. */
+const ENTRY_DEFAULTS = { release: null, environment: null, company: null, level: 'error', title: '', culprit: '', exception_type: null } as const;
+
+/**
+ * The job form of an entry: without its key, group, time received (the group's) and an attempt's group key (its
+ * actor and address), and without the fields that hold their default. About a third of a sign-in attempt's entry:
+ * the events' jobs were a fifth of what Redis wrote to its append-only file (docs/performance.md).
+ */
+export function jobEvent(entry: EventEntry): JobEvent {
+  const { _id, batch, received_at, group_key, ...rest } = entry;
+  const kept = Object.entries(rest).filter(([field, value]) => value !== undefined && value !== ENTRY_DEFAULTS[field as keyof typeof ENTRY_DEFAULTS]);
+  return Object.fromEntries(kept) as JobEvent;
+}
+
+/** The entry a job's event stands for, in the group it came in (a job added before the job form carries entries whole). */
+export function entryOfJob(event: JobEvent, group: { id: string; received_at?: string }): EventEntry {
+  return {
+    ...ENTRY_DEFAULTS,
+    ...event,
+    _id: eventKey(event.project_id, event.event_id),
+    batch: group.id,
+    at: new Date(event.at),
+    received_at: new Date(group.received_at ?? event.received_at ?? event.at),
+    ...(event.kind === 'security' && { group_key: groupKeyOf(event.actor ?? null, event.ip ?? null) }),
+  };
 }
 
 export function groupJobId(id: string): string {
@@ -134,7 +164,7 @@ export function makeEventsService(deps: { events: EventsStore; queues: Queues; l
         receivedAt,
       );
       items.forEach((item, i) => (item.duplicate = duplicates.has(i)));
-      const stored = items.filter((i) => !i.duplicate).map((i) => ({ ...i.entry, batch: id }));
+      const stored = items.filter((i) => !i.duplicate).map((i) => jobEvent(i.entry));
       if (stored.length === 0) return events.backlog.finish([id]); // every event was stored before: nothing to apply
       // The events are durable: callers are answered now; the job is added on the side.
       jobs.add({ id, received_at: receivedAt.toISOString(), events: stored });

@@ -78,6 +78,11 @@ export interface StoredAttempt {
   body: AttemptBody;
 }
 
+/** The group of an attempt's actor and address, as the detectors key it. */
+export function groupKeyOf(actor: string | null, ip: string | null): string {
+  return `${actor}|${ip ?? '-'}`;
+}
+
 /** What grouping and detection read of an attempt, from its event. */
 export function attemptFields(body: AttemptBody) {
   const actor = body.security.actor ?? body.security.actor_id ?? null;
@@ -88,7 +93,7 @@ export function attemptFields(body: AttemptBody) {
     security_kind: body.security.kind,
     actor,
     ip,
-    group_key: `${actor}|${ip ?? '-'}`,
+    group_key: groupKeyOf(actor, ip),
     release: body.release ?? null,
     environment: body.environment ?? null,
     company: body.tags?.company ?? null,
