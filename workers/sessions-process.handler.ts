@@ -12,13 +12,14 @@
 import type { JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
 import { partsOf } from '../src/state/rebuild.ts';
+import { batchOfJob } from '../src/store/sessions.store.ts';
 
 export async function processSessionBatches(payload: JobPayloads['sessions.process'], runtime: Runtime, now: Date) {
   const { state, keeper, metrics } = runtime;
   const totals = { batches: 0, projects: 0, changed: 0, unchanged: 0, skipped: 0 };
   for (const entry of payload.batches) {
-    // The API's jobs carry the batches; the sweeper's only their ids.
-    const batch = entry.batch ?? (await runtime.stores.sessions.getBatch(entry.id));
+    // The API's jobs carry the batches (jobs added before the job form carry them whole); the sweeper's only their ids.
+    const batch = 'packed' in entry ? batchOfJob(entry) : (entry.batch ?? (await runtime.stores.sessions.getBatch(entry.id)));
     if (!batch) {
       // A backlog marker whose batch was never written: the API failed between the two and answered no one.
       await runtime.stores.sessions.backlog.finish([entry.id]);

@@ -7,7 +7,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { QueueKey } from '../../config/index.ts';
 import type { NoticeBody, Trigger } from '../domain/notifications.ts';
 import type { JobEvent } from '../services/events.service.ts';
-import type { SessionBatchDoc } from '../store/sessions.store.ts';
+import type { JobBatch, SessionBatchDoc } from '../store/sessions.store.ts';
 import { connectRedis, type RedisClient, type RedisTarget } from '../redis/connect.ts';
 import { deadline } from '../util/deadline.ts';
 
@@ -16,7 +16,7 @@ export interface JobPayloads {
   /** apply groups of events to the issues in Redis; the API's jobs carry the events, the sweeper's only each group's id */
   'events.process': { groups: { id: string; received_at?: string; events?: JobEvent[] }[] };
   /** apply raw session batches to the Redis state; the API's jobs carry the batches, the sweeper's only their ids */
-  'sessions.process': { batches: { id: string; batch?: SessionBatchDoc }[] };
+  'sessions.process': { batches: ({ id: string; batch?: SessionBatchDoc } | JobBatch)[] };
   /** delete sessions and raw entries past retention (scheduled) */
   'maintenance.retention': Record<string, never>;
   /** rewrite the sign-in attempts of past minutes in large parts (scheduled, src/services/repack.service.ts) */

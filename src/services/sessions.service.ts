@@ -28,7 +28,7 @@ import type { Logger } from '../log.ts';
 import type { Queues } from '../queues/registry.ts';
 import { makeJobGather } from '../queues/gather.ts';
 import { makeSweep } from '../queues/sweep.ts';
-import { packRequest, type SessionBatchDoc, type SessionsStore } from '../store/sessions.store.ts';
+import { packRequest, type JobBatch, type SessionsStore } from '../store/sessions.store.ts';
 import { makeGroupCommit } from '../util/group-commit.ts';
 
 /** A skipped entry as the answer names it: its index in the list, and why (its first problem; all in `message`). */
@@ -97,16 +97,16 @@ export function makeSessionsService(deps: {
 }) {
   const { store, queues, validator, log, metrics } = deps;
   const entries = (r: { sessions: SessionUpdate[]; aggregates: AggregateUpdate[] }) => r.sessions.length + r.aggregates.length;
-  const jobs = makeJobGather<{ batch: SessionBatchDoc; entries: number }>(
-    (stored) => queues.enqueue('sessions.process', { batches: stored.map(({ batch }) => ({ id: batch._id, batch })) }, batchJobId(stored[0]!.batch._id)),
+  const jobs = makeJobGather<{ batch: JobBatch; entries: number }>(
+    (stored) => queues.enqueue('sessions.process', { batches: stored.map(({ batch }) => batch) }, batchJobId(stored[0]!.batch.id)),
     { maxWeight: GROUP_MAX_SESSIONS, weight: (s) => s.entries, log },
   );
 
   const group = makeGroupCommit<{ project: number; sessions: SessionUpdate[]; aggregates: AggregateUpdate[] }>(
     async (requests) => {
-      const doc = await store.insertBatch(requests.map((r) => packRequest(r.project, r.sessions, r.aggregates)));
+      const batch = await store.insertBatch(requests.map((r) => packRequest(r.project, r.sessions, r.aggregates)));
       // The batch is durable: callers are answered now; the job is added on the side.
-      jobs.add({ batch: doc, entries: requests.reduce((n, r) => n + entries(r), 0) });
+      jobs.add({ batch, entries: requests.reduce((n, r) => n + entries(r), 0) });
     },
     {
       maxItems: GROUP_MAX_SESSIONS,

@@ -161,12 +161,27 @@ function partId(bucket: number, part: number): string {
   return `m:${bucket}:${part}`;
 }
 
-function packBatch(doc: SessionBatchDoc): StoredBatch {
+function packBatch(doc: SessionBatchDoc, deflated = zlib.deflateRawSync(JSON.stringify(doc.requests))): StoredBatch {
   const projects = [...new Set(doc.requests.map((r) => r.project_id))];
-  return { _id: doc._id, received_at: doc.received_at, projects, packed: new Binary(zlib.deflateRawSync(JSON.stringify(doc.requests))) };
+  return { _id: doc._id, received_at: doc.received_at, projects, packed: new Binary(deflated) };
 }
 
-const inflate = (packed: Binary) => JSON.parse(zlib.inflateRawSync(packed.buffer).toString('utf8')) as unknown;
+/**
+ * A batch as the API's job carries it: its requests as they are stored, deflated, in base64. Carried as JSON
+ * (the entries' own JSON quoted inside it), a 100-session batch was about 18 KB, and the sessions' jobs a tenth
+ * of what Redis wrote to its append-only file; deflated, about 4 KB (docs/performance.md).
+ */
+export interface JobBatch {
+  id: string;
+  received_at: string;
+  packed: string;
+}
+
+export function batchOfJob(job: JobBatch): SessionBatchDoc {
+  return { _id: job.id, received_at: new Date(job.received_at), requests: inflate(Buffer.from(job.packed, 'base64')) as RawRequest[] };
+}
+
+const inflate = (packed: Binary | Buffer) => JSON.parse(zlib.inflateRawSync(packed instanceof Binary ? packed.buffer : packed).toString('utf8')) as unknown;
 
 /** The batches a stored document holds: itself, or a repacked part's. */
 function unpackStored(stored: StoredBatch): SessionBatchDoc[] {
@@ -216,11 +231,12 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
      * the two) is dropped by the worker that finds no batch; the caller was
      * not answered.
      */
-    async insertBatch(requests: RawRequest[]): Promise<SessionBatchDoc> {
+    async insertBatch(requests: RawRequest[]): Promise<JobBatch> {
       const { _id } = await backlog.take();
       const doc: SessionBatchDoc = { _id, received_at: new Date(), requests };
-      await raw.insertOne(packBatch(doc));
-      return doc;
+      const deflated = zlib.deflateRawSync(JSON.stringify(requests));
+      await raw.insertOne(packBatch(doc, deflated));
+      return { id: _id, received_at: doc.received_at.toISOString(), packed: deflated.toString('base64') };
     },
     /** A raw batch by id (the sweeper's jobs carry only the id; their batches are never repacked). */
     async getBatch(id: string): Promise<SessionBatchDoc | null> {
@@ -242,7 +258,7 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
       }
     },
     /** Raw batches as stored, written straight (tests and benchmarks that make a history). */
-    insertRaw: (docs: SessionBatchDoc[]) => raw.insertMany(docs.map(packBatch)),
+    insertRaw: (docs: SessionBatchDoc[]) => raw.insertMany(docs.map((doc) => packBatch(doc))),
     /** How many raw documents (batches, or repacked parts) hold entries of the project. */
     countOf: (project: number) => raw.countDocuments({ $or: [{ projects: project }, { 'requests.project_id': project }] }),
     async writeRollups(docs: { hours: Flushed<HourRollup>[]; releases: Flushed<ReleaseRollup>[] }): Promise<void> {
