@@ -150,14 +150,15 @@ local function sessionTable(base, now, window)
     return false
   end
 
-  -- Runs `command` on `key` with the arguments listed, a thousand to a call (Lua's stack bounds unpack).
+  -- Runs `command` on `key` with the arguments listed, a thousand to a call (Lua's stack bounds unpack; an even
+  -- number, so HSET's field-value pairs stay whole).
   local function inSlices(command, key, args)
     for i = 1, #args, 1000 do redis.call(command, key, unpack(args, i, math.min(i + 999, #args))) end
   end
 
   -- Moves the fields of the next bucket to split that now hash to the new one, in one HSET and one HDEL: a
-  -- command per field wrote each moved field's key and command name twice to the AOF, a fifth of what the
-  -- session merges wrote while a table grew (docs/performance.md).
+  -- command per field wrote each moved field's bucket key twice to the AOF, a fifth of all Redis wrote there
+  -- while a table grew (docs/performance.md).
   local function split()
     local from = t.n - level
     local source, target = base .. 'ss:' .. from, base .. 'ss:' .. (from + level)
