@@ -70,6 +70,8 @@ const projectId = Number(project.id);
 const eventHeaders = { 'content-type': 'application/json', 'x-service-key': project.secret_key, 'x-service-instance': BENCH_INSTANCE };
 const sessionHeaders = { 'content-type': 'application/json', 'x-service-key': project.public_key };
 const redis = new Redis(stack.redisUrl);
+// The stack's Redis stops for a while in restart(): the client reconnects, and its refused connections are no news.
+redis.on('error', () => {});
 
 /** Bytes of the files under `dir` whose names match. */
 function filesBytes(dir: string, match: (name: string) => boolean = () => true): number {
