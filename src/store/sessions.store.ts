@@ -161,9 +161,9 @@ function partId(bucket: number, part: number): string {
   return `m:${bucket}:${part}`;
 }
 
-function packBatch(doc: SessionBatchDoc, deflated = zlib.deflateRawSync(JSON.stringify(doc.requests))): StoredBatch {
+function packBatch(doc: SessionBatchDoc): StoredBatch {
   const projects = [...new Set(doc.requests.map((r) => r.project_id))];
-  return { _id: doc._id, received_at: doc.received_at, projects, packed: new Binary(deflated) };
+  return { _id: doc._id, received_at: doc.received_at, projects, packed: new Binary(zlib.deflateRawSync(JSON.stringify(doc.requests))) };
 }
 
 /**
@@ -178,10 +178,10 @@ export interface JobBatch {
 }
 
 export function batchOfJob(job: JobBatch): SessionBatchDoc {
-  return { _id: job.id, received_at: new Date(job.received_at), requests: inflate(Buffer.from(job.packed, 'base64')) as RawRequest[] };
+  return { _id: job.id, received_at: new Date(job.received_at), requests: inflate(Binary.createFromBase64(job.packed)) as RawRequest[] };
 }
 
-const inflate = (packed: Binary | Buffer) => JSON.parse(zlib.inflateRawSync(packed instanceof Binary ? packed.buffer : packed).toString('utf8')) as unknown;
+const inflate = (packed: Binary) => JSON.parse(zlib.inflateRawSync(packed.buffer).toString('utf8')) as unknown;
 
 /** The batches a stored document holds: itself, or a repacked part's. */
 function unpackStored(stored: StoredBatch): SessionBatchDoc[] {
@@ -234,9 +234,9 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
     async insertBatch(requests: RawRequest[]): Promise<JobBatch> {
       const { _id } = await backlog.take();
       const doc: SessionBatchDoc = { _id, received_at: new Date(), requests };
-      const deflated = zlib.deflateRawSync(JSON.stringify(requests));
-      await raw.insertOne(packBatch(doc, deflated));
-      return { id: _id, received_at: doc.received_at.toISOString(), packed: deflated.toString('base64') };
+      const stored = packBatch(doc);
+      await raw.insertOne(stored);
+      return { id: _id, received_at: doc.received_at.toISOString(), packed: stored.packed!.toString('base64') };
     },
     /** A raw batch by id (the sweeper's jobs carry only the id; their batches are never repacked). */
     async getBatch(id: string): Promise<SessionBatchDoc | null> {
@@ -258,7 +258,7 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
       }
     },
     /** Raw batches as stored, written straight (tests and benchmarks that make a history). */
-    insertRaw: (docs: SessionBatchDoc[]) => raw.insertMany(docs.map((doc) => packBatch(doc))),
+    insertRaw: (docs: SessionBatchDoc[]) => raw.insertMany(docs.map(packBatch)),
     /** How many raw documents (batches, or repacked parts) hold entries of the project. */
     countOf: (project: number) => raw.countDocuments({ $or: [{ projects: project }, { 'requests.project_id': project }] }),
     async writeRollups(docs: { hours: Flushed<HourRollup>[]; releases: Flushed<ReleaseRollup>[] }): Promise<void> {
