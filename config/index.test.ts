@@ -20,12 +20,12 @@ describe('loadConfig', () => {
 
   it('names every bad variable in one error', () => {
     try {
-      loadConfig({ PORT: 'eighty', REDIS_URL: 'http://x', MONGODB_URL: '::nope', LOG_LEVEL: 'loud', WORKER_CONCURRENCY_EVENTS: '0' });
+      loadConfig({ PORT: 'eighty', REDIS_URL: 'http://x', MONGODB_URL: '::nope', LOG_LEVEL: 'loud', WORKER_CONCURRENCY_EVENTS: '0', WORKER_NICE: '20' });
       expect.unreachable();
     } catch (err) {
       expect(err).toBeInstanceOf(ConfigError);
       const problems = (err as ConfigError).problems.join('\n');
-      for (const name of ['PORT', 'REDIS_URL', 'MONGODB_URL', 'LOG_LEVEL', 'WORKER_CONCURRENCY_EVENTS']) {
+      for (const name of ['PORT', 'REDIS_URL', 'MONGODB_URL', 'LOG_LEVEL', 'WORKER_CONCURRENCY_EVENTS', 'WORKER_NICE']) {
         expect(problems).toContain(name);
       }
     }

@@ -26,6 +26,8 @@ export interface Config {
   readonly bodyLimitBytes: number;
   readonly queuePrefix: string;
   readonly concurrency: Readonly<Record<QueueKey, number>>;
+  /** the CPU priority (nice, 0 to 19) a `lookout worker` process lowers itself to */
+  readonly workerNice: number;
   readonly shutdownTimeoutMs: number;
   /** Seconds a resolved key stays cached in an API process. */
   readonly keyCacheSeconds: number;
@@ -81,6 +83,7 @@ export const DEFAULTS = {
   WORKER_CONCURRENCY_EVENTS: '4',
   WORKER_CONCURRENCY_NOTIFICATIONS: '8',
   WORKER_CONCURRENCY_MAINTENANCE: '1',
+  WORKER_NICE: '10',
   SHUTDOWN_TIMEOUT_MS: '10000',
   KEY_CACHE_SECONDS: '5',
   SESSIONS_RATE_LIMIT_PER_MINUTE: '3000',
@@ -175,6 +178,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       notifications: int('WORKER_CONCURRENCY_NOTIFICATIONS', 1, 1000),
       maintenance: int('WORKER_CONCURRENCY_MAINTENANCE', 1, 100),
     },
+    workerNice: int('WORKER_NICE', 0, 19),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 100, 600_000),
     keyCacheSeconds: int('KEY_CACHE_SECONDS', 0, 3600),
     sessionsRateLimit: int('SESSIONS_RATE_LIMIT_PER_MINUTE', 1, 100_000_000),

@@ -4,11 +4,13 @@
  * lets running jobs finish within SHUTDOWN_TIMEOUT_MS, then exits; a job cut
  * off by the deadline is retried by another worker (BullMQ's stalled check).
  */
+import fs from 'node:fs';
+import os from 'node:os';
 import { UnrecoverableError, Worker } from 'bullmq';
 import { QUEUE_NAMES, type Config, type QueueKey } from '../config/index.ts';
 import { parseOptions, UsageError } from '../src/cli/usage.ts';
 import { storeUrls } from '../src/embedded/stores.ts';
-import { makeLogger } from '../src/log.ts';
+import { makeLogger, type Logger } from '../src/log.ts';
 import { publishMetrics } from '../src/metrics/fleet.ts';
 import { makeFullRedisLog } from '../src/redis/memory.ts';
 import { JOBS, redisConnection, type JobName } from '../src/queues/registry.ts';
@@ -176,6 +178,7 @@ export async function runWorkerCli(config: Config, args: string[]): Promise<void
     process.once('disconnect', () => (stopNow ? stopNow('parent exited') : process.exit(0)));
   }
   const log = makeLogger(config.logLevel, 'worker');
+  lowerPriority(config.workerNice, log);
   const runtime = await makeRuntime(config, storeUrls(config), log);
   const running = await startWorkers(runtime, { queues, concurrency });
   stopNow = onStopSignal(async (signal: string) => {
@@ -184,4 +187,30 @@ export async function runWorkerCli(config: Config, args: string[]): Promise<void
     await runtime.close();
     process.exit(0);
   });
+}
+
+/**
+ * Lowers this process' CPU priority to `nice` (WORKER_NICE). On a machine the worker shares with the API, the kernel
+ * then gives a core to the API first when both want one: a request waits less, and the worker, whose work can wait a
+ * few milliseconds, takes what is left (docs/decisions.md). On a machine of its own it changes nothing. Linux keeps
+ * a nice value per thread, so every thread running now is lowered; threads started later inherit it. A priority
+ * already lower is kept. Failing to change it is logged, never fatal.
+ */
+function lowerPriority(nice: number, log: Logger): void {
+  if (nice === 0) return;
+  let threads = [0];
+  try {
+    threads = fs.readdirSync('/proc/self/task').map(Number);
+  } catch {
+    // no /proc: the calling thread only
+  }
+  for (const thread of threads) {
+    try {
+      os.setPriority(thread, Math.max(os.getPriority(thread), nice));
+    } catch (err) {
+      if ((err as { info?: { code?: string } }).info?.code === 'ESRCH') continue; // the thread ended meanwhile
+      log.warn({ err: (err as Error).message, nice }, 'could not lower the worker CPU priority (WORKER_NICE)');
+      return;
+    }
+  }
 }
