@@ -15,8 +15,9 @@
  *    After each: ingest p99 of each stream, the share of the CPU time the
  *    hypervisor stole during the round (a shared host's), read latencies (the issue list,
  *    an issue's events, the release list), what is stored, bytes on disk per
- *    event and per session (MongoDB's collection sizes), and Redis' memory
- *    per session held.
+ *    event and per session (MongoDB's collection sizes), Redis' AOF as it
+ *    stands (not rewritten: Redis rewrites it on its own schedule, as in a
+ *    long run) and Redis' memory.
  *    With `--trace DIR`, each round's requests go to `DIR/round-<n>-<stream>.csv`
  *    (when each was due, its latency and status; the first round's warm-up
  *    included), to line up slow seconds with what else the host did then.
@@ -82,21 +83,30 @@ function filesBytes(dir: string, match: (name: string) => boolean = () => true):
   return bytes;
 }
 
-/** Redis' append-only file, rewritten first (what a restart reads). */
-async function aofBytes(): Promise<number> {
+/** Redis' append-only file as it stands: its base (the dataset when last rewritten) and the commands since. */
+const aofFileBytes = () => filesBytes(stack.dataDirs.redis, (name) => name.includes('.aof') || name.endsWith('.rdb'));
+
+/** Redis' append-only file, rewritten first: the dataset alone, what a restart reads. */
+async function rewrittenAofBytes(): Promise<number> {
   await redis.bgrewriteaof().catch(() => {}); // one already running: wait for it
   await waitFor(async () => /aof_rewrite_in_progress:0/.test(await redis.info('persistence')) && /aof_rewrite_scheduled:0/.test(await redis.info('persistence')), 120_000);
-  return filesBytes(stack.dataDirs.redis, (name) => name.includes('.aof') || name.endsWith('.rdb'));
+  return aofFileBytes();
+}
+
+/** The database's pages as MongoDB reports them (`dbStats` totalSize: on FerretDB the SQLite pages its tables and
+ * indexes use, without the write-ahead log and the file's free pages, which would blur a difference of a few megabytes). */
+async function databaseBytes(): Promise<number> {
+  const stats = await runtime.mongo.db.command({ dbStats: 1 });
+  return Number(stats.totalSize ?? Number(stats.storageSize ?? 0) + Number(stats.indexSize ?? 0));
 }
 
 /**
- * What the stores hold on disk: the database's pages as MongoDB reports them (`dbStats` totalSize: on FerretDB
- * the SQLite pages its tables and indexes use, without the write-ahead log and the file's free pages, which
- * would blur a difference of a few megabytes), and the rewritten AOF.
+ * What the stores hold on disk, for the disk per item: the database's pages and the rewritten AOF. Only the
+ * calibration rewrites the AOF: a rewrite forced between rounds would reset Redis' own schedule of rewrites, and the
+ * rounds would no longer meet them as a long run does.
  */
 async function diskBytes(): Promise<{ sqlite: number; aof: number }> {
-  const stats = await runtime.mongo.db.command({ dbStats: 1 });
-  return { sqlite: Number(stats.totalSize ?? Number(stats.storageSize ?? 0) + Number(stats.indexSize ?? 0)), aof: await aofBytes() };
+  return { sqlite: await databaseBytes(), aof: await rewrittenAofBytes() };
 }
 
 const settled = () =>
@@ -223,7 +233,7 @@ try {
     };
     const rawBatches = await collectionBytes('session_raw');
     const eventsBytes = await collectionBytes('events');
-    const disk = { ...(await diskBytes()), sqlite_files: filesBytes(stack.dataDirs.ferretdb, (name) => !name.endsWith('.log')) };
+    const disk = { sqlite: await databaseBytes(), aof_as_it_stands: aofFileBytes(), sqlite_files: filesBytes(stack.dataDirs.ferretdb, (name) => !name.endsWith('.log')) };
     const memory = Number(/used_memory:(\d+)/.exec(await redis.info('memory'))![1]);
     const row = {
       round: r,
