@@ -89,12 +89,17 @@ const aofFileBytes = () => filesBytes(stack.dataDirs.redis, (name) => name.inclu
 /** Redis' append-only file, rewritten first: the dataset alone, what a restart reads. */
 async function rewrittenAofBytes(): Promise<number> {
   await redis.bgrewriteaof().catch(() => {}); // one already running: wait for it
-  await waitFor(async () => /aof_rewrite_in_progress:0/.test(await redis.info('persistence')) && /aof_rewrite_scheduled:0/.test(await redis.info('persistence')), 120_000);
+  await waitFor(async () => {
+    const persistence = await redis.info('persistence');
+    return /aof_rewrite_in_progress:0/.test(persistence) && /aof_rewrite_scheduled:0/.test(persistence);
+  }, 120_000);
   return aofFileBytes();
 }
 
-/** The database's pages as MongoDB reports them (`dbStats` totalSize: on FerretDB the SQLite pages its tables and
- * indexes use, without the write-ahead log and the file's free pages, which would blur a difference of a few megabytes). */
+/**
+ * The database's pages as MongoDB reports them (`dbStats` totalSize: on FerretDB the SQLite pages its tables and
+ * indexes use, without the write-ahead log and the file's free pages, which would blur a difference of a few megabytes).
+ */
 async function databaseBytes(): Promise<number> {
   const stats = await runtime.mongo.db.command({ dbStats: 1 });
   return Number(stats.totalSize ?? Number(stats.storageSize ?? 0) + Number(stats.indexSize ?? 0));
