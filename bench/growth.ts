@@ -20,7 +20,9 @@
  *    long run) and Redis' memory.
  *    With `--trace DIR`, each round's requests go to `DIR/round-<n>-<stream>.csv`
  *    (when each was due, its latency and status; the first round's warm-up
- *    included), to line up slow seconds with what else the host did then.
+ *    included), and each command the API and the worker sent to the store to
+ *    `DIR/store-commands-<pid>.tsv` (STORE_TRACE_DIR), to line up slow seconds
+ *    with what else the host and the store did then.
  * 3. `lookout admin recount` of the project (its time and the process's peak
  *    memory), and a restart of the whole stack, stores included, on its data
  *    (the time to stop, and from starting again until `/readyz` answers ready).
@@ -65,7 +67,8 @@ const SETTLE_LIMIT_MS = 300_000;
 
 const progress = (what: string) => process.stderr.write(`bench:growth ${new Date().toISOString()} ${what}\n`);
 
-const env = await openBench({ seconds: SECONDS, concurrency: 1, workers: 1, workerConcurrency: 4 });
+// With --trace, the API and the worker trace their store commands beside the requests (STORE_TRACE_DIR).
+const env = await openBench({ seconds: SECONDS, concurrency: 1, workers: 1, workerConcurrency: 4 }, TRACE_DIR ? { STORE_TRACE_DIR: path.resolve(TRACE_DIR) } : {});
 const { stack, runtime, project } = env;
 const projectId = Number(project.id);
 const eventHeaders = { 'content-type': 'application/json', 'x-service-key': project.secret_key, 'x-service-instance': BENCH_INSTANCE };

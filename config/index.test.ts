@@ -13,7 +13,9 @@ describe('loadConfig', () => {
       dataDir: '/srv/lookout/.data',
       concurrency: { sessions: 1, events: 4, maintenance: 1 },
       admin: null,
+      storeTraceDir: null,
     });
+    expect(loadConfig({ STORE_TRACE_DIR: 'trace' }, '/srv/lookout').storeTraceDir).toBe('/srv/lookout/trace');
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.concurrency)).toBe(true);
   });

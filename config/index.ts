@@ -56,6 +56,8 @@ export interface Config {
   readonly mailFrom: string;
   /** Webhook targets on loopback, private or link-local addresses are allowed (a chat server on the LAN; tests). */
   readonly webhookAllowPrivate: boolean;
+  /** Folder of the store's command trace (src/store/command-trace.ts), a diagnostic; null: not traced. */
+  readonly storeTraceDir: string | null;
 }
 
 export class ConfigError extends Error {
@@ -100,6 +102,7 @@ export const DEFAULTS = {
   SMTP_URL: '',
   MAIL_FROM: 'Lookout <lookout@localhost>',
   WEBHOOK_ALLOW_PRIVATE: 'false',
+  STORE_TRACE_DIR: '',
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -194,6 +197,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     smtpUrl: url('SMTP_URL', ['smtp', 'smtps']),
     mailFrom: raw('MAIL_FROM'),
     webhookAllowPrivate: raw('WEBHOOK_ALLOW_PRIVATE') === 'true',
+    storeTraceDir: raw('STORE_TRACE_DIR') ? path.resolve(cwd, raw('STORE_TRACE_DIR')) : null,
   };
   if (config.admin && config.admin.password.length < 12) {
     problems.push('ADMIN_PASSWORD: at least 12 characters');

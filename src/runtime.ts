@@ -48,7 +48,7 @@ export class StoreTimeoutError extends Error {
  * not waited for (the API serves while it is away).
  */
 export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger, opts: { storeTimeoutMs?: number } = {}) {
-  const mongo = await connectMongo(urls.mongoUrl, config.mongoDb, opts.storeTimeoutMs);
+  const mongo = await connectMongo(urls.mongoUrl, config.mongoDb, opts.storeTimeoutMs, config.storeTraceDir);
   const stores = makeStores(mongo);
   await stores.ensureIndexes();
   const redisTarget: RedisTarget = { url: urls.redisUrl, cluster: config.redisCluster };

@@ -4,6 +4,7 @@
  * stands for is durable.
  */
 import { MongoClient, MongoServerError, type Collection, type Db, type Document, type IndexDescription, type OptionalUnlessRequiredId } from 'mongodb';
+import { traceCommands } from './command-trace.ts';
 
 export interface Mongo {
   client: MongoClient;
@@ -12,13 +13,16 @@ export interface Mongo {
   ferretdb: boolean;
 }
 
-export async function connectMongo(url: string, dbName: string, timeoutMs = 10_000): Promise<Mongo> {
+/** `traceDir`: where the store's command trace goes (`STORE_TRACE_DIR`); unset, nothing is traced. */
+export async function connectMongo(url: string, dbName: string, timeoutMs = 10_000, traceDir?: string | null): Promise<Mongo> {
   const client = new MongoClient(url, {
     writeConcern: { w: 'majority', journal: true },
     serverSelectionTimeoutMS: timeoutMs,
     maxPoolSize: 50,
     appName: 'lookout',
+    monitorCommands: !!traceDir,
   });
+  if (traceDir) traceCommands(client, traceDir);
   await client.connect();
   const db = client.db(dbName);
   const info = await db.command({ buildInfo: 1 });
