@@ -12,7 +12,7 @@
  *   (src/store/attempts.store.ts), some 40 bytes each.
  * - Raw session batches: a batch is what one API wrote at once, often one
  *   request of some 4 KB, and FerretDB's 8 KB pages hold one such row, half
- *   empty. A minute's batches become parts of about 250 KB
+ *   empty. A minute's batches become parts of about 60 KB
  *   (src/store/sessions.store.ts).
  *
  * What to rewrite is listed in Redis (src/state/repack-list.ts), added when a

@@ -153,10 +153,11 @@ export interface StoredAt {
 }
 
 /**
- * Most entries JSON in a repacked part, give or take a batch: some 7,500 sessions, about 250 KB deflated. Inserting it
- * holds the embedded FerretDB's one writer about 4 ms, which ingestion's inserts wait for (a megabyte held it 14 ms).
+ * Most entries JSON in a repacked part, give or take a batch: some 1,900 sessions, about 60 KB deflated. Inserting it
+ * holds the embedded FerretDB's one writer, which ingestion's inserts wait for: parts of 250 KB held it 12 ms at the
+ * median under `bench:growth`'s load (29 ms at p90), these 3.6 ms (docs/decisions.md).
  */
-const PART_JSON_CHARS = 500_000;
+const PART_JSON_CHARS = 125_000;
 /** Most batch documents the repacker reads in one call (a read does not hold FerretDB's writer). */
 const BATCHES_PER_READ = 100;
 /** Most batch documents the repacker deletes in one call: 25 hold FerretDB's one writer about 4 ms (100 held it 14 ms). */
