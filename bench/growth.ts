@@ -121,11 +121,12 @@ const settled = () =>
   waitFor(async () => (await runtime.stores.events.backlog.size()) + (await runtime.stores.sessions.backlog.size()) === 0, SETTLE_LIMIT_MS);
 
 /**
- * Sign-in attempts and raw session batches as they are kept: the worker's repackers rewrite each minute of them a
- * minute after it ends (src/services/repack.service.ts), so this waits for them, up to three minutes.
+ * Sign-in attempts and raw session batches as they are kept: the worker's repackers rewrite each minute of attempts,
+ * and delete the documents of the session batches copied into parts, a minute after it ends
+ * (src/services/repack.service.ts), so this waits for them, up to three minutes.
  */
 async function repacked() {
-  const pending = async () => (await runtime.issuesState.repackList(projectId).pending()) + (await runtime.state.repackList.pending());
+  const pending = async () => (await runtime.issuesState.repackList(projectId).pending()) + (await runtime.state.partedList.pending());
   if ((await pending()) === 0) return;
   progress('waiting for the sign-in attempts and session batches to be repacked');
   await waitFor(async () => (await pending()) === 0, 200_000);

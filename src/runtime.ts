@@ -21,6 +21,7 @@ import { makeDecisionsState } from './state/decisions.state.ts';
 import { makeNotifyState } from './state/notify.state.ts';
 import { makeReleasesService } from './services/releases.service.ts';
 import { makeSdkService } from './services/sdk.service.ts';
+import { makePartWriter } from './services/session-parts.ts';
 import { makeDidHasher, makeSessionsService } from './services/sessions.service.ts';
 import { makeIssuesState } from './state/issues.state.ts';
 import { makeIssueReads } from './state/issue-reads.ts';
@@ -75,6 +76,8 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const didKey = config.didHashKey ?? (await stores.settings.getOrCreate('did_hash_key', () => crypto.randomBytes(32).toString('hex')));
   const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, windowMs: config.sessionUpdateWindowMs, writesInFlight });
   const releases = makeReleasesService(stores.sessions);
+  /** The worker's parts of the session batches it applies (src/services/session-parts.ts). */
+  const sessionParts = makePartWriter({ store: stores.sessions, list: state.partedList, log });
   const notify = makeNotifyState(stateRedis, { prefix: config.queuePrefix });
   const notifications = makeNotifyService({ stores, notify, queues, validator, config });
   /** A project's notification channels, read at most once a second per process (a new channel is heard of within a second). */
@@ -103,6 +106,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     keeper,
     validator,
     sessions,
+    sessionParts,
     releases,
     notify,
     notifications,
@@ -110,7 +114,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     alertSettings,
     decisions,
     async close() {
-      await Promise.all([sessions.drain(), events.drain()]);
+      await Promise.all([sessions.drain(), events.drain(), sessionParts.drain()]);
       await queues.close();
       stateRedis.disconnect();
       await mongo.client.close();

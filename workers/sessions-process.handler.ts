@@ -6,8 +6,8 @@
  * (src/queues/gather.ts). The script records each chunk in the same atomic
  * step, so a retry, a duplicate delivery or two workers on one batch change
  * nothing twice. The flusher (src/state/flusher.ts) then copies the changed
- * rollups to MongoDB and takes the batches off the backlog; the batch is
- * listed for the repacker (src/services/repack.service.ts) before.
+ * rollups to MongoDB and takes the batches off the backlog. Each batch
+ * applied is held for the worker's next part (src/services/session-parts.ts).
  */
 import type { JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
@@ -38,7 +38,7 @@ export async function processSessionBatches(payload: JobPayloads['sessions.proce
       totals.unchanged += result.unchanged;
       totals.skipped += result.skipped;
     }
-    await state.repackList.add(batch._id);
+    await runtime.sessionParts.add(batch);
     await state.pending.noteApplied([...parts.keys()], batch._id);
     totals.batches += 1;
     totals.projects += parts.size;

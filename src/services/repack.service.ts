@@ -12,14 +12,15 @@
  *   (src/store/attempts.store.ts), some 40 bytes each.
  * - Raw session batches: a batch is what one API wrote at once, often one
  *   request of some 4 KB, and FerretDB's 8 KB pages hold one such row, half
- *   empty. A minute's batches become parts of about 60 KB
- *   (src/store/sessions.store.ts).
+ *   empty. The worker that applies them copies them into parts of about
+ *   60 KB as it goes (src/services/session-parts.ts); here their own
+ *   documents are deleted, without reading them.
  *
- * What to rewrite is listed in Redis (src/state/repack-list.ts), added when a
- * worker applies the group or batch, so nothing scans the collections. One
- * still on the backlog (its job may read it back by its id) keeps its
- * document, as does one a lost Redis no longer lists: both are read as
- * before, they only take more room.
+ * What to do is listed in Redis (src/state/repack-list.ts), added when a
+ * worker applies the group or writes the part, so nothing scans the
+ * collections. One still on the backlog (its job may read it back by its id)
+ * keeps its document, as does one a lost Redis no longer lists: both are read
+ * as before, they only take more room.
  */
 import type { Logger } from '../log.ts';
 import type { IssuesState } from '../state/issues.state.ts';
@@ -113,29 +114,30 @@ async function repackMinutes(deps: RepackDeps, now: Date, opts: Run) {
 }
 
 /**
- * Repacks every minute of raw session batches that is due, oldest first; returns what it did. One run at a time, as
- * for attempts.
+ * Deletes the documents of the raw session batches that parts hold (src/services/session-parts.ts), a minute at a
+ * time, oldest first; returns what it did. One run at a time, as for attempts.
  */
 export async function repackSessions(deps: SessionRepackDeps, now: Date, opts: RepackOptions = {}) {
-  return (await leasedRun(deps.state.takeRepackLease, opts, (run) => repackSessionMinutes(deps, now, run))) ?? { minutes: 0, batches: 0 };
+  return (await leasedRun(deps.state.takeRepackLease, opts, (run) => deleteParted(deps, now, run))) ?? { minutes: 0, batches: 0 };
 }
 
-async function repackSessionMinutes(deps: SessionRepackDeps, now: Date, opts: Run) {
+async function deleteParted(deps: SessionRepackDeps, now: Date, opts: Run) {
   const { sessions } = deps.stores;
-  const list = deps.state.repackList;
+  const list = deps.state.partedList;
+  await deps.state.retireRepackList();
   const done = { minutes: 0, batches: 0 };
   const started = Date.now();
   const before = now.getTime() - REPACK_AFTER_MS;
   let due = await list.due(before);
   const caughtUp = due?.bucket === Math.floor(before / REPACK_BUCKET_MS) - 1;
-  const paced = makePace({ spread: caughtUp ? { ms: opts.spreadMs, units: 2 * due!.ids.length } : undefined, signal: opts.signal });
+  const paced = makePace({ spread: caughtUp ? { ms: opts.spreadMs, units: due!.ids.length } : undefined, signal: opts.signal });
   for (; due; due = await list.due(before)) {
     if (!caughtUp && Date.now() - started > opts.budgetMs) break;
     const waiting = await sessions.backlog.waiting(due.ids);
-    done.batches += await sessions.repack(due.bucket, due.ids.filter((id) => !waiting.has(id)), { paced });
+    done.batches += await sessions.deleteBatches(due.ids.filter((id) => !waiting.has(id)), paced);
     await list.done(due.ids);
     done.minutes += 1;
   }
-  if (done.minutes > 0) deps.log.info(done, 'repacked raw session batches');
+  if (done.minutes > 0) deps.log.info(done, 'deleted raw session batches their parts hold');
   return done;
 }

@@ -1,8 +1,10 @@
 /**
- * What the repacker has yet to rewrite (src/services/repack.service.ts): a
- * sorted set of group or batch ids that workers applied, scored by the time
- * at the head of each id (src/util/group-commit.ts). The repacker takes them a
- * minute at a time, oldest first, and removes them once rewritten.
+ * What a repacker has yet to do (src/services/repack.service.ts): a sorted
+ * set of ids, scored by the time at the head of each id
+ * (src/util/group-commit.ts): the groups of sign-in attempts workers applied,
+ * to be read back and rewritten, or the raw session batches a part holds,
+ * whose own documents are to be deleted. The repacker takes them a minute at
+ * a time, oldest first, and removes them once done.
  */
 import type { RedisClient } from '../redis/connect.ts';
 import { REPACK_BUCKET_MS } from '../store/attempts.store.ts';
@@ -16,8 +18,8 @@ export interface RepackDue {
 
 export function makeRepackList(redis: RedisClient, key: string) {
   return {
-    /** Lists an applied id (again: a later run finds it rewritten, or leaves it as it is). */
-    add: (id: string) => redis.zadd(key, 'NX', groupTime(id), id),
+    /** Lists ids (again: a later run finds them rewritten, or leaves them as they are). */
+    add: (...ids: string[]) => redis.zadd(key, 'NX', ...ids.flatMap((id) => [groupTime(id), id])),
     /** The oldest minute listed, if it ended before `before` (epoch ms). */
     async due(before: number): Promise<RepackDue | null> {
       const [, score] = await redis.zrange(key, 0, 0, 'WITHSCORES');

@@ -7,6 +7,9 @@
  *   batch's requests are stored as one deflated JSON value (`packed`) beside
  *   the projects they hold: about a fifth of their bytes on disk
  *   (docs/decisions.md). Batches stored before hold `requests` as they came.
+ *   The worker then copies the batches it applied into parts of some 60 KB,
+ *   and their documents are deleted (src/services/session-parts.ts): one
+ *   4 KB batch fills most of an 8 KB SQLite page, a part its pages whole.
  * - `session_backlog` (src/store/backlog.ts): a marker per raw batch whose
  *   effects are not yet durable in MongoDB, written before the raw batch and
  *   deleted by the flusher once the rollups the batch changed are written.
@@ -17,6 +20,7 @@
  * - `session_flush`: per project, the change counter the last flush covered;
  *   a Redis that comes back behind it lost state and is rebuilt.
  */
+import crypto from 'node:crypto';
 import zlib from 'node:zlib';
 import { Binary, type AnyBulkWriteOperation, type Collection, type Db, type IndexDescription } from 'mongodb';
 import type { HourRollup, ReleaseRollup } from '../domain/release-health.ts';
@@ -124,7 +128,8 @@ export interface SessionBatchDoc {
 
 /**
  * A raw batch as stored: its requests deflated in one value, and the projects they hold (for the recount's query).
- * A repacked part (`merged` set) holds a minute's batches instead, or some PART_JSON_CHARS of them.
+ * A part (`merged` set) holds batches a worker applied instead, some PART_JSON_CHARS of them
+ * (src/services/session-parts.ts); parts written before hold a minute's batches, or part of them (`m:<minute>:<n>`).
  */
 interface StoredBatch {
   _id: string;
@@ -134,13 +139,11 @@ interface StoredBatch {
   packed?: Binary;
   /** batches stored before `packed` */
   requests?: RawRequest[];
-  /** a repacked part's batch ids, in the order it holds them (by id) */
+  /** a part's batch ids, in the order it holds them (by id) */
   merged?: string[];
-  /** part 0 of a repacked minute: how many parts follow it */
-  parts?: number;
 }
 
-/** What a repacked part packs. */
+/** What a part packs. */
 interface PartContents {
   batches: { _id: string; received_at: number; requests: RawRequest[] }[];
 }
@@ -153,19 +156,13 @@ export interface StoredAt {
 }
 
 /**
- * Most entries JSON in a repacked part, give or take a batch: some 1,900 sessions, about 60 KB deflated. Inserting it
- * holds the embedded FerretDB's one writer, which ingestion's inserts wait for: parts of 250 KB held it 12 ms at the
- * median under `bench:growth`'s load (29 ms at p90), these 3.6 ms (docs/decisions.md).
+ * Most entries JSON in a part, give or take a batch: some 1,900 sessions, about 60 KB deflated. Inserting it holds
+ * the embedded FerretDB's one writer, which ingestion's inserts wait for: parts of 250 KB held it 12 ms at the median
+ * under `bench:growth`'s load (29 ms at p90), these 3.6 ms (docs/decisions.md).
  */
-const PART_JSON_CHARS = 125_000;
-/** Most batch documents the repacker reads in one call (a read does not hold FerretDB's writer). */
-const BATCHES_PER_READ = 100;
-/** Most batch documents the repacker deletes in one call: 25 hold FerretDB's one writer about 4 ms (100 held it 14 ms). */
+export const PART_JSON_CHARS = 125_000;
+/** Most batch documents deleted in one call: 25 hold FerretDB's one writer about 4 ms (100 held it 14 ms). */
 const DELETES_PER_CALL = 25;
-
-function partId(bucket: number, part: number): string {
-  return `m:${bucket}:${part}`;
-}
 
 function packBatch(doc: SessionBatchDoc): StoredBatch {
   const projects = [...new Set(doc.requests.map((r) => r.project_id))];
@@ -189,7 +186,7 @@ export function batchOfJob(job: JobBatch): SessionBatchDoc {
 
 const inflate = (packed: Binary) => JSON.parse(zlib.inflateRawSync(packed.buffer).toString('utf8')) as unknown;
 
-/** The batches a stored document holds: itself, or a repacked part's. */
+/** The batches a stored document holds: itself, or a part's. */
 function unpackStored(stored: StoredBatch): SessionBatchDoc[] {
   if (stored.merged) {
     const { batches } = inflate(stored.packed!) as PartContents;
@@ -244,14 +241,14 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
       await raw.insertOne(stored);
       return { id: _id, received_at: doc.received_at.toISOString(), packed: stored.packed!.toString('base64') };
     },
-    /** A raw batch by id (the sweeper's jobs carry only the id; their batches are never repacked). */
+    /** A raw batch by id (the sweeper's jobs carry only the id; a batch still on the backlog keeps its document). */
     async getBatch(id: string): Promise<SessionBatchDoc | null> {
       const stored = await raw.findOne({ _id: id });
       return stored && unpackStored(stored)[0]!;
     },
     /**
      * Every retained raw batch with entries of the project, in the order of the documents that hold them (oldest
-     * first, a repacked part's batches in their order), each with where it was read from (recount only).
+     * first, a part's batches in their order), each with where it was read from (recount only).
      */
     async *batchesOf(project: number): AsyncGenerator<{ batch: SessionBatchDoc; from: StoredAt }> {
       const cursor = raw.find({ $or: [{ projects: project }, { 'requests.project_id': project }] }).sort({ received_at: 1, _id: 1 });
@@ -265,7 +262,7 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
     },
     /** Raw batches as stored, written straight (tests and benchmarks that make a history). */
     insertRaw: (docs: SessionBatchDoc[]) => raw.insertMany(docs.map(packBatch)),
-    /** How many raw documents (batches, or repacked parts) hold entries of the project. */
+    /** How many raw documents (batches, or parts) hold entries of the project. */
     countOf: (project: number) => raw.countDocuments({ $or: [{ projects: project }, { 'requests.project_id': project }] }),
     async writeRollups(docs: { hours: Flushed<HourRollup>[]; releases: Flushed<ReleaseRollup>[] }): Promise<void> {
       await Promise.all([writeNewer(hours, docs.hours), writeNewer(releases, docs.releases)]);
@@ -282,68 +279,34 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
     },
 
     /**
-     * Rewrites the batches of a minute (`bucket`, by their ids' time) as parts of some `partChars` and deletes
-     * the batches' documents; returns how many it deleted. Parts are only inserted, never replaced, and part 0 last:
-     * a run killed on the way, or two at once, leave every batch in its own document or in a part, and the batches
-     * a part holds are deleted only once part 0 says the minute is written. A batch left out (read after the minute
-     * was written) keeps its document. A recount reads a batch that is in both once (its id is recorded).
+     * Writes batches the worker applied, as it holds them, into one part (`packed` deflates them together), and
+     * returns its id. The part is a copy: each batch keeps its document until `deleteBatches`, and a recount reads a
+     * batch that is in both, or in two parts, once (its id is recorded). The id names the batches it holds, so a
+     * part written twice (a duplicate delivery) is inserted once, and two parts that hold different batches differ.
      */
-    async repack(bucket: number, ids: string[], opts: { paced?: Pace; partChars?: number } = {}): Promise<number> {
-      const { paced = makePace(), partChars = PART_JSON_CHARS } = opts;
-      const head = partId(bucket, 0);
-      let first = await raw.findOne({ _id: head }, { projection: { packed: 0 } });
-      if (!first) {
-        await writeParts(bucket, [...new Set(ids)].sort(), paced, partChars);
-        first = await raw.findOne({ _id: head }, { projection: { packed: 0 } });
-        if (!first) return 0; // no batch had a document
-      }
-      const rest = first.parts ? await raw.find({ _id: { $in: Array.from({ length: first.parts }, (_, i) => partId(bucket, i + 1)) } }, { projection: { merged: 1 } }).toArray() : [];
-      const held = [first, ...rest].flatMap((part) => part.merged ?? []);
+    async insertPart(batches: SessionBatchDoc[]): Promise<string> {
+      const sorted = [...batches].sort((a, b) => (a._id < b._id ? -1 : 1));
+      const ids = sorted.map((b) => b._id);
+      const _id = `p:${ids[0]}:${crypto.createHash('sha256').update(ids.join(',')).digest('hex').slice(0, 16)}`;
+      const contents: PartContents = { batches: sorted.map((b) => ({ _id: b._id, received_at: b.received_at.getTime(), requests: b.requests })) };
+      await insertOnce(raw, {
+        _id,
+        received_at: new Date(Math.max(...sorted.map((b) => b.received_at.getTime()))),
+        projects: [...new Set(sorted.flatMap((b) => b.requests.map((r) => r.project_id)))],
+        merged: ids,
+        packed: new Binary(zlib.deflateRawSync(JSON.stringify(contents))),
+      });
+      return _id;
+    },
+    /** Deletes the documents of batches a part holds, DELETES_PER_CALL at a time; returns how many it deleted. */
+    async deleteBatches(ids: string[], paced: Pace = makePace()): Promise<number> {
       let deleted = 0;
-      for (let i = 0; i < held.length; i += DELETES_PER_CALL) {
-        const chunk = held.slice(i, i + DELETES_PER_CALL);
+      for (let i = 0; i < ids.length; i += DELETES_PER_CALL) {
+        const chunk = ids.slice(i, i + DELETES_PER_CALL);
         deleted += (await paced(chunk.length, () => raw.deleteMany({ _id: { $in: chunk } }))).deletedCount;
       }
       return deleted;
     },
   };
-
-  /** The batches' documents (ids sorted) as parts: the further parts first, then part 0 with how many follow. */
-  async function writeParts(bucket: number, sorted: string[], paced: Pace, partChars: number): Promise<void> {
-    const parts: StoredBatch[] = [];
-    let part: { batches: PartContents['batches']; projects: Set<number>; chars: number } | null = null;
-    const close = async () => {
-      if (!part) return;
-      const last = part.batches.at(-1)!;
-      const doc: StoredBatch = {
-        _id: partId(bucket, parts.length),
-        received_at: new Date(last.received_at),
-        projects: [...part.projects],
-        merged: part.batches.map((b) => b._id),
-        packed: new Binary(zlib.deflateRawSync(JSON.stringify({ batches: part.batches } satisfies PartContents))),
-      };
-      parts.push(doc);
-      part = null;
-      if (parts.length > 1) await paced(0, () => insertOnce(raw, doc));
-    };
-    for (let i = 0; i < sorted.length; i += BATCHES_PER_READ) {
-      const chunk = sorted.slice(i, i + BATCHES_PER_READ);
-      const found = await paced(chunk.length, () => raw.find({ _id: { $in: chunk } }).toArray());
-      found.sort((a, b) => (a._id < b._id ? -1 : 1)); // by id: by the time at its head, as the minute was cut
-      for (const stored of found) {
-        const batch = unpackStored(stored)[0]!;
-        part ??= { batches: [], projects: new Set(), chars: 0 };
-        part.batches.push({ _id: batch._id, received_at: batch.received_at.getTime(), requests: batch.requests });
-        for (const r of batch.requests) {
-          part.projects.add(r.project_id);
-          part.chars += r.entries.length;
-        }
-        if (part.chars >= partChars) await close();
-      }
-    }
-    await close();
-    // Part 0 goes in last: once it is there, the minute is written.
-    if (parts.length > 0) await insertOnce(raw, { ...parts[0]!, parts: parts.length - 1 });
-  }
 }
 export type SessionsStore = ReturnType<typeof makeSessionsStore>;
