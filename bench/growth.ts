@@ -27,6 +27,9 @@
  *    memory), and a restart of the whole stack, stores included, on its data
  *    (the time to stop, and from starting again until `/readyz` answers ready).
  *
+ * Beside them, as a baseline: how long a fixed piece of CPU work took on the idle host
+ * before the stack started (`hostWorkMs`, bench/lib.ts), to tell a slow host from a slow build.
+ *
  * Targets (issue 25): disk per error event ≤ 3 KB, per sign-in attempt ≤ 400 B,
  * per session ≤ 100 B; last round's ingest p99 within 1.5× the first's and
  * < 50 ms; recount peak memory ≤ 512 MB and restart ready ≤ 15 s, at ≥ 1 M
@@ -40,7 +43,7 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { total } from '../src/domain/sessions.ts';
 import { eventStream, openLoop, sessionStreams, type OpenLoopResult, type Stream } from './load.ts';
-import { BENCH_INSTANCE, cpuTicks, openBench, report, round, stealPercent, timedInTurn, waitFor } from './lib.ts';
+import { BENCH_INSTANCE, cpuTicks, hostWorkMs, openBench, report, round, stealPercent, timedInTurn, waitFor } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -67,6 +70,7 @@ const SETTLE_LIMIT_MS = 300_000;
 
 const progress = (what: string) => process.stderr.write(`bench:growth ${new Date().toISOString()} ${what}\n`);
 
+const hostMs = hostWorkMs();
 // With --trace, the API and the worker trace their store commands beside the requests (STORE_TRACE_DIR).
 const env = await openBench({ seconds: SECONDS, concurrency: 1, workers: 1, workerConcurrency: 4 }, TRACE_DIR ? { STORE_TRACE_DIR: path.resolve(TRACE_DIR) } : {});
 const { stack, runtime, project } = env;
@@ -272,6 +276,7 @@ try {
   const last = rounds.at(-1);
   const result = {
     rates: { events_per_s: EVENT_RATE, sessions_per_s: SESSION_RATE, seconds: SECONDS, rounds: ROUNDS },
+    host_work_ms: hostMs,
     per_item: perItem,
     rounds,
     recount: recounted,
@@ -287,6 +292,7 @@ try {
     },
   };
   report('bench:growth', result, [
+    ['host (baseline)', `a fixed piece of CPU work in ${hostMs} ms on the idle host (bench/lib.ts hostWorkMs)`],
     ...(
       [
         ['disk per sign-in attempt (B)', perItem.sign_in_attempt],
