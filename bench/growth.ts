@@ -21,7 +21,8 @@
  *    With `--trace DIR`, each round's requests go to `DIR/round-<n>-<stream>.csv`
  *    (when each was due, its latency and status; the first round's warm-up
  *    included), and each command the API and the worker sent to the store to
- *    `DIR/store-commands-<pid>.tsv` (STORE_TRACE_DIR), to line up slow seconds
+ *    `DIR/store-commands-<pid>.tsv` (STORE_TRACE_DIR), and when Redis began and
+ *    ended each AOF rewrite to `DIR/redis-rewrites.csv`, to line up slow seconds
  *    with what else the host and the store did then.
  * 3. `lookout admin recount` of the project (its time and the process's peak
  *    memory), and a restart of the whole stack, stores included, on its data
@@ -221,6 +222,28 @@ async function restart(): Promise<{ stop_seconds: number; ready_seconds: number 
   return { stop_seconds: round(stopMs / 1000), ready_seconds: ready === null ? null : round((performance.now() - started) / 1000) };
 }
 
+/**
+ * With --trace, when Redis began and ended each rewrite of its AOF during the rounds (`DIR/redis-rewrites.csv`: epoch
+ * ms, began or ended), from INFO persistence read every 250 ms: a rewrite writes the whole dataset to disk at once.
+ */
+function traceRewrites(): () => void {
+  if (!TRACE_DIR) return () => {};
+  const file = path.join(TRACE_DIR, 'redis-rewrites.csv');
+  fs.writeFileSync(file, 'at_ms,rewrite\n');
+  let rewriting = false;
+  const timer = setInterval(() => {
+    redis
+      .info('persistence')
+      .then((info) => {
+        const now = /aof_rewrite_in_progress:1/.test(info);
+        if (now !== rewriting) fs.appendFileSync(file, `${Date.now()},${now ? 'began' : 'ended'}\n`);
+        rewriting = now;
+      })
+      .catch(() => {});
+  }, 250);
+  return () => clearInterval(timer);
+}
+
 const p99 = (r: OpenLoopResult) => r.p99_ms;
 try {
   const perItem = {
@@ -230,6 +253,7 @@ try {
   };
 
   const rounds = [];
+  const stopRewriteTrace = traceRewrites();
   for (let r = 1; r <= ROUNDS; r++) {
     progress(`round ${r}: ${EVENT_RATE} events/s and ${SESSION_RATE} sessions/s for ${SECONDS} s`);
     const streams = [eventStream(EVENT_RATE, undefined, { large: true }), sessionStreams(SESSION_RATE, 1)[0]!];
@@ -266,6 +290,7 @@ try {
     rounds.push(row);
   }
 
+  stopRewriteTrace();
   progress('recount');
   const recounted = await recount();
   progress('restart');
