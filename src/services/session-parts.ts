@@ -66,4 +66,3 @@ export function makePartWriter(deps: { store: Pick<SessionsStore, 'insertPart'>;
     },
   };
 }
-export type PartWriter = ReturnType<typeof makePartWriter>;
