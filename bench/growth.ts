@@ -13,7 +13,9 @@
  * 2. `--rounds` rounds of `--seconds` of fixed-rate load, events (one in five
  *    a ~6 KB error event, the others sign-in attempts) and sessions at once.
  *    After each: ingest p99 of each stream, the share of the CPU time the
- *    hypervisor stole during the round (a shared host's), read latencies (the issue list,
+ *    hypervisor stole during the round (a shared host's), the CPU each
+ *    process used (API, worker, Redis, FerretDB and the load generator, in %
+ *    of one core: the host has 200, and latencies climb as they near it), read latencies (the issue list,
  *    an issue's events, the release list), what is stored, bytes on disk per
  *    event and per session (MongoDB's collection sizes), Redis' AOF as it
  *    stands (not rewritten: Redis rewrites it on its own schedule, as in a
@@ -44,7 +46,7 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { total } from '../src/domain/sessions.ts';
 import { eventStream, openLoop, sessionStreams, type OpenLoopResult, type Stream } from './load.ts';
-import { BENCH_INSTANCE, cpuTicks, hostWorkMs, openBench, report, round, stealPercent, timedInTurn, waitFor } from './lib.ts';
+import { BENCH_INSTANCE, cpuTicks, hostWorkMs, openBench, processCpu, report, round, stealPercent, timedInTurn, waitFor } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -258,11 +260,13 @@ try {
     progress(`round ${r}: ${EVENT_RATE} events/s and ${SESSION_RATE} sessions/s for ${SECONDS} s`);
     const streams = [eventStream(EVENT_RATE, undefined, { large: true }), sessionStreams(SESSION_RATE, 1)[0]!];
     const ticks = cpuTicks();
+    const cpu = processCpu(stack);
     const [events, sessions] = await Promise.all([
       openLoop(`round ${r} events`, stack.apiUrls, eventHeaders, [streams[0]!], SECONDS, r === 1 ? 5 : 0, traceFile(r, 'events')),
       openLoop(`round ${r} sessions`, stack.apiUrls, sessionHeaders, [streams[1]!], SECONDS, r === 1 ? 5 : 0, traceFile(r, 'sessions')),
     ]);
     const steal = stealPercent(ticks);
+    const cpuPercent = cpu();
     const settle = await settled();
     const stored = {
       events: await runtime.stores.events.collection.estimatedDocumentCount(),
@@ -278,6 +282,7 @@ try {
       session_batches_p99_ms: p99(sessions['session batches']!),
       non_2xx: events.events!.non_2xx + sessions['session batches']!.non_2xx,
       cpu_steal_percent: steal,
+      cpu_percent: cpuPercent,
       settled_seconds: settle,
       reads: await reads(),
       stored,
@@ -332,7 +337,7 @@ try {
       (r) =>
         [
           `round ${r.round}`,
-          `events p99 ${r.events_p99_ms} ms, batches p99 ${r.session_batches_p99_ms} ms, non-2xx ${r.non_2xx}, CPU stolen ${r.cpu_steal_percent ?? '-'}%, settled ${r.settled_seconds} s; reads p99 list ${r.reads.issue_list.p99} / events ${r.reads.issue_events?.p99 ?? '-'} / releases ${r.reads.releases.p99} ms; ${r.stored.events} events, ${r.stored.sessions} sessions; ${r.events_collection_bytes_per_event} B/event, ${r.session_raw_bytes_per_session} B/session in MongoDB; Redis ${round(r.redis_used_memory_bytes / 1048576)} MB`,
+          `events p99 ${r.events_p99_ms} ms, batches p99 ${r.session_batches_p99_ms} ms, non-2xx ${r.non_2xx}, CPU stolen ${r.cpu_steal_percent ?? '-'}%, CPU used (% of a core) ${Object.entries(r.cpu_percent).map(([role, p]) => `${role} ${p}`).join(', ')}, settled ${r.settled_seconds} s; reads p99 list ${r.reads.issue_list.p99} / events ${r.reads.issue_events?.p99 ?? '-'} / releases ${r.reads.releases.p99} ms; ${r.stored.events} events, ${r.stored.sessions} sessions; ${r.events_collection_bytes_per_event} B/event, ${r.session_raw_bytes_per_session} B/session in MongoDB; Redis ${round(r.redis_used_memory_bytes / 1048576)} MB`,
         ] as [string, string],
     ),
     ['recount', `${recounted.seconds} s, peak ${recounted.peak_rss_mb} MB (exit ${recounted.code})`],

@@ -49,6 +49,8 @@ export interface Stack {
    * when they are up, with how long the stop and the start took (ms).
    */
   restart(): Promise<{ stopMs: number; startMs: number }>;
+  /** the processes it runs now, by role: `api`, `worker`, `redis`, `ferretdb` (stores it was given are not its own) */
+  processes(): { role: string; pid: number }[];
   stop(): Promise<void>;
 }
 
@@ -140,7 +142,11 @@ export async function startStack(args: BenchArgs, extraEnv: Record<string, strin
       await startProcesses();
       return { stopMs: starting - stopping, startMs: performance.now() - starting };
     };
-    return { redisUrl, mongoUrl, env, apiUrl: apiUrls[0]!, apiUrls, dataDirs, restart, stop };
+    const processes = () => [
+      ...started.filter((p) => p.pid > 0).map((p) => ({ role: p.name, pid: p.pid })),
+      ...children.map((c) => ({ role: c.spawnargs.includes('api') ? 'api' : 'worker', pid: c.pid! })),
+    ];
+    return { redisUrl, mongoUrl, env, apiUrl: apiUrls[0]!, apiUrls, dataDirs, restart, processes, stop };
   } catch (err) {
     await stop();
     throw err;
@@ -223,6 +229,41 @@ export function stealPercent(since: ReturnType<typeof cpuTicks>): number | null 
   const now = cpuTicks();
   if (!since || !now || now.total === since.total) return null;
   return round((100 * (now.steal - since.steal)) / (now.total - since.total), 1);
+}
+
+/** CPU time (ms) each process has used so far, from /proc (Linux; null where it cannot be read). */
+function cpuMsOf(pid: number): number | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in USER_HZ (100 on Linux)
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Starts counting the CPU the stack's processes and this one (the load generator, `bench`) use; the returned
+ * function gives each role's share of one core since then, in percent (roles of several processes summed). Beside
+ * the latencies it says whether the host had room: the two cores are 200%.
+ */
+export function processCpu(stack: Pick<Stack, 'processes'>): () => Record<string, number> {
+  const started = performance.now();
+  const self = process.cpuUsage();
+  const before = new Map(stack.processes().map((p) => [p.pid, cpuMsOf(p.pid)]));
+  return () => {
+    const seconds = (performance.now() - started) / 1000;
+    const used: Record<string, number> = {};
+    for (const p of stack.processes()) {
+      const was = before.get(p.pid);
+      const now = cpuMsOf(p.pid);
+      if (was == null || now == null) continue;
+      used[p.role] = (used[p.role] ?? 0) + (now - was);
+    }
+    const own = process.cpuUsage(self);
+    used.bench = (own.user + own.system) / 1000;
+    return Object.fromEntries(Object.entries(used).map(([role, ms]) => [role, round(ms / seconds / 10, 0)]));
+  };
 }
 
 /**
