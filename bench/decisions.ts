@@ -35,7 +35,7 @@ try {
       Array.from({ length: Math.min(200, DECISIONS - i) }, (_, k) => {
         const n = i + k;
         const ip = `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
-        const burst = { fingerprint: `security:brute_force:bench${n}`, title: `burst ${n}`, detector: 'brute_force' as const, actor: `user${n}@bench.example`, ip, count: 5, first: new Date(now - 60_000), last: new Date(now), latest: `${project}:e${n}`, latest_at: new Date(now), received: new Date(now) };
+        const burst = { fingerprint: `security:brute_force:bench${n}`, title: `burst ${n}`, detector: 'brute_force' as const, group: `bench${n}`, first_id: `f${n}`, last_id: `e${n}`, actor: `user${n}@bench.example`, ip, count: 5, first: new Date(now - 60_000), last: new Date(now), latest: `${project}:e${n}`, latest_at: new Date(now), received: new Date(now) };
         return issuesState.applyBurst(project, 1_000_000 + n, burst, { decisionSeconds: 3600, now: new Date(now) });
       }),
     );

@@ -22,6 +22,11 @@ export const ATTEMPT_KINDS: ReadonlySet<string> = new Set(['login_failed', 'logi
 
 /** How far back the detectors read a group's attempts, and the most they read; bursts chained over longer spans may split. */
 export const DETECTION_LOOKBACK_MS = 24 * 3600 * 1000;
+/**
+ * How long a security issue's span stays in its detector group's index (apply-burst-3.lua), where a burst another
+ * fold names by a later attempt finds the issue of the same attack: longer than any fold reaches back.
+ */
+const BURST_SPAN_MS = 2 * DETECTION_LOOKBACK_MS;
 export const DETECTION_MAX_ATTEMPTS = 20_000;
 /**
  * A detector's fold is saved up to this long before its newest attempt: attempts arrive a little out of order
@@ -83,6 +88,11 @@ export interface BurstEntry {
   fingerprint: string;
   title: string;
   detector: 'brute_force' | 'credential_stuffing';
+  /** the digest of the detector's group (actor and address, or address) */
+  group: string;
+  /** the event ids of the burst's earliest and newest attempts: with `first` and `latest_at`, its span */
+  first_id: string;
+  last_id: string;
   /** the burst's actor (brute force) and address, as the notification names them */
   actor: string | null;
   ip: string | null;
@@ -222,7 +232,7 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
     async applyBurst(project: number, issue: number, burst: BurstEntry, opts: { notify?: boolean; decisionSeconds?: number; now?: Date } = {}): Promise<'changed' | 'unchanged' | 'unverified'> {
       const k = keys(project);
       const arg = { ...burst, first: burst.first.getTime(), last: burst.last.getTime(), latest_at: burst.latest_at.getTime(), received: burst.received?.getTime() };
-      const code = await r.applyBurst(k.epoch, k.eseq, k.edirty, k.base, issue, JSON.stringify(arg), opts.notify ? 't' : '', opts.decisionSeconds ?? 0, (opts.now ?? new Date()).getTime());
+      const code = await r.applyBurst(k.epoch, k.eseq, k.edirty, k.base, issue, JSON.stringify(arg), opts.notify ? 't' : '', opts.decisionSeconds ?? 0, (opts.now ?? new Date()).getTime(), BURST_SPAN_MS);
       return code === 1 ? 'changed' : code === 0 ? 'unchanged' : 'unverified';
     },
 
@@ -283,6 +293,8 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
       }
       for (const doc of issues) {
         pipe.hset(`${k.base}i:${doc._id}`, writeIssue(doc));
+        const span = burstSpan(doc);
+        if (span) pipe.hset(`${k.base}bx:${span.index}`, String(doc._id), JSON.stringify(span.span)).pexpire(`${k.base}bx:${span.index}`, BURST_SPAN_MS);
         if (doc.companies.length > 0) pipe.sadd(`${k.base}ic:${doc._id}`, ...doc.companies);
         pipe.hset(`${k.base}fp`, doc.fingerprint, String(doc._id));
         pipe.hset(k.edirty, String(doc._id), String(eseq));
@@ -313,7 +325,7 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
 export type IssuesState = ReturnType<typeof makeIssuesState>;
 
 /** The keys under a project's prefix that hold issue state (apply-events-4.lua, snapshot-issues-3.lua); the notification keys (src/state/notify.state.ts) outlive a rebuild. */
-const ISSUE_KEY_PATTERNS = ['i:*', 'ic:*', 'ie:*', 'is:*', 'ih:*', 'im:*', 'fr:*', 'fe:*', 'fc:*', 'fl:*', 'fk:*', 'tx:*', 'x:*', 'xn:*', 'r:*', 'ag:*', 'aip:*', 'dt:*'] as const;
+const ISSUE_KEY_PATTERNS = ['i:*', 'ic:*', 'ie:*', 'is:*', 'ih:*', 'im:*', 'fr:*', 'fe:*', 'fc:*', 'fl:*', 'fk:*', 'tx:*', 'x:*', 'xn:*', 'r:*', 'ag:*', 'aip:*', 'dt:*', 'bx:*'] as const;
 
 /** An error event counted in its issue, as a rebuild restores it. */
 export interface CountedEvent {
@@ -415,6 +427,18 @@ function fromPairs(fields: string[]): Record<string, string> {
 }
 
 /** An issue hash (apply-events-4.lua) → the document MongoDB keeps. */
+/**
+ * A security issue's entry in its detector group's index (apply-burst-3.lua), from the document: the group and the
+ * span [first at, first id, last at, last id]. Its fingerprint, `security:<detector>:<group>:<first attempt>`, names
+ * the group; null for an error issue.
+ */
+export function burstSpan(doc: IssueDoc): { index: string; span: [number, string, number, string] } | null {
+  const [kind, detector, group, ...key] = doc.fingerprint.split(':');
+  if (doc.kind !== 'security' || kind !== 'security' || !detector || !group || key.length === 0) return null;
+  const last = doc.latest_event ? doc.latest_event.slice(doc.latest_event.indexOf(':') + 1) : '~';
+  return { index: `${detector}:${group}`, span: [doc.first_seen.getTime(), key.join(':'), doc.last_seen.getTime(), last] };
+}
+
 export function readIssue(project: number, id: number, h: Record<string, string | undefined>, companies: string[]): IssueDoc {
   const date = (f: string) => (h[f] ? new Date(Number(h[f])) : null);
   return {

@@ -24,12 +24,24 @@
   KEYS[3] edirty   hash: issue id -> eseq of its last change
 
   ARGV[1] key prefix of the project, '<prefix>:{p:<id>}:'
-  ARGV[2] issue id
-  ARGV[3] JSON {fingerprint, title, detector, actor, ip, count, first, last, latest, latest_at, received}
-          `received` (ms) is set when the burst holds an attempt of the batch being applied
+  ARGV[2] issue id (numbered for the burst's fingerprint, perhaps not created yet)
+  ARGV[3] JSON {fingerprint, title, detector, group, first_id, last_id, actor, ip, count, first, last, latest,
+          latest_at, received}
+          `group` the digest of the detector's group (actor and address, or address); `first_id` and `last_id` the
+          event ids of the burst's earliest and newest attempts; `received` (ms) is set when the burst holds an
+          attempt of the batch being applied
   ARGV[4] 't' when the project's triggers go to its outbox, '' otherwise
   ARGV[5] how long a decision holds (s); 0: decisions are off
   ARGV[6] now (ms)
+  ARGV[7] how long a burst's span is kept in its group's index (ms): by wall time since the group's last burst,
+          and by the attempts' time before a new burst's first
+
+  One attack seen by two folds: a burst's identity is its earliest attempt, and a fold that ran before an older
+  attempt of the same attack was applied (workers apply jobs side by side) names it by a later one. So each
+  detector group keeps the spans of its issues (bx:<detector>:<group>: issue id -> JSON [first at, first id, last
+  at, last id]), and a burst of an issue not created yet whose span overlaps one of them, in (time, event id) order,
+  is recorded in that issue, its fingerprint mapped there too. The detectors' bursts of one group never overlap, so
+  only views of the same attack meet.
 
   Returns 1 changed, 0 unchanged, -1 the state was not verified since this Redis started
 ]]
@@ -37,7 +49,42 @@ local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
 if redis.call('GET', KEYS[1]) ~= runId then return -1 end
 local base = ARGV[1]
 local b = cjson.decode(ARGV[3])
-local key = base .. 'i:' .. ARGV[2]
+local issueId = ARGV[2]
+local now = tonumber(ARGV[6] or '0')
+local index = base .. 'bx:' .. b.detector .. ':' .. b.group
+
+-- Whether position (at1, id1) comes no later than (at2, id2).
+local function noLater(at1, id1, at2, id2)
+  return at1 < at2 or (at1 == at2 and id1 <= id2)
+end
+
+if redis.call('EXISTS', base .. 'i:' .. issueId) == 0 then
+  local spans = redis.call('HGETALL', index)
+  for i = 1, #spans, 2 do
+    local other, span = spans[i], cjson.decode(spans[i + 1])
+    -- a span that ended long before this burst began is of an earlier attack: no fold reaches that far back
+    if span[3] < b.first - tonumber(ARGV[7]) or redis.call('EXISTS', base .. 'i:' .. other) == 0 then
+      redis.call('HDEL', index, other)
+    elseif noLater(b.first, b.first_id, span[3], span[4]) and noLater(span[1], span[2], b.latest_at, b.last_id) then
+      issueId = other
+      redis.call('HSET', base .. 'fp', b.fingerprint, other)
+      break
+    end
+  end
+end
+
+-- The issue's span in its group's index, widened to the burst's.
+local stored = redis.call('HGET', index, issueId)
+local span = stored and cjson.decode(stored) or {b.first, b.first_id, b.latest_at, b.last_id}
+local wider = not stored
+if not noLater(span[1], span[2], b.first, b.first_id) then span[1], span[2], wider = b.first, b.first_id, true end
+if not noLater(b.latest_at, b.last_id, span[3], span[4]) then span[3], span[4], wider = b.latest_at, b.last_id, true end
+if wider then
+  redis.call('HSET', index, issueId, cjson.encode(span))
+  redis.call('PEXPIRE', index, tonumber(ARGV[7]))
+end
+
+local key = base .. 'i:' .. issueId
 local changed = false
 local function trigger(t)
   if ARGV[4] == 't' then redis.call('XADD', base .. 'nq', 'MAXLEN', '~', 10000, '*', 't', cjson.encode(t)) end
@@ -48,7 +95,7 @@ if redis.call('EXISTS', key) == 0 then
     'regressions', 0, 'resolves', 0, 'resolved_at', '', 'resolved_release', '', 'regressed_at', '',
     'regression_kind', '', 'created', b.received or b.last, 'latest', b.latest, 'latest_at', b.latest_at)
   changed = true
-  trigger({event = 'security.burst', issue = tonumber(ARGV[2]), at = b.received or b.last, level = 'warning',
+  trigger({event = 'security.burst', issue = tonumber(issueId), at = b.received or b.last, level = 'warning',
     detector = b.detector, actor = b.actor, ip = b.ip, attempts = b.count})
 end
 local issue = redis.call('HMGET', key, 'count', 'first', 'last', 'latest_at', 'status', 'resolved_at')
@@ -60,18 +107,18 @@ if b.received and issue[5] == 'resolved' and tonumber(issue[6]) < tonumber(b.rec
   redis.call('HSET', key, 'status', 'unresolved', 'regressed_at', b.received, 'regression_kind', 'new_release')
   redis.call('HINCRBY', key, 'regressions', 1)
   changed = true
-  trigger({event = 'issue.regressed', issue = tonumber(ARGV[2]), at = b.received, level = 'warning',
+  trigger({event = 'issue.regressed', issue = tonumber(issueId), at = b.received, level = 'warning',
     regression_kind = 'new_release', detector = b.detector, actor = b.actor, ip = b.ip, attempts = b.count})
 end
 if not changed then return 0 end
-redis.call('HSET', KEYS[3], ARGV[2], redis.call('INCR', KEYS[2]))
+redis.call('HSET', KEYS[3], issueId, redis.call('INCR', KEYS[2]))
 
-local holdFor, now = tonumber(ARGV[5] or '0'), tonumber(ARGV[6] or '0')
-local lifted = tonumber(redis.call('GET', base .. 'dlift:' .. ARGV[2]) or '-1')
+local holdFor = tonumber(ARGV[5] or '0')
+local lifted = tonumber(redis.call('GET', base .. 'dlift:' .. issueId) or '-1')
 local fresh = lifted < 0 or (b.received and tonumber(b.received) > lifted)
 if holdFor > 0 and redis.call('HGET', key, 'status') == 'unresolved' and fresh then
   local ends = now + holdFor * 1000
-  local id = redis.call('GET', base .. 'di:' .. ARGV[2])
+  local id = redis.call('GET', base .. 'di:' .. issueId)
   local decision
   if id and redis.call('ZSCORE', base .. 'da', id) then
     decision = cjson.decode(redis.call('GET', base .. 'dc:' .. id))
@@ -80,8 +127,8 @@ if holdFor > 0 and redis.call('HGET', key, 'status') == 'unresolved' and fresh t
     id = 'd' .. redis.call('INCR', base .. 'dseq')
     local kind = 'brute_force'
     if b.detector == 'credential_stuffing' then kind = 'credential_stuffing' end
-    decision = {id = id, kind = kind, actor = b.actor, ip = b.ip, issue_id = ARGV[2], created_at = now, ['until'] = ends}
-    redis.call('SET', base .. 'di:' .. ARGV[2], id)
+    decision = {id = id, kind = kind, actor = b.actor, ip = b.ip, issue_id = issueId, created_at = now, ['until'] = ends}
+    redis.call('SET', base .. 'di:' .. issueId, id)
   end
   redis.call('SET', base .. 'dc:' .. id, cjson.encode(decision))
   redis.call('ZADD', base .. 'da', ends, id)
