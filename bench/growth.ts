@@ -15,11 +15,11 @@
  *    After each: ingest p99 of each stream, the share of the CPU time the
  *    hypervisor stole during the round (a shared host's), the CPU each
  *    process used (API, worker, Redis, FerretDB and the load generator, in %
- *    of one core: the host has 200, and latencies climb as they near it), read latencies (the issue list,
- *    an issue's events, the release list), what is stored, bytes on disk per
- *    event and per session (MongoDB's collection sizes), Redis' AOF as it
- *    stands (not rewritten: Redis rewrites it on its own schedule, as in a
- *    long run) and Redis' memory.
+ *    of one core: the host has 200, and latencies climb as they near it),
+ *    read latencies (the issue list, an issue's events, the release list),
+ *    what is stored, bytes on disk per event and per session (MongoDB's
+ *    collection sizes), Redis' AOF as it stands (not rewritten: Redis
+ *    rewrites it on its own schedule, as in a long run) and Redis' memory.
  *    With `--trace DIR`, each round's requests go to `DIR/round-<n>-<stream>.csv`
  *    (when each was due, its latency and status; the first round's warm-up
  *    included), and each command the API and the worker sent to the store to
