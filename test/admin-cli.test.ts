@@ -17,7 +17,8 @@ const admin = async (...args: string[]) => {
   return { ...res, json: res.code === 0 ? JSON.parse(res.stdout) : undefined };
 };
 
-describe('lookout admin', () => {
+// Each command is a process of its own (about a second to start on a slow host); the longest test runs some twenty.
+describe('lookout admin', { timeout: 90_000 }, () => {
   it('creates an organisation and a project whose keys work against the API', async () => {
     const org = await admin('org', 'create', '--name', 'Acme', '--plan', 'team', '--seats', '3');
     expect(org.code).toBe(0);
