@@ -27,6 +27,15 @@ beforeAll(async () => {
 });
 afterAll(async () => ctx?.close());
 
+const securityEvent = (project: number, actor: string, ip: string, kind: string, at: number): EventEntry => {
+  const event_id = crypto.randomBytes(16).toString('hex');
+  return {
+    _id: `${project}:${event_id}`, project_id: project, event_id, batch: '', kind: 'security', security_kind: kind, actor, ip, group_key: `${actor}|${ip}`,
+    fingerprint: null, release: null, at: new Date(at), received_at: new Date(), level: 'error', title: '', culprit: '', exception_type: null, company: null,
+  };
+};
+const attempts = (list: EventEntry[]): Attempt[] => list.map((e) => ({ id: e.event_id, at: e.at.getTime(), kind: e.security_kind!, actor: e.actor! }));
+
 describe('burst detection through Redis against the pure detectors', () => {
   it.each(Array.from({ length: 12 }, (_, i) => i + 1))('stream %i', async (seed) => {
     const rnd = prng(seed);
@@ -68,7 +77,6 @@ describe('burst detection through Redis against the pure detectors', () => {
       if (rnd() < 0.25) await processEventGroups({ groups: job }, ctx.runtime, new Date());
     }
 
-    const attempts = (list: EventEntry[]): Attempt[] => list.map((e) => ({ id: e.event_id, at: e.at.getTime(), kind: e.security_kind!, actor: e.actor! }));
     const expected: { detector: string; count: number; first: number; last: number }[] = [];
     for (const key of new Set(events.map((e) => e.group_key!))) {
       for (const b of detectBruteForce(attempts(events.filter((e) => e.group_key === key)), DEFAULT_ALERTS)) expected.push({ detector: 'brute_force', count: b.attempt_ids.length, first: b.first_seen, last: b.last_seen });
@@ -107,13 +115,6 @@ describe('sign-in attempts in Redis', () => {
 });
 
 describe('saved detector folds', () => {
-  const securityEvent = (project: number, actor: string, ip: string, kind: string, at: number): EventEntry => {
-    const event_id = crypto.randomBytes(16).toString('hex');
-    return {
-      _id: `${project}:${event_id}`, project_id: project, event_id, batch: '', kind: 'security', security_kind: kind, actor, ip, group_key: `${actor}|${ip}`,
-      fingerprint: null, release: null, at: new Date(at), received_at: new Date(), level: 'error', title: '', culprit: '', exception_type: null, company: null,
-    };
-  };
 
   it('a long attack folded job by job, with an attempt arriving late, leaves the issues one fold from the start finds, reading only recent attempts', async () => {
     const p = await makeProject(ctx);
@@ -149,7 +150,6 @@ describe('saved detector folds', () => {
     expect(reads).toBeGreaterThan(100);
 
     const all = [...events, late];
-    const attempts = (list: EventEntry[]): Attempt[] => list.map((e) => ({ id: e.event_id, at: e.at.getTime(), kind: e.security_kind!, actor: e.actor! }));
     const expected = [
       ...detectBruteForce(attempts(all.filter((e) => e.actor === 'ann')), DEFAULT_ALERTS).map((b) => ({ detector: 'brute_force', count: b.count, first: b.first_seen, last: b.last_seen })),
       ...detectStuffing(attempts(all), DEFAULT_ALERTS).map((b) => ({ detector: 'credential_stuffing', count: b.count, first: b.first_seen, last: b.last_seen })),
@@ -204,19 +204,12 @@ describe('saved detector folds', () => {
 });
 
 describe('one attack seen by two folds', () => {
-  const failure = (project: number, actor: string, ip: string, at: number): EventEntry => {
-    const event_id = crypto.randomBytes(16).toString('hex');
-    return {
-      _id: `${project}:${event_id}`, project_id: project, event_id, batch: '', kind: 'security', security_kind: 'login_failed', actor, ip, group_key: `${actor}|${ip}`,
-      fingerprint: null, release: null, at: new Date(at), received_at: new Date(), level: 'error', title: '', culprit: '', exception_type: null, company: null,
-    };
-  };
   const burstsOf = async (project: number) =>
     (await ctx.runtime.issuesState.snapshot(project)).issues
       .map(({ doc }) => ({ detector: doc.exception_type!, count: doc.event_count, first: doc.first_seen.getTime(), last: doc.last_seen.getTime() }))
       .sort((a, b) => a.first - b.first);
   const detected = (events: EventEntry[]) =>
-    detectBruteForce(events.map((e) => ({ id: e.event_id, at: e.at.getTime(), kind: e.security_kind!, actor: e.actor! })), DEFAULT_ALERTS).map((b) => ({ detector: 'brute_force', count: b.count, first: b.first_seen, last: b.last_seen }));
+    detectBruteForce(attempts(events), DEFAULT_ALERTS).map((b) => ({ detector: 'brute_force', count: b.count, first: b.first_seen, last: b.last_seen }));
 
   it('jobs applied newest first, or side by side, leave the issues the detectors find over all the attempts', async () => {
     const p = await makeProject(ctx);
@@ -224,8 +217,8 @@ describe('one attack seen by two folds', () => {
     // sent days late, as an installation catching up would: the issues' spans are kept by the attempts' time
     const t0 = Date.now() - 6 * 86400_000;
     // two attacks an hour apart (the quiet period is half an hour): 30 failures 5 s apart, then 10
-    const first = Array.from({ length: 30 }, (_, i) => failure(project, 'bob', '192.0.2.9', t0 + i * 5000));
-    const second = Array.from({ length: 10 }, (_, i) => failure(project, 'bob', '192.0.2.9', t0 + 3600_000 + i * 5000));
+    const first = Array.from({ length: 30 }, (_, i) => securityEvent(project, 'bob', '192.0.2.9', 'login_failed', t0 + i * 5000));
+    const second = Array.from({ length: 10 }, (_, i) => securityEvent(project, 'bob', '192.0.2.9', 'login_failed', t0 + 3600_000 + i * 5000));
     const jobsOf = (events: EventEntry[]) => Array.from({ length: events.length / 5 }, (_, i) => events.slice(5 * i, 5 * i + 5));
     const run = (events: EventEntry[], i: number) => processEventGroups({ groups: [{ id: `late-${project}-${i}-${events[0]!.event_id}`, received_at: new Date().toISOString(), events }] }, ctx.runtime, new Date());
     // the first attack newest job first; the second's two newest jobs side by side, then the rest newest first
@@ -243,20 +236,20 @@ describe('one attack seen by two folds', () => {
     const { project, secret } = await makeProject(ctx);
     const id = Number(project.id);
     const t0 = Date.now() - 3600_000;
-    const attempts = Array.from({ length: 12 }, (_, i) => ({ event_id: crypto.randomBytes(16).toString('hex'), timestamp: new Date(t0 + i * 5000).toISOString(), security: { kind: 'login_failed', actor: 'cy', ip: '192.0.2.10' } }));
+    const bodies = Array.from({ length: 12 }, (_, i) => ({ event_id: crypto.randomBytes(16).toString('hex'), timestamp: new Date(t0 + i * 5000).toISOString(), security: { kind: 'login_failed', actor: 'cy', ip: '192.0.2.10' } }));
     const workers = await startWorkers(ctx.runtime, { queues: ['events'] });
     try {
-      const post = async (list: typeof attempts) => {
+      const post = async (list: typeof bodies) => {
         for (const body of list) expect((await call(ctx, 'POST', '/api/v1/events', { key: secret, body })).status).toBe(202);
         await drained(ctx);
       };
-      await post(attempts.slice(6)); // raises the burst, named by its seventh attempt, and flushes it
+      await post(bodies.slice(6)); // raises the burst, named by its seventh attempt, and flushes it
       await ctx.runtime.keeper.rebuild(id, new Date());
-      await post(attempts.slice(0, 6));
+      await post(bodies.slice(0, 6));
     } finally {
       await workers.close();
     }
     const { issues } = (await call(ctx, 'GET', '/api/v1/issues', { key: secret })).body as { issues: { exception_type: string; event_count: number; first_seen: string }[] };
-    expect(issues.map((i) => ({ type: i.exception_type, count: i.event_count, first: i.first_seen }))).toEqual([{ type: 'brute_force', count: 12, first: attempts[0]!.timestamp }]);
+    expect(issues.map((i) => ({ type: i.exception_type, count: i.event_count, first: i.first_seen }))).toEqual([{ type: 'brute_force', count: 12, first: bodies[0]!.timestamp }]);
   });
 });

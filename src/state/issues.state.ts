@@ -426,7 +426,6 @@ function fromPairs(fields: string[]): Record<string, string> {
   return h;
 }
 
-/** An issue hash (apply-events-4.lua) → the document MongoDB keeps. */
 /**
  * A security issue's entry in its detector group's index (apply-burst-3.lua), from the document: the group and the
  * span [first at, first id, last at, last id]. Its fingerprint, `security:<detector>:<group>:<first attempt>`, names
@@ -439,6 +438,7 @@ export function burstSpan(doc: IssueDoc): { index: string; span: [number, string
   return { index: `${detector}:${group}`, span: [doc.first_seen.getTime(), key.join(':'), doc.last_seen.getTime(), last] };
 }
 
+/** An issue hash (apply-events-4.lua) → the document MongoDB keeps. */
 export function readIssue(project: number, id: number, h: Record<string, string | undefined>, companies: string[]): IssueDoc {
   const date = (f: string) => (h[f] ? new Date(Number(h[f])) : null);
   return {

@@ -58,7 +58,8 @@ local function noLater(at1, id1, at2, id2)
   return at1 < at2 or (at1 == at2 and id1 <= id2)
 end
 
-if redis.call('EXISTS', base .. 'i:' .. issueId) == 0 then
+local created = redis.call('EXISTS', base .. 'i:' .. issueId) == 1
+if not created then
   local spans = redis.call('HGETALL', index)
   for i = 1, #spans, 2 do
     local other, span = spans[i], cjson.decode(spans[i + 1])
@@ -66,7 +67,7 @@ if redis.call('EXISTS', base .. 'i:' .. issueId) == 0 then
     if span[3] < b.first - tonumber(ARGV[7]) or redis.call('EXISTS', base .. 'i:' .. other) == 0 then
       redis.call('HDEL', index, other)
     elseif noLater(b.first, b.first_id, span[3], span[4]) and noLater(span[1], span[2], b.latest_at, b.last_id) then
-      issueId = other
+      issueId, created = other, true
       redis.call('HSET', base .. 'fp', b.fingerprint, other)
       break
     end
@@ -89,7 +90,7 @@ local changed = false
 local function trigger(t)
   if ARGV[4] == 't' then redis.call('XADD', base .. 'nq', 'MAXLEN', '~', 10000, '*', 't', cjson.encode(t)) end
 end
-if redis.call('EXISTS', key) == 0 then
+if not created then
   redis.call('HSET', key, 'kind', 'security', 'fingerprint', b.fingerprint, 'title', b.title, 'exception_type', b.detector,
     'level', 'warning', 'status', 'unresolved', 'first', b.first, 'last', b.last, 'count', 0, 'last_release', '',
     'regressions', 0, 'resolves', 0, 'resolved_at', '', 'resolved_release', '', 'regressed_at', '',
