@@ -4,46 +4,32 @@
  * feed an installation polls, with its key and instance.
  */
 import crypto from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { EventEntry } from '../src/services/events.service.ts';
 import { processEventGroups } from '../workers/events-process.handler.ts';
-import { startWorkers } from '../workers/main.ts';
-import { call, eventId, makeProject, startTestContext, type TestContext } from './helpers/context.ts';
+import { boundProject, call, eventId, makeProject, type TestContext } from './helpers/context.ts';
+import { withWorkers } from './helpers/with-workers.ts';
 import { until } from './helpers/until.ts';
 
 let ctx: TestContext;
-let workers: Awaited<ReturnType<typeof startWorkers>>;
-beforeAll(async () => {
-  ctx = await startTestContext({ FLUSH_INTERVAL_MS: '100' });
-  workers = await startWorkers(ctx.runtime, { queues: ['events'] });
-});
-afterAll(async () => {
-  await workers?.close();
-  await ctx?.close();
-});
+withWorkers(['events'], (c) => (ctx = c), { FLUSH_INTERVAL_MS: '100' });
 
 async function bound(alerts: Record<string, number> = {}) {
-  const p = await makeProject(ctx);
-  const project = Number(p.project.id);
+  const p = await boundProject(ctx);
+  const project = p.id;
   if (Object.keys(alerts).length > 0) await ctx.runtime.admin.setAlerts(project, alerts);
-  const instance = `inst-dc-${project}-0000`;
-  await call(ctx, 'POST', '/api/v1/sdk/activate', { key: p.secret, body: { instance_id: instance } });
   let seconds = 0;
   const fail = (actor: string, ip: string) =>
-    call(ctx, 'POST', '/api/v1/events', {
-      key: p.secret,
-      instance,
-      body: { event_id: eventId(), timestamp: new Date(Date.now() - 60_000 + seconds++ * 100).toISOString(), security: { kind: 'login_failed', actor, ip } },
-    });
+    p.send({ event_id: eventId(), timestamp: new Date(Date.now() - 60_000 + seconds++ * 100).toISOString(), security: { kind: 'login_failed', actor, ip } });
   const burst = async (actor: string, ip: string, n = 5) => {
     for (let i = 0; i < n; i++) expect((await fail(actor, ip)).status).toBe(202);
   };
   const feed = async (since?: string) => {
-    const res = await call(ctx, 'GET', `/api/v1/sdk/decisions${since ? `?since=${since}` : ''}`, { key: p.secret, instance });
+    const res = await p.get(`/sdk/decisions${since ? `?since=${since}` : ''}`);
     expect(res.status).toBe(200);
     return res.body as { decisions: { id: string; kind: string; actor?: string; ip: string; issue_id: string; created_at: string; until: string }[]; removed: string[]; cursor: string; full?: boolean };
   };
-  return { ...p, project, instance, burst, feed };
+  return { ...p, project, burst, feed };
 }
 
 describe('GET /api/v1/sdk/decisions', () => {

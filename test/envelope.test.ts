@@ -6,20 +6,12 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWorkers } from '../workers/main.ts';
-import { call, drained, eventId, makeProject, rollupsAndRecount, startTestContext, type TestContext } from './helpers/context.ts';
+import { describe, expect, it } from 'vitest';
+import { call, drained, eventId, makeProject, rollupsAndRecount, type TestContext } from './helpers/context.ts';
+import { withWorkers } from './helpers/with-workers.ts';
 
 let ctx: TestContext;
-let workers: Awaited<ReturnType<typeof startWorkers>>;
-beforeAll(async () => {
-  ctx = await startTestContext();
-  workers = await startWorkers(ctx.runtime, { queues: ['sessions', 'events'] });
-});
-afterAll(async () => {
-  await workers?.close();
-  await ctx?.close();
-});
+withWorkers(['sessions', 'events'], (c) => (ctx = c));
 
 const lines = (...parts: unknown[]) => parts.map((p) => (typeof p === 'string' ? p : JSON.stringify(p))).join('\n');
 

@@ -5,31 +5,16 @@
  * indexes in Redis. Real Redis, BullMQ, FerretDB and workers.
  */
 import fs from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWorkers } from '../workers/main.ts';
-import { call, drained, eventId, everythingStored, makeProject, startTestContext, type TestContext } from './helpers/context.ts';
+import { describe, expect, it } from 'vitest';
+import { boundProject, call, drained, eventId, everythingStored, type TestContext } from './helpers/context.ts';
+import { withWorkers } from './helpers/with-workers.ts';
 
 let ctx: TestContext;
-let workers: Awaited<ReturnType<typeof startWorkers>>;
-beforeAll(async () => {
-  ctx = await startTestContext();
-  workers = await startWorkers(ctx.runtime, { queues: ['events'] });
-});
-afterAll(async () => {
-  await workers?.close();
-  await ctx?.close();
-});
+withWorkers(['events'], (c) => (ctx = c));
 
 const python = () => ({ ...JSON.parse(fs.readFileSync(new URL('./fixtures/python-event.json', import.meta.url), 'utf8')), event_id: eventId(), timestamp: new Date().toISOString() });
 
-async function bound() {
-  const p = await makeProject(ctx);
-  const instance = `inst-err-${p.project.id}-0000`;
-  await call(ctx, 'POST', '/api/v1/sdk/activate', { key: p.secret, body: { instance_id: instance } });
-  const send = (body: Record<string, unknown>) => call(ctx, 'POST', '/api/v1/events', { key: p.secret, instance, body });
-  const get = (path: string) => call(ctx, 'GET', `/api/v1${path}`, { key: p.secret, instance });
-  return { ...p, instance, send, get };
-}
+const bound = () => boundProject(ctx);
 
 const error = (type: string, extra: Record<string, unknown> = {}) => ({
   event_id: eventId(),

@@ -1,28 +1,12 @@
 /** Spec 2.6, 2.7, 3.1, 4.5–4.8 against real Redis, BullMQ and FerretDB, with real workers. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWorkers } from '../workers/main.ts';
-import { call, drained, eventId, everythingStored, makeProject, startTestContext, type TestContext } from './helpers/context.ts';
+import { describe, expect, it } from 'vitest';
+import { boundProject, call, drained, eventId, everythingStored, type TestContext } from './helpers/context.ts';
+import { withWorkers } from './helpers/with-workers.ts';
 
 let ctx: TestContext;
-let workers: Awaited<ReturnType<typeof startWorkers>>;
-beforeAll(async () => {
-  ctx = await startTestContext();
-  workers = await startWorkers(ctx.runtime, { queues: ['events'] });
-});
-afterAll(async () => {
-  await workers?.close();
-  await ctx?.close();
-});
+withWorkers(['events'], (c) => (ctx = c));
 
-async function bound(opts: { securityMonitoring?: boolean } = {}) {
-  const p = await makeProject(ctx, opts);
-  const instance = `inst-ev-${p.project.id}-0000`;
-  await call(ctx, 'POST', '/api/v1/sdk/activate', { key: p.secret, body: { instance_id: instance } });
-  const send = (body: Record<string, unknown>) => call(ctx, 'POST', '/api/v1/events', { key: p.secret, instance, body });
-  const get = (path: string) => call(ctx, 'GET', `/api/v1${path}`, { key: p.secret, instance });
-  const post = (path: string, body: unknown) => call(ctx, 'POST', `/api/v1${path}`, { key: p.secret, instance, body });
-  return { ...p, instance, send, get, post };
-}
+const bound = (opts: { securityMonitoring?: boolean } = {}) => boundProject(ctx, opts);
 
 const t0 = Date.parse('2026-11-20T10:00:00Z');
 const at = (minutes: number) => new Date(t0 + minutes * 60_000).toISOString();

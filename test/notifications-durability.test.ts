@@ -6,7 +6,7 @@
  * dozen requests, every one of them named or counted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, eventId, makeProject, startTestContext, type TestContext } from './helpers/context.ts';
+import { boundProject, eventId, startTestContext, type TestContext } from './helpers/context.ts';
 import { startProcess, stopChild } from './helpers/process.ts';
 import { startReceiver, type Receiver } from './helpers/receiver.ts';
 import { until } from './helpers/until.ts';
@@ -24,12 +24,9 @@ afterAll(async () => {
 });
 
 async function bound() {
-  const p = await makeProject(ctx);
-  const project = Number(p.project.id);
-  const instance = `inst-nd-${project}-0000`;
-  await call(ctx, 'POST', '/api/v1/sdk/activate', { key: p.secret, body: { instance_id: instance } });
-  const send = (title: string) =>
-    call(ctx, 'POST', '/api/v1/events', { key: p.secret, instance, body: { event_id: eventId(), level: 'error', exception: { values: [{ type: title, value: 'x' }] } } });
+  const p = await boundProject(ctx);
+  const project = p.id;
+  const send = (title: string) => p.send({ event_id: eventId(), level: 'error', exception: { values: [{ type: title, value: 'x' }] } });
   const path = `/hook/${project}`;
   await ctx.runtime.notifications.add(project, { webhook: `${receiver.url}${path}` });
   return { project, send, got: (event: string) => receiver.of(event).filter((r) => r.path === path) };

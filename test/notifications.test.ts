@@ -12,7 +12,7 @@ import { sendNotice } from '../src/notify/send.ts';
 import { deliverNotification } from '../workers/notify-deliver.handler.ts';
 import type { ChannelDoc } from '../src/store/channels.store.ts';
 import { startWorkers } from '../workers/main.ts';
-import { call, eventId, makeProject, startTestContext, type TestContext } from './helpers/context.ts';
+import { boundProject, call, eventId, startTestContext, type TestContext } from './helpers/context.ts';
 import { startReceiver, type Receiver } from './helpers/receiver.ts';
 import { until } from './helpers/until.ts';
 
@@ -54,15 +54,11 @@ afterAll(async () => {
 });
 
 async function bound() {
-  const p = await makeProject(ctx);
-  const project = Number(p.project.id);
-  const instance = `inst-nt-${project}-0000`;
-  await call(ctx, 'POST', '/api/v1/sdk/activate', { key: p.secret, body: { instance_id: instance } });
-  const send = (body: Record<string, unknown>) => call(ctx, 'POST', '/api/v1/events', { key: p.secret, instance, body });
-  const v1 = (method: string, path: string, body?: unknown) => call(ctx, method, `/api/v1${path}`, { key: p.secret, instance, body });
+  const p = await boundProject(ctx);
+  const project = p.id;
   const channel = async (input: Record<string, unknown> = {}) => ctx.runtime.notifications.add(project, { webhook: `${receiver.url}/hook/${project}`, ...input });
   const got = (event: string) => receiver.of(event).filter((r) => r.path === `/hook/${project}`);
-  return { ...p, project, send, v1, channel, got };
+  return { ...p, project, channel, got };
 }
 
 const error = (type: string, extra: Record<string, unknown> = {}) => ({

@@ -10,23 +10,15 @@
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
 import { Binary } from 'mongodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { REPACK_AFTER_MS, repackAttempts } from '../src/services/repack.service.ts';
 import { REPACK_BUCKET_MS, type AttemptBody, type AttemptsDoc } from '../src/store/attempts.store.ts';
 import { eventKey } from '../src/store/events.store.ts';
-import { startWorkers } from '../workers/main.ts';
-import { call, drained, eventId, makeProject, startTestContext, type TestContext } from './helpers/context.ts';
+import { call, drained, eventId, makeProject, type TestContext } from './helpers/context.ts';
+import { withWorkers } from './helpers/with-workers.ts';
 
 let ctx: TestContext;
-let workers: Awaited<ReturnType<typeof startWorkers>>;
-beforeAll(async () => {
-  ctx = await startTestContext();
-  workers = await startWorkers(ctx.runtime, { queues: ['events'] });
-});
-afterAll(async () => {
-  await workers?.close();
-  await ctx?.close();
-});
+withWorkers(['events'], (c) => (ctx = c));
 
 const attempt = (id: string, actor: string): AttemptBody => ({
   event_id: id,

@@ -4,23 +4,15 @@
  * per project, and issues keep their counters, through a recount too. The
  * clock is the test's: the job is called with a later `now`.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { EventDoc } from '../src/store/events.store.ts';
 import { runRetention } from '../workers/retention.handler.ts';
-import { startWorkers } from '../workers/main.ts';
-import { call, drained, eventId, makeProject, startTestContext, type TestContext } from './helpers/context.ts';
+import { call, drained, eventId, makeProject, type TestContext } from './helpers/context.ts';
+import { withWorkers } from './helpers/with-workers.ts';
 import { until } from './helpers/until.ts';
 
 let ctx: TestContext;
-let workers: Awaited<ReturnType<typeof startWorkers>>;
-beforeAll(async () => {
-  ctx = await startTestContext();
-  workers = await startWorkers(ctx.runtime, { queues: ['events'] });
-});
-afterAll(async () => {
-  await workers?.close();
-  await ctx?.close();
-});
+withWorkers(['events'], (c) => (ctx = c));
 
 const DAY = 24 * 3600_000;
 const fast = { chunk: 500, pauseMs: 0 };

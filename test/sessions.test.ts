@@ -2,22 +2,14 @@
  * Spec 2.5, 3.2, 4.4 and the sessions rows of 5, 7 and 8, against real
  * Redis, BullMQ and FerretDB with a real worker.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startApi } from '../src/http/server.ts';
 import { runRetention } from '../workers/retention.handler.ts';
-import { startWorkers } from '../workers/main.ts';
 import { call, drained, makeProject, rollupsAndRecount, startTestContext, type TestContext } from './helpers/context.ts';
+import { withWorkers } from './helpers/with-workers.ts';
 
 let ctx: TestContext;
-let workers: Awaited<ReturnType<typeof startWorkers>>;
-beforeAll(async () => {
-  ctx = await startTestContext();
-  workers = await startWorkers(ctx.runtime, { queues: ['sessions', 'maintenance'] });
-});
-afterAll(async () => {
-  await workers?.close();
-  await ctx?.close();
-});
+withWorkers(['sessions', 'maintenance'], (c) => (ctx = c));
 
 let sidCounter = 0;
 const sid = () => `sid-${Date.now().toString(36)}-${(sidCounter++).toString().padStart(4, '0')}`;

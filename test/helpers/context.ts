@@ -75,6 +75,26 @@ export async function makeProject(
   return { org, project, secret: project.secret_key, publicKey: project.public_key };
 }
 
+/**
+ * A project with an installation bound to it (`POST /api/v1/sdk/activate`), and calls made as that installation:
+ * `v1` any call under /api/v1, `get` and `post` its reads and writes, `send` an event.
+ */
+export async function boundProject(ctx: TestContext, opts: Parameters<typeof makeProject>[1] = {}) {
+  const p = await makeProject(ctx, opts);
+  const instance = `inst-${p.project.id}-0000`;
+  await call(ctx, 'POST', '/api/v1/sdk/activate', { key: p.secret, body: { instance_id: instance } });
+  const v1 = (method: string, path: string, body?: unknown) => call(ctx, method, `/api/v1${path}`, { key: p.secret, instance, body });
+  return {
+    ...p,
+    id: Number(p.project.id),
+    instance,
+    v1,
+    get: (path: string) => v1('GET', path),
+    post: (path: string, body: unknown) => v1('POST', path, body),
+    send: (body: Record<string, unknown>) => v1('POST', '/events', body),
+  };
+}
+
 export interface CallOptions {
   key?: string;
   instance?: string;
