@@ -254,8 +254,8 @@ const p99 = (r: OpenLoopResult) => r.p99_ms;
 /**
  * The CPU the host has for the stack and the load generator, in % of a core, and the share of it past which a round
  * had no room: every process then waits for a core, and a request's latency says more of the host than of the build.
- * Measured (docs/performance.md): rounds at 165–177% of a fast host ran events p99 of 24–73 ms, rounds at 189–193% of
- * a slow one 3–9 s.
+ * Measured (docs/performance.md): rounds at 150–177% of a fast host ran the events' p99 at 22–104 ms, rounds at 185–193%
+ * of a slow one at 1.2–9 s.
  */
 const HOST_CPU = os.availableParallelism() * 100;
 const NO_ROOM_FROM = 0.9 * HOST_CPU;
