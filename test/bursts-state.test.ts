@@ -115,7 +115,6 @@ describe('sign-in attempts in Redis', () => {
 });
 
 describe('saved detector folds', () => {
-
   it('a long attack folded job by job, with an attempt arriving late, leaves the issues one fold from the start finds, reading only recent attempts', async () => {
     const p = await makeProject(ctx);
     const project = Number(p.project.id);

@@ -1,6 +1,6 @@
 /** Spec 2.1–2.4, 3.3, 4.1–4.3, 5 and 7 against real FerretDB and Redis. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, makeProject, startTestContext, type TestContext } from './helpers/context.ts';
+import { boundProject, call, makeProject, startTestContext, type TestContext } from './helpers/context.ts';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -147,11 +147,8 @@ describe('GET /api/v1/sdk/config', () => {
 
 describe('PUT /api/v1/sdk/contacts', () => {
   async function bound(seats: number | null) {
-    const p = await makeProject(ctx, { plan: 'team', seats });
-    await call(ctx, 'POST', '/api/v1/sdk/activate', { key: p.secret, body: { instance_id: `inst-c-${p.project.id}-0000` } });
-    const put = (companies: unknown) =>
-      call(ctx, 'PUT', '/api/v1/sdk/contacts', { key: p.secret, instance: `inst-c-${p.project.id}-0000`, body: { companies } });
-    return { ...p, put };
+    const p = await boundProject(ctx, { plan: 'team', seats });
+    return { ...p, put: (companies: unknown) => p.v1('PUT', '/sdk/contacts', { companies }) };
   }
   const person = (id: string, email?: string) => ({ id, name: `P ${id}`, ...(email ? { email } : {}) });
 
@@ -205,12 +202,7 @@ describe('PUT /api/v1/sdk/contacts', () => {
 });
 
 describe('bad input on every body (spec 7)', () => {
-  async function activated() {
-    const p = await makeProject(ctx);
-    const instance = `inst-bad-${p.project.id}-000`;
-    await call(ctx, 'POST', '/api/v1/sdk/activate', { key: p.secret, body: { instance_id: instance } });
-    return { ...p, instance };
-  }
+  const activated = () => boundProject(ctx);
   const cases: { name: string; status: number; reason: string; opts: Record<string, unknown> }[] = [
     { name: 'malformed JSON', status: 400, reason: 'malformed_json', opts: { raw: '{"companies": [' } },
     { name: 'wrong content type', status: 415, reason: 'unsupported_media_type', opts: { raw: 'companies=1', contentType: 'application/x-www-form-urlencoded' } },

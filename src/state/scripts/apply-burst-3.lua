@@ -51,6 +51,7 @@ local base = ARGV[1]
 local b = cjson.decode(ARGV[3])
 local issueId = ARGV[2]
 local now = tonumber(ARGV[6] or '0')
+local keepMs = tonumber(ARGV[7])
 local index = base .. 'bx:' .. b.detector .. ':' .. b.group
 
 -- Whether position (at1, id1) comes no later than (at2, id2).
@@ -64,7 +65,7 @@ if not created then
   for i = 1, #spans, 2 do
     local other, span = spans[i], cjson.decode(spans[i + 1])
     -- a span that ended long before this burst began is of an earlier attack: no fold reaches that far back
-    if span[3] < b.first - tonumber(ARGV[7]) or redis.call('EXISTS', base .. 'i:' .. other) == 0 then
+    if span[3] < b.first - keepMs or redis.call('EXISTS', base .. 'i:' .. other) == 0 then
       redis.call('HDEL', index, other)
     elseif noLater(b.first, b.first_id, span[3], span[4]) and noLater(span[1], span[2], b.latest_at, b.last_id) then
       issueId, created = other, true
@@ -82,7 +83,7 @@ if not noLater(span[1], span[2], b.first, b.first_id) then span[1], span[2], wid
 if not noLater(b.latest_at, b.last_id, span[3], span[4]) then span[3], span[4], wider = b.latest_at, b.last_id, true end
 if wider then
   redis.call('HSET', index, issueId, cjson.encode(span))
-  redis.call('PEXPIRE', index, tonumber(ARGV[7]))
+  redis.call('PEXPIRE', index, keepMs)
 end
 
 local key = base .. 'i:' .. issueId
