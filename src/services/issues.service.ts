@@ -4,13 +4,18 @@
  * Redis (src/state/issue-reads.ts), documents by `_id` from MongoDB; a
  * status change goes through Redis.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { IssueStatus } from '../domain/issue-status.ts';
 import { NotFoundError, UnavailableError } from '../errors.ts';
 import type { IssueListQuery, IssueReads } from '../state/issue-reads.ts';
-import type { StateKeeper } from '../state/rebuild.ts';
+import { StateBusyError, type StateKeeper } from '../state/rebuild.ts';
 import { HOUR_MS, hourIndex, type IssuesState } from '../state/issues.state.ts';
 import { eventKey, payloadOf, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { IssueDoc, IssuesStore } from '../store/issues.store.ts';
+
+/** How long a read waits for another process verifying the project's state, and how often it looks. */
+const VERIFY_WAIT_MS = 5000;
+const VERIFY_POLL_MS = 50;
 
 export function issueView(issue: IssueDoc) {
   return {
@@ -55,6 +60,26 @@ export function makeIssuesService(deps: { issues: IssuesStore; events: EventsSto
   const notFound = (id: number) => new NotFoundError('issue_not_found', `no issue ${id} in this project`);
   const eventNotFound = (id: string) => new NotFoundError('event_not_found', `no event ${id} in this issue`);
 
+  /**
+   * A call on the project's hot state, made again once the state is verified when it answers 'unverified' (a new
+   * project, or Redis restarted). Another process verifying it (a worker's first job of a new project, a rebuild)
+   * is waited for up to VERIFY_WAIT_MS; then 503 `state_rebuilding`.
+   */
+  async function verified<T>(projectId: number, now: Date, call: () => Promise<T | 'unverified'>): Promise<T> {
+    const deadline = Date.now() + VERIFY_WAIT_MS;
+    for (;;) {
+      const result = await call();
+      if (result !== 'unverified') return result;
+      if (Date.now() > deadline) throw new UnavailableError('state_rebuilding', 'the project state is being rebuilt after a Redis restart; retry in a moment');
+      try {
+        await keeper.verify(projectId, now);
+      } catch (err) {
+        if (!(err instanceof StateBusyError)) throw err;
+        await sleep(VERIFY_POLL_MS);
+      }
+    }
+  }
+
   /** The issue, from MongoDB by `_id`; another project's is not found. */
   async function issueOf(projectId: number, id: number): Promise<IssueDoc> {
     const issue = await issues.get(projectId, id);
@@ -64,12 +89,7 @@ export function makeIssuesService(deps: { issues: IssuesStore; events: EventsSto
 
   return {
     async list(projectId: number, q: IssueListQuery, now = new Date()) {
-      let page = await reads.list(projectId, q, now);
-      if (page === 'unverified') {
-        await keeper.verify(projectId, now);
-        page = await reads.list(projectId, q, now);
-        if (page === 'unverified') throw new UnavailableError('state_rebuilding', 'the project state is being rebuilt after a Redis restart; retry in a moment');
-      }
+      const page = await verified(projectId, now, () => reads.list(projectId, q, now));
       const filters = Object.fromEntries(
         (['kind', 'release', 'environment', 'level', 'company', 'query'] as const).filter((f) => q[f] !== undefined).map((f) => [f, q[f]]),
       );
@@ -122,14 +142,9 @@ export function makeIssuesService(deps: { issues: IssuesStore; events: EventsSto
 
     /** Sets the status in Redis, then writes the issue to MongoDB before answering, so the next read sees it. */
     async setStatus(projectId: number, id: number, status: IssueStatus, now: Date) {
-      let result = await state.setStatus(projectId, id, status, now);
-      if (result === 'unverified') {
-        await keeper.verify(projectId, now);
-        result = await state.setStatus(projectId, id, status, now);
-      }
+      // Nothing changes while the state is unverified, so calling again is safe.
+      const result = await verified(projectId, now, () => state.setStatus(projectId, id, status, now));
       if (result === 'not_found') throw notFound(id);
-      // Redis restarted again between the verification and the change: nothing was changed, so a retry is safe.
-      if (result === 'unverified') throw new UnavailableError('state_rebuilding', 'the project state is being rebuilt after a Redis restart; retry in a moment');
       const snap = await state.snapshot(projectId, [id]);
       await issues.writeFlushed(projectId, snap.issues.map((i) => i.doc), snap.seq);
       return { ok: true as const, status };
