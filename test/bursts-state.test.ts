@@ -12,6 +12,7 @@
  */
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { attemptGroupKey } from '../src/domain/client-keys.ts';
 import { detectBruteForce, detectStuffing, resumeSettled, type Attempt } from '../src/domain/bursts.ts';
 import type { EventEntry } from '../src/services/events.service.ts';
 import { DETECTION_LOOKBACK_MS } from '../src/state/issues.state.ts';
@@ -30,7 +31,7 @@ afterAll(async () => ctx?.close());
 const securityEvent = (project: number, actor: string, ip: string, kind: string, at: number): EventEntry => {
   const event_id = crypto.randomBytes(16).toString('hex');
   return {
-    _id: `${project}:${event_id}`, project_id: project, event_id, batch: '', kind: 'security', security_kind: kind, actor, ip, group_key: `${actor}|${ip}`,
+    _id: `${project}:${event_id}`, project_id: project, event_id, batch: '', kind: 'security', security_kind: kind, actor, ip, group_key: attemptGroupKey(actor, ip),
     fingerprint: null, release: null, at: new Date(at), received_at: new Date(), level: 'error', title: '', culprit: '', exception_type: null, company: null,
   };
 };
@@ -50,7 +51,7 @@ describe('burst detection through Redis against the pure detectors', () => {
       const event_id = crypto.randomBytes(16).toString('hex');
       return {
         _id: `${project}:${event_id}`, project_id: project, event_id, batch: '', kind: 'security' as const,
-        security_kind: rnd() < 0.9 ? 'login_failed' : 'login_succeeded', actor, ip, group_key: `${actor}|${ip}`, fingerprint: null, release: null,
+        security_kind: rnd() < 0.9 ? 'login_failed' : 'login_succeeded', actor, ip, group_key: attemptGroupKey(actor, ip), fingerprint: null, release: null,
         at: new Date(t0 + Math.floor(rnd() * 50 * 60_000)), received_at: new Date(), level: 'error', title: '', culprit: '', exception_type: null, company: null,
       };
     });
@@ -94,23 +95,27 @@ describe('burst detection through Redis against the pure detectors', () => {
 });
 
 describe('sign-in attempts in Redis', () => {
-  it('reads members written before (hex id, kind name, actor in both sets) beside the compact ones', async () => {
+  it('reads back each attempt with its actor as sent, separators and all, from both sets', async () => {
     const p = await makeProject(ctx);
     const project = Number(p.project.id);
     const state = ctx.runtime.issuesState;
     const base = state.keys(project).base;
-    const [old, compact] = [crypto.randomBytes(16).toString('hex'), crypto.randomBytes(16).toString('hex')];
-    await state.redis.zadd(`${base}ag:ann|192.0.2.1`, 1000, `${old}|login_failed|ann`);
-    await state.redis.zadd(`${base}aip:192.0.2.1`, 1000, `${old}|login_failed|ann`);
-    await state.replaceAttempts(project, [{ event_id: compact, at: new Date(2000), kind: 'login_succeeded', actor: 'ann', group: 'ann|192.0.2.1', ip: '192.0.2.1' }]);
+    const actor = 'ann|192.0.2.9\n:{x}\0';
+    const ip = '192.0.2.1';
+    const group = attemptGroupKey(actor, ip);
+    const [a, b] = [crypto.randomBytes(16).toString('hex'), crypto.randomBytes(16).toString('hex')];
+    await state.replaceAttempts(project, [
+      { event_id: a, at: new Date(1000), kind: 'login_failed', actor, group, ip },
+      { event_id: b, at: new Date(2000), kind: 'login_succeeded', actor, group, ip },
+    ]);
     const expected = [
-      { id: old, at: 1000, kind: 'login_failed', actor: 'ann' },
-      { id: compact, at: 2000, kind: 'login_succeeded', actor: 'ann' },
+      { id: a, at: 1000, kind: 'login_failed', actor },
+      { id: b, at: 2000, kind: 'login_succeeded', actor },
     ];
     const since = new Date(0);
-    const reads = await state.detectorReads(project, [{ kind: 'ag', key: 'ann|192.0.2.1', since }, { kind: 'aip', key: '192.0.2.1', since }], DEFAULT_ALERTS);
+    const reads = await state.detectorReads(project, [{ kind: 'ag', key: group, actor, ip, since }, { kind: 'aip', key: ip, actor: null, ip, since }], DEFAULT_ALERTS);
     expect(reads.map((r) => r.fresh)).toEqual([expected, expected]);
-    expect((await state.redis.zrange(`${base}ag:ann|192.0.2.1`, 1, 1))[0]).toHaveLength(24); // 22 + '|' + kind
+    expect((await state.redis.zrange(`${base}ag:${group}`, 1, 1))[0]).toHaveLength(24); // 22 + '|' + kind
   });
 });
 
@@ -139,7 +144,7 @@ describe('saved detector folds', () => {
       if (i > 0 && job !== jobs[Math.floor(jobs.length / 2)]) {
         // what the worker reads for a job after this one
         const since = new Date(Math.max(...job.map((e) => e.at.getTime())) - DETECTION_LOOKBACK_MS);
-        const [read] = await ctx.runtime.issuesState.detectorReads(project, [{ kind: 'aip', key: ip, since }], DEFAULT_ALERTS);
+        const [read] = await ctx.runtime.issuesState.detectorReads(project, [{ kind: 'aip', key: ip, actor: null, ip, since }], DEFAULT_ALERTS);
         // the saved fold holds all but the last DETECTION_SETTLE_MS of attempts
         expect(read!.state).not.toBeNull();
         expect(read!.fresh.length).toBeLessThan(10);
@@ -166,7 +171,7 @@ describe('saved detector folds', () => {
     const project = Number(p.project.id);
     const state = ctx.runtime.issuesState;
     const t0 = Date.now() - 3600_000;
-    const key = { kind: 'ag' as const, key: 'bo|203.0.113.5', since: new Date(t0 - 86400_000) };
+    const key = { kind: 'ag' as const, key: attemptGroupKey('bo', '203.0.113.5'), actor: 'bo', ip: '203.0.113.5', since: new Date(t0 - 86400_000) };
     await ctx.runtime.keeper.verify(project, new Date());
     const apply = (id: string, ats: number[]) =>
       state.apply(project, [{ id, receivedAt: new Date(), errors: [], attempts: ats.map((at) => ({ event_id: crypto.randomBytes(16).toString('hex'), at: new Date(at), kind: 'login_failed', actor: 'bo', group: key.key, ip: '203.0.113.5' })), packed: false }]);

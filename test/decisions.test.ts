@@ -5,6 +5,7 @@
  */
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { attemptGroupKey } from '../src/domain/client-keys.ts';
 import type { EventEntry } from '../src/services/events.service.ts';
 import { processEventGroups } from '../workers/events-process.handler.ts';
 import { boundProject, call, eventId, makeProject, type TestContext } from './helpers/context.ts';
@@ -110,7 +111,7 @@ describe('GET /api/v1/sdk/decisions', () => {
       const event_id = crypto.randomBytes(16).toString('hex');
       return {
         _id: `${project}:${event_id}`, project_id: project, event_id, batch: '', kind: 'security' as const, security_kind: 'login_failed',
-        actor: 'gina', ip: '203.0.113.12', group_key: 'gina|203.0.113.12', fingerprint: null, release: null, at: new Date(Date.now() - 10_000 + i),
+        actor: 'gina', ip: '203.0.113.12', group_key: attemptGroupKey('gina', '203.0.113.12'), fingerprint: null, release: null, at: new Date(Date.now() - 10_000 + i),
         received_at: new Date(), level: 'error', title: '', culprit: '', exception_type: null, company: null,
       };
     });

@@ -5,6 +5,7 @@
  * clock is the test's: the job is called with a later `now`.
  */
 import { describe, expect, it } from 'vitest';
+import { attemptGroupKey } from '../src/domain/client-keys.ts';
 import type { EventDoc } from '../src/store/events.store.ts';
 import { runRetention } from '../workers/retention.handler.ts';
 import { call, drained, eventId, makeProject, type TestContext } from './helpers/context.ts';
@@ -116,7 +117,7 @@ describe('event retention', () => {
           security_kind: security ? 'login_failed' : null,
           actor: security ? `user-${k % 50}` : null,
           ip: security ? '198.51.100.1' : null,
-          group_key: security ? `user-${k % 50}|198.51.100.1` : null,
+          group_key: security ? attemptGroupKey(`user-${k % 50}`, '198.51.100.1') : null,
           // never counted: an issue's fingerprint has no issue of this project
           fingerprint: security ? null : 'fingerprint-of-no-issue',
           release: null,

@@ -108,9 +108,10 @@ async function detectBursts(runtime: Runtime, project: number, attempts: { attem
   // Only failures raise or grow a burst: a group or address that only saw successes is not read again (its next failure
   // folds them in with the rest).
   const failures = attempts.filter((a) => a.attempt.kind === 'login_failed');
+  // Each key carries its attempts' own actor and address: a decision names the address the attempts came from.
   const keys: DetectorKey[] = [
-    ...[...groupBy(failures, (a) => a.attempt.group)].map(([key, list]) => ({ kind: 'ag' as const, key, since: earliest(list) })),
-    ...[...groupBy(failures.filter((a) => a.attempt.ip), (a) => a.attempt.ip!)].map(([key, list]) => ({ kind: 'aip' as const, key, since: earliest(list) })),
+    ...[...groupBy(failures, (a) => a.attempt.group)].map(([key, list]) => ({ kind: 'ag' as const, key, actor: list[0]!.attempt.actor, ip: list[0]!.attempt.ip, since: earliest(list) })),
+    ...[...groupBy(failures.filter((a) => a.attempt.ip), (a) => a.attempt.ip!)].map(([key, list]) => ({ kind: 'aip' as const, key, actor: null, ip: key, since: earliest(list) })),
   ];
   const reads = await state.detectorReads(project, keys, settings);
   const settledAt = (fresh: Attempt[]) => Math.max(...fresh.map((a) => a.at)) - DETECTION_SETTLE_MS;
@@ -124,7 +125,7 @@ async function detectBursts(runtime: Runtime, project: number, attempts: { attem
       folded = resumeSettled(detector, settings, null, [], read.fresh, settledAt(read.fresh))!;
     }
     for (const burst of folded.bursts) {
-      await recordBurst(state, project, detector, key.key, burst, received, { notify: flags.includes('t'), decisionSeconds: settings.decision_seconds });
+      await recordBurst(state, project, detector, key, burst, received, { notify: flags.includes('t'), decisionSeconds: settings.decision_seconds });
     }
     // Saved once its bursts are recorded: a worker that dies in between folds them again on the retry.
     await state.saveDetector(project, key, read, folded.state);
@@ -135,16 +136,16 @@ async function recordBurst(
   state: IssuesState,
   project: number,
   detector: Detector,
-  groupKey: string,
+  key: DetectorKey,
   burst: Burst,
   received: Map<string, Date>,
   opts: { notify: boolean; decisionSeconds: number },
 ): Promise<void> {
-  const digest = crypto.createHash('sha256').update(groupKey).digest('hex').slice(0, 16);
-  const [actor, ip] = detector === 'brute_force' ? groupKey.split('|') : [null, groupKey];
+  const digest = crypto.createHash('sha256').update(key.key).digest('hex').slice(0, 16);
+  const { actor, ip } = key;
   const title =
     detector === 'brute_force'
-      ? `Repeated failed sign-ins for ${actor} from ${ip === '-' ? 'an unknown address' : ip}`
+      ? `Repeated failed sign-ins for ${actor} from ${ip ?? 'an unknown address'}`
       : `Failed sign-ins on many accounts from ${ip}`;
   const fingerprint = `security:${detector}:${digest}:${burst.key}`;
   const id = (await state.issueIds(project, [fingerprint])).get(fingerprint)!;
@@ -155,8 +156,8 @@ async function recordBurst(
     group: digest,
     first_id: burst.key,
     last_id: burst.latest.id,
-    actor: actor ?? null,
-    ip: ip === '-' ? null : (ip ?? null),
+    actor: detector === 'brute_force' ? actor : null,
+    ip,
     count: burst.count,
     first: new Date(burst.first_seen),
     last: new Date(burst.last_seen),

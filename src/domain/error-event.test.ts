@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { anonymizeIp, LIMITS, normalizeEvent, type Obj } from './error-event.ts';
+import { anonymizeIp, LIMITS, normalizeEvent, normalizeIp, type Obj } from './error-event.ts';
 
 const now = new Date('2026-11-23T12:00:00Z');
 const python = JSON.parse(fs.readFileSync(new URL('../../test/fixtures/python-event.json', import.meta.url), 'utf8')) as Obj;
@@ -126,5 +126,30 @@ describe('normalizeEvent', () => {
   it('keeps the trims an SDK already noted in _meta', () => {
     const out = normalizeEvent({ event_id: 'a'.repeat(32), timestamp: now.toISOString(), _meta: { '/extra/x': { rem: 'trimmed', len: 9 } }, message: 'm' }, { now });
     expect(out._meta).toEqual({ '/extra/x': { rem: 'trimmed', len: 9 } });
+  });
+});
+
+describe("a sign-in attempt's address (normalizeIp)", () => {
+  it.each([
+    ['198.51.100.7', '198.51.100.7'],
+    ['::ffff:198.51.100.7', '198.51.100.7'],
+    ['::FFFF:c633:6407', '198.51.100.7'],
+    ['2001:0DB8:0000:0000:0000:0000:0000:0001', '2001:db8::1'],
+    ['2001:db8:0:0:1:0:0:1', '2001:db8::1:0:0:1'],
+    ['::127.0.0.1', '::7f00:1'],
+    ['::', '::'],
+    ['fe80::1%eth0', null],
+    ['010.1.1.1', null],
+    ['198.51.100.7|203.0.113.99', null],
+    ['not-an-ip', null],
+    ['', null],
+  ])('%j → %j', (input, output) => {
+    expect(normalizeIp(input)).toBe(output);
+  });
+
+  it('normalizeEvent writes the address one way, and cuts a long actor (noted) without splitting a pair', () => {
+    const event = normalizeEvent({ event_id: 'e', security: { kind: 'login_failed', actor: `${'x'.repeat(255)}😀`, ip: '::ffff:192.0.2.1' } }, { now: new Date(0) });
+    expect(event.security).toEqual({ kind: 'login_failed', actor: 'x'.repeat(255), ip: '192.0.2.1' });
+    expect(event._meta).toMatchObject({ '/security/actor': { rem: 'trimmed', len: 257 } });
   });
 });

@@ -10,6 +10,9 @@
  * for the schema (schemas/event.json) to name. Scrubbing is separate
  * (./scrub.ts) and runs after.
  */
+import net from 'node:net';
+import { cutText } from './client-keys.ts';
+
 export type Obj = Record<string, unknown>;
 export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -42,6 +45,11 @@ export const LIMITS = {
   breadcrumbs: 100,
   exceptions: 16,
   tags: 64,
+  /** a sign-in attempt's fields (spec 2.6) */
+  actor: 256,
+  actorId: 128,
+  userAgent: 1024,
+  outcome: 128,
   /** objects and arrays nest at most this deep; deeper ones become a note */
   depth: 24,
   /** the stored event's JSON; larger ones lose their bulkiest optional parts (see SHRINK) */
@@ -97,6 +105,7 @@ export function normalizeEvent(input: Obj, opts: { now: Date; clientIp?: string;
 
   cut(event, ['release'], LIMITS.release, note);
   cut(event, ['environment'], LIMITS.environment, note);
+  if (isObj(event.security)) normalizeSecurity(event.security, note);
   trimTags(event, note);
   trimExceptions(event, note);
   trimBreadcrumbs(event, note);
@@ -107,6 +116,30 @@ export function normalizeEvent(input: Obj, opts: { now: Date; clientIp?: string;
   delete event._meta;
   if (Object.keys(meta).length > 0) event._meta = meta;
   return event;
+}
+
+/**
+ * A sign-in attempt's fields: its address in one form (an IPv4-mapped IPv6 address read as IPv4, IPv6 lowercase
+ * and zero-compressed; anything else left for the schema to refuse), its actor and the rest kept as sent, cut to
+ * their limits.
+ */
+function normalizeSecurity(security: Obj, note: (path: (string | number)[], n: MetaNote) => void): void {
+  if (typeof security.ip === 'string') security.ip = normalizeIp(security.ip) ?? security.ip;
+  cut(security, ['security', 'actor'], LIMITS.actor, note);
+  cut(security, ['security', 'actor_id'], LIMITS.actorId, note);
+  cut(security, ['security', 'user_agent'], LIMITS.userAgent, note);
+  cut(security, ['security', 'outcome'], LIMITS.outcome, note);
+}
+
+/** An IP address in its one written form (above), or null when the text is not one. */
+export function normalizeIp(ip: string): string | null {
+  if (net.isIPv4(ip)) return ip;
+  if (!net.isIPv6(ip) || ip.includes('%')) return null;
+  const host = new URL(`http://[${ip}]/`).hostname.slice(1, -1);
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(host);
+  if (!mapped) return host;
+  const [high, low] = [parseInt(mapped[1]!, 16), parseInt(mapped[2]!, 16)];
+  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
 }
 
 /**
@@ -132,7 +165,7 @@ function bounded(value: unknown, path: (string | number)[], note: (path: (string
   if (typeof value === 'string') {
     if (value.length <= LIMITS.string) return value;
     note(path, { rem: 'trimmed', len: value.length });
-    return `${value.slice(0, LIMITS.string - 1)}…`;
+    return `${cutText(value, LIMITS.string - 1)}…`;
   }
   if (value === null || typeof value !== 'object') return value;
   if (path.length >= LIMITS.depth) {
@@ -152,7 +185,7 @@ function cut(obj: Obj, path: (string | number)[], max: number, note: (path: (str
   const value = obj[key];
   if (typeof value === 'string' && value.length > max) {
     note(path, { rem: 'trimmed', len: value.length });
-    obj[key] = value.slice(0, max);
+    obj[key] = cutText(value, max);
   }
 }
 
@@ -174,7 +207,7 @@ function trimTags(event: Obj, note: (path: (string | number)[], n: MetaNote) => 
     if (key.length > LIMITS.tagKey) note(['tags', key], { rem: 'trimmed', len: key.length });
     const text = typeof value === 'string' ? value : value === null || value === undefined ? '' : JSON.stringify(value);
     if (text.length > LIMITS.tagValue) note(['tags', key], { rem: 'trimmed', len: text.length });
-    setOwn(tags, key.slice(0, LIMITS.tagKey), text.slice(0, LIMITS.tagValue));
+    setOwn(tags, cutText(key, LIMITS.tagKey), cutText(text, LIMITS.tagValue));
   }
   event.tags = tags;
 }

@@ -7,6 +7,7 @@ import type { Context } from 'koa';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import getRawBody from 'raw-body';
+import { wellFormed } from '../domain/client-keys.ts';
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.ts';
 
 const MAX_DEPTH = 32;
@@ -34,8 +35,24 @@ export function parseJson(text: string, where = 'the body', keys = true): unknow
   } catch (err) {
     throw new BadRequestError('malformed_json', `${where} is not valid JSON: ${(err as Error).message}`);
   }
+  // Text decoded from UTF-8 holds no lone surrogate; only a `\uD800`-style escape makes one.
+  if (SURROGATE_ESCAPE.test(text)) value = wellFormedDeep(value);
   if (keys) checkKeys(value);
   return value;
+}
+
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/**
+ * A parsed value with every lone UTF-16 surrogate, in strings and keys, made U+FFFD: what MongoDB would store
+ * anyway, and what Redis' cjson can read (it refuses the escape of a lone surrogate, so one would fail every
+ * script call that carried it).
+ */
+function wellFormedDeep(value: unknown): unknown {
+  if (typeof value === 'string') return wellFormed(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(wellFormedDeep);
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [wellFormed(k), wellFormedDeep(v)]));
 }
 
 export async function readText(ctx: Context, limit: number): Promise<string> {

@@ -6,7 +6,7 @@
  * hourly rollups are written). The dispatcher (./dispatcher.ts) sends what
  * they record.
  */
-import crypto from 'node:crypto';
+import { releaseSubject } from '../domain/client-keys.ts';
 import type { TriggerRecord } from '../domain/notifications.ts';
 import { freeRate, total } from '../domain/sessions.ts';
 import type { NotifyState } from '../state/notify.state.ts';
@@ -74,7 +74,7 @@ export async function checkCrashFree(notify: NotifyState, project: number, chann
       const sessions = total(r.sessions);
       if (sessions < min_sessions) continue;
       const rate = Math.floor(freeRate(r.sessions.crashed, sessions)! * 10_000) / 100;
-      const subject = `r${crypto.createHash('sha256').update(`${r.release}\n${r.environment}`).digest('hex').slice(0, 16)}`;
+      const subject = releaseSubject(r.release, r.environment);
       if (rate >= threshold) {
         if (r.hour!.getTime() === hour) await notify.rearm(project, channel._id, subject);
         continue;

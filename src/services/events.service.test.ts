@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { attemptGroupKey } from '../domain/client-keys.ts';
 import { entryOfJob, jobEvent, type EventEntry } from './events.service.ts';
 
 const at = new Date('2026-11-25T04:32:00.123Z');
@@ -14,7 +15,7 @@ const attempt: EventEntry = {
   security_kind: 'login_failed',
   actor: 'ana@example.com',
   ip: '10.0.0.5',
-  group_key: 'ana@example.com|10.0.0.5',
+  group_key: attemptGroupKey('ana@example.com', '10.0.0.5'),
   release: null,
   environment: null,
   company: null,
@@ -47,8 +48,8 @@ const errorEvent: EventEntry = {
 describe('the job form of an event', () => {
   it.each([
     ['a sign-in attempt', attempt],
-    ['an attempt without an address', { ...attempt, ip: null, group_key: 'ana@example.com|-' }],
-    ['an attempt without an actor', { ...attempt, actor: null, group_key: 'null|10.0.0.5' }],
+    ['an attempt without an address', { ...attempt, ip: null, group_key: attemptGroupKey('ana@example.com', null) }],
+    ['an attempt without an actor', { ...attempt, actor: null, group_key: attemptGroupKey(null, '10.0.0.5') }],
     ['an error event', errorEvent],
     ['an error event with defaults', { ...errorEvent, release: null, environment: null, company: null, level: 'error', culprit: '', exception_type: null }],
   ])('%s comes back whole through JSON', (_, entry) => {

@@ -7,6 +7,7 @@
  * that carries what they need; when Redis is unavailable the markers stay on the backlog and
  * the sweeper enqueues the groups later, so nothing acknowledged is lost.
  */
+import { attemptGroupKey } from '../domain/client-keys.ts';
 import { isObj, normalizeEvent, type Meta } from '../domain/error-event.ts';
 import { describeError, fingerprintOf, type ErrorEventShape } from '../domain/fingerprint.ts';
 import { scrubEvent } from '../domain/scrub.ts';
@@ -16,7 +17,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { JobPayloads, Queues } from '../queues/registry.ts';
 import { makeJobGather } from '../queues/gather.ts';
 import { makeSweep } from '../queues/sweep.ts';
-import { attemptFields, groupKeyOf, type AttemptBody, type StoredAttempt } from '../store/attempts.store.ts';
+import { attemptFields, type AttemptBody, type StoredAttempt } from '../store/attempts.store.ts';
 import { eventKey, packPayload, payloadOf, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
 import { makeGroupCommit } from '../util/group-commit.ts';
@@ -81,7 +82,7 @@ export function entryOfJob(event: JobEvent, group: { id: string; received_at?: s
     batch: group.id,
     at: new Date(event.at),
     received_at: new Date(group.received_at ?? event.received_at ?? event.at),
-    ...(event.kind === 'security' && { group_key: groupKeyOf(event.actor ?? null, event.ip ?? null) }),
+    ...(event.kind === 'security' && { group_key: attemptGroupKey(event.actor ?? null, event.ip ?? null) }),
   };
 }
 

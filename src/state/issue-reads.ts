@@ -9,6 +9,7 @@
  * Events themselves are then read from MongoDB by `_id`.
  */
 import type { RedisClient } from '../redis/connect.ts';
+import { filterSet, readSpreadField } from '../domain/client-keys.ts';
 import type { IssueStatus } from '../domain/issue-status.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
 import { hourIndex, readIssue } from './issues.state.ts';
@@ -60,12 +61,12 @@ export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
       const k = keys(project);
       const order = ORDER_KEY[q.order];
       const filters = [
-        q.kind && `fk:${q.kind}`,
-        q.release && `fr:${q.release}`,
-        q.environment && `fe:${q.environment}`,
-        q.level && `fl:${q.level}`,
-        q.company && `fc:${q.company}`,
-        ...searchWords(q.query ?? '').map((w) => `tx:${w}`),
+        q.kind && filterSet('fk', q.kind),
+        q.release && filterSet('fr', q.release),
+        q.environment && filterSet('fe', q.environment),
+        q.level && filterSet('fl', q.level),
+        q.company && filterSet('fc', q.company),
+        ...searchWords(q.query ?? '').map((w) => filterSet('tx', w)),
       ].filter((f): f is string => Boolean(f));
       const [code, total, ...flat] = await r.listIssues(k.epoch, `${k.base}x:${q.status}:${order.zset}`, `${k.base}xn:${q.status}`, k.base, order.desc ? 'desc' : 'asc', q.offset, q.limit, hourIndex(now), ...filters);
       if (code === -1) return 'unverified';
@@ -84,8 +85,11 @@ export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
     async spread(project: number, issue: number, top: number): Promise<Record<'releases' | 'environments' | 'companies', { value: string; count: number }[]>> {
       const raw = await redis.hgetall(`${keys(project).base}is:${issue}`);
       const out = { releases: [] as { value: string; count: number }[], environments: [] as { value: string; count: number }[], companies: [] as { value: string; count: number }[] };
-      const dims = { r: out.releases, e: out.environments, c: out.companies } as Record<string, { value: string; count: number }[]>;
-      for (const [field, count] of Object.entries(raw)) dims[field.slice(0, 1)]?.push({ value: field.slice(2), count: Number(count) });
+      const dims = { r: out.releases, e: out.environments, c: out.companies };
+      for (const [field, count] of Object.entries(raw)) {
+        const spread = readSpreadField(field);
+        if (spread) dims[spread.dim].push({ value: spread.value, count: Number(count) });
+      }
       for (const list of Object.values(out)) list.sort((a, b) => b.count - a.count || a.value.localeCompare(b.value)).splice(top);
       return out;
     },

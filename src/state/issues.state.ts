@@ -7,6 +7,7 @@
  */
 import type { RedisClient } from '../redis/connect.ts';
 import crypto from 'node:crypto';
+import { attemptMember, filterSetOfSpread, readAttemptMember, spreadField, SPREAD_DIMS } from '../domain/client-keys.ts';
 import { byTimeThenId, settingsKey, type Attempt, type BurstSettings, type Detector, type DetectorState } from '../domain/bursts.ts';
 import type { IssueStatus } from '../domain/issue-status.ts';
 import { groupTime } from '../util/group-commit.ts';
@@ -55,6 +56,7 @@ export interface AttemptEntry {
   at: Date;
   kind: string;
   actor: string;
+  /** its brute-force group (src/domain/client-keys.ts' attemptGroupKey of its actor and address) */
   group: string;
   ip: string | null;
 }
@@ -62,10 +64,18 @@ export interface AttemptEntry {
 /** The detector each kind of attempts key feeds: an (actor, ip) group's (`ag`), an ip's (`aip`). */
 export const DETECTOR_OF = { ag: 'brute_force', aip: 'credential_stuffing' } as const satisfies Record<string, Detector>;
 
-/** A burst detector's attempts: an (actor, ip) group's (`ag`) or an ip's (`aip`), since the look-back's start. */
+/**
+ * A burst detector's attempts: an (actor, ip) group's (`ag`, keyed by the group's hash) or an ip's (`aip`, keyed by
+ * the address), since the look-back's start. The actor and address are the attempts' own, carried beside the key:
+ * nothing is read back out of a key.
+ */
 export interface DetectorKey {
   kind: 'ag' | 'aip';
   key: string;
+  /** the group's actor (`ag`); null for an address's attempts */
+  actor: string | null;
+  /** the attempts' address; null for a group of attempts sent without one */
+  ip: string | null;
   since: Date;
 }
 
@@ -166,7 +176,7 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
         ...repackListing(g),
         at: g.receivedAt.getTime(),
         e: g.errors.map((e) => [e.event, e.issue, String(e.at.getTime()), e.release ?? '', e.level, e.title, e.exception_type ?? '', e.company ?? '', e.fingerprint, e.culprit, e.environment ?? '']),
-        a: g.attempts.map((a) => [memberId(a.event_id), String(a.at.getTime()), kindCode(a.kind), a.actor, a.group, a.ip ?? '']),
+        a: g.attempts.map((a) => [String(a.at.getTime()), ...attemptSets(a).flat()]),
       }));
       const [code] = await r.applyEvents(k.epoch, k.eseq, k.eapplied, k.edirty, k.base, APPLIED_MEMORY_MS, `${DETECTION_LOOKBACK_MS}:${DETECTION_MAX_ATTEMPTS}`, JSON.stringify(entries), notify);
       return APPLY_CODES[code]!;
@@ -195,9 +205,8 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
       return answers.map(([err, answer], i) => {
         if (err) throw err;
         const [version, fold, windowFrom, from, fresh, leaving] = answer as [string, string, string, string, string[], string[]];
-        const read = reads[i]!;
-        // a group's members leave out its actor: `<actor>|<ip>`, and an address holds no '|'
-        const actor = read.kind === 'ag' ? read.key.slice(0, read.key.lastIndexOf('|')) : '';
+        // a group's members leave out its actor, which the key carries beside it
+        const actor = reads[i]!.actor ?? '';
         return {
           version,
           state: fold === '' ? null : (JSON.parse(fold) as DetectorState),
@@ -268,11 +277,7 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
     async replaceAttempts(project: number, attempts: AttemptEntry[]): Promise<void> {
       const k = keys(project);
       const pipe = redis.pipeline();
-      for (const a of attempts) {
-        const member = `${memberId(a.event_id)}|${kindCode(a.kind)}`;
-        pipe.zadd(`${k.base}ag:${a.group}`, a.at.getTime(), member);
-        if (a.ip) pipe.zadd(`${k.base}aip:${a.ip}`, a.at.getTime(), `${member}|${a.actor}`);
-      }
+      for (const a of attempts) for (const [set, member] of attemptSets(a)) pipe.zadd(`${k.base}${set}`, a.at.getTime(), member);
       await pipe.exec();
     },
     async finishReplace(
@@ -286,9 +291,9 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
       const k = keys(project);
       const pipe = redis.pipeline();
       for (const [issue, spread] of expired) {
-        for (const [key, n] of spread) {
-          pipe.hincrby(`${k.base}is:${issue}`, key, n);
-          pipe.sadd(`${k.base}f${key.slice(0, 1)}:${key.slice(2)}`, String(issue));
+        for (const [field, n] of spread) {
+          pipe.hincrby(`${k.base}is:${issue}`, field, n);
+          pipe.sadd(`${k.base}${filterSetOfSpread(field)}`, String(issue));
         }
       }
       for (const doc of issues) {
@@ -344,10 +349,11 @@ async function replaceEvents(redis: RedisClient, base: string, events: CountedEv
     const pipe = redis.pipeline();
     for (const e of events.slice(i, i + 2000)) {
       pipe.zadd(`${base}ie:${e.issue}`, e.at.getTime(), e.event_id);
-      for (const [dim, value] of [['r', e.release], ['e', e.environment], ['c', e.company]] as const) {
+      for (const [dim, value] of [[SPREAD_DIMS.release, e.release], [SPREAD_DIMS.environment, e.environment], [SPREAD_DIMS.company, e.company]] as const) {
         if (!value) continue;
-        pipe.hincrby(`${base}is:${e.issue}`, `${dim}:${value}`, 1);
-        pipe.sadd(`${base}f${dim}:${value}`, String(e.issue));
+        const field = spreadField(dim, value);
+        pipe.hincrby(`${base}is:${e.issue}`, field, 1);
+        pipe.sadd(`${base}${filterSetOfSpread(field)}`, String(e.issue));
       }
       const hour = hourIndex(e.at);
       if (hour > oldestHour) pipe.hincrby(`${base}ih:${e.issue}`, String(hour), 1);
@@ -364,30 +370,32 @@ export const HOUR_MS = 3_600_000;
 export const hourIndex = (at: Date) => Math.floor(at.getTime() / HOUR_MS);
 
 /**
- * An attempt's sorted-set members: `<id>|<kind>` in its group's set, `<id>|<kind>|<actor>` in its address's. Each
- * attempt is a member of two sets for two days, and the members are most of what Redis and its AOF hold per
- * attempt, so the kind is one letter, the event id its 16 bytes in base64url (22 characters), and the group's
- * set leaves out the actor it is named after. Members written before hold the kind's name, the id in hex and the
- * actor in both sets; they are read the same.
+ * An attempt's sorted sets and its members there (src/domain/client-keys.ts): its group's, `ag:<group>` holding
+ * `<id>|<kind>`, and its address's, `aip:<ip>` holding `<id>|<kind>|<actor>`. Each attempt is a member of two sets
+ * for two days, and the members are most of what Redis and its AOF hold per attempt, so the kind is one letter, the
+ * event id its 16 bytes in base64url (22 characters), and the group's set leaves out the actor its key stands for.
  */
 const KIND_CODES: Record<string, string> = { login_failed: 'f', login_succeeded: 's' };
 const KINDS_BY_CODE = new Map(Object.entries(KIND_CODES).map(([kind, code]) => [code, kind]));
-const kindCode = (kind: string) => KIND_CODES[kind] ?? kind;
+
+function attemptSets(a: AttemptEntry): [string, string][] {
+  const member = { id: a.event_id, kind: KIND_CODES[a.kind] ?? a.kind };
+  const sets: [string, string][] = [[`ag:${a.group}`, attemptMember(member)]];
+  if (a.ip) sets.push([`aip:${a.ip}`, attemptMember({ ...member, actor: a.actor })]);
+  return sets;
+}
 
 /** A group that stored sign-in attempts is listed for the repacker by its id's time (`p`). */
 function repackListing(g: AppliedGroup): { p?: number } {
   const made = g.packed ? groupTime(g.id) : NaN;
   return Number.isFinite(made) ? { p: made } : {};
 }
-const memberId = (eventId: string) => (/^[0-9a-f]{32}$/.test(eventId) ? Buffer.from(eventId, 'hex').toString('base64url') : eventId);
-const eventIdOf = (id: string) => (id.length === 22 ? Buffer.from(id, 'base64url').toString('hex') : id);
-
 /** Members with their scores → attempts; `actor` is the group's, for members that leave it out. */
 function readAttempts(raw: string[], actor: string): Attempt[] {
   const out: Attempt[] = [];
   for (let i = 0; i < raw.length; i += 2) {
-    const [, id, k, own] = /^([^|]*)\|([^|]*)(?:\|(.*))?$/.exec(raw[i]!)!;
-    out.push({ id: eventIdOf(id!), kind: KINDS_BY_CODE.get(k!) ?? k!, actor: own ?? actor, at: Number(raw[i + 1]) });
+    const m = readAttemptMember(raw[i]!);
+    out.push({ id: m.id, kind: KINDS_BY_CODE.get(m.kind) ?? m.kind, actor: m.actor ?? actor, at: Number(raw[i + 1]) });
   }
   return out;
 }

@@ -30,10 +30,11 @@ const REBUILD_LEASE_MS = 30_000;
 
 /**
  * The layout of a project's issue state in Redis. A project whose keys follow an older one (before the
- * per-issue events, spread and list indexes, layout 2; before the filter sets' counts per status, layout 3)
- * has its issue state rebuilt once, at its next verify.
+ * per-issue events, spread and list indexes, layout 2; before the filter sets' counts per status, layout 3;
+ * before the brute-force groups were keyed by a hash of actor and address, layout 4) has its issue state rebuilt
+ * once, at its next verify.
  */
-export const ISSUE_LAYOUT = '3';
+export const ISSUE_LAYOUT = '4';
 /** A recount stopped halfway is resumed when run again within this long; an older one starts over. */
 const RECOUNT_RESUME_MS = 24 * 3600_000;
 /** Events and attempts written to Redis per call while a rebuild streams them. */

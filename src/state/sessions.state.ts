@@ -10,6 +10,7 @@
  * the projects with rollups to flush, and the batches applied but not flushed.
  */
 import type { RedisClient } from '../redis/connect.ts';
+import { bucketKey, readBucketKey, readRollupKey } from '../domain/client-keys.ts';
 import { keys, type BatchPart, type HourRollup, type ReleaseRollup } from '../domain/release-health.ts';
 import type { Flushed } from '../store/sessions.store.ts';
 import { hourOf, STATUSES, type SessionStatus, type StatusCounts } from '../domain/sessions.ts';
@@ -31,7 +32,6 @@ export const APPLIED_MEMORY_MS = 24 * 3600 * 1000;
 const rank = (status: SessionStatus) => STATUSES.indexOf(status);
 /** How long hourly state (users and rollups of an hour) lives past its hour, as merge-sessions-4.lua keeps it. */
 const hourlyTtlMs = (windowMs: number) => windowMs + 3600_000 + 86_400_000;
-const bucketOf = (environment: string, release: string) => JSON.stringify([environment, release]);
 
 /** A session's state as the script keeps it (tests and the recount read it). */
 export interface StoredSession {
@@ -105,7 +105,7 @@ export function makeSessionState(redis: RedisClient, opts: { prefix: string; win
       const found = await r.readSession(k.sessionTable, k.base, sid, now.getTime(), opts.windowMs);
       if (!found) return null;
       const [rankOf, errors, started, did, bucket] = found;
-      const [environment, release] = JSON.parse(bucket) as [string, string];
+      const { environment, release } = readBucketKey(bucket);
       const at = new Date(Number(started));
       return { status: STATUSES[rankOf]!, errors, hour: hourOf(at), started: at, did: did || null, environment, release };
     },
@@ -269,8 +269,8 @@ async function mergePart(r: ScriptCommands, k: MergeKeys, of: MergeOf, part: Bat
 /** One project's entries as merge-sessions-4.lua reads them. */
 function encodeEntries(part: BatchPart): string {
   return JSON.stringify({
-    s: part.sessions.map((u) => [u.sid, rank(u.status), u.errors, u.did ?? '', u.started.getTime(), hourOf(u.started).getTime(), bucketOf(u.environment, u.release)]),
-    a: part.aggregates.map((a) => [bucketOf(a.environment, a.release), a.started.getTime(), hourOf(a.started).getTime(), a.did ?? '', a.counts.ok, a.counts.errored, a.counts.abnormal, a.counts.crashed]),
+    s: part.sessions.map((u) => [u.sid, rank(u.status), u.errors, u.did ?? '', u.started.getTime(), hourOf(u.started).getTime(), bucketKey(u.environment, u.release)]),
+    a: part.aggregates.map((a) => [bucketKey(a.environment, a.release), a.started.getTime(), hourOf(a.started).getTime(), a.did ?? '', a.counts.ok, a.counts.errored, a.counts.abnormal, a.counts.crashed]),
   });
 }
 
@@ -297,21 +297,20 @@ export function rollupDocs(project: number, rollups: RollupSnapshot[], v: number
   return out;
 }
 
-/** A rollup key (`rh:<hour>:<bucket>` or `rr:<bucket>`) and its hash → the rollup. */
+/** A rollup key (src/domain/client-keys.ts' rollupKey, as merge-sessions-4.lua builds it) and its hash → the rollup. */
 function readRollup(key: string, version: string, fields: string[]): RollupSnapshot {
   const hash: Record<string, string> = {};
   for (let i = 0; i < fields.length; i += 2) hash[fields[i]!] = fields[i + 1]!;
   const counts = (prefix: 's' | 'u') => Object.fromEntries(STATUSES.map((s, i) => [s, Number(hash[`${prefix}${i}`] ?? 0)])) as StatusCounts;
-  const hourly = /^rh:(\d+):(.*)$/.exec(key);
-  const [environment, release] = JSON.parse(hourly ? hourly[2]! : key.slice(3)) as [string, string];
+  const { hour, environment, release } = readRollupKey(key);
   const at = (field: string) => (hash[field] ? new Date(Number(hash[field])) : null);
   return {
-    kind: hourly ? 'hour' : 'release',
+    kind: hour === null ? 'release' : 'hour',
     key,
     version,
     environment,
     release,
-    hour: hourly ? new Date(Number(hourly[1])) : null,
+    hour: hour === null ? null : new Date(hour),
     sessions: counts('s'),
     users: counts('u'),
     first_seen: at('f'),

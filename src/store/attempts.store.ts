@@ -16,6 +16,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import zlib from 'node:zlib';
 import { Binary, type Db, type IndexDescription } from 'mongodb';
+import { attemptGroupKey } from '../domain/client-keys.ts';
 import { groupTime } from '../util/group-commit.ts';
 import { ensureIndexes, insertOnce } from './mongo.ts';
 
@@ -70,17 +71,12 @@ export interface StoredAttempt {
   security_kind: string;
   actor: string | null;
   ip: string | null;
-  /** `<actor>|<ip>` */
+  /** its brute-force group: src/domain/client-keys.ts' attemptGroupKey of actor and ip */
   group_key: string;
   release: string | null;
   environment: string | null;
   company: string | null;
   body: AttemptBody;
-}
-
-/** The group of an attempt's actor and address, as the detectors key it. */
-export function groupKeyOf(actor: string | null, ip: string | null): string {
-  return `${actor}|${ip ?? '-'}`;
 }
 
 /** What grouping and detection read of an attempt, from its event. */
@@ -93,7 +89,7 @@ export function attemptFields(body: AttemptBody) {
     security_kind: body.security.kind,
     actor,
     ip,
-    group_key: groupKeyOf(actor, ip),
+    group_key: attemptGroupKey(actor, ip),
     release: body.release ?? null,
     environment: body.environment ?? null,
     company: body.tags?.company ?? null,

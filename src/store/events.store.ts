@@ -35,7 +35,7 @@ export interface EventDoc {
   /** security events: actor or actor_id */
   actor?: string | null;
   ip?: string | null;
-  /** security events: `<actor>|<ip>` */
+  /** security events: their brute-force group (src/domain/client-keys.ts' attemptGroupKey) */
   group_key?: string | null;
   /** error events */
   fingerprint?: string | null;

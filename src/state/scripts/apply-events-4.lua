@@ -29,9 +29,10 @@
   ARGV[3] look-back of the detectors (ms) and most attempts kept per group
   ARGV[4] JSON [{id: group id, at: when it was received (ms),
                  e: [[event, issue, at, release, level, title, exception_type, company, fingerprint, culprit, environment], ...],
-                 a: [[event id (base64url), at, kind, actor, group, ip], ...],
+                 a: [[at, set, member, set, member], ...] (an attempt's sorted sets and its members there,
+                     made by src/state/issues.state.ts: its group's, and its address's when it has one),
                  p: when the group's id was made (ms), if it stored sign-in attempts of the project}, ...]
-          times in ms as decimal strings; '' for a missing release, company, environment or ip
+          times in ms as decimal strings; '' for a missing release, company, environment
   ARGV[5] what notifications need: '' nothing, 't' triggers, 'tf' triggers and minute counts
 
   Keys under the prefix:
@@ -40,14 +41,17 @@
                  regressed_at, regression_kind, created, latest, latest_at
     ic:<issue>   its company tags
     ie:<issue>   its events: score at, member event_id
-    is:<issue>   its spread: 'r:<release>', 'e:<environment>', 'c:<company>' -> events
+    is:<issue>   its spread: 'r:<release>', 'e:<environment>', 'c:<company>' -> events (the value is everything
+                 after the two characters: src/domain/client-keys.ts' spreadField)
     ih:<issue>   its events per hour: hour (ms / 3600000) -> events
     im:<issue>   its events per minute of receipt: minute (ms / 60000) -> events (with 'f')
     nq           the notification outbox: a stream of {t: JSON trigger} (with 't')
-    fr:<release>, fe:<environment>, fc:<company>  the error issues with an event of it
+    fr:<release>, fe:<environment>, fc:<company>  the error issues with an event of it (the value as sent)
     xn:<status>  how many issues of the status each filter set holds (snapshot-issues-3.lua)
-    ag:<group>   attempts of an (actor, ip) group: score at, member '<event id>|<kind: f or s>' (the id in base64url)
-    aip:<ip>     attempts from an ip: the same, member '<event id>|<kind>|<actor>'
+    ag:<group>   attempts of an (actor, ip) group, keyed by a hash of both: score at, member '<event id>|<kind: f or s>'
+                 (the id in base64url)
+    aip:<ip>     attempts from an ip: the same, member '<event id>|<kind>|<actor>' (the actor everything after the
+                 second '|': src/domain/client-keys.ts' attemptMember)
     dt:<ag or aip key>  a burst detector's saved fold (read-detector-2.lua): deleted when an attempt
                  no newer than its newest arrives
     rp           groups whose sign-in attempts the repacker has yet to rewrite: score the group id's time (ms)
@@ -156,13 +160,10 @@ for _, g in ipairs(groups) do
     end
 
     for _, a in ipairs(g.a) do
-      local eventId, at, kind, actor, group, ip = unpack(a)
-      local member = eventId .. '|' .. kind
-      local sets = {{'ag:' .. group, member}}
-      if ip ~= '' then sets[2] = {'aip:' .. ip, member .. '|' .. actor} end
-      for _, set in ipairs(sets) do
-        local k, fold = base .. set[1], base .. 'dt:' .. set[1]
-        redis.call('ZADD', k, tonumber(at), set[2])
+      local at = a[1]
+      for i = 2, #a, 2 do
+        local k, fold = base .. a[i], base .. 'dt:' .. a[i]
+        redis.call('ZADD', k, tonumber(at), a[i + 1])
         redis.call('ZREMRANGEBYSCORE', k, '-inf', tonumber(at) - 2 * lookback)
         redis.call('ZREMRANGEBYRANK', k, 0, -maxAttempts - 1)
         -- an attempt no newer than the newest a detector's saved fold holds: that fold no longer holds
