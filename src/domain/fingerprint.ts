@@ -4,6 +4,7 @@
  * otherwise type and message. The result is a stable hex digest.
  */
 import crypto from 'node:crypto';
+import { cutText } from './client-keys.ts';
 
 export interface Frame {
   filename?: string;
@@ -56,11 +57,11 @@ export function describeError(event: ErrorEventShape): { title: string; culprit:
   const frames = main?.stacktrace?.frames ?? [];
   const frame = [...frames].reverse().find((f) => f.in_app === true) ?? frames[frames.length - 1];
   const where = frame ? [frame.module || frame.filename, frame.function].filter(Boolean).join(' in ') : '';
-  const culprit = (where || event.transaction || '').slice(0, 256);
+  const culprit = cutText(where || event.transaction || '', 256);
   if (main) {
     const type = main.type ?? 'Error';
     const title = main.value ? `${type}: ${main.value}` : type;
-    return { title: title.slice(0, 256), culprit, exception_type: type };
+    return { title: cutText(title, 256), culprit, exception_type: type };
   }
-  return { title: (event.message ?? 'Event').slice(0, 256), culprit, exception_type: null };
+  return { title: cutText(event.message ?? 'Event', 256), culprit, exception_type: null };
 }
