@@ -13,6 +13,8 @@ import { makeQueues } from './queues/registry.ts';
 import { makeAccountsService } from './services/accounts.service.ts';
 import { makeAdminService } from './services/admin.service.ts';
 import { makeEventsService } from './services/events.service.ts';
+import { makeSentryService } from './services/sentry.service.ts';
+import { makeIngestStats } from './state/ingest-stats.ts';
 import { makeIssuesService } from './services/issues.service.ts';
 import { makeKeyResolver } from './services/key-resolver.ts';
 import { makeNotifyService } from './services/notify.service.ts';
@@ -65,7 +67,8 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const metrics = makeMetrics();
   /** Raw writes in flight at once: 1 on FerretDB (SQLite has one writer), more on MongoDB. */
   const writesInFlight = mongo.ferretdb ? 1 : 4;
-  const events = makeEventsService({ events: stores.events, queues, log, metrics, writesInFlight });
+  const ingestStats = makeIngestStats(stateRedis, { prefix: config.queuePrefix, onDropped: (type, reason, n) => metrics.dropped(type, reason, n) });
+  const events = makeEventsService({ events: stores.events, queues, log, metrics, stats: ingestStats, writesInFlight });
   if (opts.storeTimeoutMs !== undefined) await answersWithin(stateRedis, opts.storeTimeoutMs);
   const state = makeSessionState(stateRedis, { prefix: config.queuePrefix, windowMs: config.sessionUpdateWindowMs });
   const issuesState = makeIssuesState(stateRedis, { prefix: config.queuePrefix });
@@ -74,8 +77,9 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const issueReads = makeIssueReads(stateRedis, { prefix: config.queuePrefix });
   const issues = makeIssuesService({ issues: stores.issues, events: stores.events, state: issuesState, reads: issueReads, keeper });
   const didKey = config.didHashKey ?? (await stores.settings.getOrCreate('did_hash_key', () => crypto.randomBytes(32).toString('hex')));
-  const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, windowMs: config.sessionUpdateWindowMs, writesInFlight });
+  const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, stats: ingestStats, windowMs: config.sessionUpdateWindowMs, writesInFlight });
   const releases = makeReleasesService(stores.sessions);
+  const sentry = makeSentryService({ validator, events, sessions, stats: ingestStats });
   /** The worker's parts of the session batches it applies (src/services/session-parts.ts). */
   const sessionParts = makePartWriter({ store: stores.sessions, list: state.partedList, log });
   const notify = makeNotifyState(stateRedis, { prefix: config.queuePrefix });
@@ -106,6 +110,8 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     keeper,
     validator,
     sessions,
+    ingestStats,
+    sentry,
     sessionParts,
     releases,
     notify,
@@ -115,6 +121,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     decisions,
     async close() {
       await Promise.all([sessions.drain(), events.drain(), sessionParts.drain()]);
+      await ingestStats.close();
       await queues.close();
       stateRedis.disconnect();
       await mongo.client.close();

@@ -42,7 +42,7 @@ describe('POST /api/<project>/envelope/', () => {
     );
     const res = await send(`/api/${id}/envelope/?sentry_key=${p.publicKey}&sentry_version=7`, envelope);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ id: event.event_id, sessions: 6, dropped: ['client_report', 'session'] });
+    expect(res.body).toEqual({ id: event.event_id, sessions: 6, dropped: ['session'] });
     await drained(ctx);
     const { stored, recounted } = await rollupsAndRecount(ctx, Number(id));
     expect(stored).toEqual(recounted);

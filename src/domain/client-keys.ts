@@ -119,3 +119,12 @@ export function readRollupKey(key: string): { hour: number | null; environment: 
   if (!key.startsWith('rh:') || colon < 0) throw new Error(`not a rollup key: ${JSON.stringify(key)}`);
   return { hour: Number(key.slice(3, colon)), ...readBucketKey(key.slice(colon + 1)) };
 }
+
+/** A field of a project's ingestion counts of an hour (src/state/ingest-stats.ts): the JSON array [outcome, type, reason]. */
+export function ingestField(outcome: string, type: string, reason: string): string {
+  return JSON.stringify([outcome, type, reason]);
+}
+export function readIngestField(field: string): { outcome: string; type: string; reason: string } {
+  const [outcome, type, reason] = JSON.parse(field) as [string, string, string];
+  return { outcome, type, reason };
+}

@@ -68,7 +68,20 @@ export function parseEnvelope(body: Buffer): Envelope {
   return { header: header as Envelope['header'], items };
 }
 
-/** The public key from `X-Sentry-Auth` (`Sentry sentry_key=…, …`). */
+/** Whether text is an envelope rather than one JSON event: a header line, then an item header with a type. */
+export function looksLikeEnvelope(text: string): boolean {
+  const [first, second] = text.split('\n', 2);
+  if (!first || !second?.trim()) return false;
+  try {
+    const [header, item] = [JSON.parse(first) as unknown, JSON.parse(second) as unknown];
+    const object = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+    return object(header) && object(item) && typeof item.type === 'string';
+  } catch {
+    return false;
+  }
+}
+
+/** The public key from `X-Sentry-Auth` or `Authorization` (`Sentry sentry_key=…, …`). */
 export function keyFromSentryAuth(value: string | undefined): string | undefined {
   const match = value && /(?:^|[\s,])sentry_key=([^,\s]+)/.exec(value);
   return match ? match[1] : undefined;

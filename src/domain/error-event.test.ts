@@ -35,7 +35,7 @@ describe('normalizeEvent', () => {
     ['breadcrumbs as a plain array', { breadcrumbs: [{ message: 'a' }] }, { breadcrumbs: { values: [{ message: 'a' }] } }],
     ['exception as a plain array', { exception: [{ type: 'E' }] }, { exception: { values: [{ type: 'E' }] } }],
     ['a message object: its text, the object kept as logentry', { message: { formatted: 'hi 1', message: 'hi %s', params: [1] } }, { message: 'hi 1', logentry: { formatted: 'hi 1', message: 'hi %s', params: [1] } }],
-    ['logentry alone gives the message', { logentry: { message: 'disk %s', params: ['full'] } }, { message: 'disk %s', logentry: { message: 'disk %s', params: ['full'] } }],
+    ['logentry alone gives the message, its params applied', { logentry: { message: 'disk %s', params: ['full'] } }, { message: 'disk full', logentry: { formatted: 'disk full', message: 'disk %s', params: ['full'] } }],
     ['epoch seconds become ISO', { timestamp: 1795000000.5 }, { timestamp: new Date(1795000000500).toISOString() }],
     ['a fingerprint part that is not a string, as JSON', { fingerprint: ['a', 7] }, { fingerprint: ['a', '7'] }],
     ['{{auto}} ip is the client address, made anonymous', { user: { ip_address: '{{auto}}' } }, { user: { ip_address: '198.51.100.0' } }],

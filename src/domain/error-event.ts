@@ -12,6 +12,8 @@
  */
 import net from 'node:net';
 import { cutText } from './client-keys.ts';
+import { formatLogMessage, LEGACY_INTERFACES, readTimestamp, renameLegacyInterfaces } from './event-repairs.ts';
+import { DEFAULT_FINGERPRINT } from './fingerprint.ts';
 
 export type Obj = Record<string, unknown>;
 export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -22,9 +24,13 @@ export function setOwn(obj: Obj, key: string, value: unknown): void {
   else obj[key] = value;
 }
 
-/** What `_meta` says of one cut: the rule that cut it, and how long (or how many) it was before. */
+/**
+ * What `_meta` says of one cut or repair: the rule that cut it, and how long (or how many) it was before; a value
+ * of the wrong type taken out (`invalid`, with the problem); a legacy interface read under its modern name
+ * (`renamed`, with the name).
+ */
 export interface MetaNote {
-  rem: 'trimmed' | 'frames' | 'breadcrumbs' | 'exceptions' | 'depth' | 'size' | 'level' | 'filtered' | 'timestamp';
+  rem: 'trimmed' | 'frames' | 'breadcrumbs' | 'exceptions' | 'depth' | 'size' | 'level' | 'filtered' | 'timestamp' | 'invalid' | 'renamed';
   len?: number;
   value?: string;
 }
@@ -71,12 +77,14 @@ export function normalizeEvent(input: Obj, opts: { now: Date; clientIp?: string;
   const meta: Meta = isObj(input._meta) ? { ...(input._meta as Meta) } : {};
   const note = (path: (string | number)[], n: MetaNote) => (meta[pointer(path)] = n);
   const event = bounded(input, [], note) as Obj;
+  for (const legacy of renameLegacyInterfaces(event)) note([legacy], { rem: 'renamed', value: LEGACY_INTERFACES[legacy] });
 
-  if (event.timestamp === undefined) {
+  if (event.timestamp === undefined || event.timestamp === null) {
     event.timestamp = opts.now.toISOString();
     note(['timestamp'], { rem: 'timestamp' });
-  } else if (typeof event.timestamp === 'number' && Number.isFinite(event.timestamp)) {
-    event.timestamp = new Date(event.timestamp * 1000).toISOString();
+  } else {
+    // epoch seconds, or a time without a zone (UTC): one form; anything else is left for the schema to name
+    event.timestamp = readTimestamp(event.timestamp) ?? event.timestamp;
   }
   const level = event.level;
   if (typeof level === 'string' && !(LEVELS as readonly string[]).includes(level)) {
@@ -86,18 +94,32 @@ export function normalizeEvent(input: Obj, opts: { now: Date; clientIp?: string;
   }
   if (isObj(event.message)) {
     // The message interface as an object ({formatted, message, params}): its text is the message, the rest its logentry.
-    const text = event.message.formatted ?? event.message.message;
-    if (event.logentry === undefined) event.logentry = event.message;
-    event.message = typeof text === 'string' ? text : undefined;
+    const logentry = event.message;
+    if (event.logentry === undefined || event.logentry === null) event.logentry = logentry;
+    event.message = undefined;
+    if (typeof logentry.formatted !== 'string' && typeof logentry.message === 'string') event.message = logentry.message;
+    if (typeof logentry.formatted === 'string') event.message = logentry.formatted;
   }
-  if (event.message === undefined && isObj(event.logentry)) {
-    const text = event.logentry.formatted ?? event.logentry.message;
-    if (typeof text === 'string') event.message = text;
+  if (isObj(event.logentry)) {
+    // A log message with its parameters (Python's logging): formatted as Relay does, and the text of the event.
+    const entry = event.logentry;
+    if (typeof entry.formatted !== 'string' && typeof entry.message === 'string') {
+      const formatted = formatLogMessage(entry.message, entry.params);
+      if (formatted !== null) entry.formatted = formatted;
+    }
+    const text = typeof entry.formatted === 'string' ? entry.formatted : entry.message;
+    if ((event.message === undefined || event.message === null) && typeof text === 'string') event.message = text;
   }
   if (Array.isArray(event.exception)) event.exception = { values: event.exception };
   if (Array.isArray(event.breadcrumbs)) event.breadcrumbs = { values: event.breadcrumbs };
   if (Array.isArray(event.tags)) event.tags = tagsFromPairs(event.tags);
-  if (Array.isArray(event.fingerprint)) event.fingerprint = event.fingerprint.map((f) => (typeof f === 'string' ? f : JSON.stringify(f)));
+  if (Array.isArray(event.fingerprint)) {
+    // `[]` (sentry-ruby sends it always) means the default grouping; `{{default}}` is `{{ default }}` however spaced
+    const parts = event.fingerprint.map((f) => (typeof f === 'string' ? f.replace(/^\{\{\s*default\s*\}\}$/i, DEFAULT_FINGERPRINT) : JSON.stringify(f)));
+    event.fingerprint = parts.length > 0 ? parts : undefined;
+  } else if (event.fingerprint === null) {
+    event.fingerprint = undefined;
+  }
   if (isObj(event.user) && event.user.ip_address !== undefined) {
     const ip = event.user.ip_address === '{{auto}}' ? opts.clientIp : event.user.ip_address;
     event.user.ip_address = typeof ip === 'string' ? anonymizeIp(ip) : null;

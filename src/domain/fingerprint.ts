@@ -12,20 +12,37 @@ export interface Frame {
   module?: string;
   in_app?: boolean;
 }
+interface Stacktrace {
+  frames?: (Frame | null)[] | null;
+}
 export interface ErrorEventShape {
   message?: string;
   transaction?: string;
   fingerprint?: string[];
-  exception?: { values: { type?: string; value?: string; stacktrace?: { frames?: Frame[] } }[] };
+  exception?: { values: { type?: string; value?: string; stacktrace?: Stacktrace | null }[] };
+  /** a message event's stack (attach_stacktrace), or its threads' (the crashed or current thread's counts) */
+  stacktrace?: Stacktrace | null;
+  threads?: { values?: ({ crashed?: boolean; current?: boolean; stacktrace?: Stacktrace | null } | null)[] | null } | null;
+}
+
+/** The frames an event is grouped and placed by: its outermost exception's, else its own or its thread's stack. */
+function framesOf(event: ErrorEventShape): Frame[] {
+  const values = event.exception?.values ?? [];
+  const stack = values.length > 0 ? values[values.length - 1]?.stacktrace : (event.stacktrace ?? threadStack(event));
+  return (stack?.frames ?? []).filter((f): f is Frame => f !== null && typeof f === 'object');
+}
+function threadStack(event: ErrorEventShape): Stacktrace | null | undefined {
+  const threads = (event.threads?.values ?? []).filter((t) => t?.stacktrace);
+  return (threads.find((t) => t!.crashed) ?? threads.find((t) => t!.current) ?? threads[0])?.stacktrace;
 }
 
 /** Sentry's placeholder in a fingerprint for the default grouping. */
-const DEFAULT_PLACEHOLDER = '{{ default }}';
+export const DEFAULT_FINGERPRINT = '{{ default }}';
 
 export function groupingParts(event: ErrorEventShape): string[] {
   const fingerprint = event.fingerprint ?? [];
-  if (fingerprint.length === 1 && fingerprint[0] === DEFAULT_PLACEHOLDER) return defaultParts(event);
-  if (fingerprint.length > 0) return ['fingerprint', ...fingerprint.flatMap((f) => (f === DEFAULT_PLACEHOLDER ? defaultParts(event) : [f]))];
+  if (fingerprint.length === 1 && fingerprint[0] === DEFAULT_FINGERPRINT) return defaultParts(event);
+  if (fingerprint.length > 0) return ['fingerprint', ...fingerprint.flatMap((f) => (f === DEFAULT_FINGERPRINT ? defaultParts(event) : [f]))];
   return defaultParts(event);
 }
 
@@ -35,9 +52,10 @@ function defaultParts(event: ErrorEventShape): string[] {
   // The last value is the outermost exception in Sentry's order.
   const main = values[values.length - 1];
   const type = main?.type ?? 'Error';
-  const frames = (main?.stacktrace?.frames ?? []).filter((f) => f.in_app === true);
+  const frames = framesOf(event).filter((f) => f.in_app === true);
   if (frames.length > 0) {
-    return ['frames', type, ...frames.map((f) => `${f.module || f.filename || '?'}:${f.function || '?'}`)];
+    // a message event with a stack is grouped by where it was sent from, as Sentry groups it
+    return ['frames', main ? type : 'message', ...frames.map((f) => `${f.module || f.filename || '?'}:${f.function || '?'}`)];
   }
   return ['message', type, main?.value ?? event.message ?? ''];
 }
@@ -54,7 +72,7 @@ export function fingerprintOf(event: ErrorEventShape): string {
 export function describeError(event: ErrorEventShape): { title: string; culprit: string; exception_type: string | null } {
   const values = event.exception?.values ?? [];
   const main = values[values.length - 1];
-  const frames = main?.stacktrace?.frames ?? [];
+  const frames = framesOf(event);
   const frame = [...frames].reverse().find((f) => f.in_app === true) ?? frames[frames.length - 1];
   const where = frame ? [frame.module || frame.filename, frame.function].filter(Boolean).join(' in ') : '';
   const culprit = cutText(where || event.transaction || '', 256);

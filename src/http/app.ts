@@ -17,6 +17,8 @@ import type { IssuesService } from '../services/issues.service.ts';
 import type { ReleasesService } from '../services/releases.service.ts';
 import type { SdkService } from '../services/sdk.service.ts';
 import type { SessionsService } from '../services/sessions.service.ts';
+import type { SentryService } from '../services/sentry.service.ts';
+import type { IngestStats } from '../state/ingest-stats.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
 import { dashboardMiddleware, type AdminCredential } from './dashboard.ts';
 import { webMiddleware } from './web.ts';
@@ -26,14 +28,15 @@ import { requestLogMiddleware } from './middleware/request-log.middleware.ts';
 import type { RateLimiter } from './middleware/rate-limit.middleware.ts';
 import { dashboardSessionRoutes } from './routes/dashboard-session.route.ts';
 import { dashboardRoutes } from './routes/dashboard.route.ts';
-import { envelopeRoutes } from './routes/envelope.route.ts';
 import { eventsRoutes } from './routes/events.route.ts';
 import { healthRoutes } from './routes/health.route.ts';
 import { metricsRoutes } from './routes/metrics.route.ts';
 import { openapiRoutes } from './routes/openapi.route.ts';
+import { ingestionRoutes } from './routes/ingestion.route.ts';
 import { issuesRoutes } from './routes/issues.route.ts';
 import { releasesRoutes } from './routes/releases.route.ts';
 import { sdkRoutes } from './routes/sdk.route.ts';
+import { sentryRoutes } from './routes/sentry.route.ts';
 import { sessionsRoutes } from './routes/sessions.route.ts';
 import type { Validator } from '../validation/validator.ts';
 
@@ -41,8 +44,9 @@ export interface AppState {
   requestId: string;
   log: Logger;
   project: ProjectDoc;
-  /** the envelope endpoint: the parsed envelope and the key it authenticated with */
+  /** the Sentry endpoints: the parsed envelope or store event, and the key it authenticated with */
   envelope?: Envelope;
+  store?: { event: unknown; bytes: number };
   envelopeKey?: string;
 }
 
@@ -55,6 +59,10 @@ export interface AppDeps {
   events: EventsService;
   issues: IssuesService;
   sessions: SessionsService;
+  /** what Sentry's SDKs send: store bodies and envelopes */
+  sentry: SentryService;
+  /** each project's items accepted and dropped, by type and reason */
+  ingestStats: IngestStats;
   releases: ReleasesService;
   /** dashboard users and their sessions */
   accounts: AccountsService;
@@ -85,7 +93,8 @@ export function makeRouters(deps: AppDeps): Router<AppState>[] {
     eventsRoutes(deps),
     issuesRoutes(deps),
     sessionsRoutes(deps),
-    envelopeRoutes(deps),
+    sentryRoutes(deps),
+    ingestionRoutes(deps),
     releasesRoutes(deps),
     dashboardSessionRoutes(deps),
     dashboardRoutes(deps),

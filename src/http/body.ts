@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import getRawBody from 'raw-body';
 import { wellFormed } from '../domain/client-keys.ts';
+import { repairPythonJson } from '../domain/event-repairs.ts';
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.ts';
 
 const MAX_DEPTH = 32;
@@ -33,7 +34,14 @@ export function parseJson(text: string, where = 'the body', keys = true): unknow
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new BadRequestError('malformed_json', `${where} is not valid JSON: ${(err as Error).message}`);
+    // Python's clients write NaN and Infinity, which JSON has not: read as null, as Relay does
+    const repaired = repairPythonJson(text);
+    try {
+      if (repaired === text) throw err;
+      value = JSON.parse(repaired);
+    } catch {
+      throw new BadRequestError('malformed_json', `${where} is not valid JSON: ${(err as Error).message}`);
+    }
   }
   // Text decoded from UTF-8 holds no lone surrogate; only a `\uD800`-style escape makes one.
   if (SURROGATE_ESCAPE.test(text)) value = wellFormedDeep(value);
@@ -63,11 +71,17 @@ export async function readText(ctx: Context, limit: number): Promise<string> {
   return (await readRaw(ctx, limit)).toString('utf8');
 }
 
+const inflateZlib = promisify(zlib.inflate);
+const inflateRaw = promisify(zlib.inflateRaw);
 const INFLATE: Record<string, (buf: Buffer, opts: zlib.ZlibOptions) => Promise<Buffer>> = {
   gzip: promisify(zlib.gunzip),
-  deflate: promisify(zlib.inflate),
+  'x-gzip': promisify(zlib.gunzip),
+  // zlib as the standard says, or raw deflate as some clients send it (Relay and GlitchTip try both)
+  deflate: (buf, opts) => inflateZlib(buf, opts).catch((err: unknown) => ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' ? Promise.reject(err) : inflateRaw(buf, opts))),
   br: promisify(zlib.brotliDecompress),
 };
+/** Content-Encoding values that mean none: sentry-ruby sends an empty one, others a charset (Relay ignores both). */
+const NO_ENCODING = new Set(['', 'identity', 'utf-8', 'utf8']);
 
 /**
  * The body as bytes, decompressed when Content-Encoding is gzip, deflate or
@@ -75,9 +89,9 @@ const INFLATE: Record<string, (buf: Buffer, opts: zlib.ZlibOptions) => Promise<B
  * received and the bytes after decompression.
  */
 export async function readBytes(ctx: Context, limit: number): Promise<Buffer> {
-  const encoding = (ctx.get('content-encoding') || 'identity').toLowerCase();
+  const encoding = ctx.get('content-encoding').trim().toLowerCase();
   const raw = await readRaw(ctx, limit);
-  if (encoding === 'identity') return raw;
+  if (NO_ENCODING.has(encoding)) return raw;
   const inflate = INFLATE[encoding];
   if (!inflate) throw new BadRequestError('unsupported_encoding', `Content-Encoding ${encoding} is not supported; use gzip, deflate, br or none`);
   try {
@@ -86,6 +100,29 @@ export async function readBytes(ctx: Context, limit: number): Promise<Buffer> {
     if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new PayloadTooLargeError(limit);
     throw new BadRequestError('bad_encoding', `the body is not valid ${encoding} data`);
   }
+}
+
+/**
+ * A store endpoint's body (already inflated per Content-Encoding) as text: JSON as it is; base64 of JSON or of
+ * zlib-deflated JSON, as the raven clients send it (`application/octet-stream`); zlib without base64. `limit`
+ * bounds what inflating makes.
+ */
+export function storeText(body: Buffer, limit: number): string {
+  let data = body;
+  const start = data.subarray(0, 64).toString('latin1').trimStart();
+  if (!start.startsWith('{') && !start.startsWith('[')) {
+    const compact = data.toString('latin1').replace(/\s+/g, '');
+    if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(compact)) data = Buffer.from(compact, 'base64');
+    if (data[0] === 0x78) {
+      try {
+        data = zlib.inflateSync(data, { maxOutputLength: limit });
+      } catch (err) {
+        if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new PayloadTooLargeError(limit);
+        throw new BadRequestError('bad_encoding', 'the body is neither JSON nor base64 of (zlib-deflated) JSON');
+      }
+    }
+  }
+  return data.toString('utf8');
 }
 
 async function readRaw(ctx: Context, limit: number): Promise<Buffer> {

@@ -24,6 +24,8 @@ export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { s
     events: runtime.events,
     issues: runtime.issues,
     sessions: runtime.sessions,
+    sentry: runtime.sentry,
+    ingestStats: runtime.ingestStats,
     releases: runtime.releases,
     accounts: runtime.accounts,
     admin: runtime.admin,

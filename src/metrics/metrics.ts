@@ -10,6 +10,22 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export type IngestKind = 'session' | 'event';
+
+/** The Sentry envelope item types in use today (../shared/reference/real-clients.md), and the store and CSP bodies. */
+export const ITEM_TYPES: ReadonlySet<string> = new Set([
+  'event', 'transaction', 'session', 'sessions', 'attachment', 'user_report', 'feedback', 'client_report', 'check_in',
+  'profile', 'profile_chunk', 'replay_event', 'replay_recording', 'replay_video', 'span', 'log', 'otel_log', 'statsd',
+  'metric_buckets', 'security',
+]);
+/**
+ * Why an item was dropped: Lookout's reasons, and the reasons Sentry's SDKs give in their client reports
+ * (`client_<reason>`).
+ */
+export const DROP_REASONS: ReadonlySet<string> = new Set([
+  'not_kept', 'invalid', 'too_large', 'filtered', 'rate_limited', 'duplicate', 'security_monitoring_disabled', 'too_many_kinds',
+  ...['queue_overflow', 'cache_overflow', 'ratelimit_backoff', 'network_error', 'sample_rate', 'before_send', 'event_processor',
+    'send_error', 'internal_sdk_error', 'insufficient_data', 'backpressure', 'buffer_overflow'].map((r) => `client_${r}`),
+]);
 export type IngestOutcome = 'accepted' | 'rejected' | 'duplicated';
 
 export function makeMetrics() {
@@ -29,6 +45,12 @@ export function makeMetrics() {
       name: 'lookout_ingested_total',
       help: 'Sessions and events by outcome: accepted (stored), rejected (refused or skipped entries), duplicated (already stored; changed nothing)',
       labelNames: ['kind', 'outcome'] as const,
+      registers,
+    }),
+    ingestDropped: new Counter({
+      name: 'lookout_ingest_dropped_total',
+      help: 'Items received but not stored, by item type (Sentry envelope item types; other for names Lookout does not know) and reason',
+      labelNames: ['type', 'reason'] as const,
       registers,
     }),
     rateLimited: new Counter({
@@ -90,6 +112,11 @@ export function makeMetrics() {
     /** Counts `n` sessions or events with one outcome (zero is not recorded). */
     ingest(kind: IngestKind, outcome: IngestOutcome, n = 1) {
       if (n > 0) metrics.ingested.inc({ kind, outcome }, n);
+    },
+    /** Counts `n` items dropped; a type or reason Lookout does not name is `other`, so the series stay few. */
+    dropped(type: string, reason: string, n = 1) {
+      const known = (name: string, names: ReadonlySet<string>) => (names.has(name) ? name : 'other');
+      metrics.ingestDropped.inc({ type: known(type, ITEM_TYPES), reason: known(reason, DROP_REASONS) }, n);
     },
   };
 }

@@ -20,6 +20,7 @@ import { makeSweep } from '../queues/sweep.ts';
 import { attemptFields, type AttemptBody, type StoredAttempt } from '../store/attempts.store.ts';
 import { eventKey, packPayload, payloadOf, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
+import type { IngestStats } from '../state/ingest-stats.ts';
 import { makeGroupCommit } from '../util/group-commit.ts';
 import type { Validator } from '../validation/validator.ts';
 
@@ -44,7 +45,56 @@ export function prepareEvent(validator: Validator, raw: unknown, opts: { now: Da
   const { value, filtered } = scrubEvent(normalizeEvent(raw, opts));
   const event = value as Record<string, unknown>;
   if (filtered.length > 0) event._meta = { ...(event._meta as Meta | undefined), ...Object.fromEntries(filtered.map((path) => [path, { rem: 'filtered' }])) };
+  if (event.security === undefined) takeOutInvalid(validator, event);
   return validator.check<EventBody>('event', event);
+}
+
+/**
+ * An error event keeps what can be used (issue 46): a value of the wrong type or form is taken out and noted in
+ * `_meta` (`invalid`, with the problem), as Relay does, rather than refusing the event; the event is refused only
+ * when what is left cannot be used (no event_id, or nothing to show: no exception and no message). A sign-in
+ * attempt is checked strictly: its fields decide who is blocked.
+ */
+function takeOutInvalid(validator: Validator, event: Record<string, unknown>): void {
+  // a few rounds: taking out a value can leave its parent missing a member it needs
+  for (let round = 0; round < 4; round++) {
+    const invalid = validator.invalidValues('event', event).filter((v) => v.path !== '/event_id');
+    if (invalid.length === 0) return;
+    const meta = (event._meta ?? {}) as Meta;
+    // the last elements of an array first, so the indexes of the others still hold
+    for (const { path, problem } of invalid.sort((a, b) => laterFirst(a.path, b.path))) {
+      if (takeOut(event, path)) meta[path] = { rem: 'invalid', value: problem };
+    }
+    event._meta = meta;
+  }
+}
+
+/** Orders JSON pointers so that a later array element comes before an earlier one (`/a/10` before `/a/9`). */
+function laterFirst(a: string, b: string): number {
+  const [x, y] = [a.split('/'), b.split('/')];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    if (x[i] === y[i]) continue;
+    const numeric = /^\d+$/.test(x[i]!) && /^\d+$/.test(y[i]!);
+    return numeric ? Number(y[i]) - Number(x[i]) : x[i]! < y[i]! ? 1 : -1;
+  }
+  return y.length - x.length;
+}
+
+/** Takes the value at a JSON pointer out of its object or array; false when there is none. */
+function takeOut(root: Record<string, unknown>, pointer: string): boolean {
+  const keys = pointer.split('/').slice(1).map((k) => k.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const last = keys.pop()!;
+  let parent: unknown = root;
+  for (const key of keys) parent = isObj(parent) || Array.isArray(parent) ? (parent as Record<string, unknown>)[key] : undefined;
+  if (Array.isArray(parent) && /^\d+$/.test(last) && Number(last) < parent.length) {
+    parent.splice(Number(last), 1);
+    return true;
+  }
+  if (isObj(parent) && Object.hasOwn(parent, last)) {
+    delete parent[last];
+    return true;
+  }
+  return false;
 }
 
 /** What a worker needs of a stored event: everything but the payload, plus what grouping reads from it. */
@@ -150,8 +200,8 @@ export function attemptEntry(a: StoredAttempt): EventEntry {
 /** Most events written in one group, and gathered in one job. */
 const GROUP_MAX_EVENTS = 1000;
 
-export function makeEventsService(deps: { events: EventsStore; queues: Queues; log: Logger; metrics: Metrics; writesInFlight: number }) {
-  const { events, queues, log, metrics } = deps;
+export function makeEventsService(deps: { events: EventsStore; queues: Queues; log: Logger; metrics: Metrics; stats: IngestStats; writesInFlight: number }) {
+  const { events, queues, log, metrics, stats } = deps;
   const jobs = makeJobGather<JobPayloads['events.process']['groups'][number]>(
     (groups) => queues.enqueue('events.process', { groups }, groupJobId(groups[0]!.id)),
     { maxWeight: GROUP_MAX_EVENTS, weight: (g) => g.events!.length, log },
@@ -181,6 +231,8 @@ export function makeEventsService(deps: { events: EventsStore; queues: Queues; l
       const item: GroupItem = body.security ? attemptItem(project._id, body as AttemptBody, now) : errorItem(project._id, body, now);
       await group.add(item);
       metrics.ingest('event', item.duplicate ? 'duplicated' : 'accepted');
+      // counted in the project's ingestion: an error event is an `event`, a sign-in attempt `security`
+      stats.record(project._id, item.duplicate ? 'dropped' : 'accepted', body.security ? 'security' : 'event', item.duplicate ? 'duplicate' : '', 1, now);
       return { id: body.event_id, duplicate: item.duplicate === true };
     },
 

@@ -22,6 +22,7 @@ import {
   type SessionUpdate,
 } from '../domain/sessions.ts';
 import { BadRequestError } from '../errors.ts';
+import type { IngestStats } from '../state/ingest-stats.ts';
 import type { Validator } from '../validation/validator.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { Logger } from '../log.ts';
@@ -86,6 +87,7 @@ const GROUP_MAX_SESSIONS = 2000;
 
 export function makeSessionsService(deps: {
   store: SessionsStore;
+  stats: IngestStats;
   queues: Queues;
   validator: Validator;
   hashDid: (project: number) => HashDid;
@@ -160,6 +162,8 @@ export function makeSessionsService(deps: {
     async ingest(project: number, read: ReadSessions): Promise<{ accepted: number; skipped: number; skipped_entries?: SkippedEntry[] }> {
       await group.add({ project, sessions: read.sessions, aggregates: read.aggregates });
       metrics.ingest('session', 'accepted', read.accepted);
+      deps.stats.record(project, 'accepted', 'session', '', read.accepted);
+      deps.stats.record(project, 'dropped', 'session', 'invalid', read.skipped.length);
       const skipped = read.skipped.length;
       return { accepted: read.accepted, skipped, ...(skipped ? { skipped_entries: read.skipped.slice(0, SKIPPED_SHOWN) } : {}) };
     },

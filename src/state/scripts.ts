@@ -31,13 +31,14 @@ const SCRIPTS = {
   readDetector: 'read-detector-2.lua',
   saveDetector: 'save-detector-2.lua',
   endLease: 'end-lease-1.lua',
+  countIngest: 'count-ingest-1.lua',
 } as const;
 
 /**
  * The scripts that only read, or write only what may be lost (a detector's saved fold: the one before it
  * still holds): on a cluster the others wait for a replica (below).
  */
-const NO_REPLICA_WAIT = new Set<string>(['listIssues', 'runId', 'readSession', 'readDetector', 'saveDetector', 'endLease']);
+const NO_REPLICA_WAIT = new Set<string>(['listIssues', 'runId', 'readSession', 'readDetector', 'saveDetector', 'endLease', 'countIngest']);
 /**
  * On a cluster, how long a write script's answer waits for a replica to have
  * it (WAIT): a primary SIGKILLed right after answering must not take an
@@ -77,6 +78,7 @@ export interface ScriptCommands {
   readDetector(attempts: string, fold: string, ...argv: Arg[]): Promise<[string, string, string, string, string[], string[]]>;
   saveDetector(attempts: string, fold: string, ...argv: Arg[]): Promise<number>;
   endLease(lease: string, token: string): Promise<number>;
+  countIngest(hour: string, ...argv: Arg[]): Promise<number>;
 }
 
 /** The scripts as a pipeline queues them. */

@@ -25,6 +25,11 @@ export interface Validator {
   check<T>(name: SchemaName, value: unknown): T;
   /** The failing paths, empty when the value is valid. */
   problems(name: SchemaName, value: unknown): PathError[];
+  /**
+   * The values to take out to make `value` valid (JSON pointers, with each one's problem): the value of the wrong
+   * type or form, or the object missing a member it needs. An alternative at the top (`anyOf` at '') is not one.
+   */
+  invalidValues(name: SchemaName, value: unknown): { path: string; problem: string }[];
   schemas(): Record<string, object>;
 }
 
@@ -59,6 +64,16 @@ export function makeValidator(dir: string = SCHEMA_DIR): Validator {
     problems(name: SchemaName, value: unknown): PathError[] {
       const validate = validatorOf(name);
       return validate(value) ? [] : toProblems(validate.errors ?? []);
+    },
+    invalidValues(name: SchemaName, value: unknown) {
+      const validate = validatorOf(name);
+      if (validate(value)) return [];
+      const out = new Map<string, string>();
+      for (const error of validate.errors ?? []) {
+        if (error.instancePath === '' || out.has(error.instancePath)) continue;
+        out.set(error.instancePath, `${error.keyword}: ${error.message ?? ''}`.trim());
+      }
+      return [...out].map(([path, problem]) => ({ path, problem }));
     },
     schemas: () => raw,
   };

@@ -17,6 +17,7 @@ import type { AppDeps, AppState } from '../app.ts';
 import { readJson } from '../body.ts';
 import { enumParam, environmentParam, idParam, releaseParam } from '../params.ts';
 import { requireSignedIn } from './dashboard-session.route.ts';
+import { ingestionRange } from './ingestion.route.ts';
 import { eventIdParam, eventPageQuery, issueNotFound, issuePageQuery } from './issues.route.ts';
 
 type WebState = AppState & { web: WebSession; webToken: string };
@@ -103,6 +104,10 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
     const id = await projectId(ctx);
     const channel = ctx.query.channel === undefined ? undefined : idParam(ctx.query.channel as string, channelNotFound);
     ctx.body = await deps.notifications.deliveries(id, { channel });
+  });
+
+  router.get('/projects/:project/ingestion', async (ctx) => {
+    ctx.body = await deps.ingestStats.read(await projectId(ctx), ingestionRange(ctx.query.range));
   });
 
   router.get('/projects/:project/decisions', async (ctx) => {

@@ -1,0 +1,129 @@
+/**
+ * What Sentry's SDKs send, old and new (issue 46), read as Relay reads it:
+ * an event from the store endpoint, or the items of an envelope. `event`
+ * items and store bodies go to the events pipeline as error events,
+ * `session` and `sessions` items to the sessions pipeline, a client report
+ * is counted as what the SDK itself discarded, and every other item type,
+ * known or not yet invented, is acknowledged and counted, never a reason to
+ * refuse the envelope. Each item is counted per project, by type and
+ * reason, accepted or dropped (src/state/ingest-stats.ts).
+ */
+import crypto from 'node:crypto';
+import type { Envelope } from '../domain/envelope.ts';
+import { isObj } from '../domain/error-event.ts';
+import { AppError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { parseJson } from '../http/body.ts';
+import type { IngestStats } from '../state/ingest-stats.ts';
+import type { ProjectDoc } from '../store/projects.store.ts';
+import type { Validator } from '../validation/validator.ts';
+import { prepareEvent, type EventsService } from './events.service.ts';
+import type { ReadSessions, SessionsService } from './sessions.service.ts';
+
+export interface SentryOptions {
+  now: Date;
+  /** the sender's address, for `{{auto}}` */
+  clientIp: string;
+  log: Logger;
+}
+
+/** Why an item that broke a rule was dropped, as the counts name it. */
+function dropReason(err: AppError): string {
+  if (err.status === 413) return 'too_large';
+  if (err.reason === 'security_monitoring_disabled') return err.reason;
+  return 'invalid';
+}
+
+export function makeSentryService(deps: { validator: Validator; events: EventsService; sessions: SessionsService; stats: IngestStats }) {
+  const { validator, events, sessions, stats } = deps;
+
+  /** One error event, stored (the events service counts it). */
+  async function event(project: ProjectDoc, raw: unknown, opts: SentryOptions & { receivedBytes: number; eventId?: unknown }): Promise<{ id: string }> {
+    const prepared = prepareEvent(validator, isObj(raw) ? fromSentry(raw, opts.eventId) : raw, { now: opts.now, clientIp: opts.clientIp, receivedBytes: opts.receivedBytes });
+    const { id } = await events.ingest(project, prepared, opts.now);
+    return { id };
+  }
+
+  return {
+    /** A store endpoint's event (parsed JSON); an event that cannot be used is counted and refused with its reason. */
+    async store(project: ProjectDoc, raw: unknown, opts: SentryOptions & { receivedBytes: number }): Promise<{ id: string }> {
+      try {
+        return await event(project, raw, opts);
+      } catch (err) {
+        if (err instanceof AppError && err.status < 500) stats.record(project._id, 'dropped', 'event', dropReason(err), 1, opts.now);
+        throw err;
+      }
+    },
+
+    /**
+     * An envelope's items, each on its own: an item that breaks a rule is dropped (and counted) and the rest go
+     * on. Returns the envelope's event id, the sessions accepted and the types of the items dropped.
+     */
+    async envelope(project: ProjectDoc, envelope: Envelope, opts: SentryOptions): Promise<{ id: string | null; sessions: number; dropped: string[] }> {
+      const read: ReadSessions = { sessions: [], aggregates: [], accepted: 0, skipped: [] };
+      const dropped: string[] = [];
+      const drop = (type: string, reason: string) => {
+        dropped.push(type);
+        stats.record(project._id, 'dropped', type, reason, 1, opts.now);
+      };
+      for (const [i, item] of envelope.items.entries()) {
+        const where = `item ${i + 1}`;
+        try {
+          switch (item.type) {
+            case 'event':
+              await event(project, parseJson(item.payload.toString('utf8'), where, false), { ...opts, receivedBytes: item.payload.length, eventId: envelope.header.event_id });
+              break;
+            case 'session':
+            case 'sessions': {
+              const part = sessions.read(project._id, parseJson(item.payload.toString('utf8'), where), opts.now);
+              read.sessions.push(...part.sessions);
+              read.aggregates.push(...part.aggregates);
+              read.accepted += part.accepted;
+              read.skipped.push(...part.skipped); // counted by the sessions service with the rest
+              break;
+            }
+            case 'client_report':
+              clientReport(project._id, parseJson(item.payload.toString('utf8'), where, false), opts.now);
+              stats.record(project._id, 'accepted', item.type, '', 1, opts.now);
+              break;
+            default:
+              // transactions, spans, profiles, replays, check-ins, logs, metrics and types not yet invented
+              drop(item.type, 'not_kept');
+          }
+        } catch (err) {
+          if (!(err instanceof AppError) || err.status >= 500) throw err;
+          drop(item.type, dropReason(err));
+          opts.log.info({ item: i + 1, type: item.type, reason: err.reason, why: err.message }, 'envelope item dropped');
+        }
+      }
+      if (read.sessions.length || read.aggregates.length) await sessions.ingest(project._id, read);
+      return { id: typeof envelope.header.event_id === 'string' ? envelope.header.event_id : null, sessions: read.accepted, dropped };
+    },
+  };
+
+  /** What an SDK reports it discarded itself (`discarded_events: [{reason, category, quantity}]`), counted as dropped. */
+  function clientReport(project: number, report: unknown, now: Date): void {
+    const discarded = isObj(report) && Array.isArray(report.discarded_events) ? report.discarded_events : [];
+    for (const d of discarded) {
+      if (!isObj(d) || typeof d.reason !== 'string' || typeof d.category !== 'string') continue;
+      const quantity = typeof d.quantity === 'number' && Number.isInteger(d.quantity) && d.quantity > 0 ? Math.min(d.quantity, 1e9) : 0;
+      stats.record(project, 'dropped', d.category, `client_${d.reason}`, quantity, now);
+    }
+  }
+}
+export type SentryService = ReturnType<typeof makeSentryService>;
+
+/**
+ * What an SDK's event reads differently from the native one: an event id may come as a UUID, or be missing
+ * (the envelope header's, else a new one, as Relay gives), an event with neither exception nor message is still
+ * an event, and security fields are never taken from here (sign-in attempts need the secret key). Everything else
+ * goes through the one normaliser.
+ */
+function fromSentry(raw: Record<string, unknown>, headerId?: unknown): Record<string, unknown> {
+  const { security: _, ...event } = raw;
+  const id = (v: unknown) => (typeof v === 'string' ? v.toLowerCase().replace(/-/g, '') : '');
+  event.event_id = [id(event.event_id), id(headerId)].find((v) => /^[0-9a-f]{32}$/.test(v)) ?? crypto.randomUUID().replace(/-/g, '');
+  const text = ['exception', 'message', 'logentry', 'sentry.interfaces.Exception', 'sentry.interfaces.Message'].some((k) => event[k] !== undefined && event[k] !== null);
+  if (!text) event.message = 'event without message';
+  return event;
+}
