@@ -11,7 +11,7 @@
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { boundProject, drained, type TestContext } from './helpers/context.ts';
-import { answers, CLIENT_SOURCES, ensureDebian, runClient } from './helpers/real-clients.ts';
+import { answers, CLIENT_SOURCES, ensureDebian, ensureNpm, goBuild, runClient } from './helpers/real-clients.ts';
 import { until } from './helpers/until.ts';
 import { withWorkers } from './helpers/with-workers.ts';
 
@@ -81,5 +81,78 @@ describe("Debian's sentry-python 1.9 (python3-sentry-sdk)", () => {
     const issue = await p.issue();
     expect(issue.title).toBe('ValueError: wsgi failure py-wsgi');
     expect(issue.latest_event.request).toMatchObject({ method: 'GET', url: expect.stringContaining('/cart/checkout'), query_string: 'step=2' });
+  });
+});
+
+describe("Debian's sentry-ruby 5.3 and raven-ruby 3.1", () => {
+  beforeAll(() => ensureDebian(['ruby-sentry-ruby', 'ruby-sentry-raven'], () => answers('ruby', ['-e', 'require "sentry-ruby"; require "raven"'])), 600_000);
+  const ruby = (kind: 'sentry' | 'raven', dsn: string, tag: string) => runClient('ruby', [path.join(CLIENT_SOURCES, 'ruby-client.rb'), kind, dsn, tag]);
+
+  it.each([
+    ['sentry-ruby (an envelope, fingerprint [])', 'sentry' as const, 'rb breadcrumb', '7'],
+    ['raven-ruby (/store/, base64 of zlib, no time zone)', 'raven' as const, 'raven breadcrumb', '8'],
+  ])('%s: a Ruby exception with its frames, breadcrumbs, tags and user', async (_, kind, breadcrumb, user) => {
+    const p = await project();
+    await ruby(kind, p.dsn, `rb-${kind}`);
+    const issue = await p.issue();
+    expect(issue).toMatchObject({ exception_type: 'ZeroDivisionError', last_release: 'shop@2.0.1' });
+    expect(issue.culprit).toContain('ruby-client.rb');
+    const event = issue.latest_event;
+    // Ruby 3.1 lists Integer#/ as the crashing frame, in the line of `total`
+    expect(framesOf(event).find((f) => f.function === 'total')).toMatchObject({ lineno: 7, context_line: expect.stringContaining('ZeroDivisionError'), pre_context: expect.any(Array) });
+    expect(JSON.stringify(event.breadcrumbs)).toContain(breadcrumb);
+    expect(event.tags).toMatchObject({ scenario: `rb-${kind}` });
+    expect(event.user).toMatchObject({ id: user });
+    expect(Math.abs(Date.parse(event.timestamp) - Date.now())).toBeLessThan(120_000); // read as UTC
+  });
+});
+
+describe("npm's raven 2 (the legacy Node client)", () => {
+  let modules = '';
+  beforeAll(() => {
+    modules = path.join(ensureNpm('raven', 'raven@2'), 'node_modules');
+  }, 600_000);
+
+  it('a Node exception through /store/ (base64 of zlib): its frames, source context, breadcrumbs, tags and user', async () => {
+    const p = await project();
+    await runClient(process.execPath, [path.join(CLIENT_SOURCES, 'raven-node.cjs'), p.dsn, 'raven-node'], { env: { ...process.env, NODE_PATH: modules } });
+    const issue = await p.issue();
+    expect(issue).toMatchObject({ exception_type: 'TypeError', last_release: 'shop@3.0.0' });
+    expect(issue.title).toContain("Cannot read properties of undefined (reading 'code')");
+    const event = issue.latest_event;
+    expect(framesOf(event).at(-1)).toMatchObject({ function: 'applyCoupon', context_line: expect.stringContaining('cart.coupon.code') });
+    expect(JSON.stringify(event.breadcrumbs)).toContain('raven-node breadcrumb');
+    expect(event.tags).toMatchObject({ scenario: 'raven-node' });
+    expect(event.user).toMatchObject({ id: '9' });
+  });
+});
+
+describe('sentry-go 0.40 (built from the module proxy)', () => {
+  let binary = '';
+  beforeAll(() => {
+    binary = goBuild('go-client');
+  }, 600_000);
+
+  it('a Go error: the wrapped error with its frames, breadcrumbs, tags and user', async () => {
+    const p = await project();
+    await runClient(binary, [p.dsn, 'error', 'go-error']);
+    const issue = await p.issue();
+    expect(issue.title).toContain('reserve sku-1: out of stock');
+    const event = issue.latest_event;
+    expect(framesOf(event)).toEqual(expect.arrayContaining([expect.objectContaining({ module: 'main', function: 'main', in_app: true })]));
+    expect(JSON.stringify(event.breadcrumbs)).toContain('go breadcrumb');
+    expect(event.tags).toMatchObject({ scenario: 'go-error' });
+    expect(event.user).toMatchObject({ id: '10' });
+    expect(event.contexts.runtime).toMatchObject({ name: 'go' });
+  });
+
+  it('a Go panic through sentry.Recover: the runtime error where it happened', async () => {
+    const p = await project();
+    await runClient(binary, [p.dsn, 'panic', 'go-panic']);
+    const issue = await p.issue();
+    expect(issue.title).toContain('index out of range');
+    // the stack is taken where the panic was recovered: the panicking call is in it
+    expect(framesOf(issue.latest_event)).toEqual(expect.arrayContaining([expect.objectContaining({ module: 'main', function: 'shipOrder' })]));
+    expect(issue.latest_event.tags).toMatchObject({ scenario: 'go-panic' });
   });
 });

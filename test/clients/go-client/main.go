@@ -1,0 +1,51 @@
+// sentry-go reporting to Lookout (test/sentry-clients.test.ts): an error, or a panic through sentry.Recover.
+// usage: go-client <dsn> <error|panic> <tag>
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/getsentry/sentry-go"
+)
+
+func reserveStock(sku string, quantity int) error {
+	if quantity > 3 {
+		return fmt.Errorf("reserve %s: %w", sku, errors.New("out of stock"))
+	}
+	return nil
+}
+
+func shipOrder(items []string) string {
+	return items[len(items)] // panics: index out of range
+}
+
+func main() {
+	dsn, scenario, tag := os.Args[1], os.Args[2], os.Args[3]
+	err := sentry.Init(sentry.ClientOptions{Dsn: dsn, Release: "shop@4.1.0", Environment: "production", AttachStacktrace: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer sentry.Flush(10 * time.Second)
+	sentry.ConfigureScope(func(scope *sentry.Scope) {
+		scope.SetTag("scenario", tag)
+		scope.SetUser(sentry.User{ID: "10", Email: "go@example.com"})
+	})
+	sentry.AddBreadcrumb(&sentry.Breadcrumb{Category: "cart", Message: "go breadcrumb"})
+	switch scenario {
+	case "error":
+		sentry.CaptureException(reserveStock("sku-1", 5))
+	case "panic":
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					sentry.CurrentHub().Recover(r)
+				}
+			}()
+			shipOrder([]string{"a"})
+		}()
+	}
+}
