@@ -4,6 +4,7 @@
  * loopback DSN.
  */
 import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -77,6 +78,97 @@ describe('POST /api/<project>/envelope/', () => {
     const res = await send(path(p.project.id, p.secret, p.publicKey), body);
     expect(res.status).toBe(status);
     expect(res.body).toMatchObject({ reason, message: expect.any(String) });
+  });
+});
+
+describe('POST /api/<project>/store/ and /api/store/: every body form Relay reads', () => {
+  const json = (event: Record<string, unknown>) => Buffer.from(JSON.stringify(event));
+  it.each([
+    ['JSON', (b: Buffer) => b, {}],
+    ['gzip', (b: Buffer) => zlib.gzipSync(b), { 'content-encoding': 'gzip' }],
+    ['deflate as zlib', (b: Buffer) => zlib.deflateSync(b), { 'content-encoding': 'deflate' }],
+    ['deflate raw', (b: Buffer) => zlib.deflateRawSync(b), { 'content-encoding': 'deflate' }],
+    ['br', (b: Buffer) => zlib.brotliCompressSync(b), { 'content-encoding': 'br' }],
+    ['an empty Content-Encoding', (b: Buffer) => b, { 'content-encoding': '' }],
+    ['Content-Encoding UTF-8', (b: Buffer) => b, { 'content-encoding': 'UTF-8' }],
+    ['base64 of zlib (raven)', (b: Buffer) => Buffer.from(zlib.deflateSync(b).toString('base64')), { 'content-type': 'application/octet-stream' }],
+    ['base64 of JSON', (b: Buffer) => Buffer.from(b.toString('base64')), { 'content-type': 'application/octet-stream' }],
+    ['NaN and Infinity (Python)', (b: Buffer) => Buffer.from(b.toString().replace('"__nan__"', 'NaN').replace('"__inf__"', '-Infinity')), {}],
+  ])('%s', async (_, encode, headers) => {
+    const p = await makeProject(ctx);
+    const id = eventId();
+    const body = encode(json({ event_id: id, message: 'stored', timestamp: '2026-11-26T11:05:00', extra: { ratio: '__nan__', low: '__inf__' } }));
+    const res = await fetch(`${ctx.api}/api/${p.project.id}/store/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-sentry-auth': `Sentry sentry_key=${p.publicKey}, sentry_version=7`, ...headers },
+      body: new Uint8Array(body),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ id });
+    const stored = await ctx.runtime.stores.events.get(`${p.project.id}:${id}`);
+    expect(stored).not.toBeNull();
+  });
+
+  it('authenticates by Authorization: Sentry, ?sentry_key= or the project-less path; an envelope posted there is read as one', async () => {
+    const p = await makeProject(ctx);
+    const post = (path: string, body: string, headers: Record<string, string> = {}) =>
+      fetch(`${ctx.api}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body }).then(async (r) => ({ status: r.status, body: await r.json() }));
+    const one = eventId();
+    expect(await post(`/api/${p.project.id}/store/`, JSON.stringify({ event_id: one, message: 'a' }), { authorization: `Sentry sentry_key=${p.publicKey}` })).toEqual({ status: 200, body: { id: one } });
+    const two = eventId();
+    expect(await post(`/api/store/?sentry_key=${p.publicKey}`, JSON.stringify({ event_id: two, message: 'b' }))).toEqual({ status: 200, body: { id: two } });
+    const three = eventId();
+    const envelope = lines({ event_id: three }, { type: 'event' }, { event_id: three, message: 'c' });
+    expect(await post(`/api/${p.project.id}/store/?sentry_key=${p.publicKey}`, envelope)).toMatchObject({ status: 200, body: { id: three, dropped: [] } });
+    for (const id of [one, two, three]) expect(await ctx.runtime.stores.events.get(`${p.project.id}:${id}`)).not.toBeNull();
+    expect(await post(`/api/${p.project.id}/store/`, JSON.stringify({ message: 'x' }))).toMatchObject({ status: 401, body: { reason: 'missing_key' } });
+    expect(await post(`/api/${p.project.id}/store/?sentry_key=${p.publicKey}`, 'not json')).toMatchObject({ status: 400, body: { reason: 'malformed_json' } });
+  });
+});
+
+describe('every item type, and the ingestion counts', () => {
+  const TYPES = ['transaction', 'span', 'profile', 'profile_chunk', 'replay_event', 'replay_recording', 'replay_video', 'check_in', 'log', 'otel_log', 'statsd', 'metric_buckets', 'made_up_2031'];
+
+  it('an envelope holding every item type and one not yet invented is answered 200, and each item is counted', async () => {
+    const p = await makeProject(ctx);
+    const id = p.project.id;
+    const now = new Date().toISOString();
+    const event = { event_id: eventId(), message: 'every type' };
+    const envelope = lines(
+      { event_id: event.event_id, sent_at: now },
+      { type: 'event' },
+      event,
+      { type: 'session' },
+      { sid: crypto.randomUUID(), started: now, status: 'ok', attrs: { release: 'all@1' } },
+      { type: 'client_report' },
+      { timestamp: Date.now() / 1000, discarded_events: [{ reason: 'queue_overflow', category: 'error', quantity: 3 }, { reason: 'sample_rate', category: 'transaction', quantity: 7 }] },
+      ...TYPES.flatMap((type) => [{ type }, { whatever: type }]),
+      { type: 'event' },
+      { event_id: 'not-an-id', exception: 'not an exception', message: 42, timestamp: 'long ago' },
+      { type: 'session' },
+      { sid: 'bad', status: 'ok' },
+    );
+    const res = await send(`/api/${id}/envelope/?sentry_key=${p.publicKey}`, envelope);
+    expect(res.status).toBe(200);
+    expect(res.body.dropped).toEqual([...TYPES, 'session']);
+    await ctx.runtime.ingestStats.flush();
+    const counts = (await call(ctx, 'GET', '/api/v1/ingestion', { key: p.secret })).body;
+    // the event with nothing usable but its place is kept as "event without message", its bad parts taken out
+    expect(counts.accepted).toEqual({ event: 2, session: 1, client_report: 1 });
+    expect(counts.dropped).toEqual(
+      expect.arrayContaining([
+        ...TYPES.map((type) => ({ type, reason: 'not_kept', count: 1 })),
+        { type: 'session', reason: 'invalid', count: 1 },
+        { type: 'error', reason: 'client_queue_overflow', count: 3 },
+        { type: 'transaction', reason: 'client_sample_rate', count: 7 },
+      ]),
+    );
+    expect(counts.hourly).toHaveLength(24);
+    expect(counts.hourly.at(-1)).toMatchObject({ accepted: 4, dropped: TYPES.length + 1 + 10 });
+    expect((await call(ctx, 'GET', '/api/v1/ingestion?range=14d', { key: p.secret })).body.hourly).toHaveLength(14 * 24);
+    const metrics = await (await fetch(`${ctx.api}/metrics`)).text();
+    expect(metrics).toMatch(/lookout_ingest_dropped_total\{[^}]*type="other"[^}]*reason="not_kept"[^}]*\} [1-9]/);
+    expect(metrics).toMatch(/lookout_ingest_dropped_total\{[^}]*type="transaction"[^}]*reason="client_sample_rate"[^}]*\} 7/);
   });
 });
 

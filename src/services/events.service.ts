@@ -40,12 +40,16 @@ export interface EventBody extends ErrorEventShape {
  * (src/domain/scrub.ts; what was filtered is noted in `_meta`), then checked against schemas/event.json,
  * so a 400 never quotes a secret. Native and envelope events alike.
  */
-export function prepareEvent(validator: Validator, raw: unknown, opts: { now: Date; clientIp?: string; receivedBytes?: number }): EventBody {
+export function prepareEvent(validator: Validator, raw: unknown, opts: { now: Date; clientIp?: string; receivedBytes?: number; untitled?: string }): EventBody {
   if (!isObj(raw)) throw new BadRequestError('invalid_body', 'an event must be a JSON object', { errors: [{ path: '', message: 'must be an object' }] });
   const { value, filtered } = scrubEvent(normalizeEvent(raw, opts));
   const event = value as Record<string, unknown>;
   if (filtered.length > 0) event._meta = { ...(event._meta as Meta | undefined), ...Object.fromEntries(filtered.map((path) => [path, { rem: 'filtered' }])) };
-  if (event.security === undefined) takeOutInvalid(validator, event);
+  if (event.security === undefined) {
+    takeOutInvalid(validator, event);
+    // an SDK's event whose text was all unusable is still an event (its place, tags, user...)
+    if (opts.untitled && event.exception === undefined && event.message === undefined) event.message = opts.untitled;
+  }
   return validator.check<EventBody>('event', event);
 }
 

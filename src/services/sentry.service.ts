@@ -39,7 +39,7 @@ export function makeSentryService(deps: { validator: Validator; events: EventsSe
 
   /** One error event, stored (the events service counts it). */
   async function event(project: ProjectDoc, raw: unknown, opts: SentryOptions & { receivedBytes: number; eventId?: unknown }): Promise<{ id: string }> {
-    const prepared = prepareEvent(validator, isObj(raw) ? fromSentry(raw, opts.eventId) : raw, { now: opts.now, clientIp: opts.clientIp, receivedBytes: opts.receivedBytes });
+    const prepared = prepareEvent(validator, isObj(raw) ? fromSentry(raw, opts.eventId) : raw, { now: opts.now, clientIp: opts.clientIp, receivedBytes: opts.receivedBytes, untitled: UNTITLED });
     const { id } = await events.ingest(project, prepared, opts.now);
     return { id };
   }
@@ -113,17 +113,22 @@ export function makeSentryService(deps: { validator: Validator; events: EventsSe
 }
 export type SentryService = ReturnType<typeof makeSentryService>;
 
+/** The text of an SDK's event that carries none Lookout can use. */
+const UNTITLED = 'event without message';
+
 /**
  * What an SDK's event reads differently from the native one: an event id may come as a UUID, or be missing
- * (the envelope header's, else a new one, as Relay gives), an event with neither exception nor message is still
+ * (the envelope header's, else a new one, as Relay gives) or not an id (a new one), an event with neither exception nor message is still
  * an event, and security fields are never taken from here (sign-in attempts need the secret key). Everything else
  * goes through the one normaliser.
  */
 function fromSentry(raw: Record<string, unknown>, headerId?: unknown): Record<string, unknown> {
   const { security: _, ...event } = raw;
   const id = (v: unknown) => (typeof v === 'string' ? v.toLowerCase().replace(/-/g, '') : '');
-  event.event_id = [id(event.event_id), id(headerId)].find((v) => /^[0-9a-f]{32}$/.test(v)) ?? crypto.randomUUID().replace(/-/g, '');
+  // the event's own id; the envelope header's when it sent none; a new one when it sent one that is not an id
+  const own = event.event_id === undefined || event.event_id === null ? id(headerId) : id(event.event_id);
+  event.event_id = /^[0-9a-f]{32}$/.test(own) ? own : crypto.randomUUID().replace(/-/g, '');
   const text = ['exception', 'message', 'logentry', 'sentry.interfaces.Exception', 'sentry.interfaces.Message'].some((k) => event[k] !== undefined && event[k] !== null);
-  if (!text) event.message = 'event without message';
+  if (!text) event.message = UNTITLED;
   return event;
 }
