@@ -329,6 +329,21 @@ describe('the web dashboard', () => {
     await shot('alerts-notifications');
   }, 60_000);
 
+  it('Settings shows the DSN to copy, and what ingestion accepted and dropped, by reason', async () => {
+    const envelope = [{}, { type: 'transaction' }, {}, { type: 'client_report' }, { discarded_events: [{ reason: 'queue_overflow', category: 'error', quantity: 4 }] }]
+      .map((p) => JSON.stringify(p))
+      .join('\n');
+    const sent = await fetch(`${ctx.api}/api/${project}/envelope/?sentry_key=${publicKey}`, { method: 'POST', body: envelope });
+    expect(sent.status).toBe(200);
+    await ctx.runtime.ingestStats.flush();
+    await open(`/projects/${project}`, 'Shop: settings');
+    expect(await page.getByLabel('DSN', { exact: true }).textContent()).toBe(`http://${publicKey}@${new URL(ctx.api).host}/${project}`);
+    const dropped = page.getByRole('table', { name: 'Dropped by type and reason' });
+    await dropped.getByText('discarded by the SDK (queue_overflow)').waitFor();
+    expect(await dropped.textContent()).toContain('a kind of item Lookout does not keep');
+    await accessible('settings ingestion');
+  }, 60_000);
+
   it('rotates the secret key, unbinds, and lets another installation activate', async () => {
     await open(`/projects/${project}`, 'Shop: settings');
     await page.getByText('https://erp.acme.example').waitFor();

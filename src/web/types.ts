@@ -149,3 +149,12 @@ export interface Delivery {
   digest?: string;
   attempts_log: { at: string; status: number | null; error: string | null; answer: string }[];
 }
+
+/** GET /api/dashboard/projects/<id>/ingestion: items accepted and dropped, by type and reason. */
+export interface IngestCounts {
+  since: string;
+  until: string;
+  accepted: Record<string, number>;
+  dropped: { type: string; reason: string; count: number }[];
+  hourly: { hour: string; accepted: number; dropped: number }[];
+}

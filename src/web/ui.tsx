@@ -80,6 +80,27 @@ export function OnceSecret({ label, value, kept = "Copy it to the installation's
   );
 }
 
+/** A value to copy (a DSN, a key that is not secret), with its copy button. */
+export function CopyText({ label, value }: { label: string; value: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <>
+      <code class="key" aria-label={label}>
+        {value}
+      </code>{' '}
+      <button
+        type="button"
+        onClick={async () => {
+          await navigator.clipboard.writeText(value);
+          setCopied(true);
+        }}
+      >
+        {copied ? 'Copied' : `Copy ${label}`}
+      </button>
+    </>
+  );
+}
+
 /** Runs a change, keeping its failure to show beside the form. */
 export function useAction(): [(run: () => Promise<unknown>) => Promise<void>, Error | null, boolean] {
   const [error, setError] = useState<Error | null>(null);

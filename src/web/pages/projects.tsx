@@ -2,8 +2,8 @@
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
 import { when } from '../format.ts';
-import type { Project } from '../types.ts';
-import { Failure, OnceSecret, Show, Title, useAction, useLoad } from '../ui.tsx';
+import type { IngestCounts, Project } from '../types.ts';
+import { CopyText, Failure, Figures, OnceSecret, Show, Title, useAction, useLoad } from '../ui.tsx';
 
 export function ProjectsPage({ session }: { session: Session }) {
   const loaded = useLoad(() => api<{ projects: Project[] }>('GET', '/projects'), 'projects');
@@ -119,6 +119,10 @@ export function ProjectSettingsPage({ id, session }: { id: string; session: Sess
             <dd>
               <code>{p.public_key}</code>
             </dd>
+            <dt>DSN (any Sentry SDK: set it as the SDK's dsn)</dt>
+            <dd>
+              <CopyText label="DSN" value={dsnOf(p.public_key, id)} />
+            </dd>
             <dt>Secret key (the installation)</dt>
             <dd class="muted">Shown once, when the project is created or the key rotated.</dd>
           </dl>
@@ -174,6 +178,8 @@ export function ProjectSettingsPage({ id, session }: { id: string; session: Sess
           )}
           {owner && <RetentionForm days={p.event_retention_days} busy={busy} save={(days) => change(null, () => api('PATCH', `/projects/${id}`, { event_retention_days: days }))} />}
 
+          <Ingestion id={id} />
+
           <h2>Binding</h2>
           {p.installation ? (
             <>
@@ -215,6 +221,100 @@ export function ProjectSettingsPage({ id, session }: { id: string; session: Sess
     </Show>
   );
 }
+
+/** The DSN a Sentry SDK reports to this project with: the public key at the address this dashboard is served from. */
+export function dsnOf(publicKey: string, project: string): string {
+  return `${location.protocol}//${publicKey}@${location.host}/${project}`;
+}
+
+/** Settings → Ingestion: what the project's ingestion accepted and dropped, by type and reason. */
+function Ingestion({ id }: { id: string }) {
+  const [range, setRange] = useState<'24h' | '14d'>('24h');
+  const loaded = useLoad(() => api<IngestCounts>('GET', `/projects/${id}/ingestion?range=${range}`), `ingestion:${id}:${range}`);
+  return (
+    <>
+      <h2>Ingestion</h2>
+      <p class="actions">
+        {(['24h', '14d'] as const).map((r) => (
+          <button key={r} type="button" aria-pressed={r === range} onClick={() => setRange(r)}>
+            {r === '24h' ? 'Last 24 hours' : 'Last 14 days'}
+          </button>
+        ))}
+      </p>
+      <Show loaded={loaded}>
+        {(c) => {
+          const accepted = Object.entries(c.accepted).sort((a, b) => b[1] - a[1]);
+          const dropped = c.dropped.reduce((n, d) => n + d.count, 0);
+          return (
+            <>
+              <Figures items={[['Accepted', accepted.reduce((n, [, v]) => n + v, 0).toLocaleString()], ['Dropped', dropped.toLocaleString()]]} />
+              <table aria-label="Accepted by type">
+                <thead>
+                  <tr>
+                    <th scope="col">Accepted</th>
+                    <th scope="col" class="num">Items</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {accepted.length === 0 && (
+                    <tr>
+                      <td colSpan={2} class="muted">
+                        Nothing received in this range.
+                      </td>
+                    </tr>
+                  )}
+                  {accepted.map(([type, n]) => (
+                    <tr key={type}>
+                      <td>{type}</td>
+                      <td class="num">{n.toLocaleString()}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              <table aria-label="Dropped by type and reason">
+                <thead>
+                  <tr>
+                    <th scope="col">Dropped</th>
+                    <th scope="col">Reason</th>
+                    <th scope="col" class="num">Items</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {c.dropped.length === 0 && (
+                    <tr>
+                      <td colSpan={3} class="muted">
+                        Nothing dropped in this range.
+                      </td>
+                    </tr>
+                  )}
+                  {c.dropped.map((d) => (
+                    <tr key={`${d.type} ${d.reason}`}>
+                      <td>{d.type}</td>
+                      <td>{DROP_REASON_TEXT[d.reason] ?? (d.reason.startsWith('client_') ? `discarded by the SDK (${d.reason.slice(7)})` : d.reason)}</td>
+                      <td class="num">{d.count.toLocaleString()}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </>
+          );
+        }}
+      </Show>
+    </>
+  );
+}
+
+/** What each reason an item was dropped for means, for people. */
+const DROP_REASON_TEXT: Record<string, string> = {
+  not_kept: 'a kind of item Lookout does not keep',
+  invalid: 'broke a rule (nothing in it could be used)',
+  too_large: 'over the size limit',
+  duplicate: 'sent before (counted once)',
+  filtered: 'filtered at the door',
+  rate_limited: 'over the rate limit',
+  security_monitoring_disabled: 'security monitoring is off',
+  too_many_kinds: 'too many kinds in one hour',
+};
 
 /** The tabs of a project's pages. */
 export function ProjectNav({ id, current }: { id: string; current: 'releases' | 'issues' | 'alerts' | 'settings' }) {
