@@ -14,6 +14,7 @@ import { makeAccountsService } from './services/accounts.service.ts';
 import { makeAdminService } from './services/admin.service.ts';
 import { makeEventsService } from './services/events.service.ts';
 import { makeSentryService } from './services/sentry.service.ts';
+import { makeFeedbackService } from './services/feedback.service.ts';
 import { makeIngestStats } from './state/ingest-stats.ts';
 import { makeIssuesService } from './services/issues.service.ts';
 import { makeKeyResolver } from './services/key-resolver.ts';
@@ -72,14 +73,15 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   if (opts.storeTimeoutMs !== undefined) await answersWithin(stateRedis, opts.storeTimeoutMs);
   const state = makeSessionState(stateRedis, { prefix: config.queuePrefix, windowMs: config.sessionUpdateWindowMs });
   const issuesState = makeIssuesState(stateRedis, { prefix: config.queuePrefix });
-  const keeper = makeStateKeeper({ state, store: stores.sessions, issuesState, issuesStore: stores.issues, eventsStore: stores.events, expiredStore: stores.expired, log });
+  const keeper = makeStateKeeper({ state, store: stores.sessions, issuesState, issuesStore: stores.issues, eventsStore: stores.events, feedbackStore: stores.feedback, expiredStore: stores.expired, log });
   const accounts = makeAccountsService({ stores, redis: stateRedis, prefix: config.queuePrefix });
   const issueReads = makeIssueReads(stateRedis, { prefix: config.queuePrefix });
-  const issues = makeIssuesService({ issues: stores.issues, events: stores.events, state: issuesState, reads: issueReads, keeper });
+  const feedback = makeFeedbackService({ feedback: stores.feedback, events: stores.events, state: issuesState, reads: issueReads, keeper });
+  const issues = makeIssuesService({ issues: stores.issues, events: stores.events, state: issuesState, reads: issueReads, keeper, feedback });
   const didKey = config.didHashKey ?? (await stores.settings.getOrCreate('did_hash_key', () => crypto.randomBytes(32).toString('hex')));
   const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, stats: ingestStats, windowMs: config.sessionUpdateWindowMs, writesInFlight });
   const releases = makeReleasesService(stores.sessions);
-  const sentry = makeSentryService({ validator, events, sessions, stats: ingestStats });
+  const sentry = makeSentryService({ validator, events, sessions, feedback, stats: ingestStats });
   /** The worker's parts of the session batches it applies (src/services/session-parts.ts). */
   const sessionParts = makePartWriter({ store: stores.sessions, list: state.partedList, log });
   const notify = makeNotifyState(stateRedis, { prefix: config.queuePrefix });
@@ -112,6 +114,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     sessions,
     ingestStats,
     sentry,
+    feedback,
     sessionParts,
     releases,
     notify,

@@ -126,6 +126,48 @@ describe('POST /api/<project>/store/ and /api/store/: every body form Relay read
   });
 });
 
+describe('user feedback (feedback and user_report items)', () => {
+  it('is kept with the issue of its event, sent before or after it, counted in the list, and linked again after a rebuild', async () => {
+    const p = await makeProject(ctx);
+    const id = p.project.id;
+    const url = `/api/${id}/envelope/?sentry_key=${p.publicKey}`;
+    const [first, second] = [eventId(), eventId()];
+    const error = (event: string) => lines({ event_id: event }, { type: 'event' }, { event_id: event, exception: { values: [{ type: 'CartError', value: 'cart lost' }] } });
+    // feedback about the first event, after it (captureFeedback's item)
+    expect((await send(url, error(first))).status).toBe(200);
+    const feedbackId = eventId();
+    const feedback = lines({ event_id: feedbackId }, { type: 'feedback' }, {
+      event_id: feedbackId, timestamp: Date.now() / 1000, type: 'feedback',
+      contexts: { feedback: { message: 'The cart emptied itself; card 4111 1111 1111 1111', contact_email: 'ann@example.com', name: 'Ann', associated_event_id: first, url: 'https://shop.example/cart' } },
+    });
+    expect((await send(url, feedback)).body.dropped).toEqual([]);
+    // an older SDK's user_report about the second event, before the event itself
+    expect((await send(url, lines({}, { type: 'user_report' }, { event_id: second, name: 'Bo', email: 'bo@example.com', comments: 'Again!' }))).body.dropped).toEqual([]);
+    expect((await send(url, error(second))).status).toBe(200);
+    await drained(ctx);
+    const list = (await call(ctx, 'GET', '/api/v1/issues', { key: p.secret })).body.issues;
+    expect(list).toEqual([expect.objectContaining({ title: 'CartError: cart lost', event_count: 2, user_feedback: 2 })]);
+    const issue = list[0].id as string;
+    const read = async () => (await call(ctx, 'GET', `/api/v1/issues/${issue}/feedback`, { key: p.secret })).body;
+    const expected = {
+      total: 2,
+      limit: 25,
+      offset: 0,
+      feedback: [
+        expect.objectContaining({ event_id: second, source: 'user_report', name: 'Bo', email: 'bo@example.com', comments: 'Again!' }),
+        expect.objectContaining({ id: feedbackId, event_id: first, source: 'feedback', name: 'Ann', email: 'ann@example.com', url: 'https://shop.example/cart', comments: 'The cart emptied itself; card [Filtered]' }),
+      ],
+    };
+    expect(await read()).toEqual(expected);
+    expect((await call(ctx, 'GET', `/api/v1/issues/${issue}`, { key: p.secret })).body.user_feedback).toBe(2);
+    // Redis loses the project's state: the rebuild links the feedback again from MongoDB
+    await ctx.runtime.keeper.rebuild(Number(id), new Date());
+    expect(await read()).toEqual(expected);
+    // feedback with nothing written is dropped, and counted
+    expect((await send(url, lines({}, { type: 'user_report' }, { event_id: second, comments: '  ' }))).body.dropped).toEqual(['user_report']);
+  });
+});
+
 describe('every item type, and the ingestion counts', () => {
   const TYPES = ['transaction', 'span', 'profile', 'profile_chunk', 'replay_event', 'replay_recording', 'replay_video', 'check_in', 'log', 'otel_log', 'statsd', 'metric_buckets', 'made_up_2031'];
 

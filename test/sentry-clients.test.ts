@@ -1,14 +1,19 @@
 /**
  * Real Sentry clients nobody here wrote, reporting to a real Lookout (issue
  * 46): Debian's sentry-python 1.9 (errors to /store/, gzip), sentry-ruby 5.3
- * and raven-ruby 3.1 (base64 of zlib), npm's raven 2 (the same), and
- * sentry-go built from the module proxy. Each client is installed by the
+ * and raven-ruby 3.1 (base64 of zlib), npm's raven 2 (the same),
+ * sentry-go built from the module proxy, and @sentry/browser in Chromium
+ * (with user feedback). Each client is installed by the
  * test when missing (test/helpers/real-clients.ts), run against a DSN of a
  * fresh project, and what it reported is read back through the API: the
  * issue with its frames, source context, breadcrumbs, tags, user, request
  * and contexts, and secrets in local variables filtered.
  */
+import esbuild from 'esbuild';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { chromium } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { boundProject, drained, type TestContext } from './helpers/context.ts';
 import { answers, CLIENT_SOURCES, ensureDebian, ensureNpm, goBuild, runClient } from './helpers/real-clients.ts';
@@ -18,6 +23,7 @@ import { withWorkers } from './helpers/with-workers.ts';
 let ctx: TestContext;
 withWorkers(['events', 'sessions'], (c) => (ctx = c), { FLUSH_INTERVAL_MS: '100' });
 
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const PYTHON = '/usr/bin/python3'; // Debian's interpreter: its packages are Debian's, not a pyenv's
 
 /** A fresh project, its DSN, and its one issue once it is there (with the latest event). */
@@ -155,4 +161,45 @@ describe('sentry-go 0.40 (built from the module proxy)', () => {
     expect(framesOf(issue.latest_event)).toEqual(expect.arrayContaining([expect.objectContaining({ module: 'main', function: 'shipOrder' })]));
     expect(issue.latest_event.tags).toMatchObject({ scenario: 'go-panic' });
   });
+});
+
+describe('@sentry/browser 10 in Chromium', () => {
+  let bundle = '';
+  beforeAll(async () => {
+    const dir = ensureNpm('@sentry/browser', '@sentry/browser@10');
+    const built = await esbuild.build({ entryPoints: [path.join(CLIENT_SOURCES, 'browser-page.mjs')], bundle: true, format: 'esm', write: false, nodePaths: [path.join(dir, 'node_modules')], logLevel: 'silent' });
+    bundle = built.outputFiles[0]!.text;
+  }, 600_000);
+
+  it('a browser error with its frames, breadcrumb, tag and user, and the user feedback about it on its issue', async () => {
+    const p = await project();
+    // the page, from an origin of its own: the SDK posts to Lookout across origins (CORS)
+    const page = http.createServer((req, res) => {
+      if (req.url?.startsWith('/app.js')) res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
+      else res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>shop</title><script type="module" src="/app.js"></script>');
+    });
+    await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'] });
+    try {
+      const tab = await browser.newPage();
+      await tab.goto(`http://127.0.0.1:${(page.address() as AddressInfo).port}/?dsn=${encodeURIComponent(p.dsn)}`);
+      await tab.waitForFunction(() => (window as unknown as { done?: boolean }).done === true, undefined, { timeout: 20_000 });
+      const eventId = await tab.evaluate(() => (window as unknown as { eventId: string }).eventId);
+      const issue = await p.issue();
+      expect(issue).toMatchObject({ exception_type: 'TypeError', last_release: 'web@1.0.0' });
+      const event = issue.latest_event;
+      expect(event.event_id).toBe(eventId);
+      expect(framesOf(event).at(-1)).toMatchObject({ function: 'addToCart', filename: expect.stringContaining('/app.js') });
+      expect(JSON.stringify(event.breadcrumbs)).toContain('clicked Add to cart');
+      expect(event.tags).toMatchObject({ scenario: 'browser' });
+      expect(event.user).toMatchObject({ id: '11' });
+      expect(event.contexts.browser ?? event.request?.headers?.['User-Agent']).toBeTruthy();
+      await until(async () => (await p.get(`/issues/${issue.id}/feedback`)).body.total === 1, 20_000);
+      expect((await p.get(`/issues/${issue.id}/feedback`)).body.feedback).toEqual([expect.objectContaining({ event_id: eventId, source: 'feedback', name: 'Web User', email: 'web@example.com', comments: 'The button did nothing' })]);
+      expect((await p.get('/issues')).body.issues[0].user_feedback).toBe(1);
+    } finally {
+      await browser.close();
+      page.close();
+    }
+  }, 60_000);
 });

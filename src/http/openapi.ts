@@ -189,6 +189,14 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     ok: { 200: '`{events: [{event_id, timestamp, received_at, release, environment, level, message, user, tags}], total, limit, offset}`' },
     errors: [400, 404],
   },
+  'GET /api/v1/issues/:id/feedback': {
+    tag: 'issues',
+    summary: "The issue's user feedback (Sentry SDKs' feedback and user_report items), newest first",
+    auth: 'secret+instance',
+    params: [id, ...eventPage],
+    ok: { 200: '`{feedback: [{id, event_id, source, name, email, comments, url, at}], total, limit, offset}`' },
+    errors: [400, 404],
+  },
   'GET /api/v1/issues/:id/events/:event': {
     tag: 'issues',
     summary: 'One event of the issue, whole, with the ids of the newer and the older one',
@@ -394,6 +402,14 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     auth: 'dashboard',
     params: [project, id, ...eventPage],
     ok: { 200: '`{events, total, limit, offset}`' },
+    errors: [400, 404],
+  },
+  'GET /api/dashboard/projects/:project/issues/:id/feedback': {
+    tag: 'dashboard',
+    summary: "The issue's user feedback, newest first",
+    auth: 'dashboard',
+    params: [project, id, ...eventPage],
+    ok: { 200: 'as GET /api/v1/issues/{id}/feedback' },
     errors: [400, 404],
   },
   'GET /api/dashboard/projects/:project/issues/:id/events/:event': {

@@ -4,18 +4,14 @@
  * Redis (src/state/issue-reads.ts), documents by `_id` from MongoDB; a
  * status change goes through Redis.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { IssueStatus } from '../domain/issue-status.ts';
-import { NotFoundError, UnavailableError } from '../errors.ts';
+import { NotFoundError } from '../errors.ts';
 import type { IssueListQuery, IssueReads } from '../state/issue-reads.ts';
-import { StateBusyError, type StateKeeper } from '../state/rebuild.ts';
+import type { StateKeeper } from '../state/rebuild.ts';
 import { HOUR_MS, hourIndex, type IssuesState } from '../state/issues.state.ts';
 import { eventKey, payloadOf, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { IssueDoc, IssuesStore } from '../store/issues.store.ts';
-
-/** How long a read waits for another process verifying the project's state, and how often it looks. */
-const VERIFY_WAIT_MS = 5000;
-const VERIFY_POLL_MS = 50;
+import type { FeedbackService } from './feedback.service.ts';
 
 export function issueView(issue: IssueDoc) {
   return {
@@ -55,30 +51,10 @@ function eventSummary(doc: EventDoc) {
   };
 }
 
-export function makeIssuesService(deps: { issues: IssuesStore; events: EventsStore; state: IssuesState; reads: IssueReads; keeper: StateKeeper }) {
+export function makeIssuesService(deps: { issues: IssuesStore; events: EventsStore; state: IssuesState; reads: IssueReads; keeper: StateKeeper; feedback: FeedbackService }) {
   const { issues, events, state, reads, keeper } = deps;
   const notFound = (id: number) => new NotFoundError('issue_not_found', `no issue ${id} in this project`);
   const eventNotFound = (id: string) => new NotFoundError('event_not_found', `no event ${id} in this issue`);
-
-  /**
-   * A call on the project's hot state, made again once the state is verified when it answers 'unverified' (a new
-   * project, or Redis restarted). Another process verifying it (a worker's first job of a new project, a rebuild)
-   * is waited for up to VERIFY_WAIT_MS; then 503 `state_rebuilding`.
-   */
-  async function verified<T>(projectId: number, now: Date, call: () => Promise<T | 'unverified'>): Promise<T> {
-    const deadline = Date.now() + VERIFY_WAIT_MS;
-    for (;;) {
-      const result = await call();
-      if (result !== 'unverified') return result;
-      if (Date.now() > deadline) throw new UnavailableError('state_rebuilding', 'the project state is being rebuilt after a Redis restart; retry in a moment');
-      try {
-        await keeper.verify(projectId, now);
-      } catch (err) {
-        if (!(err instanceof StateBusyError)) throw err;
-        await sleep(VERIFY_POLL_MS);
-      }
-    }
-  }
 
   /** The issue, from MongoDB by `_id`; another project's is not found. */
   async function issueOf(projectId: number, id: number): Promise<IssueDoc> {
@@ -89,12 +65,12 @@ export function makeIssuesService(deps: { issues: IssuesStore; events: EventsSto
 
   return {
     async list(projectId: number, q: IssueListQuery, now = new Date()) {
-      const page = await verified(projectId, now, () => reads.list(projectId, q, now));
+      const page = await keeper.verified(projectId, now, () => reads.list(projectId, q, now));
       const filters = Object.fromEntries(
         (['kind', 'release', 'environment', 'level', 'company', 'query'] as const).filter((f) => q[f] !== undefined).map((f) => [f, q[f]]),
       );
       return {
-        issues: page.items.map(({ doc, last24h }) => ({ ...issueView(doc), events_24h: last24h })),
+        issues: page.items.map(({ doc, last24h, feedback }) => ({ ...issueView(doc), events_24h: last24h, user_feedback: feedback })),
         total: page.total,
         limit: q.limit,
         offset: q.offset,
@@ -106,19 +82,27 @@ export function makeIssuesService(deps: { issues: IssuesStore; events: EventsSto
     /** The issue, its latest event's payload, where its events come from and their hourly counts (24 hours and 14 days). */
     async get(projectId: number, id: number, now = new Date()) {
       const issue = await issueOf(projectId, id);
-      const [latest, spread, hours] = await Promise.all([
+      const [latest, spread, hours, feedback] = await Promise.all([
         issue.latest_event ? events.body(issue.latest_event) : null,
         reads.spread(projectId, id, 10),
         reads.hourly(projectId, id, 14 * 24, now),
+        deps.feedback.ofIssue(projectId, id, 0, 0),
       ]);
       return {
         ...issueView(issue),
+        user_feedback: feedback.total,
         latest_event: latest,
         // Its latest event was deleted by retention (the issue and its counts stay).
         latest_event_expired: issue.latest_event !== null && latest === null,
         spread,
         hourly: { until: new Date((hourIndex(now) + 1) * HOUR_MS).toISOString(), last_24h: hours.slice(-24), last_14d: hours },
       };
+    },
+
+    /** A page of the issue's user feedback, newest first. */
+    async feedback(projectId: number, id: number, offset: number, limit: number) {
+      await issueOf(projectId, id);
+      return deps.feedback.ofIssue(projectId, id, offset, limit);
     },
 
     /** A page of the issue's events, newest first. */
@@ -143,7 +127,7 @@ export function makeIssuesService(deps: { issues: IssuesStore; events: EventsSto
     /** Sets the status in Redis, then writes the issue to MongoDB before answering, so the next read sees it. */
     async setStatus(projectId: number, id: number, status: IssueStatus, now: Date) {
       // Nothing changes while the state is unverified, so calling again is safe.
-      const result = await verified(projectId, now, () => state.setStatus(projectId, id, status, now));
+      const result = await keeper.verified(projectId, now, () => state.setStatus(projectId, id, status, now));
       if (result === 'not_found') throw notFound(id);
       const snap = await state.snapshot(projectId, [id]);
       await issues.writeFlushed(projectId, snap.issues.map((i) => i.doc), snap.seq);

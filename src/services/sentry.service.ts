@@ -2,8 +2,9 @@
  * What Sentry's SDKs send, old and new (issue 46), read as Relay reads it:
  * an event from the store endpoint, or the items of an envelope. `event`
  * items and store bodies go to the events pipeline as error events,
- * `session` and `sessions` items to the sessions pipeline, a client report
- * is counted as what the SDK itself discarded, and every other item type,
+ * `session` and `sessions` items to the sessions pipeline, user feedback
+ * (`feedback`, `user_report`) is kept with the issue of its event, a client
+ * report is counted as what the SDK itself discarded, and every other item type,
  * known or not yet invented, is acknowledged and counted, never a reason to
  * refuse the envelope. Each item is counted per project, by type and
  * reason, accepted or dropped (src/state/ingest-stats.ts).
@@ -11,13 +12,15 @@
 import crypto from 'node:crypto';
 import type { Envelope } from '../domain/envelope.ts';
 import { isObj } from '../domain/error-event.ts';
-import { AppError } from '../errors.ts';
+import { AppError, BadRequestError } from '../errors.ts';
+import { readFeedback } from '../domain/feedback.ts';
 import type { Logger } from '../log.ts';
 import { parseJson } from '../http/body.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
 import type { Validator } from '../validation/validator.ts';
 import { prepareEvent, type EventsService } from './events.service.ts';
+import type { FeedbackService } from './feedback.service.ts';
 import type { ReadSessions, SessionsService } from './sessions.service.ts';
 
 export interface SentryOptions {
@@ -34,8 +37,8 @@ function dropReason(err: AppError): string {
   return 'invalid';
 }
 
-export function makeSentryService(deps: { validator: Validator; events: EventsService; sessions: SessionsService; stats: IngestStats }) {
-  const { validator, events, sessions, stats } = deps;
+export function makeSentryService(deps: { validator: Validator; events: EventsService; sessions: SessionsService; feedback: FeedbackService; stats: IngestStats }) {
+  const { validator, events, sessions, feedback, stats } = deps;
 
   /** One error event, stored (the events service counts it). */
   async function event(project: ProjectDoc, raw: unknown, opts: SentryOptions & { receivedBytes: number; eventId?: unknown }): Promise<{ id: string }> {
@@ -80,6 +83,14 @@ export function makeSentryService(deps: { validator: Validator; events: EventsSe
               read.aggregates.push(...part.aggregates);
               read.accepted += part.accepted;
               read.skipped.push(...part.skipped); // counted by the sessions service with the rest
+              break;
+            }
+            case 'feedback':
+            case 'user_report': {
+              const read = readFeedback(item.type, parseJson(item.payload.toString('utf8'), where, false));
+              if (!read) throw new BadRequestError('invalid_feedback', 'the feedback holds no comments');
+              await feedback.record(project._id, read, opts.now);
+              stats.record(project._id, 'accepted', item.type, '', 1, opts.now);
               break;
             }
             case 'client_report':

@@ -57,7 +57,7 @@ export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
 
   return {
     /** One page of issues, or 'unverified' when the project's state must be verified first. */
-    async list(project: number, q: IssueListQuery, now: Date): Promise<'unverified' | { total: number; items: { doc: IssueDoc; last24h: number[] }[] }> {
+    async list(project: number, q: IssueListQuery, now: Date): Promise<'unverified' | { total: number; items: { doc: IssueDoc; last24h: number[]; feedback: number }[] }> {
       const k = keys(project);
       const order = ORDER_KEY[q.order];
       const filters = [
@@ -70,13 +70,13 @@ export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
       ].filter((f): f is string => Boolean(f));
       const [code, total, ...flat] = await r.listIssues(k.epoch, `${k.base}x:${q.status}:${order.zset}`, `${k.base}xn:${q.status}`, k.base, order.desc ? 'desc' : 'asc', q.offset, q.limit, hourIndex(now), ...filters);
       if (code === -1) return 'unverified';
-      const items: { doc: IssueDoc; last24h: number[] }[] = [];
-      for (let i = 0; i < flat.length; i += 3) {
+      const items: { doc: IssueDoc; last24h: number[]; feedback: number }[] = [];
+      for (let i = 0; i < flat.length; i += 4) {
         const [values, companies] = JSON.parse(flat[i + 1] as string) as [string[], string[] | Record<string, never>];
         // cjson writes an empty Lua table as {}
         const tags = Array.isArray(companies) ? companies : [];
         const doc = readIssue(project, Number(flat[i]), Object.fromEntries(ROW_FIELDS.map((f, k) => [f, values[k]])), tags);
-        items.push({ doc, last24h: (flat[i + 2] as (string | null)[]).map((n) => Number(n ?? 0)) });
+        items.push({ doc, last24h: (flat[i + 2] as (string | null)[]).map((n) => Number(n ?? 0)), feedback: Number(flat[i + 3]) });
       }
       return { total, items };
     },
@@ -100,6 +100,13 @@ export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
       const fields = Array.from({ length: hours }, (_, i) => String(last - hours + 1 + i));
       const counts = await redis.hmget(`${keys(project).base}ih:${issue}`, ...fields);
       return counts.map((n) => Number(n ?? 0));
+    },
+
+    /** A page of the issue's user feedback ids, newest first, and how many it has. */
+    async feedback(project: number, issue: number, offset: number, limit: number): Promise<{ ids: string[]; total: number }> {
+      const key = `${keys(project).base}fb:${issue}`;
+      const [ids, total] = await Promise.all([limit > 0 ? redis.zrevrange(key, offset, offset + limit - 1) : [], redis.zcard(key)]);
+      return { ids, total };
     },
 
     /** A page of the issue's event ids, newest first, and how many it has. */

@@ -115,6 +115,16 @@ export interface BurstEntry {
   received?: Date;
 }
 
+/** User feedback to link to the issue of its event: the event's fingerprint when the event is stored. */
+export interface FeedbackLink {
+  feedback_id: string;
+  event_id: string | null;
+  fingerprint: string | null;
+  at: Date;
+}
+/** How long feedback waits for an event that has not arrived: an SDK sends the event first, or within moments. */
+const FEEDBACK_WAIT_MS = 7 * 24 * 3600_000;
+
 /** One group of events, as the apply script takes it for one project. */
 export interface AppliedGroup {
   id: string;
@@ -245,6 +255,26 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
       return code === 1 ? 'changed' : code === 0 ? 'unchanged' : 'unverified';
     },
 
+    /**
+     * Links user feedback to the issue of its event (link-feedback-1.lua), or leaves it waiting for the event:
+     * the issue id, 'waiting', or 'unverified' (the state is rebuilt from MongoDB, feedback with it).
+     */
+    async linkFeedback(project: number, link: FeedbackLink): Promise<number | 'waiting' | 'unverified'> {
+      const k = keys(project);
+      const code = await r.linkFeedback(k.epoch, k.base, link.fingerprint ?? '', link.event_id ?? '', link.feedback_id, link.at.getTime(), FEEDBACK_WAIT_MS);
+      return code > 0 ? code : code === 0 ? 'waiting' : 'unverified';
+    },
+    /** A rebuild's links of feedback to issues, and of feedback still waiting for its event (see linkFeedback). */
+    async replaceFeedback(project: number, links: { issue: number | null; event_id: string | null; feedback_id: string; at: Date }[]): Promise<void> {
+      const base = keys(project).base;
+      const pipe = redis.pipeline();
+      for (const l of links) {
+        if (l.issue !== null) pipe.zadd(`${base}fb:${l.issue}`, l.at.getTime(), l.feedback_id);
+        else if (l.event_id) pipe.sadd(`${base}fbw:${l.event_id}`, `${l.at.getTime()}:${l.feedback_id}`).pexpire(`${base}fbw:${l.event_id}`, FEEDBACK_WAIT_MS);
+      }
+      await pipe.exec();
+    },
+
     async setStatus(project: number, issue: number, status: IssueStatus, now: Date): Promise<'set' | 'not_found' | 'unverified'> {
       const k = keys(project);
       const code = await r.setIssueStatus(k.epoch, k.eseq, k.edirty, k.base, issue, status, now.getTime());
@@ -330,7 +360,7 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
 export type IssuesState = ReturnType<typeof makeIssuesState>;
 
 /** The keys under a project's prefix that hold issue state (apply-events-4.lua, snapshot-issues-3.lua); the notification keys (src/state/notify.state.ts) outlive a rebuild. */
-const ISSUE_KEY_PATTERNS = ['i:*', 'ic:*', 'ie:*', 'is:*', 'ih:*', 'im:*', 'fr:*', 'fe:*', 'fc:*', 'fl:*', 'fk:*', 'tx:*', 'x:*', 'xn:*', 'r:*', 'ag:*', 'aip:*', 'dt:*', 'bx:*'] as const;
+const ISSUE_KEY_PATTERNS = ['i:*', 'ic:*', 'ie:*', 'is:*', 'ih:*', 'im:*', 'fr:*', 'fe:*', 'fc:*', 'fl:*', 'fk:*', 'tx:*', 'x:*', 'xn:*', 'r:*', 'ag:*', 'aip:*', 'dt:*', 'bx:*', 'fb:*', 'fbw:*'] as const;
 
 /** An error event counted in its issue, as a rebuild restores it. */
 export interface CountedEvent {

@@ -12,10 +12,13 @@
  *   project from its raw batches.
  * `npx lookout admin recount` runs the same rebuild by hand.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { UnavailableError } from '../errors.ts';
 import type { BatchPart } from '../domain/release-health.ts';
 import type { Logger } from '../log.ts';
 import { unpackRequest, type SessionBatchDoc, type SessionsStore, type StoredAt } from '../store/sessions.store.ts';
 import type { EventsStore } from '../store/events.store.ts';
+import type { FeedbackStore } from '../store/feedback.store.ts';
 import type { ExpiredStore } from '../store/expired.store.ts';
 import type { IssueDoc, IssuesStore } from '../store/issues.store.ts';
 import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, type AttemptEntry, type CountedEvent, type IssuesState } from './issues.state.ts';
@@ -35,6 +38,9 @@ const REBUILD_LEASE_MS = 30_000;
  * once, at its next verify.
  */
 export const ISSUE_LAYOUT = '4';
+/** How long a call waits for another process verifying the project's state, and how often it looks. */
+const VERIFY_WAIT_MS = 5000;
+const VERIFY_POLL_MS = 50;
 /** A recount stopped halfway is resumed when run again within this long; an older one starts over. */
 const RECOUNT_RESUME_MS = 24 * 3600_000;
 /** Events and attempts written to Redis per call while a rebuild streams them. */
@@ -75,10 +81,11 @@ export function makeStateKeeper(deps: {
   issuesState: IssuesState;
   issuesStore: IssuesStore;
   eventsStore: EventsStore;
+  feedbackStore: FeedbackStore;
   expiredStore: ExpiredStore;
   log: Logger;
 }) {
-  const { state, store, issuesState, issuesStore, eventsStore, expiredStore, log } = deps;
+  const { state, store, issuesState, issuesStore, eventsStore, feedbackStore, expiredStore, log } = deps;
   const redis = state.redis;
 
   /** Runs `fn` holding the project's rebuild lease (a rare path: restarts and recounts only). */
@@ -155,6 +162,9 @@ export function makeStateKeeper(deps: {
     const pending = new Set((await eventsStore.backlog.collection.find({}, { projection: { _id: 1 } }).toArray()).map((m) => m._id));
     const [docs, expired] = await Promise.all([issuesStore.ofProject(project), expiredStore.ofProject(project)]);
     const issueOf = new Map(docs.map((d) => [d.fingerprint, d._id]));
+    // User feedback, linked again through its event's fingerprint (read while the events stream by).
+    const feedback = await feedbackStore.ofProject(project).toArray();
+    const fingerprintOf = new Map(feedback.flatMap((f) => (f.event_id ? [[f.event_id, null as string | null] as const] : [])));
     await issuesState.beginReplace(project);
 
     // The stored error events, streamed: each written to its issue's lists in chunks, and folded into its counts.
@@ -174,6 +184,7 @@ export function makeStateKeeper(deps: {
         if (e.at >= c.last.at) c.last = seen;
       }
       if (e.received_at.getTime() > remembered) applied.set(e.batch, e.received_at);
+      if (fingerprintOf.has(e.event_id)) fingerprintOf.set(e.event_id, e.fingerprint!);
       const issue = issueOf.get(e.fingerprint!);
       if (issue !== undefined) chunk.push({ issue, event_id: e.event_id, at: e.at, release: e.release, environment: e.environment ?? null, company: e.company ?? null });
       if (chunk.length >= REPLACE_CHUNK) await issuesState.replaceEvents(project, chunk.splice(0));
@@ -203,6 +214,9 @@ export function makeStateKeeper(deps: {
     });
     const expiredSpread = new Map([...expired].map(([issue, t]) => [issue, t.spread]));
     await issuesState.finishReplace(project, recounted, expiredSpread, [...applied].map(([id, at]) => ({ id, at })), eseq);
+    // feedback whose event is not counted yet waits for it, as it did before
+    const issueOfEvent = (event: string | null) => (event === null ? null : (issueOf.get(fingerprintOf.get(event) ?? '') ?? null));
+    await issuesState.replaceFeedback(project, feedback.map((f) => ({ issue: issueOfEvent(f.event_id), event_id: f.event_id, feedback_id: f.feedback_id, at: f.at })));
     await redis.set(k.layout, ISSUE_LAYOUT);
     log.warn({ project, issues: docs.length, eseq }, 'rebuilt the issue state of a project from MongoDB and its stored events');
     return { issues: docs.length };
@@ -255,6 +269,25 @@ export function makeStateKeeper(deps: {
         log.info({ project, held, flushed, outcome }, 'Redis state of the project verified against MongoDB');
         return outcome;
       });
+    },
+    /**
+     * A call on the project's hot state, made again once the state is verified when it answers 'unverified' (a new
+     * project, or Redis restarted). Another process verifying it (a worker's first job of a new project, a rebuild)
+     * is waited for up to VERIFY_WAIT_MS; then 503 `state_rebuilding`.
+     */
+    async verified<T>(project: number, now: Date, call: () => Promise<T | 'unverified'>): Promise<T> {
+      const deadline = Date.now() + VERIFY_WAIT_MS;
+      for (;;) {
+        const result = await call();
+        if (result !== 'unverified') return result;
+        if (Date.now() > deadline) throw new UnavailableError('state_rebuilding', 'the project state is being rebuilt after a Redis restart; retry in a moment');
+        try {
+          await this.verify(project, now);
+        } catch (err) {
+          if (!(err instanceof StateBusyError)) throw err;
+          await sleep(VERIFY_POLL_MS);
+        }
+      }
     },
     /** `npx lookout admin recount`: rebuilds the project's sessions and issues whatever Redis holds. */
     rebuild: (project: number, now: Date, report?: (progress: RecountProgress) => void) =>

@@ -32,6 +32,7 @@ const SCRIPTS = {
   saveDetector: 'save-detector-2.lua',
   endLease: 'end-lease-1.lua',
   countIngest: 'count-ingest-1.lua',
+  linkFeedback: 'link-feedback-1.lua',
 } as const;
 
 /**
@@ -79,6 +80,7 @@ export interface ScriptCommands {
   saveDetector(attempts: string, fold: string, ...argv: Arg[]): Promise<number>;
   endLease(lease: string, token: string): Promise<number>;
   countIngest(hour: string, ...argv: Arg[]): Promise<number>;
+  linkFeedback(epoch: string, ...argv: Arg[]): Promise<number>;
 }
 
 /** The scripts as a pipeline queues them. */

@@ -4,6 +4,7 @@ import { makeChannelsStore } from './channels.store.ts';
 import { makeContactsStore } from './contacts.store.ts';
 import { makeEventsStore } from './events.store.ts';
 import { makeExpiredStore } from './expired.store.ts';
+import { makeFeedbackStore } from './feedback.store.ts';
 import { makeIssuesStore } from './issues.store.ts';
 import { makeOrgsStore } from './orgs.store.ts';
 import type { Mongo } from './mongo.ts';
@@ -21,6 +22,7 @@ export function makeStores({ db, ferretdb }: Pick<Mongo, 'db' | 'ferretdb'>) {
     contacts: makeContactsStore(db),
     events: makeEventsStore(db, { ferretdb }),
     expired: makeExpiredStore(db),
+    feedback: makeFeedbackStore(db),
     issues: makeIssuesStore(db),
     sessions: makeSessionsStore(db, { ferretdb }),
     settings: makeSettingsStore(db),
@@ -34,6 +36,7 @@ export function makeStores({ db, ferretdb }: Pick<Mongo, 'db' | 'ferretdb'>) {
       await stores.channels.ensureIndexes();
       await stores.events.ensureIndexes();
       await stores.issues.ensureIndexes();
+      await stores.feedback.ensureIndexes();
       await stores.sessions.ensureIndexes();
     },
   };

@@ -91,10 +91,11 @@ export interface Issue {
   companies: string[];
 }
 
-/** A row of the issue list: the issue and its events per hour over the last 24 hours. */
-export type IssueRow = Issue & { events_24h: number[] };
+/** A row of the issue list: the issue, its events per hour over the last 24 hours and how much user feedback it has. */
+export type IssueRow = Issue & { events_24h: number[]; user_feedback: number };
 
 export interface IssueDetail extends Issue {
+  user_feedback: number;
   latest_event: unknown;
   latest_event_expired: boolean;
   spread: Record<'releases' | 'environments' | 'companies', { value: string; count: number }[]>;
@@ -157,4 +158,16 @@ export interface IngestCounts {
   accepted: Record<string, number>;
   dropped: { type: string; reason: string; count: number }[];
   hourly: { hour: string; accepted: number; dropped: number }[];
+}
+
+/** What a person wrote about an error (GET …/issues/<id>/feedback). */
+export interface UserFeedback {
+  id: string;
+  event_id: string | null;
+  source: 'feedback' | 'user_report';
+  name: string | null;
+  email: string | null;
+  comments: string;
+  url: string | null;
+  at: string;
 }

@@ -36,7 +36,7 @@ export function ensureDebian(packages: string[], present: () => boolean): void {
 
 /** An npm package (with its dependencies) in a folder of its own; returns the folder holding its node_modules. */
 export function ensureNpm(name: string, spec: string): string {
-  const dir = path.join(CLIENTS_DIR, `npm-${name.replace(/[^a-z0-9]+/gi, '-')}`);
+  const dir = path.join(CLIENTS_DIR, `npm-${name.replace(/^@/, '').replace(/[^a-z0-9]+/gi, '-')}`);
   const marker = path.join(dir, 'node_modules', ...name.split('/'), 'package.json');
   if (fs.existsSync(marker)) return dir;
   fs.mkdirSync(dir, { recursive: true });

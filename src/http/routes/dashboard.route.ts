@@ -139,6 +139,10 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
     const { offset, limit } = eventPageQuery(ctx.query);
     ctx.body = await deps.issues.events(await projectId(ctx), idParam(ctx.params.id, issueNotFound), offset, limit);
   });
+  router.get('/projects/:project/issues/:id/feedback', async (ctx) => {
+    const { offset, limit } = eventPageQuery(ctx.query);
+    ctx.body = await deps.issues.feedback(await projectId(ctx), idParam(ctx.params.id, issueNotFound), offset, limit);
+  });
   router.get('/projects/:project/issues/:id/events/:event', async (ctx) => {
     ctx.body = await deps.issues.event(await projectId(ctx), idParam(ctx.params.id, issueNotFound), eventIdParam(ctx.params.event));
   });

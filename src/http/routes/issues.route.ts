@@ -61,6 +61,11 @@ export function issuesRoutes(deps: AppDeps): Router<AppState> {
     ctx.body = await deps.issues.events(ctx.state.project._id, idParam(ctx.params.id, issueNotFound), offset, limit);
   });
 
+  router.get('/:id/feedback', async (ctx) => {
+    const { offset, limit } = eventPageQuery(ctx.query);
+    ctx.body = await deps.issues.feedback(ctx.state.project._id, idParam(ctx.params.id, issueNotFound), offset, limit);
+  });
+
   router.get('/:id/events/:event', async (ctx) => {
     ctx.body = await deps.issues.event(ctx.state.project._id, idParam(ctx.params.id, issueNotFound), eventIdParam(ctx.params.event));
   });

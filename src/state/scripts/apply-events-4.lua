@@ -45,6 +45,7 @@
                  after the two characters: src/domain/client-keys.ts' spreadField)
     ih:<issue>   its events per hour: hour (ms / 3600000) -> events
     im:<issue>   its events per minute of receipt: minute (ms / 60000) -> events (with 'f')
+    fb:<issue>   its user feedback (link-feedback-1.lua); fbw:<event id> feedback waiting for the event, linked here
     nq           the notification outbox: a stream of {t: JSON trigger} (with 't')
     fr:<release>, fe:<environment>, fc:<company>  the error issues with an event of it (the value as sent)
     xn:<status>  how many issues of the status each filter set holds (snapshot-issues-3.lua)
@@ -87,6 +88,17 @@ local function hourly(id, at)
     for i = HOURS_KEPT + 1, #hours do redis.call('HDEL', key, hours[i]) end
   end
 end
+-- Feedback that arrived before its event (link-feedback-1.lua) joins the event's issue now.
+local function linkWaiting(id, eventId)
+  local waiting = base .. 'fbw:' .. eventId
+  if redis.call('EXISTS', waiting) == 0 then return end
+  for _, member in ipairs(redis.call('SMEMBERS', waiting)) do
+    local ms, feedback = string.match(member, '^(%d+):(.*)$')
+    redis.call('ZADD', base .. 'fb:' .. id, ms, feedback)
+  end
+  redis.call('DEL', waiting)
+end
+
 -- Records a trigger in the outbox for the worker's dispatcher; at most ~10,000 wait.
 local notify = ARGV[5] or ''
 local function trigger(t)
@@ -138,7 +150,9 @@ for _, g in ipairs(groups) do
         redis.call('HSET', key, 'last', at, 'last_release', release, 'level', level, 'title', title, 'culprit', culprit, 'latest', event, 'latest_at', at)
       end
       if company ~= '' and redis.call('SCARD', base .. 'ic:' .. id) < 64 then redis.call('SADD', base .. 'ic:' .. id, company) end
-      redis.call('ZADD', base .. 'ie:' .. id, tonumber(at), string.match(event, '[^:]*$'))
+      local eventId = string.match(event, '[^:]*$')
+      redis.call('ZADD', base .. 'ie:' .. id, tonumber(at), eventId)
+      linkWaiting(id, eventId)
       spread(id, 'r', release)
       spread(id, 'e', environment)
       spread(id, 'c', company)

@@ -20,9 +20,9 @@
   ARGV[6..] filter sets under the prefix ('fr:<release>', 'fe:<environment>', 'fc:<company>',
             'fl:<level>', 'fk:<kind>', 'tx:<word>'): an issue must be in every one
 
-  Returns {1, total, id, row, hours, id, row, hours, ...}: each issue's row as snapshot-issues-3.lua last
-          wrote it (one JSON text, ready: building rows here in Lua was most of a page's cost) and its
-          events per hour, oldest first (nil for none)
+  Returns {1, total, id, row, hours, feedback, id, row, hours, feedback, ...}: each issue's row as
+          snapshot-issues-3.lua last wrote it (one JSON text, ready: building rows here in Lua was most of a
+          page's cost), its events per hour, oldest first (nil for none), and how much user feedback it has (fb:)
           or {-1} when the state was not verified since this Redis started
 ]]
 local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
@@ -92,6 +92,7 @@ for _, id in ipairs(ids) do
     out[#out + 1] = id
     out[#out + 1] = row
     out[#out + 1] = redis.call('HMGET', base .. 'ih:' .. id, unpack(hours))
+    out[#out + 1] = redis.call('ZCARD', base .. 'fb:' .. id)
   end
 end
 return out

@@ -8,7 +8,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { EventView } from '../event.tsx';
 import { count, when } from '../format.ts';
-import type { Issue, IssueDetail, IssueEvent, IssueEventSummary } from '../types.ts';
+import type { Issue, IssueDetail, IssueEvent, IssueEventSummary, UserFeedback } from '../types.ts';
 import { Failure, Figures, Show, Title, useAction, useLoad } from '../ui.tsx';
 import { ProjectNav } from './projects.tsx';
 
@@ -118,6 +118,7 @@ export function IssuePage({ id, issue, event }: { id: string; issue: string; eve
               ['Last release', i.last_release ?? '—'],
               ['Level', i.level ?? '—'],
               ['Regressions', <span data-field="regression_count">{i.regression_count}</span>],
+              ['User feedback', count(i.user_feedback)],
             ]}
           />
           {i.last_regressed_at && (
@@ -132,10 +133,45 @@ export function IssuePage({ id, issue, event }: { id: string; issue: string; eve
             <Spread title="Environments" rows={i.spread.environments} />
             <Spread title="Companies" rows={i.spread.companies} />
           </section>
+          {i.user_feedback > 0 && <FeedbackList id={id} issue={issue} />}
           <EventPanel id={id} issue={issue} event={event ?? (i.latest_event as { event_id?: string } | null)?.event_id} total={i.event_count} expired={i.latest_event_expired} />
         </section>
       )}
     </Show>
+  );
+}
+
+/** What people wrote about the issue's errors (Sentry SDKs' user feedback), newest first. */
+function FeedbackList({ id, issue }: { id: string; issue: string }) {
+  const loaded = useLoad(() => api<{ feedback: UserFeedback[]; total: number }>('GET', `/projects/${id}/issues/${issue}/feedback?limit=25`), `feedback:${id}:${issue}`);
+  return (
+    <section aria-labelledby="feedback">
+      <h2 id="feedback">User feedback</h2>
+      <Show loaded={loaded}>
+        {(page) => (
+          <>
+            <ul class="feedback">
+              {page.feedback.map((f) => (
+                <li key={f.id}>
+                  <blockquote>{f.comments}</blockquote>
+                  <p class="muted">
+                    {[f.name, f.email].filter(Boolean).join(' · ') || 'anonymous'}, {when(f.at)}
+                    {f.event_id && (
+                      <>
+                        {' '}
+                        on <a href={`/projects/${id}/issues/${issue}/events/${f.event_id}`}>event {f.event_id.slice(0, 8)}</a>
+                      </>
+                    )}
+                    {f.url && <> from {f.url}</>}
+                  </p>
+                </li>
+              ))}
+            </ul>
+            {page.total > page.feedback.length && <p class="muted">and {count(page.total - page.feedback.length)} more</p>}
+          </>
+        )}
+      </Show>
+    </section>
   );
 }
 

@@ -118,6 +118,7 @@ export function IssuesPage({ id, query }: { id: string; query: URLSearchParams }
                     <tr key={i.id}>
                       <td>
                         <a href={`/projects/${id}/issues/${i.id}`}>{i.title}</a> <span class="muted">#{i.id}</span>
+                        {i.user_feedback > 0 && <span class="muted"> · {i.user_feedback === 1 ? '1 user feedback' : `${count(i.user_feedback)} user feedback`}</span>}
                         {i.culprit && (
                           <div class="muted">
                             <code>{i.culprit}</code>
