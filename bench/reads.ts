@@ -109,6 +109,7 @@ async function fill(name: string, size: { issues: number; events: number }, kind
       errors: entries.map((e) => ({
         event: e.doc._id,
         issue: ids.get(e.doc.fingerprint!)!,
+        issue_kind: 'error' as const,
         at: e.doc.at,
         release: e.doc.release,
         environment: e.doc.environment ?? null,

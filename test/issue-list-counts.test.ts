@@ -79,6 +79,7 @@ describe('the issue list totals kept per status', () => {
         errors: errors.map((e, i) => ({
           event: `${project}:${eventId()}`,
           issue: ids.get(`fp-${e.kind}`)!,
+          issue_kind: 'error' as const,
           at: new Date(t0 + round * 60_000 + i * 1000),
           release: e.release || null,
           environment: e.environment || null,

@@ -14,14 +14,22 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boundProject, drained, type TestContext } from './helpers/context.ts';
 import { answers, CLIENT_SOURCES, ensureDebian, ensureNpm, goBuild, runClient } from './helpers/real-clients.ts';
+import { startReceiver, type Receiver } from './helpers/receiver.ts';
 import { until } from './helpers/until.ts';
 import { withWorkers } from './helpers/with-workers.ts';
 
 let ctx: TestContext;
-withWorkers(['events', 'sessions'], (c) => (ctx = c), { FLUSH_INTERVAL_MS: '100' });
+let receiver: Receiver;
+withWorkers(['events', 'sessions', 'notifications'], (c) => (ctx = c), { FLUSH_INTERVAL_MS: '100', WEBHOOK_ALLOW_PRIVATE: 'true' });
+beforeAll(async () => {
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await receiver?.close();
+});
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const PYTHON = '/usr/bin/python3'; // Debian's interpreter: its packages are Debian's, not a pyenv's
@@ -202,4 +210,57 @@ describe('@sentry/browser 10 in Chromium', () => {
       page.close();
     }
   }, 60_000);
+});
+
+describe("Chromium's Content-Security-Policy reports", () => {
+  /** Serves `html` with a CSP whose report-uri is the project's security endpoint; returns its URL and a stop. */
+  async function cspPage(reportUri: string, html: string) {
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html', 'content-security-policy': `script-src 'self'; report-uri ${reportUri}` });
+      res.end(html);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/checkout`, close: () => server.close() };
+  }
+
+  it('a violation raised by Chromium becomes a security issue of the csp kind, grouped by directive and blocked origin, and notified', async () => {
+    const p = await project();
+    await ctx.runtime.notifications.add(p.id, { webhook: `${receiver.url}/csp/${p.id}`, on: ['security.csp'] });
+    const report = `${ctx.api}/api/${p.id}/security/?sentry_key=${p.publicKey}`;
+    const page = await cspPage(report, '<!doctype html><title>checkout</title><script src="https://evil.example/skimmer.js"></script><script src="https://evil.example/other.js"></script>');
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'] });
+    try {
+      const tab = await browser.newPage();
+      await tab.goto(page.url);
+      await until(async () => (await p.get('/issues?kind=security')).body.issues.some((i: { event_count: number }) => i.event_count >= 2), 20_000);
+    } finally {
+      await browser.close();
+      page.close();
+    }
+    const [issue] = (await p.get('/issues?kind=security')).body.issues;
+    // two scripts from one origin: one issue, two events
+    expect(issue).toMatchObject({ kind: 'security', exception_type: 'csp', title: "Blocked 'script-src-elem' from https://evil.example", event_count: 2, level: 'warning' });
+    expect(issue.culprit).toBe(page.url);
+    const event = (await p.get(`/issues/${issue.id}`)).body.latest_event;
+    expect(event.csp).toMatchObject({ document_uri: page.url, effective_directive: 'script-src-elem', blocked_uri: expect.stringMatching(/^https:\/\/evil\.example\//), original_policy: expect.stringContaining("script-src 'self'") });
+    expect(event.request.headers['User-Agent']).toContain('Chrome');
+    await until(() => receiver.of('security.csp').some((r) => r.path === `/csp/${p.id}`), 20_000);
+    expect(receiver.of('security.csp').find((r) => r.path === `/csp/${p.id}`)!.body).toMatchObject({ event: 'security.csp', issue: { kind: 'security', title: "Blocked 'script-src-elem' from https://evil.example" } });
+  }, 60_000);
+
+  it("the Reporting API's reports+json (report-to) reads the same; other report types are counted, not kept", async () => {
+    const p = await project();
+    const body = [
+      { age: 1, type: 'csp-violation', url: 'https://shop.example/cart', user_agent: 'Mozilla/5.0 Chrome/156', body: { documentURL: 'https://shop.example/cart', effectiveDirective: 'img-src', blockedURL: 'data', originalPolicy: "img-src 'self'", disposition: 'enforce', sourceFile: 'https://shop.example/app.js', lineNumber: 12, columnNumber: 4, statusCode: 200 } },
+      { age: 1, type: 'deprecation', url: 'https://shop.example/cart', body: { id: 'x' } },
+    ];
+    const res = await fetch(`${ctx.api}/api/${p.id}/security/?sentry_key=${p.publicKey}`, { method: 'POST', headers: { 'content-type': 'application/reports+json' }, body: JSON.stringify(body) });
+    expect(res.status).toBe(200);
+    expect((await res.json()).ids).toHaveLength(1);
+    const issue = await p.issue();
+    expect(issue).toMatchObject({ kind: 'security', exception_type: 'csp', title: "Blocked 'img-src' from data" });
+    expect(issue.latest_event.csp).toMatchObject({ source_file: 'https://shop.example/app.js', line_number: 12, column_number: 4 });
+    await ctx.runtime.ingestStats.flush();
+    expect((await p.get('/ingestion')).body.dropped).toEqual([{ type: 'security', reason: 'not_kept', count: 1 }]);
+  });
 });

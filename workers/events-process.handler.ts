@@ -17,6 +17,7 @@
  * the dispatcher (src/notify/dispatcher.ts), on every delivery of the job.
  */
 import crypto from 'node:crypto';
+import { issueKindOf } from '../src/domain/csp.ts';
 import { resumeSettled, type Attempt, type Burst, type Detector } from '../src/domain/bursts.ts';
 import type { JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
@@ -63,6 +64,7 @@ export async function processEventGroups(payload: JobPayloads['events.process'],
         .map((e) => ({
           event: e._id,
           issue: ids.get(e.fingerprint!)!,
+          issue_kind: issueKindOf(e.exception_type),
           at: e.at,
           release: e.release,
           environment: e.environment ?? null,

@@ -5,6 +5,7 @@
  */
 import crypto from 'node:crypto';
 import { cutText } from './client-keys.ts';
+import { CSP_KIND } from './csp.ts';
 
 export interface Frame {
   filename?: string;
@@ -20,6 +21,8 @@ export interface ErrorEventShape {
   transaction?: string;
   fingerprint?: string[];
   exception?: { values: { type?: string; value?: string; stacktrace?: Stacktrace | null }[] };
+  /** a browser's CSP violation (./csp.ts): its issue is a security issue of the `csp` kind */
+  csp?: { document_uri?: string | null } | null;
   /** a message event's stack (attach_stacktrace), or its threads' (the crashed or current thread's counts) */
   stacktrace?: Stacktrace | null;
   threads?: { values?: ({ crashed?: boolean; current?: boolean; stacktrace?: Stacktrace | null } | null)[] | null } | null;
@@ -75,7 +78,8 @@ export function describeError(event: ErrorEventShape): { title: string; culprit:
   const frames = framesOf(event);
   const frame = [...frames].reverse().find((f) => f.in_app === true) ?? frames[frames.length - 1];
   const where = frame ? [frame.module || frame.filename, frame.function].filter(Boolean).join(' in ') : '';
-  const culprit = cutText(where || event.transaction || '', 256);
+  const culprit = cutText(where || event.transaction || event.csp?.document_uri || '', 256);
+  if (event.csp) return { title: cutText(event.message ?? 'CSP violation', 256), culprit, exception_type: CSP_KIND };
   if (main) {
     const type = main.type ?? 'Error';
     const title = main.value ? `${type}: ${main.value}` : type;

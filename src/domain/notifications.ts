@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 
 /** What can trigger a notification, in the order the dashboard lists them. */
-export const TRIGGERS = ['issue.created', 'issue.regressed', 'security.burst', 'issue.frequency', 'release.crash_free'] as const;
+export const TRIGGERS = ['issue.created', 'issue.regressed', 'security.burst', 'issue.frequency', 'release.crash_free', 'security.csp'] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 /** The triggers of a channel added without `--on`. */
 export const DEFAULT_TRIGGERS: readonly Trigger[] = ['issue.created', 'issue.regressed', 'security.burst'];
@@ -120,6 +120,8 @@ export function headline(body: NoticeBody): string {
       return `New issue: ${issue}`;
     case 'issue.regressed':
       return `Regression: ${issue}`;
+    case 'security.csp':
+      return `CSP violation: ${issue}`;
     case 'security.burst':
       return `Sign-in burst: ${body.attempts} failed sign-ins${body.actor ? ` for ${body.actor}` : ''} from ${body.ip ?? 'an unknown address'}`;
     case 'issue.frequency':

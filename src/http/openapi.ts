@@ -148,6 +148,16 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     ok: { 200: '`{id}`: the event id' },
     errors: [400, 413, 429],
   },
+  'OPTIONS /api/:project/security/': { tag: 'sessions', summary: 'CORS preflight of the security report endpoint (report-to)', auth: 'none', ok: { 204: 'CORS headers' } },
+  'POST /api/:project/security/': {
+    tag: 'sessions',
+    summary: "Browsers' Content-Security-Policy reports (report-uri or report-to): each violation becomes an event in a security issue of the csp kind",
+    auth: 'sentry',
+    params: [{ name: 'project', in: 'path', description: 'project id', schema: { type: 'integer', minimum: 1 } }],
+    body: { raw: 'application/csp-report', description: '`{"csp-report": {...}}` (report-uri), or application/reports+json: `[{type: "csp-violation", url, user_agent, body}]` (report-to)' },
+    ok: { 200: '`{ids}`: the event ids of the violations' },
+    errors: [400, 413, 429],
+  },
   'OPTIONS /api/store/': { tag: 'sessions', summary: 'CORS preflight of the project-less store endpoint', auth: 'none', ok: { 204: 'CORS headers' } },
   'POST /api/store/': {
     tag: 'sessions',

@@ -14,6 +14,7 @@ import type { Envelope } from '../domain/envelope.ts';
 import { isObj } from '../domain/error-event.ts';
 import { AppError, BadRequestError } from '../errors.ts';
 import { readFeedback } from '../domain/feedback.ts';
+import { cspEvent, readCspReports } from '../domain/csp.ts';
 import type { Logger } from '../log.ts';
 import { parseJson } from '../http/body.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
@@ -56,6 +57,21 @@ export function makeSentryService(deps: { validator: Validator; events: EventsSe
         if (err instanceof AppError && err.status < 500) stats.record(project._id, 'dropped', 'event', dropReason(err), 1, opts.now);
         throw err;
       }
+    },
+
+    /**
+     * A browser's security report body (`report-uri` or `report-to`): each CSP violation becomes an event of its
+     * own, in a security issue of the `csp` kind (src/domain/csp.ts); other report types are counted as dropped.
+     */
+    async securityReport(project: ProjectDoc, body: unknown, opts: SentryOptions & { userAgent: string | null }): Promise<{ ids: string[] }> {
+      const { violations, skipped } = readCspReports(body);
+      stats.record(project._id, 'dropped', 'security', 'not_kept', skipped, opts.now);
+      const ids: string[] = [];
+      for (const v of violations) {
+        const raw = cspEvent({ ...v, user_agent: v.user_agent ?? opts.userAgent }, crypto.randomUUID().replace(/-/g, ''), opts.now);
+        ids.push((await event(project, raw, { ...opts, receivedBytes: 0 })).id);
+      }
+      return { ids };
     },
 
     /**

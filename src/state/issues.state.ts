@@ -35,10 +35,12 @@ export const DETECTION_MAX_ATTEMPTS = 20_000;
  */
 export const DETECTION_SETTLE_MS = 15_000;
 
-/** An error event as the apply script takes it. */
+/** An error event (or a CSP violation) as the apply script takes it. */
 export interface ErrorEntry {
   event: string;
   issue: number;
+  /** the kind of its issue: `security` for a CSP violation's (src/domain/csp.ts) */
+  issue_kind: 'error' | 'security';
   at: Date;
   release: string | null;
   level: string;
@@ -185,7 +187,7 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
         id: g.id,
         ...repackListing(g),
         at: g.receivedAt.getTime(),
-        e: g.errors.map((e) => [e.event, e.issue, String(e.at.getTime()), e.release ?? '', e.level, e.title, e.exception_type ?? '', e.company ?? '', e.fingerprint, e.culprit, e.environment ?? '']),
+        e: g.errors.map((e) => [e.event, e.issue, String(e.at.getTime()), e.release ?? '', e.level, e.title, e.exception_type ?? '', e.company ?? '', e.fingerprint, e.culprit, e.environment ?? '', e.issue_kind]),
         a: g.attempts.map((a) => [String(a.at.getTime()), ...attemptSets(a).flat()]),
       }));
       const [code] = await r.applyEvents(k.epoch, k.eseq, k.eapplied, k.edirty, k.base, APPLIED_MEMORY_MS, `${DETECTION_LOOKBACK_MS}:${DETECTION_MAX_ATTEMPTS}`, JSON.stringify(entries), notify);

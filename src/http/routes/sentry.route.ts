@@ -4,6 +4,8 @@
  * - `POST /api/<project>/envelope/`: an envelope (src/services/sentry.service.ts reads its items);
  * - `POST /api/<project>/store/` and the project-less `POST /api/store/`: one event as JSON, gzip, deflate or br,
  *   base64 of JSON or of zlib-deflated JSON (the raven clients), or an envelope posted there; answered `{id}`.
+ * - `POST /api/<project>/security/?sentry_key=`: browsers' Content-Security-Policy reports (`report-uri` and
+ *   `report-to`), each violation a security issue of the `csp` kind.
  * The public key comes in `X-Sentry-Auth`, `Authorization: Sentry …`, `?sentry_key=` or the envelope header's
  * dsn. CORS for browsers; the per-key rate limit of the sessions endpoints.
  */
@@ -73,6 +75,19 @@ export function sentryRoutes(deps: AppDeps): Router<AppState> {
       store,
     );
   }
+
+  // Browsers' CSP reports, from `report-uri` (no preflight) or `report-to` (preflighted): ?sentry_key= in the URL
+  const security = '/:project/security/';
+  router.all(security, corsMiddleware());
+  router.post(
+    security,
+    authenticated((ctx, body) => (ctx.state.store = { event: parseJson(body.toString('utf8'), 'the report'), bytes: body.length })),
+    deps.rateLimit((ctx) => ctx.state.envelopeKey!),
+    async (ctx) => {
+      ctx.status = 200;
+      ctx.body = await deps.sentry.securityReport(ctx.state.project, ctx.state.store!.event, { ...options(ctx), userAgent: ctx.get('user-agent') || null });
+    },
+  );
   return router;
 }
 

@@ -28,7 +28,8 @@
   ARGV[2] how long applied group ids are remembered (ms)
   ARGV[3] look-back of the detectors (ms) and most attempts kept per group
   ARGV[4] JSON [{id: group id, at: when it was received (ms),
-                 e: [[event, issue, at, release, level, title, exception_type, company, fingerprint, culprit, environment], ...],
+                 e: [[event, issue, at, release, level, title, exception_type, company, fingerprint, culprit, environment,
+                      issue kind ('error', or 'security' for a CSP violation's)], ...],
                  a: [[at, set, member, set, member], ...] (an attempt's sorted sets and its members there,
                      made by src/state/issues.state.ts: its group's, and its address's when it has one),
                  p: when the group's id was made (ms), if it stored sign-in attempts of the project}, ...]
@@ -134,11 +135,11 @@ for _, g in ipairs(groups) do
     if g.p then redis.call('ZADD', base .. 'rp', g.p, g.id) end
 
     for _, e in ipairs(g.e) do
-      local event, id, at, release, level, title, etype, company, fingerprint, culprit, environment = unpack(e)
+      local event, id, at, release, level, title, etype, company, fingerprint, culprit, environment, kind = unpack(e)
       local key = base .. 'i:' .. id
       local created = redis.call('EXISTS', key) == 0
       if created then
-        redis.call('HSET', key, 'kind', 'error', 'fingerprint', fingerprint, 'title', title, 'culprit', culprit, 'exception_type', etype,
+        redis.call('HSET', key, 'kind', kind or 'error', 'fingerprint', fingerprint, 'title', title, 'culprit', culprit, 'exception_type', etype,
           'level', level, 'status', 'unresolved', 'first', at, 'last', at, 'count', 0, 'last_release', release,
           'regressions', 0, 'resolves', 0, 'resolved_at', '', 'resolved_release', '', 'regressed_at', '',
           'regression_kind', '', 'created', now, 'latest', event, 'latest_at', at)
@@ -159,7 +160,10 @@ for _, g in ipairs(groups) do
       hourly(id, at)
       minutely(id, now)
       if created then
-        trigger({event = 'issue.created', issue = id, at = now, environment = environment, level = level})
+        -- a CSP violation's new issue is a security trigger of its own
+        local event = 'issue.created'
+        if kind == 'security' then event = 'security.csp' end
+        trigger({event = event, issue = id, at = now, environment = environment, level = level})
       end
       if issue[3] == 'resolved' and tonumber(issue[4]) < now then
         local kind = 'new_release'

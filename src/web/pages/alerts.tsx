@@ -94,6 +94,7 @@ const TRIGGERS: [name: string, label: string][] = [
   ['security.burst', 'Sign-in burst'],
   ['issue.frequency', 'Frequent issue'],
   ['release.crash_free', 'Crash-free rate drop'],
+  ['security.csp', 'CSP violation'],
 ];
 const LEVELS = ['debug', 'info', 'warning', 'error', 'fatal'];
 
