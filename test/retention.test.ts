@@ -83,6 +83,24 @@ describe('event retention', () => {
     expect(await runRetention(ctx.runtime, new Date(Date.now() + 91 * DAY), fast)).toMatchObject({ error_events: 0, sign_in_attempts: 0 });
   });
 
+  it("an event's attachments go with it, and user feedback past the retention with them", async () => {
+    const p = await bound(10);
+    const event = eventId();
+    const lines = [{ event_id: event }, { type: 'event' }, { event_id: event, message: 'with a file' }, { type: 'attachment', filename: 'a.txt', length: 5 }, 'hello', { type: 'user_report' }, { event_id: event, comments: 'it broke' }];
+    const body = lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n');
+    const res = await fetch(`${ctx.api}/api/${p.id}/envelope/?sentry_key=${p.publicKey}`, { method: 'POST', body });
+    expect((await res.json()).dropped).toEqual([]);
+    await drained(ctx);
+    const [issue] = (await p.get('/issues')).body.issues;
+    expect(issue.user_feedback).toBe(1);
+    expect(await ctx.runtime.stores.attachments.ofEvent(p.id, event)).toHaveLength(1);
+
+    await runRetention(ctx.runtime, new Date(Date.now() + 11 * DAY), fast);
+    expect(await ctx.runtime.stores.attachments.ofEvent(p.id, event)).toEqual([]);
+    expect((await p.get(`/issues/${issue.id}/feedback`)).body).toMatchObject({ feedback: [], total: 0 });
+    expect((await p.get('/issues')).body.issues[0].user_feedback).toBe(0);
+  });
+
   it('finishes a chunk a run journalled and did not finish, adding its tallies once', async () => {
     const p = await bound();
     const issue = await withEvents(p);

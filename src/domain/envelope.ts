@@ -5,6 +5,8 @@
  */
 export interface EnvelopeItem {
   type: string;
+  /** the item's header as sent (an attachment's filename, content_type, attachment_type) */
+  header: Record<string, unknown>;
   payload: Buffer;
 }
 
@@ -63,7 +65,7 @@ export function parseEnvelope(body: Buffer): Envelope {
     } else {
       payload = line() ?? Buffer.alloc(0);
     }
-    items.push({ type: itemHeader.type, payload });
+    items.push({ type: itemHeader.type, header: itemHeader, payload });
   }
   return { header: header as Envelope['header'], items };
 }

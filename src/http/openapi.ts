@@ -414,6 +414,14 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     ok: { 200: '`{events, total, limit, offset}`' },
     errors: [400, 404],
   },
+  'GET /api/dashboard/projects/:project/issues/:id/events/:event/attachments/:slot': {
+    tag: 'dashboard',
+    summary: "An event's attachment, downloaded (always application/octet-stream, never shown inline)",
+    auth: 'dashboard',
+    params: [project, id, { name: 'event', in: 'path', description: 'the event id', schema: { type: 'string' } }, { name: 'slot', in: 'path', description: "the attachment's slot, as the event lists it", schema: { type: 'integer', minimum: 0 } }],
+    ok: { 200: 'the bytes, as Content-Disposition: attachment' },
+    errors: [404],
+  },
   'GET /api/dashboard/projects/:project/issues/:id/feedback': {
     tag: 'dashboard',
     summary: "The issue's user feedback, newest first",

@@ -22,7 +22,7 @@ export const ITEM_TYPES: ReadonlySet<string> = new Set([
  * (`client_<reason>`).
  */
 export const DROP_REASONS: ReadonlySet<string> = new Set([
-  'not_kept', 'invalid', 'too_large', 'filtered', 'rate_limited', 'duplicate', 'security_monitoring_disabled', 'too_many_kinds',
+  'not_kept', 'invalid', 'too_large', 'too_many_attachments', 'filtered', 'rate_limited', 'duplicate', 'security_monitoring_disabled', 'too_many_kinds',
   ...['queue_overflow', 'cache_overflow', 'ratelimit_backoff', 'network_error', 'sample_rate', 'before_send', 'event_processor',
     'send_error', 'internal_sdk_error', 'insufficient_data', 'backpressure', 'buffer_overflow'].map((r) => `client_${r}`),
 ]);

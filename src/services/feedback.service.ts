@@ -39,11 +39,13 @@ export function makeFeedbackService(deps: { feedback: FeedbackStore; events: Eve
       return id;
     },
 
-    /** A page of an issue's feedback, newest first. */
+    /** A page of an issue's feedback, newest first; ids whose feedback retention deleted are dropped from the issue. */
     async ofIssue(project: number, issue: number, offset: number, limit: number) {
       const page = await deps.reads.feedback(project, issue, offset, limit);
       const docs = await deps.feedback.getMany(page.ids.map((id) => feedbackKey(project, id)));
-      return { feedback: docs.map(feedbackView), total: page.total, limit, offset };
+      const gone = page.ids.filter((id) => !docs.some((d) => d.feedback_id === id));
+      if (gone.length > 0) await deps.state.forgetFeedback(project, issue, gone);
+      return { feedback: docs.map(feedbackView), total: page.total - gone.length, limit, offset };
     },
   };
 }

@@ -12,6 +12,7 @@ import { HOUR_MS, hourIndex, type IssuesState } from '../state/issues.state.ts';
 import { eventKey, payloadOf, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { IssueDoc, IssuesStore } from '../store/issues.store.ts';
 import type { FeedbackService } from './feedback.service.ts';
+import type { AttachmentInfo, AttachmentsStore } from '../store/attachments.store.ts';
 
 export function issueView(issue: IssueDoc) {
   return {
@@ -51,7 +52,12 @@ function eventSummary(doc: EventDoc) {
   };
 }
 
-export function makeIssuesService(deps: { issues: IssuesStore; events: EventsStore; state: IssuesState; reads: IssueReads; keeper: StateKeeper; feedback: FeedbackService }) {
+/** What an event shows of an attachment: enough to pick it, and whether its bytes were kept. */
+function attachmentView(a: AttachmentInfo) {
+  return { slot: a.slot, filename: a.filename, content_type: a.content_type, attachment_type: a.attachment_type, size: a.size, kept: !a.dropped, ...(a.dropped ? { dropped: a.dropped } : {}) };
+}
+
+export function makeIssuesService(deps: { issues: IssuesStore; events: EventsStore; state: IssuesState; reads: IssueReads; keeper: StateKeeper; feedback: FeedbackService; attachments: AttachmentsStore }) {
   const { issues, events, state, reads, keeper } = deps;
   const notFound = (id: number) => new NotFoundError('issue_not_found', `no issue ${id} in this project`);
   const eventNotFound = (id: string) => new NotFoundError('event_not_found', `no event ${id} in this issue`);
@@ -119,9 +125,18 @@ export function makeIssuesService(deps: { issues: IssuesStore; events: EventsSto
     /** One event of the issue, whole, with its place among the issue's events and the newer and older one. */
     async event(projectId: number, id: number, eventId: string) {
       await issueOf(projectId, id);
-      const [doc, place] = await Promise.all([events.get(eventKey(projectId, eventId)), reads.neighbours(projectId, id, eventId)]);
+      const [doc, place, files] = await Promise.all([events.get(eventKey(projectId, eventId)), reads.neighbours(projectId, id, eventId), deps.attachments.ofEvent(projectId, eventId)]);
       if (!doc || !place) throw eventNotFound(eventId);
-      return { issue_id: String(id), index: place.index, newer: place.newer, older: place.older, event: payloadOf(doc) };
+      return { issue_id: String(id), index: place.index, newer: place.newer, older: place.older, event: payloadOf(doc), attachments: files.map(attachmentView) };
+    },
+
+    /** One attachment of one of the issue's events, with its bytes (null when it was not kept). */
+    async attachment(projectId: number, id: number, eventId: string, slot: number) {
+      await issueOf(projectId, id);
+      if ((await reads.neighbours(projectId, id, eventId)) === null) throw eventNotFound(eventId);
+      const doc = await deps.attachments.get(projectId, eventId, slot);
+      if (!doc) throw new NotFoundError('attachment_not_found', `no attachment ${slot} on event ${eventId}`);
+      return { ...attachmentView(doc), data: doc.data ? Buffer.from(doc.data.buffer) : null };
     },
 
     /** Sets the status in Redis, then writes the issue to MongoDB before answering, so the next read sees it. */

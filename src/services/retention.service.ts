@@ -3,6 +3,9 @@
  * project's retention ago (its `event_retention_days`, else
  * EVENT_RETENTION_DAYS) are deleted, in chunks, by the hourly maintenance job.
  *
+ * An event's attachments go with it; user feedback goes by its own time of
+ * receipt (an issue's list of it drops the ids it no longer finds).
+ *
  * Issues stay, with their counters: each chunk's error events are tallied
  * per issue first (src/store/expired.store.ts), so a later recount adds what
  * was deleted, and taken off their issues' event lists in Redis. Chunks are
@@ -11,6 +14,7 @@
  */
 import crypto from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { spreadField, SPREAD_DIMS } from '../domain/client-keys.ts';
 import type { Logger } from '../log.ts';
 import type { IssuesState } from '../state/issues.state.ts';
 import type { StateKeeper } from '../state/rebuild.ts';
@@ -31,7 +35,7 @@ export interface RetentionOptions {
 export const RETENTION_CHUNKS: RetentionOptions = { chunk: 500, pauseMs: 20 };
 
 export interface RetentionDeps {
-  stores: Pick<Stores, 'events' | 'expired' | 'projects'>;
+  stores: Pick<Stores, 'events' | 'expired' | 'projects' | 'attachments' | 'feedback'>;
   issuesState: IssuesState;
   keeper: StateKeeper;
   defaultDays: number;
@@ -66,6 +70,7 @@ export async function expireEvents(deps: RetentionDeps, now: Date, opts: Retenti
       if (docs.length >= opts.chunk) await flush();
     }
     if (docs.length > 0) await flush();
+    await deps.stores.feedback.deleteOlder(new Date(now.getTime() - read.days * DAY_MS), read.projects);
     // Packed sign-in attempts: a document and its keys at a time (no issue counts them, so nothing is tallied).
     const packed = deps.stores.events.attempts.expiredOf(new Date(now.getTime() - read.days * DAY_MS), read.projects);
     let sincePause = 0;
@@ -96,8 +101,8 @@ async function expireChunk(deps: RetentionDeps, docs: ExpiredEvent[]): Promise<{
     for (const [issue, events] of groupBy(errors.filter((d) => issues.has(d.fingerprint!)), (d) => issues.get(d.fingerprint!)!)) {
       const spread = new Map<string, number>();
       for (const e of events) {
-        for (const [dim, value] of [['r', e.release], ['e', e.environment], ['c', e.company]] as const) {
-          if (value) spread.set(`${dim}:${value}`, (spread.get(`${dim}:${value}`) ?? 0) + 1);
+        for (const [dim, value] of [[SPREAD_DIMS.release, e.release], [SPREAD_DIMS.environment, e.environment], [SPREAD_DIMS.company, e.company]] as const) {
+          if (value) spread.set(spreadField(dim, value), (spread.get(spreadField(dim, value)) ?? 0) + 1);
         }
       }
       tallies.push({ issue, project_id: project, events: events.map((e) => e.event_id), spread: [...spread].map(([key, n]) => ({ key, n })) });
@@ -112,6 +117,7 @@ async function expireChunk(deps: RetentionDeps, docs: ExpiredEvent[]): Promise<{
 
 /** The steps after the journal entry; each may run again after a crash. */
 async function finish(deps: RetentionDeps, chunk: RetentionChunk): Promise<void> {
+  await deps.stores.attachments.deleteOfEvents(chunk.ids);
   await deps.stores.events.deleteIds(chunk.ids);
   for (const change of chunk.tallies) await deps.stores.expired.add(chunk._id, change);
   for (const [project, changes] of groupBy(chunk.tallies, (t) => t.project_id)) await deps.issuesState.forgetEvents(project, changes);

@@ -3,14 +3,16 @@
  * an event from the store endpoint, or the items of an envelope. `event`
  * items and store bodies go to the events pipeline as error events,
  * `session` and `sessions` items to the sessions pipeline, user feedback
- * (`feedback`, `user_report`) is kept with the issue of its event, a client
+ * (`feedback`, `user_report`) is kept with the issue of its event, an
+ * attachment with its event (up to a cap per event), a client
  * report is counted as what the SDK itself discarded, and every other item type,
  * known or not yet invented, is acknowledged and counted, never a reason to
  * refuse the envelope. Each item is counted per project, by type and
  * reason, accepted or dropped (src/state/ingest-stats.ts).
  */
 import crypto from 'node:crypto';
-import type { Envelope } from '../domain/envelope.ts';
+import { cutText } from '../domain/client-keys.ts';
+import type { Envelope, EnvelopeItem } from '../domain/envelope.ts';
 import { isObj } from '../domain/error-event.ts';
 import { AppError, BadRequestError } from '../errors.ts';
 import { readFeedback } from '../domain/feedback.ts';
@@ -18,6 +20,7 @@ import { cspEvent, readCspReports } from '../domain/csp.ts';
 import type { Logger } from '../log.ts';
 import { parseJson } from '../http/body.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
+import { EVENT_CAP_BYTES, type AttachmentsStore } from '../store/attachments.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
 import type { Validator } from '../validation/validator.ts';
 import { prepareEvent, type EventsService } from './events.service.ts';
@@ -38,8 +41,8 @@ function dropReason(err: AppError): string {
   return 'invalid';
 }
 
-export function makeSentryService(deps: { validator: Validator; events: EventsService; sessions: SessionsService; feedback: FeedbackService; stats: IngestStats }) {
-  const { validator, events, sessions, feedback, stats } = deps;
+export function makeSentryService(deps: { validator: Validator; events: EventsService; sessions: SessionsService; feedback: FeedbackService; attachments: AttachmentsStore; stats: IngestStats }) {
+  const { validator, events, sessions, feedback, attachments, stats } = deps;
 
   /** One error event, stored (the events service counts it). */
   async function event(project: ProjectDoc, raw: unknown, opts: SentryOptions & { receivedBytes: number; eventId?: unknown }): Promise<{ id: string }> {
@@ -109,6 +112,12 @@ export function makeSentryService(deps: { validator: Validator; events: EventsSe
               stats.record(project._id, 'accepted', item.type, '', 1, opts.now);
               break;
             }
+            case 'attachment': {
+              const kept = await attachment(project._id, envelope.header.event_id, item, opts.now);
+              if (kept === 'kept') stats.record(project._id, 'accepted', item.type, '', 1, opts.now);
+              else drop(item.type, kept);
+              break;
+            }
             case 'client_report':
               clientReport(project._id, parseJson(item.payload.toString('utf8'), where, false), opts.now);
               stats.record(project._id, 'accepted', item.type, '', 1, opts.now);
@@ -127,6 +136,25 @@ export function makeSentryService(deps: { validator: Validator; events: EventsSe
       return { id: typeof envelope.header.event_id === 'string' ? envelope.header.event_id : null, sessions: read.accepted, dropped };
     },
   };
+
+  /**
+   * An attachment of the envelope's event, kept up to the event's cap (src/store/attachments.store.ts); one over
+   * it is noted on the event without its bytes.
+   */
+  async function attachment(project: number, eventId: unknown, item: EnvelopeItem, now: Date): Promise<'kept' | 'too_large' | 'too_many_attachments'> {
+    const id = typeof eventId === 'string' ? eventId.toLowerCase().replace(/-/g, '') : '';
+    if (!/^[0-9a-f]{32}$/.test(id)) throw new BadRequestError('invalid_attachment', 'an attachment needs the envelope header\'s event_id');
+    const text = (v: unknown, max: number) => (typeof v === 'string' && v !== '' ? cutText(v, max) : null);
+    const file = {
+      filename: text(item.header.filename, 255) ?? 'attachment',
+      content_type: text(item.header.content_type, 255),
+      attachment_type: text(item.header.attachment_type, 64) ?? 'event.attachment',
+      data: item.payload,
+    };
+    const stored = await attachments.add(project, id, file, EVENT_CAP_BYTES, now);
+    if (!stored) return 'too_many_attachments';
+    return stored.dropped ?? 'kept';
+  }
 
   /** What an SDK reports it discarded itself (`discarded_events: [{reason, category, quantity}]`), counted as dropped. */
   function clientReport(project: number, report: unknown, now: Date): void {

@@ -266,6 +266,10 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
       const code = await r.linkFeedback(k.epoch, k.base, link.fingerprint ?? '', link.event_id ?? '', link.feedback_id, link.at.getTime(), FEEDBACK_WAIT_MS);
       return code > 0 ? code : code === 0 ? 'waiting' : 'unverified';
     },
+    /** Takes feedback retention deleted off its issue. */
+    async forgetFeedback(project: number, issue: number, ids: string[]): Promise<void> {
+      await redis.zrem(`${keys(project).base}fb:${issue}`, ...ids);
+    },
     /** A rebuild's links of feedback to issues, and of feedback still waiting for its event (see linkFeedback). */
     async replaceFeedback(project: number, links: { issue: number | null; event_id: string | null; feedback_id: string; at: Date }[]): Promise<void> {
       const base = keys(project).base;

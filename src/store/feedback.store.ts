@@ -39,6 +39,11 @@ export function makeFeedbackStore(db: Db) {
       const found = new Map((await feedback.find({ _id: { $in: ids } }).toArray()).map((d) => [d._id, d]));
       return ids.flatMap((id) => (found.has(id) ? [found.get(id)!] : []));
     },
+    /** Deletes the projects' feedback received before `before` (retention; feedback is written rarely, so a scan is small). */
+    async deleteOlder(before: Date, projects: { in: number[] } | { notIn: number[] }): Promise<number> {
+      const project = 'in' in projects ? { $in: projects.in } : { $nin: projects.notIn };
+      return (await feedback.deleteMany({ received_at: { $lt: before }, project_id: project })).deletedCount;
+    },
     /** A project's feedback, for a rebuild of its issue state (a scan, as the rebuild's reads of events are). */
     ofProject: (project: number) => feedback.find({ project_id: project }),
   };

@@ -1,4 +1,5 @@
 /** All collections behind one object, built once per process. */
+import { makeAttachmentsStore } from './attachments.store.ts';
 import { makeBindingsStore } from './bindings.store.ts';
 import { makeChannelsStore } from './channels.store.ts';
 import { makeContactsStore } from './contacts.store.ts';
@@ -22,6 +23,7 @@ export function makeStores({ db, ferretdb }: Pick<Mongo, 'db' | 'ferretdb'>) {
     contacts: makeContactsStore(db),
     events: makeEventsStore(db, { ferretdb }),
     expired: makeExpiredStore(db),
+    attachments: makeAttachmentsStore(db),
     feedback: makeFeedbackStore(db),
     issues: makeIssuesStore(db),
     sessions: makeSessionsStore(db, { ferretdb }),
@@ -37,6 +39,7 @@ export function makeStores({ db, ferretdb }: Pick<Mongo, 'db' | 'ferretdb'>) {
       await stores.events.ensureIndexes();
       await stores.issues.ensureIndexes();
       await stores.feedback.ensureIndexes();
+      await stores.attachments.ensureIndexes();
       await stores.sessions.ensureIndexes();
     },
   };

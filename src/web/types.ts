@@ -108,6 +108,7 @@ export interface IssueEvent {
   newer: string | null;
   older: string | null;
   event: unknown;
+  attachments: { slot: number; filename: string; content_type: string | null; attachment_type: string; size: number; kept: boolean; dropped?: string }[];
 }
 
 export interface IssueEventSummary {

@@ -196,6 +196,7 @@ function EventPanel({ id, issue, event, total, expired }: { id: string; issue: s
                   {e.older ? <a href={`${base}/events/${e.older}`}>Older event</a> : <span class="muted">Oldest event</span>}
                 </nav>
                 <EventView event={e.event as Record<string, unknown>} />
+                {e.attachments.length > 0 && <Attachments base={`/api/dashboard${base}/events/${event}/attachments`} files={e.attachments} />}
               </>
             )
           }
@@ -204,6 +205,36 @@ function EventPanel({ id, issue, event, total, expired }: { id: string; issue: s
     </section>
   );
 }
+
+/** The event's attachments: downloads of the ones kept, and a note of the ones over the event's cap. */
+function Attachments({ base, files }: { base: string; files: IssueEvent['attachments'] }) {
+  return (
+    <section aria-labelledby="attachments">
+      <h3 id="attachments">Attachments</h3>
+      <ul>
+        {files.map((f) => (
+          <li key={f.slot}>
+            {f.kept ? (
+              <a href={`${base}/${f.slot}`} download={f.filename}>
+                {f.filename}
+              </a>
+            ) : (
+              <span>{f.filename}</span>
+            )}{' '}
+            <span class="muted">
+              {bytes(f.size)}
+              {f.content_type ? `, ${f.content_type}` : ''}
+              {f.attachment_type !== 'event.attachment' ? `, ${f.attachment_type}` : ''}
+              {!f.kept && ": not kept, over the event's attachment cap"}
+            </span>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+const bytes = (n: number) => (n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`);
 
 export function IssueEventsPage({ id, issue, query }: { id: string; issue: string; query: URLSearchParams }) {
   const page = Math.max(0, Number(query.get('page') ?? 0) | 0);
