@@ -1,7 +1,8 @@
 /**
  * What real clients sent, captured byte for byte from each with a recording
  * server (test/fixtures/clients/: method, path, headers, body), read the way
- * the Sentry endpoints read it: the body decoded (gzip, base64 of zlib),
+ * the Sentry endpoints read it (and a browser's CSP report as the security
+ * endpoint reads it): the body decoded (gzip, base64 of zlib),
  * parsed (an envelope's event item), normalised and described. A table of
  * the normaliser's cases from real payloads, beside test/sentry-clients.test.ts
  * which runs the clients themselves.
@@ -9,7 +10,9 @@
 import fs from 'node:fs';
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { cspEvent, readCspReports } from '../src/domain/csp.ts';
 import { parseEnvelope } from '../src/domain/envelope.ts';
+import { readFeedback } from '../src/domain/feedback.ts';
 import { normalizeEvent, type Obj } from '../src/domain/error-event.ts';
 import { describeError, fingerprintOf, type ErrorEventShape } from '../src/domain/fingerprint.ts';
 import { parseJson, storeText } from '../src/http/body.ts';
@@ -25,7 +28,7 @@ function eventOf(name: string): Obj {
   const capture = JSON.parse(fs.readFileSync(new URL(`./fixtures/clients/${name}.json`, import.meta.url), 'utf8')) as Capture;
   let body = Buffer.from(capture.body_base64, 'base64');
   if (capture.headers['content-encoding'] === 'gzip') body = zlib.gunzipSync(body);
-  if (capture.path.endsWith('/envelope/')) {
+  if (capture.path.split('?')[0]!.endsWith('/envelope/')) {
     const item = parseEnvelope(body).items.find((i) => i.type === 'event')!;
     return parseJson(item.payload.toString('utf8'), 'item', false) as Obj;
   }
@@ -44,6 +47,7 @@ describe('payloads captured from real clients, normalised', () => {
     ['raven-node', 'raven 2.6 (Node), base64 of zlib', /^TypeError: Cannot read properties of undefined \(reading 'code'\)$/, 'applyCoupon'],
     ['sentry-go-error', 'sentry-go 0.40, envelope', /reserve sku-1: out of stock/, 'main'],
     ['sentry-go-panic', 'sentry-go 0.40, a recovered panic', /index out of range/, 'main'],
+    ['sentry-browser', '@sentry/browser 10 in Chromium, text/plain envelope', /^TypeError: Cannot read properties of null \(reading 'items'\)$/, 'app.js in addToCart'],
   ])('%s (%s)', (name, _client, title, culprit) => {
     const raw = eventOf(name);
     const event = normalizeEvent(raw, { now });
@@ -55,6 +59,22 @@ describe('payloads captured from real clients, normalised', () => {
     expect(described.title).toMatch(title);
     expect(described.culprit).toContain(culprit);
     expect(fingerprintOf(event as ErrorEventShape)).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it("@sentry/browser's captureFeedback item reads as feedback about its event", () => {
+    const capture = JSON.parse(fs.readFileSync(new URL('./fixtures/clients/sentry-browser-feedback.json', import.meta.url), 'utf8')) as Capture;
+    const item = parseEnvelope(Buffer.from(capture.body_base64, 'base64')).items.find((i) => i.type === 'feedback')!;
+    const read = readFeedback('feedback', parseJson(item.payload.toString('utf8'), 'item', false));
+    expect(read).toMatchObject({ id: expect.stringMatching(/^[0-9a-f]{32}$/), event_id: eventOf('sentry-browser').event_id, source: 'feedback', name: 'Web User', email: 'web@example.com', comments: 'The button did nothing', url: expect.stringContaining('http://127.0.0.1') });
+  });
+
+  it("Chromium's report-uri CSP report reads as a violation, titled and grouped as Sentry does", () => {
+    const capture = JSON.parse(fs.readFileSync(new URL('./fixtures/clients/chromium-csp.json', import.meta.url), 'utf8')) as Capture;
+    expect(capture.headers['content-type']).toBe('application/csp-report');
+    const { violations } = readCspReports(parseJson(Buffer.from(capture.body_base64, 'base64').toString('utf8')));
+    expect(violations).toHaveLength(1);
+    const event = normalizeEvent(cspEvent(violations[0]!, 'f'.repeat(32), now), { now });
+    expect(describeError(event as ErrorEventShape)).toEqual({ title: "Blocked 'script-src-elem' from https://evil.example", culprit: expect.stringContaining('/csp'), exception_type: 'csp' });
   });
 
   it("raven's timestamps without a zone are read as UTC", () => {

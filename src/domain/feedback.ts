@@ -60,7 +60,8 @@ export function readFeedback(type: 'feedback' | 'user_report', payload: unknown)
     name: text(context.name, FEEDBACK_LIMITS.name),
     email: text(context.contact_email, FEEDBACK_LIMITS.email),
     comments,
-    url: text(context.url, FEEDBACK_LIMITS.url),
+    // the page: the feedback's own url, else the event's request (the browser SDK sends it there)
+    url: text(context.url, FEEDBACK_LIMITS.url) ?? text(isObj(payload.request) ? (payload.request as Obj).url : null, FEEDBACK_LIMITS.url),
     at: readTimestamp(payload.timestamp),
   };
 }
