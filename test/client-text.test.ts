@@ -8,21 +8,16 @@
  * must be what was sent, and a decision must name the address the attempts
  * came from.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { boundProject, call, drained, eventId, storedEvents, type TestContext } from './helpers/context.ts';
-import { startReceiver, type Receiver } from './helpers/receiver.ts';
+import { withReceiver, type Receiver } from './helpers/receiver.ts';
 import { until } from './helpers/until.ts';
 import { withWorkers } from './helpers/with-workers.ts';
 
 let ctx: TestContext;
 let receiver: Receiver;
 withWorkers(['events', 'sessions', 'notifications'], (c) => (ctx = c), { WEBHOOK_ALLOW_PRIVATE: 'true', FLUSH_INTERVAL_MS: '100' });
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver?.close();
-});
+withReceiver((r) => (receiver = r));
 
 interface Decision {
   id: string;

@@ -14,22 +14,17 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { boundProject, drained, type TestContext } from './helpers/context.ts';
 import { answers, CLIENT_SOURCES, ensureDebian, ensureNpm, goBuild, runClient } from './helpers/real-clients.ts';
-import { startReceiver, type Receiver } from './helpers/receiver.ts';
+import { withReceiver, type Receiver } from './helpers/receiver.ts';
 import { until } from './helpers/until.ts';
 import { withWorkers } from './helpers/with-workers.ts';
 
 let ctx: TestContext;
 let receiver: Receiver;
 withWorkers(['events', 'sessions', 'notifications'], (c) => (ctx = c), { FLUSH_INTERVAL_MS: '100', WEBHOOK_ALLOW_PRIVATE: 'true' });
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver?.close();
-});
+withReceiver((r) => (receiver = r));
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const PYTHON = '/usr/bin/python3'; // Debian's interpreter: its packages are Debian's, not a pyenv's

@@ -4,6 +4,7 @@
  * 200), so tests see exactly what Lookout sends over the wire.
  */
 import http from 'node:http';
+import { afterAll, beforeAll } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import { verifySignature } from '../../src/domain/notifications.ts';
 
@@ -67,3 +68,15 @@ export async function startReceiver(answer: Answer = () => 200) {
   };
 }
 export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
+/** A receiver for a test file: started before its tests (`use` gets it) and closed after them. */
+export function withReceiver(use: (receiver: Receiver) => void): void {
+  let receiver: Receiver | undefined;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    use(receiver);
+  });
+  afterAll(async () => {
+    await receiver?.close();
+  });
+}
