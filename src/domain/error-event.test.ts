@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { anonymizeIp, LIMITS, normalizeEvent, normalizeIp, type Obj } from './error-event.ts';
+import { formatLogMessage } from './event-repairs.ts';
 
 const now = new Date('2026-11-23T12:00:00Z');
 const python = JSON.parse(fs.readFileSync(new URL('../../test/fixtures/python-event.json', import.meta.url), 'utf8')) as Obj;
@@ -39,6 +40,15 @@ describe('normalizeEvent', () => {
     ['epoch seconds become ISO', { timestamp: 1795000000.5 }, { timestamp: new Date(1795000000500).toISOString() }],
     ['a fingerprint part that is not a string, as JSON', { fingerprint: ['a', 7] }, { fingerprint: ['a', '7'] }],
     ['{{auto}} ip is the client address, made anonymous', { user: { ip_address: '{{auto}}' } }, { user: { ip_address: '198.51.100.0' } }],
+    [
+      'the legacy interface names, read under the modern ones (noted)',
+      { 'sentry.interfaces.Exception': { values: [{ type: 'E' }] }, 'sentry.interfaces.Http': { url: 'https://x.example/' }, 'sentry.interfaces.User': { id: '1' }, 'sentry.interfaces.Message': { message: 'm %s', params: ['1'] } },
+      { exception: { values: [{ type: 'E' }] }, request: { url: 'https://x.example/' }, user: { id: '1' }, logentry: { formatted: 'm 1' }, message: 'm 1', _meta: { '/sentry.interfaces.Http': { rem: 'renamed', value: 'request' } } },
+    ],
+    ['a time without a zone is UTC', { timestamp: '2026-11-26T11:05:00' }, { timestamp: '2026-11-26T11:05:00.000Z' }],
+    ['a time with a space and microseconds', { timestamp: '2026-11-26 11:05:00.123456' }, { timestamp: '2026-11-26T11:05:00.123Z' }],
+    ['epoch seconds as text', { timestamp: '1795000000' }, { timestamp: new Date(1795000000000).toISOString() }],
+    ['{{default}} however spaced', { fingerprint: ['{{default}}', 'x'] }, { fingerprint: ['{{ default }}', 'x'] }],
   ])('%s', (_name, patch, want) => {
     const out = normalizeEvent({ event_id: 'a'.repeat(32), timestamp: now.toISOString(), ...patch }, { now, clientIp: '198.51.100.4' });
     expect(out).toMatchObject(want);
@@ -126,6 +136,28 @@ describe('normalizeEvent', () => {
   it('keeps the trims an SDK already noted in _meta', () => {
     const out = normalizeEvent({ event_id: 'a'.repeat(32), timestamp: now.toISOString(), _meta: { '/extra/x': { rem: 'trimmed', len: 9 } }, message: 'm' }, { now });
     expect(out._meta).toEqual({ '/extra/x': { rem: 'trimmed', len: 9 } });
+  });
+});
+
+it('fingerprint [] (sentry-ruby sends it always) and null are the default grouping', () => {
+  for (const fingerprint of [[], null]) expect(normalizeEvent({ event_id: 'a'.repeat(32), fingerprint }, { now: new Date(0) })).not.toHaveProperty('fingerprint');
+});
+
+describe('formatLogMessage', () => {
+  it.each([
+    ['py log error %s for order %d', ['x', 1042], 'py log error x for order 1042'],
+    ['%r and %%', ['a'], 'a and %'],
+    ['%(user)s paid %(amount).2f', { user: 'ann', amount: 3 }, 'ann paid 3'],
+    ['{} then {}', [1, 2], '1 then 2'],
+    ['{1} before {0}', ['a', 'b'], 'b before a'],
+    ['{name} {{literal}}', { name: 'n' }, 'n {literal}'],
+    ['more %s than %s', ['one'], 'more one than %s'],
+  ])('%j with %j', (message, params, out) => {
+    expect(formatLogMessage(message, params)).toBe(out);
+  });
+  it('nothing to apply: null', () => {
+    expect(formatLogMessage('plain %s', [])).toBeNull();
+    expect(formatLogMessage('plain', ['x'])).toBeNull();
   });
 });
 
