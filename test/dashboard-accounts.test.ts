@@ -62,6 +62,16 @@ describe('dashboard accounts', () => {
     expect((await signIn('nobody@acme.test', PASSWORD)).body.reason).toBe('bad_credentials'); // unknown and wrong look alike
   });
 
+  it('holds under concurrency: of 40 simultaneous sign-ins, at most 5 are checked, the rest 429; locked, the right password is refused', async () => {
+    await addUser('burst@acme.test', 'member', PASSWORD);
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => signIn('burst@acme.test', i === 30 ? PASSWORD : `wrong password ${i}`)));
+    const checked = answers.filter((a) => a.status !== 429);
+    expect(checked.length).toBeLessThanOrEqual(5);
+    expect(answers.filter((a) => a.status === 429).every((a) => a.body.reason === 'sign_in_throttled' && Number(a.headers.get('retry-after')) > 0)).toBe(true);
+    // the right password checked among the five would have opened a session; otherwise the account is locked
+    if (answers[30]!.status !== 200) expect((await signIn('burst@acme.test', PASSWORD)).status).toBe(429);
+  });
+
   it('gives a one-time set-password link when no password is given', async () => {
     const added = await addUser('invitee@acme.test', 'member');
     expect(added.set_password_path).toMatch(/^\/set-password#[\w-]{40,}$/);

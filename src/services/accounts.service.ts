@@ -3,7 +3,8 @@
  * sign-in and their sessions. A session is a random token in an HttpOnly
  * cookie; Redis keeps only its SHA-256 with the user, the role and the
  * session's CSRF token, for 12 hours, and sign-out deletes it. Failed
- * sign-ins are throttled per account and per address.
+ * sign-ins are throttled per account and per address, a failure reserved
+ * before the password is checked, so concurrency cannot beat the limit.
  */
 import crypto from 'node:crypto';
 import type { RedisClient } from '../redis/connect.ts';
@@ -58,18 +59,24 @@ export function makeAccountsService(deps: { stores: Stores; redis: RedisClient; 
   const perAccount = limiter('account', FAILURES_PER_ACCOUNT);
   const perAddress = limiter('address', FAILURES_PER_ADDRESS);
 
-  /** Throws the 429 when either budget of failures is spent. */
-  async function assertNotThrottled(email: string, ip: string): Promise<void> {
-    const [account, address] = await Promise.all([perAccount.get(sha256(email)), perAddress.get(ip)]);
-    const spent = [account && account.consumedPoints >= FAILURES_PER_ACCOUNT ? account : null, address && address.consumedPoints >= FAILURES_PER_ADDRESS ? address : null];
-    const wait = Math.max(0, ...spent.map((r) => (r ? Math.ceil(r.msBeforeNext / 1000) : 0)));
-    if (wait > 0) throw new SignInThrottledError(wait);
-  }
-
-  async function countFailure(email: string, ip: string): Promise<void> {
-    await Promise.all([perAccount.penalty(sha256(email)), perAddress.penalty(ip)]).catch((err: unknown) => {
-      if (!(err instanceof RateLimiterRes)) throw err;
-    });
+  /**
+   * Reserves one failure of each budget before the password is checked (an atomic increment in Redis, shared by
+   * every API process), so a burst of simultaneous sign-ins gets no more checks than the budget: the ones past it
+   * are refused with the 429 whatever their password. A sign-in that succeeds gives its reservation back.
+   */
+  async function reserveAttempt(email: string, ip: string): Promise<() => Promise<void>> {
+    const taken = await Promise.allSettled([perAccount.consume(sha256(email)), perAddress.consume(ip)]);
+    const refused = taken.flatMap((t) => (t.status === 'rejected' ? [t.reason as unknown] : []));
+    for (const err of refused) if (!(err instanceof RateLimiterRes)) throw err;
+    if (refused.length > 0) {
+      // the budget that took the attempt gives it back: no password was checked
+      await Promise.all([taken[0].status === 'fulfilled' && perAccount.reward(sha256(email), 1), taken[1].status === 'fulfilled' && perAddress.reward(ip, 1)]);
+      const wait = Math.max(1, ...refused.map((r) => Math.ceil((r as RateLimiterRes).msBeforeNext / 1000)));
+      throw new SignInThrottledError(wait);
+    }
+    return async () => {
+      await Promise.all([perAccount.delete(sha256(email)), perAddress.reward(ip, 1)]);
+    };
   }
 
   return {
@@ -117,13 +124,11 @@ export function makeAccountsService(deps: { stores: Stores; redis: RedisClient; 
     /** Checks the password (throttled) and opens a session: the token for the cookie, and what the page may know. */
     async signIn(emailInput: string, password: string, ip: string): Promise<{ token: string; session: WebSession }> {
       const email = emailInput.trim().toLowerCase();
-      await assertNotThrottled(email, ip);
+      const succeeded = await reserveAttempt(email, ip);
       const user = await stores.users.get(email);
-      if (!(await verifyPassword(password, user?.password_hash ?? null)) || !user) {
-        await countFailure(email, ip);
-        throw new UnauthorizedError('bad_credentials', 'the email or the password is wrong');
-      }
-      await perAccount.delete(sha256(email));
+      // a failure keeps its reservation: it is counted
+      if (!(await verifyPassword(password, user?.password_hash ?? null)) || !user) throw new UnauthorizedError('bad_credentials', 'the email or the password is wrong');
+      await succeeded();
       const sessionToken = token();
       const session: WebSession = { email, org: user.org_id, role: user.role, csrf: token() };
       await redis.set(sessionKey(sessionToken), JSON.stringify(session), 'EX', SESSION_SECONDS);
