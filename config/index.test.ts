@@ -33,6 +33,12 @@ describe('loadConfig', () => {
     }
   });
 
+  it('takes TRUST_PROXY as addresses and CIDR ranges, and names a bad one', () => {
+    expect(loadConfig({}).trustProxy).toEqual([]);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.5, 10.1.0.0/16,fd00::/8' }).trustProxy).toEqual(['10.0.0.5', '10.1.0.0/16', 'fd00::/8']);
+    expect(() => loadConfig({ TRUST_PROXY: '10.0.0.5, proxy.internal' })).toThrow(/TRUST_PROXY: "proxy.internal"/);
+  });
+
   it('turns the dashboard on only with a password of 12+ characters', () => {
     expect(loadConfig({ ADMIN_PASSWORD: 'a-long-password' }).admin).toEqual({ username: 'admin', password: 'a-long-password' });
     expect(loadConfig({ ADMIN_USERNAME: 'ops', ADMIN_PASSWORD: 'a-long-password' }).admin?.username).toBe('ops');

@@ -3,6 +3,7 @@
  * variable and throws one ConfigError naming all bad ones, before any
  * connection is opened. The result is frozen and passed around as a parameter.
  */
+import ipaddr from 'ipaddr.js';
 import path from 'node:path';
 
 export const QUEUE_NAMES = ['sessions', 'events', 'notifications', 'maintenance'] as const;
@@ -49,6 +50,12 @@ export interface Config {
   readonly eventRetentionDays: number;
   /** Dashboard session cookies carry `Secure` (Lookout is served over TLS, directly or behind a proxy). */
   readonly cookieSecure: boolean;
+  /**
+   * The reverse proxies (addresses and CIDR ranges) whose X-Forwarded-For and X-Forwarded-Proto are believed: the
+   * client's address (sign-in throttle, logs, `{{auto}}`) and whether it came over TLS. Empty: none (the peer is
+   * the client, and those headers are ignored).
+   */
+  readonly trustProxy: readonly string[];
   /** The dashboard's address as people reach it, for the links notifications carry (default: the API's own address). */
   readonly publicUrl: string;
   /** SMTP server of email notifications (smtp:// or smtps://, credentials in the URL); null: email channels are refused. */
@@ -98,6 +105,7 @@ export const DEFAULTS = {
   FLUSH_INTERVAL_MS: '1000',
   EVENT_RETENTION_DAYS: '90',
   COOKIE_SECURE: 'false',
+  TRUST_PROXY: '',
   PUBLIC_URL: '',
   SMTP_URL: '',
   MAIL_FROM: 'Lookout <lookout@localhost>',
@@ -146,6 +154,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const mongoDb = raw('MONGODB_DB');
   if (!['true', 'false'].includes(raw('WEBHOOK_ALLOW_PRIVATE'))) problems.push(`WEBHOOK_ALLOW_PRIVATE=${JSON.stringify(raw('WEBHOOK_ALLOW_PRIVATE'))}: expected true or false`);
   if (!['true', 'false'].includes(raw('COOKIE_SECURE'))) problems.push(`COOKIE_SECURE=${JSON.stringify(raw('COOKIE_SECURE'))}: expected true or false`);
+  const trustProxy = raw('TRUST_PROXY').split(',').map((t) => t.trim()).filter(Boolean);
+  for (const entry of trustProxy) {
+    if (!isAddressOrRange(entry)) problems.push(`TRUST_PROXY: ${JSON.stringify(entry)} is not an IP address or CIDR range (e.g. 10.0.0.5, 10.0.0.0/8, ::1)`);
+  }
   if (!/^[A-Za-z0-9_-]{1,63}$/.test(mongoDb)) {
     problems.push(`MONGODB_DB=${JSON.stringify(mongoDb)}: letters, digits, _ and - only, at most 63`);
   }
@@ -193,6 +205,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     flushIntervalMs: int('FLUSH_INTERVAL_MS', 50, 1000),
     eventRetentionDays: int('EVENT_RETENTION_DAYS', 1, 3650),
     cookieSecure: raw('COOKIE_SECURE') === 'true',
+    trustProxy,
     publicUrl: (url('PUBLIC_URL', ['http', 'https']) ?? `http://${raw('HOST').includes(':') ? `[${raw('HOST')}]` : raw('HOST')}:${raw('PORT')}`).replace(/\/+$/, ''),
     smtpUrl: url('SMTP_URL', ['smtp', 'smtps']),
     mailFrom: raw('MAIL_FROM'),
@@ -233,4 +246,15 @@ function clusterNodes(text: string, problems: string[]): { host: string; port: n
     nodes.push({ host: m[1]!.replace(/^\[|\]$/g, ''), port });
   }
   return nodes;
+}
+
+/** An IP address, or a CIDR range of them (`10.0.0.0/8`, `fd00::/8`). */
+function isAddressOrRange(text: string): boolean {
+  try {
+    if (text.includes('/')) ipaddr.parseCIDR(text);
+    else ipaddr.parse(text);
+    return ipaddr.isValid(text.split('/')[0]!);
+  } catch {
+    return false;
+  }
 }

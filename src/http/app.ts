@@ -23,6 +23,7 @@ import type { ProjectDoc } from '../store/projects.store.ts';
 import { dashboardMiddleware, type AdminCredential } from './dashboard.ts';
 import { webMiddleware } from './web.ts';
 import { errorsMiddleware } from './middleware/errors.middleware.ts';
+import { proxyMiddleware } from './middleware/proxy.middleware.ts';
 import { httpMetricsMiddleware } from './middleware/metrics.middleware.ts';
 import { requestLogMiddleware } from './middleware/request-log.middleware.ts';
 import type { RateLimiter } from './middleware/rate-limit.middleware.ts';
@@ -103,8 +104,11 @@ export function makeRouters(deps: AppDeps): Router<AppState>[] {
 }
 
 export function makeApp(deps: AppDeps): Koa<AppState> {
-  const app = new Koa<AppState>({ proxy: false });
+  // Behind trusted proxies (TRUST_PROXY) Koa reads X-Forwarded-Proto; the proxy middleware drops it from anyone else.
+  const behindProxy = deps.config.trustProxy.length > 0;
+  const app = new Koa<AppState>({ proxy: behindProxy });
   app.silent = true; // errors are logged by the errors middleware, with the request id
+  if (behindProxy) app.use(proxyMiddleware(deps.config.trustProxy));
   app.use(requestLogMiddleware(deps.log));
   app.use(httpMetricsMiddleware(deps.metrics));
   app.use(errorsMiddleware());

@@ -39,7 +39,17 @@ export function requireSignedIn(deps: Pick<AppDeps, 'accounts'>): Middleware<App
 
 export function dashboardSessionRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/dashboard' });
-  const setCookie = (ctx: Context, value: string | null) =>
+  /**
+   * A Secure cookie (COOKIE_SECURE) goes only over TLS: directly, or through a proxy of TRUST_PROXY that says so in
+   * X-Forwarded-Proto. Over plain HTTP the sign-in is refused before the password is looked at.
+   */
+  const requireTls = (ctx: Context) => {
+    if (deps.config.cookieSecure && !ctx.secure) {
+      throw new ForbiddenError('tls_required', 'COOKIE_SECURE is on: sign in over HTTPS (behind a TLS proxy, list it in TRUST_PROXY so its X-Forwarded-Proto is believed)');
+    }
+  };
+  const setCookie = (ctx: Context, value: string | null) => {
+    requireTls(ctx);
     ctx.cookies.set(SESSION_COOKIE, value, {
       httpOnly: true,
       sameSite: 'lax',
@@ -48,8 +58,10 @@ export function dashboardSessionRoutes(deps: AppDeps): Router<AppState> {
       maxAge: value ? SESSION_SECONDS * 1000 : 0,
       overwrite: true,
     });
+  };
 
   router.post('/session', async (ctx) => {
+    requireTls(ctx);
     const body = deps.validator.check<{ email: string; password: string }>('sign-in', await readJson(ctx, deps.config.bodyLimitBytes));
     const { token, session } = await deps.accounts.signIn(body.email, body.password, ctx.ip);
     setCookie(ctx, token);
