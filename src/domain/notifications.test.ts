@@ -49,6 +49,16 @@ describe('bodies', () => {
     expect(slackBody(digest, 'https://l.example').text).toContain('120 notifications');
   });
 
+  it('Slack: event text forms no mention, link or ping, in the text and the blocks', () => {
+    const title = '<!channel> <https://evil.example/reset|Reset your password> <@U123> @everyone & @here';
+    const body = slackBody(noticeBody(trigger(), 'd1', { id: '7', name: 'shop <!here>' }, { ...issue, title }), 'https://l.example');
+    const all = JSON.stringify(body);
+    expect(all).not.toMatch(/<!channel>|<!here>|<@U123>|<https:\/\/evil/);
+    expect(body.text).toContain('&lt;!channel&gt; &lt;https://evil.example/reset|Reset your password&gt;');
+    expect(body.text).toContain('@\u200beveryone &amp; @\u200bhere');
+    expect(body.text).toMatch(/<https:\/\/l\.example\/projects\/7\/issues\/9\|Open in Lookout>$/); // the one link is Lookout's
+  });
+
   it('email: the subject names the project and what happened; the HTML escapes', () => {
     const mail = emailOf(noticeBody(trigger(), 'd1', project, { ...issue, title: '<b>x</b>' }), 'https://l.example');
     expect(mail.subject).toBe('[Lookout] shop: New issue: <b>x</b>');

@@ -149,7 +149,8 @@ export function slackBody(body: NoticeBody, publicUrl: string): { text: string; 
       ? (body.items as NoticeBody[]).map((i) => `• ${headline(i)}`).concat(Number(body.more) > 0 ? [`… and ${body.more} more`] : [])
       : [headline(body)];
   const link = linkOf(body, publicUrl);
-  const text = `[${body.project.name}] ${body.event === 'digest' ? `${headline(body)}:\n${lines.join('\n')}` : lines[0]} <${link}|Open in Lookout>`;
+  // event text is data: escaped in `text` as in the blocks, so it forms no mention, link or channel ping
+  const text = `[${escapeSlack(body.project.name)}] ${escapeSlack(body.event === 'digest' ? `${headline(body)}:\n${lines.join('\n')}` : lines[0]!)} <${link}|Open in Lookout>`;
   return {
     text,
     blocks: [
@@ -159,8 +160,17 @@ export function slackBody(body: NoticeBody, publicUrl: string): { text: string; 
   };
 }
 
-function escapeSlack(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+/**
+ * Text made inert in Slack's mrkdwn: `&`, `<` and `>` escaped (no `<!channel>`, `<@user>` or `<url|label>` can
+ * form), and a zero-width space after the `@` of `@channel`, `@here` and `@everyone`, which Discord's
+ * Slack-compatible endpoint would otherwise ping.
+ */
+export function escapeSlack(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/@(channel|here|everyone)\b/gi, '@\u200b$1');
 }
 
 /** An email: the subject names the project and what happened; a plain-text and an HTML part with the link. */

@@ -17,6 +17,15 @@ describe('inwardRange', () => {
     ['::ffff:10.0.0.1', 'private'],
     ['0.0.0.0', 'not public (unspecified)'],
     ['224.0.0.1', 'not public (multicast)'],
+    // IPv6 forms that embed an IPv4 address are judged by it
+    ['::127.0.0.1', 'loopback'],
+    ['::7f00:1', 'loopback'],
+    ['::a9fe:a9fe', 'link-local (cloud metadata included)'],
+    ['64:ff9b::10.0.0.1', 'private'],
+    ['64:ff9b::93.184.215.14', null],
+    ['2002:7f00:1::1', 'loopback'],
+    ['2002:5db8:d70e::1', null],
+    ['::', 'not public (unspecified)'],
   ])('%s', (address, expected) => {
     expect(inwardRange(address)).toBe(expected);
   });

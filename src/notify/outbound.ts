@@ -10,13 +10,29 @@ import dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
 import ipaddr from 'ipaddr.js';
 
-/** Why an address is not public, as the refusal names it (ipaddr.js' ranges, IPv4-mapped IPv6 read as IPv4). */
+/**
+ * Why an address is not public, as the refusal names it (ipaddr.js' ranges). An IPv6 address that embeds an IPv4
+ * one is judged by that address: IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d), NAT64 (64:ff9b::/96)
+ * and 6to4 (2002:AABB:CCDD::/48), so `http://[::127.0.0.1]/` reaches no more than `http://127.0.0.1/` would.
+ */
 export function inwardRange(address: string): string | null {
-  let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  const range = parsed.range();
+  const parsed = ipaddr.parse(address);
+  const judged = parsed.kind() === 'ipv6' ? (embeddedIPv4(parsed as ipaddr.IPv6) ?? parsed) : parsed;
+  const range = judged.range();
   if (range === 'unicast') return null;
   return INWARD[range] ?? `not public (${range})`;
+}
+
+/** The IPv4 address an IPv6 one carries (above), or null. */
+export function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | null {
+  const p = address.parts;
+  const v4 = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 255, low >> 8, low & 255]);
+  const zeros = (from: number, to: number) => p.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 5) && p[5] === 0xffff) return v4(p[6]!, p[7]!); // mapped
+  if (zeros(0, 6) && (p[6] !== 0 || p[7]! > 1)) return v4(p[6]!, p[7]!); // compatible (not :: nor ::1)
+  if (p[0] === 0x64 && p[1] === 0xff9b && zeros(2, 6)) return v4(p[6]!, p[7]!); // NAT64
+  if (p[0] === 0x2002) return v4(p[1]!, p[2]!); // 6to4
+  return null;
 }
 
 const INWARD: Record<string, string> = {
