@@ -72,6 +72,22 @@ describe('dashboard accounts', () => {
     if (answers[30]!.status !== 200) expect((await signIn('burst@acme.test', PASSWORD)).status).toBe(429);
   });
 
+  it('offboards at once: a member removed by an owner loses the open session (401) and cannot sign in again', async () => {
+    await addUser('boss@acme.test', 'owner', PASSWORD);
+    await addUser('leaver@acme.test', 'member', PASSWORD);
+    const owner = await signIn('boss@acme.test', PASSWORD);
+    const leaver = await signIn('leaver@acme.test', PASSWORD);
+    const leaverCookie = cookieOf(leaver);
+    expect((await call(ctx, 'GET', '/api/dashboard/projects', { headers: { cookie: leaverCookie } })).status).toBe(200);
+    const ownerHeaders = { cookie: cookieOf(owner), 'x-csrf-token': owner.body.csrf_token };
+    const removed = await call(ctx, 'DELETE', '/api/dashboard/org/people/members/leaver@acme.test', { headers: ownerHeaders });
+    expect(removed.status).toBe(200);
+    expect((await call(ctx, 'GET', '/api/dashboard/projects', { headers: { cookie: leaverCookie } })).status).toBe(401);
+    expect((await signIn('leaver@acme.test', PASSWORD)).body.reason).toBe('bad_credentials');
+    // an owner cannot lock themselves out
+    expect((await call(ctx, 'DELETE', '/api/dashboard/org/people/members/boss@acme.test', { headers: ownerHeaders })).body.reason).toBe('cannot_remove_self');
+  });
+
   it('gives a one-time set-password link when no password is given', async () => {
     const added = await addUser('invitee@acme.test', 'member');
     expect(added.set_password_path).toMatch(/^\/set-password#[\w-]{40,}$/);

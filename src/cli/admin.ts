@@ -7,7 +7,8 @@ import type { Config } from '../../config/index.ts';
 import path from 'node:path';
 import { readInstance } from '../embedded/instance.ts';
 import { storeUrls } from '../embedded/stores.ts';
-import { AppError } from '../errors.ts';
+import { AppError, NotFoundError } from '../errors.ts';
+import { normalEmail } from '../services/accounts.service.ts';
 import { makeLogger } from '../log.ts';
 import { makeRuntime, StoreTimeoutError, type Runtime } from '../runtime.ts';
 import type { RecountProgress } from '../state/sessions.state.ts';
@@ -45,6 +46,7 @@ export const ADMIN_COMMANDS = [
   ['notify deliveries', '--project ID [--channel ID]', 'the newest deliveries, each with its attempts'],
   ['recount', '--project ID', "rebuild the project's hot state and rollups from its raw batches and stored events"],
   ['user add', '--org ID --email E --role owner|member [--password-stdin]', 'a dashboard user; the password is read from standard input, or a one-time set-password link (24 hours) is printed'],
+  ['user remove', '--org ID --email E', 'offboard a dashboard user: their account, every session they hold and their seat end now'],
 ] as const;
 
 /** The row of ADMIN_COMMANDS that `words` name (`member add` matches `member add|remove`). */
@@ -224,6 +226,15 @@ export function parseAdminCommand(args: string[]): AdminRun {
         const user = await rt.accounts.addUser({ org: input.org, email: input.email, role, password });
         const api = readInstance(rt.config.dataDir)?.api_url;
         return 'set_password_path' in user && api ? { ...user, set_password_url: `${api}${user.set_password_path}` } : user;
+      };
+    }
+    case 'user remove': {
+      const input = { org: id(values, 'org'), email: need(values, 'email') };
+      return async (rt) => {
+        const removed = await rt.accounts.removeUser(input.org, input.email);
+        await rt.admin.person(input.org, 'members', 'remove', input.email);
+        if (!removed) throw new NotFoundError('user_not_found', `no user ${input.email} in organisation ${input.org}`);
+        return { removed: normalEmail(input.email), org: String(input.org) };
       };
     }
     case 'notify add': {

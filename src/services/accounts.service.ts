@@ -135,10 +135,29 @@ export function makeAccountsService(deps: { stores: Stores; redis: RedisClient; 
       return { token: sessionToken, session };
     },
 
+    /**
+     * The session of a cookie's token, checked against its user on each request: a user removed since (offboarded)
+     * has no session any more, whatever cookie they hold, and a changed role holds at once.
+     */
     async session(sessionToken: string | undefined): Promise<WebSession | null> {
       if (!sessionToken) return null;
       const found = await redis.get(sessionKey(sessionToken));
-      return found ? (JSON.parse(found) as WebSession) : null;
+      if (!found) return null;
+      const session = JSON.parse(found) as WebSession;
+      const user = await stores.users.get(session.email);
+      if (!user || user.org_id !== session.org) {
+        await redis.del(sessionKey(sessionToken));
+        return null;
+      }
+      return { ...session, role: user.role };
+    },
+
+    /**
+     * Offboards a user of an organisation: their account goes, and with it every session they hold (the next
+     * request of each is 401) and any sign-in. Returns whether there was one.
+     */
+    async removeUser(org: number, emailInput: string): Promise<boolean> {
+      return stores.users.remove(org, normalEmail(emailInput));
     },
 
     async signOut(sessionToken: string): Promise<void> {

@@ -36,6 +36,10 @@ export function makeUsersStore(db: Db) {
     bySetupHash(hash: string): Promise<UserDoc | null> {
       return users.findOne({ setup_hash: hash });
     },
+    /** Deletes a user of an organisation; false when there was none. */
+    async remove(orgId: number, email: string): Promise<boolean> {
+      return (await users.deleteOne({ _id: email, org_id: orgId })).deletedCount === 1;
+    },
     async setPassword(email: string, passwordHash: string): Promise<void> {
       await users.updateOne({ _id: email }, { $set: { password_hash: passwordHash, setup_hash: null, setup_expires: null } });
     },

@@ -9,7 +9,7 @@
 import Router, { type RouterContext } from '@koa/router';
 import type { Middleware } from 'koa';
 import type { IssueStatus } from '../../domain/issue-status.ts';
-import { ForbiddenError, NotFoundError } from '../../errors.ts';
+import { ConflictError, ForbiddenError, NotFoundError } from '../../errors.ts';
 import type { WebSession } from '../../services/accounts.service.ts';
 import type { AlertSettings } from '../../store/projects.store.ts';
 import type { PersonList } from '../../store/orgs.store.ts';
@@ -180,7 +180,12 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
   });
   router.delete('/org/people/:list/:email', ownerOnly, async (ctx) => {
     const list = enumParam<PersonList>(ctx.params.list ?? '', 'list', ['members', 'invites', 'email_rules'])!;
+    if (list === 'members' && (ctx.params.email ?? '').trim().toLowerCase() === ctx.state.web.email) {
+      throw new ConflictError('cannot_remove_self', 'an owner cannot remove themselves; another owner can');
+    }
     ctx.body = await admin.person(ctx.state.web.org, list, 'remove', ctx.params.email ?? '');
+    // a member removed is offboarded: their account and sessions end now
+    if (list === 'members') await deps.accounts.removeUser(ctx.state.web.org, ctx.params.email ?? '');
   });
   return router as unknown as Router<AppState>;
 }
