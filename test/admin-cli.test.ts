@@ -62,6 +62,19 @@ describe('lookout admin', { timeout: 90_000 }, () => {
     expect((await admin('org', 'set', '--org', org.id, '--plan', 'business', '--seats', '10')).json).toMatchObject({ plan: 'business', seats: 10 });
   });
 
+  it('user remove offboards a dashboard user: account, seat and sessions end', async () => {
+    const org = (await admin('org', 'create', '--name', 'Leavers')).json;
+    await ctx.runtime.accounts.addUser({ org: Number(org.id), email: 'gone@acme.test', role: 'member', password: 'a long enough password' });
+    const { token } = await ctx.runtime.accounts.signIn('gone@acme.test', 'a long enough password', '192.0.2.1');
+    expect(await ctx.runtime.accounts.session(token)).not.toBeNull();
+    expect((await admin('user', 'remove', '--org', org.id, '--email', 'Gone@acme.test')).json).toEqual({ removed: 'gone@acme.test', org: org.id });
+    expect(await ctx.runtime.accounts.session(token)).toBeNull();
+    expect((await admin('org', 'show', '--org', org.id)).json.members).toEqual([]);
+    const again = await admin('user', 'remove', '--org', org.id, '--email', 'gone@acme.test');
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain('user_not_found');
+  });
+
   it('sets alert settings', async () => {
     const org = (await admin('org', 'create', '--name', 'Alerts')).json;
     const project = (await admin('project', 'create', '--org', org.id, '--name', 'p')).json;
