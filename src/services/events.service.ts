@@ -46,6 +46,8 @@ export function prepareEvent(validator: Validator, raw: unknown, opts: { now: Da
   const event = value as Record<string, unknown>;
   if (filtered.length > 0) event._meta = { ...(event._meta as Meta | undefined), ...Object.fromEntries(filtered.map((path) => [path, { rem: 'filtered' }])) };
   if (event.security === undefined) {
+    // An error event is validated once on the hot path; only one that is not valid is repaired and checked again.
+    if (validator.problems('event', event).length === 0) return event as EventBody;
     takeOutInvalid(validator, event);
     // an SDK's event whose text was all unusable is still an event (its place, tags, user...)
     if (opts.untitled && event.exception === undefined && event.message === undefined) event.message = opts.untitled;
