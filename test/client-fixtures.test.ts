@@ -15,7 +15,8 @@ import { parseEnvelope } from '../src/domain/envelope.ts';
 import { readFeedback } from '../src/domain/feedback.ts';
 import { normalizeEvent, type Obj } from '../src/domain/error-event.ts';
 import { describeError, fingerprintOf, type ErrorEventShape } from '../src/domain/fingerprint.ts';
-import { parseJson, storeText } from '../src/http/body.ts';
+import { storeText } from '../src/http/body.ts';
+import { parseJson } from '../src/util/json.ts';
 
 interface Capture {
   path: string;

@@ -45,9 +45,9 @@ export interface AppState {
   requestId: string;
   log: Logger;
   project: ProjectDoc;
-  /** the Sentry endpoints: the parsed envelope or store event, and the key it authenticated with */
+  /** the Sentry endpoints: the parsed envelope, or the parsed JSON body (a store event, a CSP report), and the key */
   envelope?: Envelope;
-  store?: { event: unknown; bytes: number };
+  sentryBody?: { value: unknown; bytes: number };
   envelopeKey?: string;
 }
 

@@ -47,6 +47,8 @@ const eventPage: Param[] = [
   { name: 'offset', in: 'query', description: 'default 0', schema: { type: 'integer', minimum: 0 } },
 ];
 const project = { name: 'project', in: 'path', description: 'project id', schema: { type: 'integer', minimum: 1 } } as const;
+/** The project of a Sentry DSN's path. */
+const dsnProject = { name: 'project', in: 'path', description: 'project id (the last part of the DSN path)', schema: { type: 'integer', minimum: 1 } } as const;
 const channel = { name: 'channel', in: 'path', description: 'notification channel id', schema: { type: 'integer', minimum: 1 } } as const;
 const environment = { name: 'environment', in: 'query', description: 'only this environment', schema: { type: 'string', maxLength: 64 } } as const;
 
@@ -125,7 +127,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     tag: 'sessions',
     summary: 'Sentry-compatible envelope: event, session, sessions and client_report items are ingested; every other item type is acknowledged and counted',
     auth: 'sentry',
-    params: [{ name: 'project', in: 'path', description: 'project id (the last part of the DSN path)', schema: { type: 'integer', minimum: 1 } }],
+    params: [dsnProject],
     body: { raw: 'application/x-sentry-envelope', description: 'newline-delimited envelope; gzip, deflate or br Content-Encoding' },
     ok: { 200: '`{id, sessions, dropped}`: `dropped` the types of the items not stored' },
     errors: [400, 413, 429],
@@ -143,7 +145,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     tag: 'sessions',
     summary: "Sentry's store endpoint (older SDKs and the raven clients): one event; an envelope posted here is read as one",
     auth: 'sentry',
-    params: [{ name: 'project', in: 'path', description: 'project id (the last part of the DSN path)', schema: { type: 'integer', minimum: 1 } }],
+    params: [dsnProject],
     body: { raw: 'application/json', description: 'an event as JSON; gzip, deflate or br Content-Encoding; or base64 of (zlib-deflated) JSON as application/octet-stream' },
     ok: { 200: '`{id}`: the event id' },
     errors: [400, 413, 429],
@@ -153,7 +155,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     tag: 'sessions',
     summary: "Browsers' Content-Security-Policy reports (report-uri or report-to): each violation becomes an event in a security issue of the csp kind",
     auth: 'sentry',
-    params: [{ name: 'project', in: 'path', description: 'project id', schema: { type: 'integer', minimum: 1 } }],
+    params: [dsnProject],
     body: { raw: 'application/csp-report', description: '`{"csp-report": {...}}` (report-uri), or application/reports+json: `[{type: "csp-violation", url, user_agent, body}]` (report-to)' },
     ok: { 200: '`{ids}`: the event ids of the violations' },
     errors: [400, 413, 429],

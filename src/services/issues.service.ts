@@ -92,7 +92,7 @@ export function makeIssuesService(deps: { issues: IssuesStore; events: EventsSto
         issue.latest_event ? events.body(issue.latest_event) : null,
         reads.spread(projectId, id, 10),
         reads.hourly(projectId, id, 14 * 24, now),
-        deps.feedback.ofIssue(projectId, id, 0, 0),
+        reads.feedback(projectId, id, 0, 0),
       ]);
       return {
         ...issueView(issue),

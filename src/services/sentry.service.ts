@@ -18,7 +18,7 @@ import { AppError, BadRequestError } from '../errors.ts';
 import { readFeedback } from '../domain/feedback.ts';
 import { cspEvent, readCspReports } from '../domain/csp.ts';
 import type { Logger } from '../log.ts';
-import { parseJson } from '../http/body.ts';
+import { parseJson } from '../util/json.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
 import { EVENT_CAP_BYTES, type AttachmentsStore } from '../store/attachments.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
@@ -106,9 +106,9 @@ export function makeSentryService(deps: { validator: Validator; events: EventsSe
             }
             case 'feedback':
             case 'user_report': {
-              const read = readFeedback(item.type, parseJson(item.payload.toString('utf8'), where, false));
-              if (!read) throw new BadRequestError('invalid_feedback', 'the feedback holds no comments');
-              await feedback.record(project._id, read, opts.now);
+              const written = readFeedback(item.type, parseJson(item.payload.toString('utf8'), where, false));
+              if (!written) throw new BadRequestError('invalid_feedback', 'the feedback holds no comments');
+              await feedback.record(project._id, written, opts.now);
               stats.record(project._id, 'accepted', item.type, '', 1, opts.now);
               break;
             }

@@ -15,7 +15,12 @@ const FORWARDED = ['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', '
 
 /** Whether an address is one of the trusted proxies (an address, or in a CIDR range). */
 export function makeTrust(entries: readonly string[]): (address: string) => boolean {
-  const ranges = entries.map((e) => (e.includes('/') ? ipaddr.parseCIDR(e) : ([ipaddr.process(e), ipaddr.process(e).kind() === 'ipv4' ? 32 : 128] as const)));
+  // an address is the range of itself alone
+  const ranges = entries.map((e) => {
+    if (e.includes('/')) return ipaddr.parseCIDR(e);
+    const addr = ipaddr.process(e);
+    return [addr, addr.kind() === 'ipv4' ? 32 : 128] as const;
+  });
   return (address) => {
     if (!ipaddr.isValid(address)) return false;
     const addr = ipaddr.process(address);

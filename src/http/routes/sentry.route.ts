@@ -15,7 +15,8 @@ import { EnvelopeError, keyFromSentryAuth, looksLikeEnvelope, parseDsn, parseEnv
 import { BadRequestError, ForbiddenError, UnauthorizedError } from '../../errors.ts';
 import type { SentryOptions } from '../../services/sentry.service.ts';
 import type { AppDeps, AppState } from '../app.ts';
-import { parseJson, readBytes, storeText } from '../body.ts';
+import { parseJson } from '../../util/json.ts';
+import { readBytes, storeText } from '../body.ts';
 import { authenticate } from '../middleware/auth.middleware.ts';
 import { corsMiddleware } from '../middleware/cors.middleware.ts';
 
@@ -57,14 +58,14 @@ export function sentryRoutes(deps: AppDeps): Router<AppState> {
     const text = storeText(body, deps.config.bodyLimitBytes);
     // an envelope posted to the store endpoint is read as one, as Relay reads it
     if (isEnvelopeType(ctx) || looksLikeEnvelope(text)) ctx.state.envelope = readEnvelope(Buffer.from(text));
-    else ctx.state.store = { event: parseJson(text, 'the body', false), bytes: Buffer.byteLength(text) };
+    else ctx.state.sentryBody = { value: parseJson(text, 'the body', false), bytes: Buffer.byteLength(text) };
   };
   const store = async (ctx: Context & { state: AppState }) => {
     const state = ctx.state;
     ctx.status = 200;
     ctx.body = state.envelope
       ? await deps.sentry.envelope(state.project, state.envelope, options(ctx))
-      : await deps.sentry.store(state.project, state.store!.event, { ...options(ctx), receivedBytes: state.store!.bytes });
+      : await deps.sentry.store(state.project, state.sentryBody!.value, { ...options(ctx), receivedBytes: state.sentryBody!.bytes });
   };
   for (const path of ['/:project/store/', '/store/']) {
     router.all(path, corsMiddleware());
@@ -81,11 +82,11 @@ export function sentryRoutes(deps: AppDeps): Router<AppState> {
   router.all(security, corsMiddleware());
   router.post(
     security,
-    authenticated((ctx, body) => (ctx.state.store = { event: parseJson(body.toString('utf8'), 'the report'), bytes: body.length })),
+    authenticated((ctx, body) => (ctx.state.sentryBody = { value: parseJson(body.toString('utf8'), 'the report'), bytes: body.length })),
     deps.rateLimit((ctx) => ctx.state.envelopeKey!),
     async (ctx) => {
       ctx.status = 200;
-      ctx.body = await deps.sentry.securityReport(ctx.state.project, ctx.state.store!.event, { ...options(ctx), userAgent: ctx.get('user-agent') || null });
+      ctx.body = await deps.sentry.securityReport(ctx.state.project, ctx.state.sentryBody!.value, { ...options(ctx), userAgent: ctx.get('user-agent') || null });
     },
   );
   return router;
