@@ -36,6 +36,10 @@ export interface Config {
   readonly sessionsRateLimit: number;
   /** Key of the `did` hashes; null: one generated at first start and kept in MongoDB. */
   readonly didHashKey: string | null;
+  /** seals secrets Lookout reads back (TOTP seeds, OpenID client secrets); null: a key kept in the database */
+  readonly encryptionKey: string | null;
+  /** whether an OpenID issuer may be an inward (private, loopback) address, and plain http there */
+  readonly ssoAllowPrivate: boolean;
   /** How long stored work may wait unqueued before the sweeper enqueues it. */
   readonly sweepGraceMs: number;
   /** BullMQ job lock: a job of a worker that died is retried after about this long. */
@@ -97,6 +101,8 @@ export const DEFAULTS = {
   KEY_CACHE_SECONDS: '5',
   SESSIONS_RATE_LIMIT_PER_MINUTE: '3000',
   DID_HASH_KEY: '',
+  ENCRYPTION_KEY: '',
+  SSO_ALLOW_PRIVATE: 'false',
   SWEEP_GRACE_SECONDS: '30',
   JOB_LOCK_MS: '30000',
   ADMIN_USERNAME: 'admin',
@@ -152,6 +158,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     problems.push(`LOG_LEVEL=${JSON.stringify(logLevel)}: expected one of ${LOG_LEVELS.join(', ')}`);
   }
   const mongoDb = raw('MONGODB_DB');
+  if (!['true', 'false'].includes(raw('SSO_ALLOW_PRIVATE'))) problems.push(`SSO_ALLOW_PRIVATE=${JSON.stringify(raw('SSO_ALLOW_PRIVATE'))}: expected true or false`);
   if (!['true', 'false'].includes(raw('WEBHOOK_ALLOW_PRIVATE'))) problems.push(`WEBHOOK_ALLOW_PRIVATE=${JSON.stringify(raw('WEBHOOK_ALLOW_PRIVATE'))}: expected true or false`);
   if (!['true', 'false'].includes(raw('COOKIE_SECURE'))) problems.push(`COOKIE_SECURE=${JSON.stringify(raw('COOKIE_SECURE'))}: expected true or false`);
   const trustProxy = raw('TRUST_PROXY').split(',').map((t) => t.trim()).filter(Boolean);
@@ -198,6 +205,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     keyCacheSeconds: int('KEY_CACHE_SECONDS', 0, 3600),
     sessionsRateLimit: int('SESSIONS_RATE_LIMIT_PER_MINUTE', 1, 100_000_000),
     didHashKey: raw('DID_HASH_KEY') || null,
+    encryptionKey: raw('ENCRYPTION_KEY') || null,
+    ssoAllowPrivate: raw('SSO_ALLOW_PRIVATE') === 'true',
     sweepGraceMs: int('SWEEP_GRACE_SECONDS', 1, 86_400) * 1000,
     jobLockMs: int('JOB_LOCK_MS', 1000, 600_000),
     admin: raw('ADMIN_PASSWORD') ? { username: raw('ADMIN_USERNAME'), password: raw('ADMIN_PASSWORD') } : null,
@@ -220,6 +229,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   }
   if (config.didHashKey !== null && config.didHashKey.length < 32) {
     problems.push('DID_HASH_KEY: at least 32 characters (for example 64 random hex digits)');
+  }
+  if (config.encryptionKey !== null && !/^[0-9a-fA-F]{64}$/.test(config.encryptionKey)) {
+    problems.push('ENCRYPTION_KEY: 64 hex digits (32 random bytes, for example `openssl rand -hex 32`)');
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);

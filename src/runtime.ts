@@ -11,6 +11,9 @@ import { makeMetrics } from './metrics/metrics.ts';
 import { connectRedis, type RedisClient, type RedisTarget } from './redis/connect.ts';
 import { makeQueues } from './queues/registry.ts';
 import { makeAccountsService } from './services/accounts.service.ts';
+import { makeApiTokensService } from './services/api-tokens.service.ts';
+import { makeSsoService } from './services/sso.service.ts';
+import { makeSealedBox } from './util/sealed.ts';
 import { makeAdminService } from './services/admin.service.ts';
 import { makeEventsService } from './services/events.service.ts';
 import { makeSentryService } from './services/sentry.service.ts';
@@ -74,7 +77,12 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const state = makeSessionState(stateRedis, { prefix: config.queuePrefix, windowMs: config.sessionUpdateWindowMs });
   const issuesState = makeIssuesState(stateRedis, { prefix: config.queuePrefix });
   const keeper = makeStateKeeper({ state, store: stores.sessions, issuesState, issuesStore: stores.issues, eventsStore: stores.events, feedbackStore: stores.feedback, expiredStore: stores.expired, log });
-  const accounts = makeAccountsService({ stores, redis: stateRedis, prefix: config.queuePrefix });
+  // Without ENCRYPTION_KEY the sealing key is kept in the database: sealed secrets then resist a leaked log, not a leaked database.
+  const sealingKey = config.encryptionKey ?? (await stores.settings.getOrCreate('encryption_key', () => crypto.randomBytes(32).toString('hex')));
+  const box = makeSealedBox(sealingKey);
+  const accounts = makeAccountsService({ stores, redis: stateRedis, prefix: config.queuePrefix, box });
+  const tokens = makeApiTokensService({ stores, accounts });
+  const sso = makeSsoService({ stores, redis: stateRedis, prefix: config.queuePrefix, box, accounts, allowPrivate: config.ssoAllowPrivate, log });
   const issueReads = makeIssueReads(stateRedis, { prefix: config.queuePrefix });
   const feedback = makeFeedbackService({ feedback: stores.feedback, events: stores.events, state: issuesState, reads: issueReads, keeper });
   const issues = makeIssuesService({ issues: stores.issues, events: stores.events, state: issuesState, reads: issueReads, keeper, feedback, attachments: stores.attachments });
@@ -103,6 +111,8 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     sdk,
     admin,
     accounts,
+    tokens,
+    sso,
     queues,
     metrics,
     events,

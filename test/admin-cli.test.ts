@@ -65,7 +65,7 @@ describe('lookout admin', { timeout: 90_000 }, () => {
   it('user remove offboards a dashboard user: account, seat and sessions end', async () => {
     const org = (await admin('org', 'create', '--name', 'Leavers')).json;
     await ctx.runtime.accounts.addUser({ org: Number(org.id), email: 'gone@acme.test', role: 'member', password: 'a long enough password' });
-    const { token } = await ctx.runtime.accounts.signIn('gone@acme.test', 'a long enough password', '192.0.2.1');
+    const { token } = await ctx.runtime.accounts.signIn({ email: 'gone@acme.test', password: 'a long enough password' }, { ip: '192.0.2.1', userAgent: 'test' });
     expect(await ctx.runtime.accounts.session(token)).not.toBeNull();
     expect((await admin('user', 'remove', '--org', org.id, '--email', 'Gone@acme.test')).json).toEqual({ removed: 'gone@acme.test', org: org.id });
     expect(await ctx.runtime.accounts.session(token)).toBeNull();

@@ -3,6 +3,7 @@
  * a failure prints a message on stderr and exits non-zero. With no variable
  * set it reaches the stores that `npm start` runs.
  */
+import { TOKEN_SCOPES } from '../store/tokens.store.ts';
 import type { Config } from '../../config/index.ts';
 import path from 'node:path';
 import { readInstance } from '../embedded/instance.ts';
@@ -46,7 +47,12 @@ export const ADMIN_COMMANDS = [
   ['notify deliveries', '--project ID [--channel ID]', 'the newest deliveries, each with its attempts'],
   ['recount', '--project ID', "rebuild the project's hot state and rollups from its raw batches and stored events"],
   ['user add', '--org ID --email E --role owner|member [--password-stdin]', 'a dashboard user; the password is read from standard input, or a one-time set-password link (24 hours) is printed'],
-  ['user remove', '--org ID --email E', 'offboard a dashboard user: their account, every session they hold and their seat end now'],
+  ['user remove', '--org ID --email E', 'offboard a dashboard user: their account, every session and API token they hold and their seat end now'],
+  ['user disable|enable', '--org ID --email E', 'disable a dashboard user (every session and API token ends, sign-in refused) or enable them again'],
+  ['user sessions', '--org ID --email E', "a user's open dashboard sessions: when and where each was opened and last used"],
+  ['token create', '--org ID --email E --name N --scopes S', `an API token acting as that user; S: comma-separated ${TOKEN_SCOPES.join(', ')}; prints the token (only here)`],
+  ['token list', '--org ID --email E', "a user's API tokens, never the token itself"],
+  ['token revoke', '--org ID --email E --token ID', 'revoke an API token now'],
 ] as const;
 
 /** The row of ADMIN_COMMANDS that `words` name (`member add` matches `member add|remove`). */
@@ -80,6 +86,8 @@ const OPTIONS = {
   decision: { type: 'string' },
   role: { type: 'string' },
   'password-stdin': { type: 'boolean' },
+  scopes: { type: 'string' },
+  token: { type: 'string' },
   webhook: { type: 'string' },
   format: { type: 'string' },
   on: { type: 'string' },
@@ -236,6 +244,34 @@ export function parseAdminCommand(args: string[]): AdminRun {
         if (!removed) throw new NotFoundError('user_not_found', `no user ${input.email} in organisation ${input.org}`);
         return { removed: normalEmail(input.email), org: String(input.org) };
       };
+    }
+    case 'user disable':
+    case 'user enable': {
+      const input = { org: id(values, 'org'), email: need(values, 'email') };
+      const disabled = positionals[1] === 'disable';
+      return async (rt) => {
+        if (!(await rt.accounts.setDisabled(input.org, input.email, disabled))) throw new NotFoundError('user_not_found', `no user ${input.email} in organisation ${input.org}`);
+        return { email: normalEmail(input.email), org: String(input.org), disabled };
+      };
+    }
+    case 'user sessions': {
+      const input = { org: id(values, 'org'), email: need(values, 'email') };
+      return async (rt) => ({ sessions: await rt.accounts.listSessions((await rt.accounts.userOf(input.org, input.email))._id, null) });
+    }
+    case 'token create': {
+      const input = { org: id(values, 'org'), email: need(values, 'email'), name: need(values, 'name'), scopes: need(values, 'scopes').split(',').map((s) => s.trim()) };
+      return async (rt) => {
+        const user = await rt.accounts.userOf(input.org, input.email);
+        return rt.tokens.create({ email: user._id, org: user.org_id }, input);
+      };
+    }
+    case 'token list': {
+      const input = { org: id(values, 'org'), email: need(values, 'email') };
+      return async (rt) => ({ tokens: await rt.tokens.list((await rt.accounts.userOf(input.org, input.email))._id) });
+    }
+    case 'token revoke': {
+      const input = { org: id(values, 'org'), email: need(values, 'email'), token: need(values, 'token') };
+      return async (rt) => rt.tokens.revoke((await rt.accounts.userOf(input.org, input.email))._id, input.token);
     }
     case 'notify add': {
       const project = id(values, 'project');

@@ -9,6 +9,8 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { HealthService } from '../services/health.service.ts';
 import type { KeyResolver } from '../services/key-resolver.ts';
 import type { AccountsService } from '../services/accounts.service.ts';
+import type { ApiTokensService } from '../services/api-tokens.service.ts';
+import type { SsoService } from '../services/sso.service.ts';
 import type { NotifyService } from '../services/notify.service.ts';
 import type { DecisionsService } from '../services/decisions.service.ts';
 import type { AdminService } from '../services/admin.service.ts';
@@ -29,6 +31,7 @@ import { requestLogMiddleware } from './middleware/request-log.middleware.ts';
 import type { RateLimiter } from './middleware/rate-limit.middleware.ts';
 import { dashboardSessionRoutes } from './routes/dashboard-session.route.ts';
 import { dashboardRoutes } from './routes/dashboard.route.ts';
+import { dashboardAccountRoutes } from './routes/dashboard-account.route.ts';
 import { eventsRoutes } from './routes/events.route.ts';
 import { healthRoutes } from './routes/health.route.ts';
 import { metricsRoutes } from './routes/metrics.route.ts';
@@ -65,8 +68,12 @@ export interface AppDeps {
   /** each project's items accepted and dropped, by type and reason */
   ingestStats: IngestStats;
   releases: ReleasesService;
-  /** dashboard users and their sessions */
+  /** dashboard users, their sign-in, sessions and second factor */
   accounts: AccountsService;
+  /** API tokens: Bearer on the dashboard API */
+  tokens: ApiTokensService;
+  /** single sign-on through each organisation's OpenID provider */
+  sso: SsoService;
   /** organisations, projects, keys, people and alerts: the web dashboard's and the admin CLI's one service */
   admin: AdminService;
   /** notification channels and their deliveries (the Alerts page, `lookout admin notify`) */
@@ -99,6 +106,7 @@ export function makeRouters(deps: AppDeps): Router<AppState>[] {
     releasesRoutes(deps),
     dashboardSessionRoutes(deps),
     dashboardRoutes(deps),
+    dashboardAccountRoutes(deps),
     openapiRoutes(deps),
   ];
 }

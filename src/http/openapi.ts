@@ -7,7 +7,8 @@
  */
 import type Router from '@koa/router';
 
-type Auth = 'none' | 'secret' | 'secret+instance' | 'public' | 'sentry' | 'dashboard';
+/** `dashboard`: a session cookie or an API token with the route's scope; `session`: a session cookie only. */
+type Auth = 'none' | 'secret' | 'secret+instance' | 'public' | 'sentry' | 'dashboard' | 'session';
 
 interface Param {
   name: string;
@@ -533,7 +534,8 @@ const SECURITY: Record<Auth, Record<string, string[]>[]> = {
   'secret+instance': [{ serviceKey: [], serviceInstance: [] }],
   public: [{ serviceKey: [] }, { keyQuery: [] }],
   sentry: [{ sentryAuth: [] }, { sentryKeyQuery: [] }, {}],
-  dashboard: [{ sessionCookie: [] }],
+  dashboard: [{ sessionCookie: [] }, { bearerToken: [] }],
+  session: [{ sessionCookie: [] }],
 };
 
 /** `schemas`: the request schemas by name, as `Validator.schemas()` gives them. */
@@ -591,6 +593,11 @@ export function buildOpenApi(version: string, requestSchemas: Record<string, obj
         sentryAuth: { type: 'apiKey', in: 'header', name: 'X-Sentry-Auth', description: '`Sentry sentry_key=<public key>, ...`' },
         sentryKeyQuery: { type: 'apiKey', in: 'query', name: 'sentry_key', description: 'public key' },
         sessionCookie: { type: 'apiKey', in: 'cookie', name: 'lookout_session', description: 'dashboard session (POST /api/dashboard/session); state-changing requests also send X-CSRF-Token' },
+        bearerToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'an API token (`lkt_…`): project:read for GET under /projects, project:write for changes there, org:read for GET under /org',
+        },
       },
     },
   };

@@ -28,6 +28,8 @@ export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { s
     ingestStats: runtime.ingestStats,
     releases: runtime.releases,
     accounts: runtime.accounts,
+    tokens: runtime.tokens,
+    sso: runtime.sso,
     admin: runtime.admin,
     notifications: runtime.notifications,
     decisions: runtime.decisions,

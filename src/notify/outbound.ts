@@ -1,6 +1,7 @@
 /**
- * Outbound safety for webhook targets: only public addresses are reached,
- * unless the operator allows inward ones (WEBHOOK_ALLOW_PRIVATE=true). The
+ * Outbound safety for webhook targets and OpenID issuers: only public addresses
+ * are reached, unless the operator allows inward ones (WEBHOOK_ALLOW_PRIVATE,
+ * SSO_ALLOW_PRIVATE). The
  * check runs when a channel is added and again at every delivery, on the
  * addresses the name resolves to then, and the connection goes to the
  * address that was checked (the request's own `lookup`), so a name that
@@ -8,6 +9,8 @@
  */
 import dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
 import ipaddr from 'ipaddr.js';
 
 /**
@@ -71,7 +74,7 @@ async function addressesOf(host: string): Promise<LookupAddress[]> {
 }
 
 /** Throws TargetRefused unless every address of the host is public (or inward targets are allowed). */
-export async function checkHost(host: string, allowPrivate: boolean): Promise<LookupAddress[]> {
+export async function checkHost(host: string, allowPrivate: boolean, setting = 'WEBHOOK_ALLOW_PRIVATE'): Promise<LookupAddress[]> {
   let found: LookupAddress[];
   try {
     found = await addressesOf(host);
@@ -81,7 +84,7 @@ export async function checkHost(host: string, allowPrivate: boolean): Promise<Lo
   if (allowPrivate) return found;
   for (const { address } of found) {
     const range = inwardRange(address);
-    if (range) throw new TargetRefused(range.split(' ')[0]!, `${host} resolves to ${address}, a ${range} address; set WEBHOOK_ALLOW_PRIVATE=true to allow inward targets`);
+    if (range) throw new TargetRefused(range.split(' ')[0]!, `${host} resolves to ${address}, a ${range} address; set ${setting}=true to allow inward targets`);
   }
   return found;
 }
@@ -90,11 +93,53 @@ export async function checkHost(host: string, allowPrivate: boolean): Promise<Lo
  * A `lookup` for http.request that answers only checked addresses: the
  * socket connects to what was checked, never to a second resolution.
  */
-export function checkedLookup(allowPrivate: boolean) {
+export function checkedLookup(allowPrivate: boolean, setting?: string) {
   return (hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-    checkHost(hostname, allowPrivate).then(
+    checkHost(hostname, allowPrivate, setting).then(
       (found) => (options.all ? callback(null, found) : callback(null, found[0]!.address, found[0]!.family)),
       (err: Error) => callback(err),
     );
+  };
+}
+
+/** The most of an answer `checkedFetch` reads (an OpenID discovery document, keys, tokens). */
+const FETCH_READ_BYTES = 1024 * 1024;
+
+/**
+ * A fetch for outbound calls to addresses a user configured (an OpenID issuer): the same guard as webhooks
+ * (every address of the host public unless inward ones are allowed, the socket connecting to what was
+ * checked), 5 s at most, no redirects followed, the answer read up to 1 MiB.
+ */
+export function checkedFetch(allowPrivate: boolean, setting: string, timeoutMs = 5000) {
+  return async (input: string | URL, init: { method?: string; headers?: HeadersInit; body?: unknown; signal?: AbortSignal | null } = {}): Promise<Response> => {
+    const url = checkUrlForm(String(input));
+    await checkHost(url.hostname, allowPrivate, setting);
+    const body = init.body === undefined || init.body === null ? undefined : String(init.body);
+    const client = url.protocol === 'https:' ? https : http;
+    const signal = init.signal ? AbortSignal.any([init.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
+    return new Promise<Response>((resolve, reject) => {
+      const req = client.request(
+        url,
+        { method: init.method ?? 'GET', headers: Object.fromEntries(new Headers(init.headers)), lookup: checkedLookup(allowPrivate, setting) as never, signal, agent: false },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size > FETCH_READ_BYTES) res.destroy(new TargetRefused('size', `${url.origin} answered more than ${FETCH_READ_BYTES} bytes`));
+            else chunks.push(chunk);
+          });
+          res.on('end', () => {
+            const headers = new Headers();
+            for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+            const status = res.statusCode ?? 502;
+            resolve(new Response([204, 304].includes(status) ? null : Buffer.concat(chunks), { status, headers }));
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
   };
 }

@@ -44,6 +44,7 @@ export function orgView(org: OrgDoc, used?: number) {
     members: org.members,
     invites: org.invites,
     email_rules: org.email_rules,
+    require_2fa: org.require_2fa === true,
     ...(used === undefined ? {} : { used }),
   };
 }
@@ -95,7 +96,7 @@ export function makeAdminService(stores: Stores, sdk: SdkService, changes: Proje
     async createOrg(input: { name: string; plan: string; seats: number | null }, now = new Date()) {
       return withUsage(await stores.orgs.create(input, now));
     },
-    async setOrg(id: number, set: { plan?: string; seats?: number | null; name?: string }) {
+    async setOrg(id: number, set: { plan?: string; seats?: number | null; name?: string; require_2fa?: boolean }) {
       await org(id);
       if (Object.keys(set).length === 0) throw new BadRequestError('nothing_to_set', 'name at least one setting');
       const updated = await stores.orgs.update(id, set);

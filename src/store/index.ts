@@ -12,6 +12,7 @@ import type { Mongo } from './mongo.ts';
 import { makeProjectsStore } from './projects.store.ts';
 import { makeSessionsStore } from './sessions.store.ts';
 import { makeSettingsStore } from './settings.store.ts';
+import { makeTokensStore } from './tokens.store.ts';
 import { makeUsersStore } from './users.store.ts';
 
 export function makeStores({ db, ferretdb }: Pick<Mongo, 'db' | 'ferretdb'>) {
@@ -29,6 +30,7 @@ export function makeStores({ db, ferretdb }: Pick<Mongo, 'db' | 'ferretdb'>) {
     sessions: makeSessionsStore(db, { ferretdb }),
     settings: makeSettingsStore(db),
     users: makeUsersStore(db),
+    tokens: makeTokensStore(db),
   };
   return {
     ...stores,

@@ -3,6 +3,18 @@ import { nextId } from './counters.store.ts';
 
 export type PersonList = 'members' | 'invites' | 'email_rules';
 
+/** Single sign-on through OpenID Connect; the client secret is sealed (src/util/sealed.ts). */
+export interface SsoSettings {
+  issuer: string;
+  client_id: string;
+  client_secret: string;
+  /** lower-cased email domains whose people may sign in, and join, through it */
+  domains: string[];
+  default_role: 'owner' | 'member';
+  /** members may then sign in only through it (owners keep their password, to mend a broken set-up) */
+  required: boolean;
+}
+
 export interface OrgDoc {
   _id: number;
   name: string;
@@ -14,6 +26,9 @@ export interface OrgDoc {
   invites: string[];
   email_rules: string[];
   created_at: Date;
+  /** owners require two-factor sign-in of every user (absent on organisations made before) */
+  require_2fa?: boolean;
+  sso?: SsoSettings | null;
 }
 
 export function makeOrgsStore(db: Db) {
@@ -38,7 +53,11 @@ export function makeOrgsStore(db: Db) {
     all(): Promise<OrgDoc[]> {
       return orgs.find({}).sort({ _id: 1 }).toArray();
     },
-    async update(id: number, set: Partial<Pick<OrgDoc, 'plan' | 'seats' | 'name'>>): Promise<OrgDoc | null> {
+    /** The organisation whose single sign-on serves an email domain (organisations are few). */
+    byDomain(domain: string): Promise<OrgDoc | null> {
+      return orgs.findOne({ 'sso.domains': domain });
+    },
+    async update(id: number, set: Partial<Pick<OrgDoc, 'plan' | 'seats' | 'name' | 'require_2fa' | 'sso'>>): Promise<OrgDoc | null> {
       return orgs.findOneAndUpdate({ _id: id }, { $set: set }, { returnDocument: 'after' });
     },
     async addPerson(id: number, list: PersonList, email: string): Promise<OrgDoc | null> {

@@ -1,44 +1,88 @@
 /**
  * The dashboard's session: sign in (an HttpOnly, SameSite=Lax cookie; Secure
- * with COOKIE_SECURE), read who is signed in with the session's CSRF token,
- * sign out (server-side), and set a password with a one-time token. Every
- * state-changing dashboard request carries the CSRF token in X-CSRF-Token.
+ * with COOKIE_SECURE) with a password and, when enrolled, a second factor, or
+ * through the organisation's OpenID provider; read who is signed in with the
+ * session's CSRF token; sign out (server-side); set a password with a
+ * one-time token. Every state-changing request with the cookie carries the
+ * CSRF token in X-CSRF-Token. An API token (`Authorization: Bearer`) stands
+ * in for the cookie on the routes its scopes cover.
  */
 import Router from '@koa/router';
 import crypto from 'node:crypto';
 import type { Context, Middleware } from 'koa';
-import { ForbiddenError, UnauthorizedError } from '../../errors.ts';
-import { SESSION_SECONDS, type WebSession } from '../../services/accounts.service.ts';
+import { AppError, ForbiddenError, UnauthorizedError } from '../../errors.ts';
+import { SESSION_SECONDS, type SignedIn } from '../../services/accounts.service.ts';
+import { SSO_PENDING_SECONDS } from '../../services/sso.service.ts';
+import type { TokenScope } from '../../store/tokens.store.ts';
 import type { AppDeps, AppState } from '../app.ts';
 import { readJson } from '../body.ts';
 
 export const SESSION_COOKIE = 'lookout_session';
+const SSO_COOKIE = 'lookout_sso';
+const PREFIX = '/api/dashboard';
 
-function sessionView(session: WebSession) {
-  return { email: session.email, org: String(session.org), role: session.role, csrf_token: session.csrf };
+export type WebState = AppState & { web: SignedIn; webToken: string | null };
+
+function sessionView(session: SignedIn) {
+  return { email: session.email, org: String(session.org), role: session.role, csrf_token: session.csrf, setup_2fa: session.setup_2fa };
 }
 
-/** The signed-in user, or a 401; for state-changing methods also the CSRF check (403). */
-export function requireSignedIn(deps: Pick<AppDeps, 'accounts'>): Middleware<AppState & { web: WebSession; webToken: string }> {
+/** The scope an API token needs for a request, or null when no token may make it (accounts, people, tokens). */
+export function tokenScope(method: string, path: string): TokenScope | null {
+  const read = method === 'GET' || method === 'HEAD';
+  if (path === `${PREFIX}/projects` || path.startsWith(`${PREFIX}/projects/`)) return read ? 'project:read' : 'project:write';
+  if (read && (path === `${PREFIX}/org` || path.startsWith(`${PREFIX}/org/`))) return 'org:read';
+  if (read && path === `${PREFIX}/session`) return 'org:read';
+  return null;
+}
+
+/** What a signed-in user may still do while their organisation requires 2FA they have not turned on. */
+const allowedBeforeTwoFactor = (method: string, path: string) => path === `${PREFIX}/session` || path.startsWith(`${PREFIX}/me/2fa`);
+
+/**
+ * The signed-in user (a session cookie, or an API token whose scopes cover the request), or a 401; for
+ * state-changing methods with a cookie also the CSRF check (403).
+ */
+export function requireSignedIn(deps: Pick<AppDeps, 'accounts' | 'tokens'>): Middleware<WebState> {
   return async (ctx, next) => {
-    const cookie = ctx.cookies.get(SESSION_COOKIE);
-    const session = await deps.accounts.session(cookie);
-    if (!session || !cookie) throw new UnauthorizedError('not_signed_in', 'sign in to the dashboard first');
-    if (!['GET', 'HEAD'].includes(ctx.method)) {
-      const sent = Buffer.from(ctx.get('x-csrf-token'));
-      const expected = Buffer.from(session.csrf);
-      if (sent.length !== expected.length || !crypto.timingSafeEqual(sent, expected)) {
-        throw new ForbiddenError('csrf_mismatch', 'send the csrf_token of GET /api/dashboard/session in the X-CSRF-Token header');
+    const bearer = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'))?.[1];
+    if (bearer) {
+      const session = await deps.tokens.authenticate(bearer);
+      if (!session) throw new UnauthorizedError('invalid_token', 'this API token is unknown, revoked, or its user no longer has access');
+      const needed = tokenScope(ctx.method, ctx.path);
+      if (!needed) throw new ForbiddenError('token_not_allowed', 'an API token cannot do this; sign in to the dashboard');
+      if (!session.scopes.includes(needed)) throw new ForbiddenError('scope_required', `this API token lacks the ${needed} scope`);
+      ctx.state.web = session;
+      ctx.state.webToken = null;
+    } else {
+      const cookie = ctx.cookies.get(SESSION_COOKIE);
+      const session = await deps.accounts.session(cookie);
+      if (!session || !cookie) throw new UnauthorizedError('not_signed_in', 'sign in to the dashboard first');
+      if (!['GET', 'HEAD'].includes(ctx.method)) {
+        const sent = Buffer.from(ctx.get('x-csrf-token'));
+        const expected = Buffer.from(session.csrf);
+        if (sent.length !== expected.length || !crypto.timingSafeEqual(sent, expected)) {
+          throw new ForbiddenError('csrf_mismatch', 'send the csrf_token of GET /api/dashboard/session in the X-CSRF-Token header');
+        }
       }
+      ctx.state.web = session;
+      ctx.state.webToken = cookie;
     }
-    ctx.state.web = session;
-    ctx.state.webToken = cookie;
+    if (ctx.state.web.setup_2fa && !allowedBeforeTwoFactor(ctx.method, ctx.path)) {
+      throw new ForbiddenError('two_factor_setup_required', 'your organisation requires two-factor sign-in: turn it on first (Account page)');
+    }
     await next();
   };
 }
 
+/** Routes a person reaches only with a session cookie: their own account, and managing people. */
+export const requireSessionCookie: Middleware<WebState> = async (ctx, next) => {
+  if (!ctx.state.webToken) throw new ForbiddenError('token_not_allowed', 'an API token cannot do this; sign in to the dashboard');
+  await next();
+};
+
 export function dashboardSessionRoutes(deps: AppDeps): Router<AppState> {
-  const router = new Router<AppState>({ prefix: '/api/dashboard' });
+  const router = new Router<WebState>({ prefix: PREFIX });
   /**
    * A Secure cookie (COOKIE_SECURE) goes only over TLS: directly, or through a proxy of TRUST_PROXY that says so in
    * X-Forwarded-Proto. Over plain HTTP the sign-in is refused before the password is looked at.
@@ -48,23 +92,17 @@ export function dashboardSessionRoutes(deps: AppDeps): Router<AppState> {
       throw new ForbiddenError('tls_required', 'COOKIE_SECURE is on: sign in over HTTPS (behind a TLS proxy, list it in TRUST_PROXY so its X-Forwarded-Proto is believed)');
     }
   };
-  const setCookie = (ctx: Context, value: string | null) => {
+  const cookie = (ctx: Context, name: string, value: string | null, seconds: number, path = '/') => {
     requireTls(ctx);
-    ctx.cookies.set(SESSION_COOKIE, value, {
-      httpOnly: true,
-      sameSite: 'lax',
-      secure: deps.config.cookieSecure,
-      path: '/',
-      maxAge: value ? SESSION_SECONDS * 1000 : 0,
-      overwrite: true,
-    });
+    ctx.cookies.set(name, value, { httpOnly: true, sameSite: 'lax', secure: deps.config.cookieSecure, path, maxAge: value ? seconds * 1000 : 0, overwrite: true });
   };
+  const origin = (ctx: Context) => ({ ip: ctx.ip, userAgent: ctx.get('user-agent') });
 
   router.post('/session', async (ctx) => {
     requireTls(ctx);
-    const body = deps.validator.check<{ email: string; password: string }>('sign-in', await readJson(ctx, deps.config.bodyLimitBytes));
-    const { token, session } = await deps.accounts.signIn(body.email, body.password, ctx.ip);
-    setCookie(ctx, token);
+    const body = deps.validator.check<{ email: string; password: string; otp?: string }>('sign-in', await readJson(ctx, deps.config.bodyLimitBytes));
+    const { token, session } = await deps.accounts.signIn(body, origin(ctx));
+    cookie(ctx, SESSION_COOKIE, token, SESSION_SECONDS);
     ctx.body = sessionView(session);
   });
 
@@ -72,9 +110,9 @@ export function dashboardSessionRoutes(deps: AppDeps): Router<AppState> {
     ctx.body = sessionView(ctx.state.web);
   });
 
-  router.delete('/session', requireSignedIn(deps), async (ctx) => {
-    await deps.accounts.signOut(ctx.state.webToken);
-    setCookie(ctx, null);
+  router.delete('/session', requireSignedIn(deps), requireSessionCookie, async (ctx) => {
+    await deps.accounts.signOut(ctx.state.webToken!);
+    cookie(ctx, SESSION_COOKIE, null, 0);
     ctx.status = 204;
   });
 
@@ -82,5 +120,27 @@ export function dashboardSessionRoutes(deps: AppDeps): Router<AppState> {
     const body = deps.validator.check<{ token: string; password: string }>('set-password', await readJson(ctx, deps.config.bodyLimitBytes));
     ctx.body = await deps.accounts.setPassword(body.token, body.password);
   });
-  return router;
+
+  // Single sign-on: the browser goes to the provider with a state its own cookie keeps, and comes back to /callback.
+  const callbackUrl = (ctx: Context) => `${ctx.origin}${PREFIX}/sso/callback`;
+  router.get('/sso/start', async (ctx) => {
+    requireTls(ctx);
+    const { url, state } = await deps.sso.start(String(ctx.query.email ?? ''), callbackUrl(ctx));
+    cookie(ctx, SSO_COOKIE, state, SSO_PENDING_SECONDS, `${PREFIX}/sso`);
+    ctx.redirect(url);
+  });
+  router.get('/sso/callback', async (ctx) => {
+    const state = ctx.cookies.get(SSO_COOKIE);
+    cookie(ctx, SSO_COOKIE, null, 0, `${PREFIX}/sso`);
+    try {
+      const { token } = await deps.sso.finish(new URL(ctx.originalUrl, ctx.origin), state, origin(ctx));
+      cookie(ctx, SESSION_COOKIE, token, SESSION_SECONDS);
+      ctx.redirect('/projects');
+    } catch (err) {
+      // a browser comes back to the sign-in page, which says why; a script gets the JSON answer
+      if (!(err instanceof AppError) || ctx.accepts('json', 'html') !== 'html') throw err;
+      ctx.redirect(`/sign-in?${new URLSearchParams({ sso_error: err.reason, message: err.message })}`);
+    }
+  });
+  return router as unknown as Router<AppState>;
 }

@@ -7,30 +7,23 @@
  * Each route calls the same services as the admin CLI and the v1 API.
  */
 import Router, { type RouterContext } from '@koa/router';
-import type { Middleware } from 'koa';
 import type { IssueStatus } from '../../domain/issue-status.ts';
-import { ConflictError, ForbiddenError, NotFoundError } from '../../errors.ts';
-import type { WebSession } from '../../services/accounts.service.ts';
+import { ConflictError, NotFoundError } from '../../errors.ts';
 import type { AlertSettings } from '../../store/projects.store.ts';
 import type { PersonList } from '../../store/orgs.store.ts';
 import type { AppDeps, AppState } from '../app.ts';
 import { readJson } from '../body.ts';
 import { enumParam, environmentParam, idParam, releaseParam } from '../params.ts';
-import { requireSignedIn } from './dashboard-session.route.ts';
+import { ownerOnly } from './dashboard-account.route.ts';
+import { requireSignedIn, type WebState } from './dashboard-session.route.ts';
 import { ingestionRange } from './ingestion.route.ts';
 import { eventIdParam, eventPageQuery, issueNotFound, issuePageQuery } from './issues.route.ts';
 
-type WebState = AppState & { web: WebSession; webToken: string };
 type WebContext = RouterContext<WebState>;
 
 /** The chart ranges of a release page. */
 export const CHART_RANGES = { '24h': 24, '7d': 7 * 24, '14d': 14 * 24, '90d': 90 * 24 } as const;
 type ChartRange = keyof typeof CHART_RANGES;
-
-const ownerOnly: Middleware<WebState> = async (ctx, next) => {
-  if (ctx.state.web.role !== 'owner') throw new ForbiddenError('owner_required', 'only an owner of the organisation may do this');
-  await next();
-};
 
 const projectNotFound = () => new NotFoundError('project_not_found', 'no such project in your organisation');
 const attachmentNotFound = () => new NotFoundError('attachment_not_found', 'no such attachment on this event');
