@@ -34,7 +34,7 @@ describe('dashboard accounts', () => {
     expect(await addUser('Owner@Acme.test', 'owner', PASSWORD)).toEqual({ email: 'owner@acme.test', org, role: 'owner' });
     const res = await signIn('owner@acme.test', PASSWORD);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ email: 'owner@acme.test', org, role: 'owner', csrf_token: expect.any(String) });
+    expect(res.body).toEqual({ email: 'owner@acme.test', org, role: 'owner', csrf_token: expect.any(String), setup_2fa: false });
     const setCookie = res.headers.get('set-cookie')!;
     expect(setCookie).toMatch(/httponly/i);
     expect(setCookie).toMatch(/samesite=lax/i);

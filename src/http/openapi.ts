@@ -10,6 +10,10 @@ import type Router from '@koa/router';
 /** `dashboard`: a session cookie or an API token with the route's scope; `session`: a session cookie only. */
 type Auth = 'none' | 'secret' | 'secret+instance' | 'public' | 'sentry' | 'dashboard' | 'session';
 
+const sessionId = { name: 'id', in: 'path', description: 'a session id (from a sessions list)', schema: { type: 'string' } } as const;
+const tokenId = { name: 'id', in: 'path', description: 'a token id (from the tokens list)', schema: { type: 'string' } } as const;
+const userEmail = { name: 'email', in: 'path', description: "the user's email", schema: { type: 'string' } } as const;
+
 interface Param {
   name: string;
   in: 'query' | 'path';
@@ -472,6 +476,97 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     ok: { 200: 'organisation' },
     errors: [400, 413, 415],
   },
+  'GET /api/dashboard/sso/start': {
+    tag: 'dashboard',
+    summary: "Start single sign-on for an email's domain: redirects to the organisation's OpenID provider (PKCE, state kept in a cookie)",
+    auth: 'none',
+    params: [{ name: 'email', in: 'query', description: 'the address signing in; its domain picks the organisation', schema: { type: 'string' } }],
+    ok: { 302: 'to the identity provider' },
+    errors: [400, 404],
+  },
+  'GET /api/dashboard/sso/callback': {
+    tag: 'dashboard',
+    summary: "The provider's redirect: state, code (with the PKCE verifier), ID token signature, audience, nonce and email domain checked; opens a session",
+    auth: 'none',
+    ok: { 302: 'to /projects signed in; a browser refused goes to /sign-in?sso_error=<reason>' },
+    errors: [400, 404],
+  },
+  'GET /api/dashboard/me': { tag: 'dashboard', summary: 'Your account: role, two-factor sign-in, recovery codes left, last sign-in', auth: 'session', ok: { 200: 'account' } },
+  'GET /api/dashboard/me/sessions': { tag: 'dashboard', summary: 'Your open sessions (`current` marks this one)', auth: 'session', ok: { 200: '`{sessions}`' } },
+  'DELETE /api/dashboard/me/sessions': { tag: 'dashboard', summary: 'End every session of yours but this one', auth: 'session', ok: { 200: '`{ended}`' } },
+  'DELETE /api/dashboard/me/sessions/:id': { tag: 'dashboard', summary: 'End one of your sessions', auth: 'session', params: [sessionId], ok: { 200: '`{ended}`' } },
+  'POST /api/dashboard/me/password': {
+    tag: 'dashboard',
+    summary: 'Change your password (the current one checked, throttled); your other sessions end',
+    auth: 'session',
+    body: { schema: 'change-password' },
+    ok: { 200: '`{ended_sessions}`' },
+    errors: [400, 429],
+  },
+  'POST /api/dashboard/me/2fa/start': { tag: 'dashboard', summary: 'Start two-factor enrolment: a TOTP secret, its otpauth:// URL and a QR code (SVG)', auth: 'session', ok: { 200: '`{secret, otpauth_url, qr_svg}`' } },
+  'POST /api/dashboard/me/2fa/confirm': {
+    tag: 'dashboard',
+    summary: 'Confirm enrolment with a code: two-factor sign-in is on; ten single-use recovery codes, shown once',
+    auth: 'session',
+    body: { schema: 'otp-code' },
+    ok: { 200: '`{recovery_codes}`' },
+    errors: [400, 409],
+  },
+  'POST /api/dashboard/me/2fa/disable': {
+    tag: 'dashboard',
+    summary: 'Turn two-factor sign-in off with a current code or a recovery code (refused when the organisation requires it)',
+    auth: 'session',
+    body: { schema: 'otp-code' },
+    ok: { 200: '`{two_factor: false}`' },
+    errors: [400, 409],
+  },
+  'GET /api/dashboard/me/tokens': { tag: 'dashboard', summary: 'Your API tokens: name, scopes, hint, created and last used (never the token)', auth: 'session', ok: { 200: '`{tokens}`' } },
+  'POST /api/dashboard/me/tokens': {
+    tag: 'dashboard',
+    summary: 'A new API token with scopes; the token is in this answer only',
+    auth: 'session',
+    body: { schema: 'token-create' },
+    ok: { 201: '`{id, name, scopes, token, …}`' },
+    errors: [400],
+  },
+  'DELETE /api/dashboard/me/tokens/:id': { tag: 'dashboard', summary: 'Revoke one of your API tokens', auth: 'session', params: [tokenId], ok: { 200: '`{revoked}`' }, errors: [404] },
+  'POST /api/dashboard/org/users': {
+    tag: 'dashboard',
+    summary: 'Add a dashboard user (owner): an invite link to set a password, valid 24 hours, shown once',
+    auth: 'session',
+    body: { schema: 'user-invite' },
+    ok: { 201: '`{email, role, invite_url, expires_in_hours}`' },
+    errors: [400, 409],
+  },
+  'GET /api/dashboard/org/users/:email/sessions': { tag: 'dashboard', summary: "A user's open sessions (owner)", auth: 'session', params: [userEmail], ok: { 200: '`{sessions}`' }, errors: [404] },
+  'DELETE /api/dashboard/org/users/:email/sessions': { tag: 'dashboard', summary: "End every session of a user (owner; yours but this one)", auth: 'session', params: [userEmail], ok: { 200: '`{ended}`' }, errors: [404] },
+  'DELETE /api/dashboard/org/users/:email/sessions/:id': {
+    tag: 'dashboard',
+    summary: "End one session of a user (owner)",
+    auth: 'session',
+    params: [userEmail, sessionId],
+    ok: { 200: '`{ended}`' },
+    errors: [404],
+  },
+  'PATCH /api/dashboard/org/users/:email': {
+    tag: 'dashboard',
+    summary: 'Disable a user (every session and token ends, sign-in refused) or enable them (owner)',
+    auth: 'session',
+    params: [userEmail],
+    body: { schema: 'user-disable' },
+    ok: { 200: '`{email, disabled}`' },
+    errors: [400, 404, 409],
+  },
+  'GET /api/dashboard/org/sso': { tag: 'dashboard', summary: "The organisation's single sign-on (never the client secret) and the redirect URI to register", auth: 'session', ok: { 200: '`{sso, redirect_uri}`' } },
+  'PUT /api/dashboard/org/sso': {
+    tag: 'dashboard',
+    summary: "Set the organisation's OpenID provider (owner); the issuer is discovered first",
+    auth: 'session',
+    body: { schema: 'sso-settings' },
+    ok: { 200: '`{sso}`' },
+    errors: [400],
+  },
+  'DELETE /api/dashboard/org/sso': { tag: 'dashboard', summary: 'Turn single sign-on off (owner)', auth: 'session', ok: { 200: '`{sso: null}`' } },
   'DELETE /api/dashboard/org/people/:list/:email': {
     tag: 'dashboard',
     summary: 'Remove a member, an invite or an email rule (owner)',
