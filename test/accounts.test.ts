@@ -131,7 +131,7 @@ describe('two-factor sign-in', () => {
     expect((await tess.as('GET', '/me')).body).toMatchObject({ two_factor: true, recovery_codes_left: 9 });
 
     // nothing readable is stored: the seed is sealed, recovery codes are hashes
-    const stored = JSON.stringify(await ctx.runtime.mongo.db.collection('users').findOne({ _id: 'tess@acme.test' }));
+    const stored = JSON.stringify(await ctx.runtime.mongo.db.collection<{ _id: string }>('users').findOne({ _id: 'tess@acme.test' }));
     expect(stored).not.toContain(started.secret);
     for (const r of recovery) expect(stored).not.toContain(r);
   });

@@ -19,7 +19,7 @@ export const WEB_DIR = fileURLToPath(new URL('../../dist/web/', import.meta.url)
 
 /** The paths the page answers; those after the first two need a session. */
 const OPEN_PAGES = new Set(['/sign-in', '/set-password']);
-const PAGE = /^\/(?:sign-in|set-password|organisation|projects(?:\/[^.]*)?)?\/?$/;
+const PAGE = /^\/(?:sign-in|set-password|organisation|account|projects(?:\/[^.]*)?)?\/?$/;
 
 const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.txt': 'text/plain; charset=utf-8' };
 

@@ -41,6 +41,18 @@ interface Pending {
 
 const ssoFailed = (message: string) => new BadRequestError('sso_failed', `single sign-on failed: ${message}`);
 
+/** What went wrong, from openid-client's error and its causes: an outbound refusal names its rule. */
+function why(err: unknown): string {
+  const messages: string[] = [];
+  for (let e = err as { message?: string; cause?: unknown; error?: unknown; error_description?: unknown } | undefined; e && messages.length < 4; e = e.cause as typeof e) {
+    if (e instanceof TargetRefused) return `refused (${e.rule}): ${e.message}`;
+    if (e.message) messages.push(e.message);
+    // the provider's own OAuth error (invalid_grant: a code used twice, …)
+    if (typeof e.error === 'string') messages.push([e.error, e.error_description].filter((x) => typeof x === 'string').join(': '));
+  }
+  return messages.join(': ') || String(err);
+}
+
 export function makeSsoService(deps: {
   stores: Stores;
   redis: RedisClient;
@@ -107,8 +119,7 @@ export function makeSsoService(deps: {
       try {
         await clientOf(sso);
       } catch (err) {
-        const why = err instanceof TargetRefused ? `refused (${err.rule}): ${err.message}` : (err as Error).message;
-        throw new BadRequestError('sso_discovery_failed', `could not read ${sso.issuer}/.well-known/openid-configuration: ${why}`);
+        throw new BadRequestError('sso_discovery_failed', `could not read ${sso.issuer}/.well-known/openid-configuration: ${why(err)}`);
       }
       await stores.orgs.update(org, { sso });
       return { sso: view(sso) };
@@ -124,8 +135,8 @@ export function makeSsoService(deps: {
       const domain = email.trim().toLowerCase().split('@').pop() ?? '';
       const org = domain ? await stores.orgs.byDomain(domain) : null;
       if (!org?.sso) throw new NotFoundError('sso_not_configured', `no organisation signs in ${domain || 'this address'} through single sign-on`);
-      const config = await clientOf(org.sso).catch((err: Error) => {
-        throw ssoFailed(`the identity provider cannot be reached (${err.message})`);
+      const config = await clientOf(org.sso).catch((err: unknown) => {
+        throw ssoFailed(`the identity provider cannot be reached (${why(err)})`);
       });
       const verifier = oidc.randomPKCECodeVerifier();
       const state = oidc.randomState();
@@ -159,18 +170,21 @@ export function makeSsoService(deps: {
       if (!org?.sso) throw new NotFoundError('sso_not_configured', 'single sign-on was turned off for this organisation');
       const providerError = callback.searchParams.get('error');
       if (providerError) throw ssoFailed(`the identity provider answered ${providerError}: ${callback.searchParams.get('error_description') ?? ''}`.trim());
-      let claims: oidc.IDToken | undefined;
+      let claims: { email?: unknown; email_verified?: unknown } | undefined;
       try {
-        const tokens = await oidc.authorizationCodeGrant(await clientOf(org.sso), callback, {
+        const config = await clientOf(org.sso);
+        const tokens = await oidc.authorizationCodeGrant(config, callback, {
           pkceCodeVerifier: pending.verifier,
           expectedState: state,
           expectedNonce: pending.nonce,
           idTokenExpected: true,
         });
-        claims = tokens.claims();
+        const idToken = tokens.claims()!;
+        // A conforming provider may keep the email for the userinfo endpoint (oidc-provider does); it must name the same subject.
+        claims = (idToken.email === undefined ? await oidc.fetchUserInfo(config, tokens.access_token, idToken.sub) : idToken) as typeof claims;
       } catch (err) {
-        deps.log.warn({ org: org._id, err: (err as Error).message }, 'single sign-on refused');
-        throw ssoFailed((err as Error).message);
+        deps.log.warn({ org: org._id, err: why(err) }, 'single sign-on refused');
+        throw ssoFailed(why(err));
       }
       const email = typeof claims?.email === 'string' ? claims.email.trim().toLowerCase() : '';
       if (!email || claims?.email_verified === false) throw new ForbiddenError('sso_email_unverified', 'the identity provider gave no verified email address');

@@ -7,6 +7,8 @@ export interface Session {
   org: string;
   role: 'owner' | 'member';
   csrf_token: string;
+  /** the organisation requires two-factor sign-in, and this user has not turned it on yet */
+  setup_2fa: boolean;
 }
 
 export class ApiError extends Error {

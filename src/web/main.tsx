@@ -8,6 +8,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, rememberSession, type Session } from './api.ts';
 import { interceptLinks, navigate, useLocation } from './router.ts';
+import { AccountPage } from './pages/account.tsx';
 import { AlertsPage } from './pages/alerts.tsx';
 import { IssueEventsPage, IssuePage } from './pages/issue.tsx';
 import { IssuesPage } from './pages/issues.tsx';
@@ -23,6 +24,8 @@ function Page({ url, session }: { url: URL; session: Session }) {
   const path = url.pathname.replace(/\/+$/, '') || '/';
   const q = url.searchParams;
   let m: RegExpMatchArray | null;
+  // an organisation that requires two-factor sign-in holds its users on the Account page until it is on
+  if (path === '/account' || session.setup_2fa) return <AccountPage session={session} />;
   if (path === '/' || path === '/projects') return <ProjectsPage session={session} />;
   if (path === '/organisation') return <OrganisationPage session={session} />;
   if ((m = path.match(/^\/projects\/(\d+)$/))) return <ProjectSettingsPage id={m[1]!} session={session} />;
@@ -80,6 +83,9 @@ function App() {
             </a>
             <a href="/organisation" aria-current={url.pathname === '/organisation' ? 'page' : undefined}>
               Organisation
+            </a>
+            <a href="/account" aria-current={url.pathname === '/account' ? 'page' : undefined}>
+              Account
             </a>
             <a href="/admin/queues" data-external>
               Queues

@@ -122,25 +122,35 @@ export function dashboardSessionRoutes(deps: AppDeps): Router<AppState> {
   });
 
   // Single sign-on: the browser goes to the provider with a state its own cookie keeps, and comes back to /callback.
-  const callbackUrl = (ctx: Context) => `${ctx.origin}${PREFIX}/sso/callback`;
-  router.get('/sso/start', async (ctx) => {
-    requireTls(ctx);
-    const { url, state } = await deps.sso.start(String(ctx.query.email ?? ''), callbackUrl(ctx));
-    cookie(ctx, SSO_COOKIE, state, SSO_PENDING_SECONDS, `${PREFIX}/sso`);
-    ctx.redirect(url);
-  });
-  router.get('/sso/callback', async (ctx) => {
-    const state = ctx.cookies.get(SSO_COOKIE);
-    cookie(ctx, SSO_COOKIE, null, 0, `${PREFIX}/sso`);
+  // the address the browser used (behind a TRUST_PROXY proxy, the one it was sent to); the provider accepts only registered ones
+  const callbackUrl = (ctx: Context) => `${ctx.protocol}://${ctx.host}${PREFIX}/sso/callback`;
+  /** A browser refused goes back to the sign-in page, which says why; a script gets the JSON answer. */
+  const orBackToSignIn = (run: (ctx: Context) => Promise<void>) => async (ctx: Context) => {
     try {
-      const { token } = await deps.sso.finish(new URL(ctx.originalUrl, ctx.origin), state, origin(ctx));
-      cookie(ctx, SESSION_COOKIE, token, SESSION_SECONDS);
-      ctx.redirect('/projects');
+      await run(ctx);
     } catch (err) {
-      // a browser comes back to the sign-in page, which says why; a script gets the JSON answer
       if (!(err instanceof AppError) || ctx.accepts('json', 'html') !== 'html') throw err;
       ctx.redirect(`/sign-in?${new URLSearchParams({ sso_error: err.reason, message: err.message })}`);
     }
-  });
+  };
+  router.get(
+    '/sso/start',
+    orBackToSignIn(async (ctx) => {
+      requireTls(ctx);
+      const { url, state } = await deps.sso.start(String(ctx.query.email ?? ''), callbackUrl(ctx));
+      cookie(ctx, SSO_COOKIE, state, SSO_PENDING_SECONDS, `${PREFIX}/sso`);
+      ctx.redirect(url);
+    }),
+  );
+  router.get(
+    '/sso/callback',
+    orBackToSignIn(async (ctx) => {
+      const state = ctx.cookies.get(SSO_COOKIE);
+      cookie(ctx, SSO_COOKIE, null, 0, `${PREFIX}/sso`);
+      const { token } = await deps.sso.finish(new URL(ctx.href), state, origin(ctx));
+      cookie(ctx, SESSION_COOKIE, token, SESSION_SECONDS);
+      ctx.redirect('/projects');
+    }),
+  );
   return router as unknown as Router<AppState>;
 }

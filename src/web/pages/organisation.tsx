@@ -1,7 +1,9 @@
-/** The Organisation page: plan and seats with who fills them, the people lists, dashboard users. */
+/** The Organisation page: plan and seats with who fills them, the people lists, dashboard users, sign-in rules. */
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
-import { Failure, Figures, Show, Title, useAction, useLoad } from '../ui.tsx';
+import { when } from '../format.ts';
+import { Failure, Figures, OnceSecret, Show, Title, useAction, useLoad } from '../ui.tsx';
+import { SessionTable, type SessionRow } from './account.tsx';
 
 interface Org {
   id: string;
@@ -12,7 +14,21 @@ interface Org {
   invites: string[];
   email_rules: string[];
   usage: { used: number; contacts: number; members: number; invites: number; email_rules: number };
-  users: { email: string; role: 'owner' | 'member'; active: boolean }[];
+  require_2fa: boolean;
+  users: User[];
+}
+interface User {
+  email: string;
+  role: 'owner' | 'member';
+  active: boolean;
+  two_factor: boolean;
+  disabled: boolean;
+  last_sign_in: string | null;
+  sessions: number;
+}
+interface Sso {
+  sso: { issuer: string; client_id: string; domains: string[]; default_role: 'owner' | 'member'; required: boolean } | null;
+  redirect_uri: string;
 }
 
 const LISTS = [
@@ -71,27 +87,9 @@ export function OrganisationPage({ session }: { session: Session }) {
             </section>
           ))}
           <h2>Dashboard users</h2>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Role</th>
-                <th scope="col">Password set</th>
-              </tr>
-            </thead>
-            <tbody>
-              {org.users.map((u) => (
-                <tr key={u.email}>
-                  <td>{u.email}</td>
-                  <td>{u.role}</td>
-                  <td>{u.active ? 'yes' : 'not yet'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <p class="muted">
-            New users: <code>npx lookout admin user add --org {org.id} --email E --role owner|member</code>.
-          </p>
+          <Users org={org} session={session} onChange={loaded.reload} />
+          {owner && <Security org={org} busy={busy} onSave={(require_2fa) => change(() => api('PATCH', '/org', { require_2fa }))} />}
+          <SingleSignOn owner={owner} />
         </section>
       )}
     </Show>
@@ -139,5 +137,224 @@ function AddPerson({ label, busy, onAdd }: { label: string; busy: boolean; onAdd
         Add {label}
       </button>
     </form>
+  );
+}
+
+/** The organisation's users: who has two-factor on, when each last signed in, their sessions; an owner invites, ends and disables. */
+function Users({ org, session, onChange }: { org: Org; session: Session; onChange(): void }) {
+  const owner = session.role === 'owner';
+  const [open, setOpen] = useState<string | null>(null);
+  const [invite, setInvite] = useState<string | null>(null);
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState<'owner' | 'member'>('member');
+  const [act, error, busy] = useAction();
+  const change = (run: () => Promise<unknown>) =>
+    void act(async () => {
+      await run();
+      onChange();
+    });
+  const add = (event: Event) => {
+    event.preventDefault();
+    change(async () => {
+      const added = await api<{ invite_url: string }>('POST', '/org/users', { email, role });
+      setInvite(added.invite_url);
+      setEmail('');
+    });
+  };
+  return (
+    <>
+      {error && <Failure error={error} />}
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Email</th>
+            <th scope="col">Role</th>
+            <th scope="col">Password set</th>
+            <th scope="col">Two-factor</th>
+            <th scope="col">Last sign-in</th>
+            <th scope="col">Sessions</th>
+            {owner && <th scope="col">Access</th>}
+          </tr>
+        </thead>
+        <tbody>
+          {org.users.map((u) => (
+            <tr key={u.email}>
+              <td>{u.email}</td>
+              <td>{u.role}</td>
+              <td>{u.active ? 'yes' : 'not yet'}</td>
+              <td>{u.two_factor ? 'on' : 'off'}</td>
+              <td>{when(u.last_sign_in)}</td>
+              <td>
+                {owner && u.sessions > 0 ? (
+                  <button type="button" aria-expanded={open === u.email} onClick={() => setOpen(open === u.email ? null : u.email)}>
+                    {u.sessions} open
+                  </button>
+                ) : (
+                  u.sessions
+                )}
+              </td>
+              {owner && (
+                <td>
+                  {u.email === session.email ? (
+                    'you'
+                  ) : (
+                    <button type="button" disabled={busy} onClick={() => change(() => api('PATCH', `/org/users/${encodeURIComponent(u.email)}`, { disabled: !u.disabled }))}>
+                      {u.disabled ? `Enable ${u.email}` : `Disable ${u.email}`}
+                    </button>
+                  )}
+                </td>
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {owner && open && <UserSessions email={open} onChange={onChange} />}
+      {owner && (
+        <form onSubmit={add} class="inline">
+          <label>
+            New user (email)
+            <input type="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+          </label>
+          <label>
+            Role
+            <select value={role} onChange={(e) => setRole(e.currentTarget.value as 'owner' | 'member')}>
+              <option value="member">member</option>
+              <option value="owner">owner</option>
+            </select>
+          </label>
+          <button type="submit" disabled={busy}>
+            Invite user
+          </button>
+        </form>
+      )}
+      {invite && <OnceSecret label="Invite link" value={invite} kept="Send it to the new user: it sets their password and works for 24 hours." />}
+    </>
+  );
+}
+
+function UserSessions({ email, onChange }: { email: string; onChange(): void }) {
+  const path = `/org/users/${encodeURIComponent(email)}/sessions`;
+  const loaded = useLoad(() => api<{ sessions: SessionRow[] }>('GET', path), path);
+  const [act, error, busy] = useAction();
+  const change = (run: () => Promise<unknown>) =>
+    void act(async () => {
+      await run();
+      loaded.reload();
+      onChange();
+    });
+  return (
+    <section aria-label={`Sessions of ${email}`}>
+      <h3>Sessions of {email}</h3>
+      {error && <Failure error={error} />}
+      <Show loaded={loaded}>
+        {({ sessions }) => (
+          <>
+            <SessionTable sessions={sessions} busy={busy} onEnd={(id) => change(() => api('DELETE', `${path}/${id}`))} />
+            {sessions.length > 0 && (
+              <button type="button" disabled={busy} onClick={() => change(() => api('DELETE', path))}>
+                End every session of {email}
+              </button>
+            )}
+          </>
+        )}
+      </Show>
+    </section>
+  );
+}
+
+function Security({ org, busy, onSave }: { org: Org; busy: boolean; onSave(require2fa: boolean): void }) {
+  return (
+    <section aria-labelledby="security-heading">
+      <h2 id="security-heading">Two-factor sign-in</h2>
+      <p>
+        {org.require_2fa
+          ? 'Required: a user without it can do nothing but turn it on.'
+          : 'Not required: each user chooses (Account page).'}{' '}
+        <button type="button" disabled={busy} onClick={() => onSave(!org.require_2fa)}>
+          {org.require_2fa ? 'Stop requiring two-factor sign-in' : 'Require two-factor sign-in'}
+        </button>
+      </p>
+    </section>
+  );
+}
+
+function SingleSignOn({ owner }: { owner: boolean }) {
+  const loaded = useLoad(() => api<Sso>('GET', '/org/sso'), 'sso');
+  return (
+    <section aria-labelledby="sso-heading">
+      <h2 id="sso-heading">Single sign-on (OpenID Connect)</h2>
+      <Show loaded={loaded}>{(data) => <SsoForm data={data} owner={owner} onSaved={loaded.reload} />}</Show>
+    </section>
+  );
+}
+
+function SsoForm({ data, owner, onSaved }: { data: Sso; owner: boolean; onSaved(): void }) {
+  const [issuer, setIssuer] = useState(data.sso?.issuer ?? '');
+  const [clientId, setClientId] = useState(data.sso?.client_id ?? '');
+  const [secret, setSecret] = useState('');
+  const [domains, setDomains] = useState(data.sso?.domains.join(', ') ?? '');
+  const [role, setRole] = useState<'owner' | 'member'>(data.sso?.default_role ?? 'member');
+  const [required, setRequired] = useState(data.sso?.required ?? false);
+  const [act, error, busy] = useAction();
+  const save = (event: Event) => {
+    event.preventDefault();
+    void act(async () => {
+      const list = domains.split(/[\s,]+/).filter(Boolean);
+      await api('PUT', '/org/sso', { issuer, client_id: clientId, ...(secret ? { client_secret: secret } : {}), domains: list, default_role: role, required });
+      setSecret('');
+      onSaved();
+    });
+  };
+  const remove = () =>
+    void act(async () => {
+      await api('DELETE', '/org/sso');
+      onSaved();
+    });
+  return (
+    <>
+      <p>
+        {data.sso ? `On: people of ${data.sso.domains.join(', ')} sign in through ${data.sso.issuer}${data.sso.required ? ' (members only that way)' : ''}.` : 'Off.'} Register
+        this redirect URI with the provider: <code>{data.redirect_uri}</code>
+      </p>
+      {owner && (
+        <form onSubmit={save}>
+          <label>
+            Issuer URL
+            <input type="url" required value={issuer} onInput={(e) => setIssuer(e.currentTarget.value)} />
+          </label>
+          <label>
+            Client ID
+            <input required value={clientId} onInput={(e) => setClientId(e.currentTarget.value)} />
+          </label>
+          <label>
+            Client secret {data.sso && '(empty: keep the stored one)'}
+            <input type="password" autocomplete="off" required={!data.sso} value={secret} onInput={(e) => setSecret(e.currentTarget.value)} />
+          </label>
+          <label>
+            Email domains (comma-separated)
+            <input required value={domains} onInput={(e) => setDomains(e.currentTarget.value)} />
+          </label>
+          <label>
+            Role of people who join through it
+            <select value={role} onChange={(e) => setRole(e.currentTarget.value as 'owner' | 'member')}>
+              <option value="member">member</option>
+              <option value="owner">owner</option>
+            </select>
+          </label>
+          <label class="check">
+            <input type="checkbox" checked={required} onChange={(e) => setRequired(e.currentTarget.checked)} /> Members sign in only through it (owners keep their password)
+          </label>
+          <button type="submit" disabled={busy}>
+            Save single sign-on
+          </button>{' '}
+          {data.sso && (
+            <button type="button" disabled={busy} onClick={remove}>
+              Turn single sign-on off
+            </button>
+          )}
+        </form>
+      )}
+      {error && <Failure error={error} />}
+    </>
   );
 }
