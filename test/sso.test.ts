@@ -104,13 +104,13 @@ async function asOwner() {
 }
 
 /**
- * From Lookout's sign-in page, "Sign in with SSO", then the provider's sign-in and consent pages as far as they are
+ * From Lookout's sign-in page, "Continue with single sign-on", then the provider's sign-in and consent pages as far as they are
  * asked; at the provider the person signs in as `providerLogin` (by default the email typed at Lookout).
  */
 async function startAtSignInPage(page: Page, email: string, providerLogin = email): Promise<void> {
   await page.goto(`${ctx.api}/sign-in`);
   await page.getByLabel('Email').fill(email);
-  await page.getByRole('button', { name: 'Sign in with SSO' }).click();
+  await page.getByRole('button', { name: 'Continue with single sign-on' }).click();
   await page.waitForURL((url) => url.href.startsWith(issuer));
   for (let step = 0; step < 4 && page.url().startsWith(issuer); step++) {
     const submit = page.locator('button[type="submit"]');
@@ -231,7 +231,7 @@ describe('single sign-on through OpenID Connect', () => {
     // and an address of a domain no organisation signs in through is sent back before any provider
     await outsiderPage.goto(`${ctx.api}/sign-in`);
     await outsiderPage.getByLabel('Email').fill('eve@elsewhere.test');
-    await outsiderPage.getByRole('button', { name: 'Sign in with SSO' }).click();
+    await outsiderPage.getByRole('button', { name: 'Continue with single sign-on' }).click();
     await outsiderPage.getByRole('alert').filter({ hasText: 'sso_not_configured' }).waitFor();
     await outsider.close();
   });

@@ -17,6 +17,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorkers } from '../workers/main.ts';
 import { call, drained, eventId, startTestContext, type TestContext } from './helpers/context.ts';
@@ -394,6 +395,50 @@ describe('the web dashboard', () => {
       await fresh.getByRole('heading', { level: 1, name: 'Projects' }).waitFor();
       // A member sees the projects but not the owners' controls.
       expect(await fresh.getByRole('button', { name: 'Create project' }).count()).toBe(0);
+    } finally {
+      await other.close();
+    }
+  }, 60_000);
+
+  it('Account: a member turns on two-factor sign-in from the QR code, keeps the recovery codes, makes an API token, and signs in with a code', async () => {
+    const other = await context.browser()!.newContext();
+    const fresh = await other.newPage();
+    const signIn = async () => {
+      await fresh.goto(`${ctx.api}/sign-in`);
+      await fresh.getByLabel('Email').fill('member@acme.example');
+      await fresh.getByLabel('Password').fill('member password for tests');
+      await fresh.getByRole('button', { name: 'Sign in', exact: true }).click();
+    };
+    try {
+      await signIn();
+      await fresh.getByRole('heading', { level: 1, name: 'Projects' }).waitFor();
+      await fresh.getByRole('link', { name: 'Account' }).click();
+      await fresh.getByRole('heading', { level: 1, name: 'Account: member@acme.example' }).waitFor();
+      await fresh.getByRole('button', { name: 'Set up two-factor sign-in' }).click();
+      await fresh.getByRole('img', { name: 'QR code of the two-factor key' }).waitFor();
+      const key = (await fresh.getByLabel('Two-factor key').textContent())!;
+      await fresh.getByLabel('Code from the app').fill(await generate({ secret: key }));
+      await fresh.getByRole('button', { name: 'Turn on' }).click();
+      const codes = fresh.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem');
+      await codes.first().waitFor();
+      expect(await codes.count()).toBe(10);
+      await fresh.getByText('On. 10 recovery code(s) left.').waitFor();
+      await fresh.getByLabel('Token name').fill('ci');
+      await fresh.getByRole('button', { name: 'Create token' }).click();
+      const token = (await fresh.getByLabel('API token', { exact: true }).textContent())!;
+      expect(token).toMatch(/^lkt_/);
+      expect((await call(ctx, 'GET', '/api/dashboard/projects', { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+      await fresh.getByRole('button', { name: 'Revoke ci' }).waitFor();
+      await accessible('account', fresh);
+      await fresh.screenshot({ path: path.join(SHOTS, 'account.png'), fullPage: true });
+
+      // signing in now asks for a code after the password
+      await fresh.getByRole('button', { name: 'Sign out' }).click();
+      await fresh.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+      await signIn();
+      await fresh.getByLabel('Code from your authenticator app, or a recovery code').fill(await generate({ secret: key, epoch: Math.floor(Date.now() / 1000) + 30 }));
+      await fresh.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await fresh.getByRole('heading', { level: 1, name: 'Projects' }).waitFor();
     } finally {
       await other.close();
     }

@@ -209,7 +209,7 @@ export function makeAccountsService(deps: { stores: Stores; redis: RedisClient; 
       if (user.disabled_at) throw new ForbiddenError('account_disabled', 'this account is disabled; ask an owner of your organisation');
       const org = await stores.orgs.get(user.org_id);
       if (org?.sso?.required && user.role !== 'owner') {
-        throw new ForbiddenError('sso_required', 'your organisation signs in through single sign-on: use "Sign in with SSO"');
+        throw new ForbiddenError('sso_required', 'your organisation signs in through single sign-on: use "Continue with single sign-on"');
       }
       if (user.totp) {
         if (!input.otp) {

@@ -74,7 +74,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn(session: Session): void 
         <h2 id="sso-heading">Single sign-on</h2>
         <p class="muted">If your organisation signs in through its identity provider, enter your work email above and continue there.</p>
         <button type="submit" disabled={!email}>
-          Sign in with SSO
+          Continue with single sign-on
         </button>
       </form>
       <p class="muted">No account yet? An owner adds you from the Organisation page (an invite link) or with <code>npx lookout admin user add</code>.</p>
