@@ -119,6 +119,17 @@ export function useAction(): [(run: () => Promise<unknown>) => Promise<void>, Er
   return [act, error, busy];
 }
 
+/** Runs a change, then reloads what it changed; the failure is kept to show beside the form. */
+export function useChange(reload: () => void): [(run: () => Promise<unknown>) => void, Error | null, boolean] {
+  const [act, error, busy] = useAction();
+  const change = (run: () => Promise<unknown>) =>
+    void act(async () => {
+      await run();
+      reload();
+    });
+  return [change, error, busy];
+}
+
 /** Headline figures, each a label over its value. */
 export function Figures({ items }: { items: [label: string, value: ComponentChildren][] }) {
   return (

@@ -1,7 +1,7 @@
 /** Your account: open sessions, password, two-factor sign-in and API tokens. */
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
-import { Failure, OnceSecret, Show, Title, useAction, useLoad } from '../ui.tsx';
+import { Failure, OnceSecret, Show, Title, useAction, useChange, useLoad } from '../ui.tsx';
 import { when } from '../format.ts';
 
 interface Me {
@@ -96,12 +96,7 @@ export function SessionTable({ sessions, onEnd, busy }: { sessions: SessionRow[]
 
 function Sessions() {
   const loaded = useLoad(() => api<{ sessions: SessionRow[] }>('GET', '/me/sessions'), 'sessions');
-  const [act, error, busy] = useAction();
-  const change = (run: () => Promise<unknown>) =>
-    void act(async () => {
-      await run();
-      loaded.reload();
-    });
+  const [change, error, busy] = useChange(loaded.reload);
   return (
     <section aria-labelledby="sessions-heading">
       <h2 id="sessions-heading">Sessions</h2>

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
 import { when } from '../format.ts';
-import { Failure, Figures, OnceSecret, Show, Title, useAction, useLoad } from '../ui.tsx';
+import { Failure, Figures, OnceSecret, Show, Title, useAction, useChange, useLoad } from '../ui.tsx';
 import { SessionTable, type SessionRow } from './account.tsx';
 
 interface Org {
@@ -40,12 +40,7 @@ const LISTS = [
 export function OrganisationPage({ session }: { session: Session }) {
   const loaded = useLoad(() => api<Org>('GET', '/org'), 'org');
   const owner = session.role === 'owner';
-  const [act, error, busy] = useAction();
-  const change = (run: () => Promise<unknown>) =>
-    void act(async () => {
-      await run();
-      loaded.reload();
-    });
+  const [change, error, busy] = useChange(loaded.reload);
   return (
     <Show loaded={loaded}>
       {(org) => (
@@ -147,12 +142,7 @@ function Users({ org, session, onChange }: { org: Org; session: Session; onChang
   const [invite, setInvite] = useState<string | null>(null);
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<'owner' | 'member'>('member');
-  const [act, error, busy] = useAction();
-  const change = (run: () => Promise<unknown>) =>
-    void act(async () => {
-      await run();
-      onChange();
-    });
+  const [change, error, busy] = useChange(onChange);
   const add = (event: Event) => {
     event.preventDefault();
     change(async () => {
@@ -235,13 +225,10 @@ function Users({ org, session, onChange }: { org: Org; session: Session; onChang
 function UserSessions({ email, onChange }: { email: string; onChange(): void }) {
   const path = `/org/users/${encodeURIComponent(email)}/sessions`;
   const loaded = useLoad(() => api<{ sessions: SessionRow[] }>('GET', path), path);
-  const [act, error, busy] = useAction();
-  const change = (run: () => Promise<unknown>) =>
-    void act(async () => {
-      await run();
-      loaded.reload();
-      onChange();
-    });
+  const [change, error, busy] = useChange(() => {
+    loaded.reload();
+    onChange();
+  });
   return (
     <section aria-label={`Sessions of ${email}`}>
       <h3>Sessions of {email}</h3>
