@@ -4,7 +4,7 @@
  * issues written before that change migrated at start.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { storedIssueId, type IssueDoc } from '../src/store/issues.store.ts';
+import type { IssueDoc } from '../src/store/issues.store.ts';
 import { startTestContext, type TestContext } from './helpers/context.ts';
 
 let ctx: TestContext;
@@ -51,16 +51,5 @@ describe('issues store', () => {
     expect(await store.get(501, 10)).toMatchObject({ _id: 10, title: 'Error 10' });
     expect(await store.get(502, 10)).toBeNull(); // another project's issue is not found
     expect(await store.maxId()).toBeGreaterThanOrEqual(11);
-  });
-
-  it('migrates issues stored with numeric ids, keeping every field', async () => {
-    const db = ctx.runtime.mongo.db;
-    const legacy = { ...issue(42, 503, '2026-02-01T00:00:00Z'), v: 7 };
-    await db.collection<{ _id: number }>('issues').insertOne(legacy);
-    await ctx.runtime.stores.issues.ensureIndexes();
-    expect(await db.collection<{ _id: number | string }>('issues').countDocuments({ _id: 42 })).toBe(0);
-    expect(await ctx.runtime.stores.issues.get(503, 42)).toEqual(issue(42, 503, '2026-02-01T00:00:00Z'));
-    expect((await db.collection<{ _id: string; v: number }>('issues').findOne({ _id: storedIssueId(42) }))?.v).toBe(7);
-    expect(await db.collection('issues_migration').countDocuments({})).toBe(0);
   });
 });

@@ -149,11 +149,3 @@ it('a batch in its document and in a part, or in two parts, is read once; deleti
   expect((await rollupsAndRecount(ctx, id)).stored).toEqual(baseline.stored);
   expect(await sessionStatuses(ctx, id, sids)).toEqual(statuses);
 }, 180_000);
-
-it('the repacker deletes the list the build before it kept, whose batches keep their documents', async () => {
-  const { redis } = ctx.runtime.state;
-  const old = `${ctx.config.queuePrefix}:sessions:rp`;
-  await redis.zadd(old, Date.now() - 10 * REPACK_BUCKET_MS, 'a-batch');
-  await repackSessions(deps(), later());
-  expect(await redis.exists(old)).toBe(0);
-});

@@ -124,7 +124,6 @@ export async function repackSessions(deps: SessionRepackDeps, now: Date, opts: R
 async function deleteParted(deps: SessionRepackDeps, now: Date, opts: Run) {
   const { sessions } = deps.stores;
   const list = deps.state.partedList;
-  await deps.state.retireRepackList();
   const done = { minutes: 0, batches: 0 };
   const started = Date.now();
   const before = now.getTime() - REPACK_AFTER_MS;

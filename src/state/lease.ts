@@ -9,8 +9,8 @@ import type { RedisClient } from '../redis/connect.ts';
 import { defineScripts } from './scripts.ts';
 
 export interface Lease {
-  /** Runs the lease out `ms` from now, if still held (a long holder calls it before it lapses). */
-  renew(ms: number): Promise<void>;
+  /** Runs the lease out `ms` from now, if still held (a long holder calls it before it lapses); whether it was. */
+  renew(ms: number): Promise<boolean>;
   /** Ends the lease, if still held: one that ran out and was taken by another is left alone (end-lease-1.lua). */
   end(): Promise<void>;
 }
@@ -21,7 +21,8 @@ export async function takeLease(redis: RedisClient, key: string, ms: number): Pr
   if ((await redis.set(key, token, 'PX', ms, 'NX')) !== 'OK') return null;
   return {
     async renew(next) {
-      if ((await redis.get(key)) === token) await redis.pexpire(key, next);
+      // compare and extend in one step: a lease that lapsed and was taken by another keeps its holder's expiry
+      return (await defineScripts(redis).renewLease(key, token, next)) === 1;
     },
     async end() {
       await defineScripts(redis).endLease(key, token);

@@ -32,10 +32,8 @@ import { APPLIED_MEMORY_MS, rollupDocs, SESSION_LAYOUT, type RecountProgress, ty
 const REBUILD_LEASE_MS = 30_000;
 
 /**
- * The layout of a project's issue state in Redis. A project whose keys follow an older one (before the
- * per-issue events, spread and list indexes, layout 2; before the filter sets' counts per status, layout 3;
- * before the brute-force groups were keyed by a hash of actor and address, layout 4) has its issue state rebuilt
- * once, at its next verify.
+ * The layout of a project's issue state in Redis. A project whose keys follow another one has its issue state
+ * rebuilt once from MongoDB, at its next verify: a change of the keys' layout raises this number.
  */
 export const ISSUE_LAYOUT = '4';
 /** How long a call waits for another process verifying the project's state, and how often it looks. */

@@ -31,6 +31,7 @@ const SCRIPTS = {
   readDetector: 'read-detector-2.lua',
   saveDetector: 'save-detector-2.lua',
   endLease: 'end-lease-1.lua',
+  renewLease: 'renew-lease-1.lua',
   countIngest: 'count-ingest-1.lua',
   linkFeedback: 'link-feedback-1.lua',
 } as const;
@@ -39,7 +40,7 @@ const SCRIPTS = {
  * The scripts that only read, or write only what may be lost (a detector's saved fold: the one before it
  * still holds): on a cluster the others wait for a replica (below).
  */
-const NO_REPLICA_WAIT = new Set<string>(['listIssues', 'runId', 'readSession', 'readDetector', 'saveDetector', 'endLease', 'countIngest']);
+const NO_REPLICA_WAIT = new Set<string>(['listIssues', 'runId', 'readSession', 'readDetector', 'saveDetector', 'endLease', 'renewLease', 'countIngest']);
 /**
  * On a cluster, how long a write script's answer waits for a replica to have
  * it (WAIT): a primary SIGKILLed right after answering must not take an
@@ -79,6 +80,7 @@ export interface ScriptCommands {
   readDetector(attempts: string, fold: string, ...argv: Arg[]): Promise<[string, string, string, string, string[], string[]]>;
   saveDetector(attempts: string, fold: string, ...argv: Arg[]): Promise<number>;
   endLease(lease: string, token: string): Promise<number>;
+  renewLease(lease: string, token: string, ms: number): Promise<number>;
   countIngest(hour: string, ...argv: Arg[]): Promise<number>;
   linkFeedback(epoch: string, ...argv: Arg[]): Promise<number>;
 }

@@ -64,13 +64,8 @@ export function makeSessionState(redis: RedisClient, opts: { prefix: string; win
   return {
     redis,
     pending: makePendingFlush(redis, opts.prefix, 'sessions'),
-    /**
-     * Raw batches a part holds whose own documents are not yet deleted (src/services/session-parts.ts), across
-     * projects. It replaced `<prefix>:sessions:rp`, the batches applied before the repacker read them back into
-     * parts; `retireRepackList` deletes that list, whose batches keep their documents.
-     */
+    /** Raw batches a part holds whose own documents are not yet deleted (src/services/session-parts.ts), across projects. */
     partedList: makeRepackList(redis, `${opts.prefix}:sessions:parted`),
-    retireRepackList: () => redis.unlink(`${opts.prefix}:sessions:rp`),
     /** The session repacker's lease, for up to `ms` (null: another run holds it). */
     takeRepackLease: (ms: number): Promise<Lease | null> => takeLease(redis, `${opts.prefix}:sessions:repack:lease`, ms),
     keys: (project: number) => projectKeys(opts.prefix, project),

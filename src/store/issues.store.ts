@@ -11,9 +11,9 @@
  * documents), and the padding keeps string order numeric (`order=id`, the
  * highest id). Everything outside this file sees the number.
  */
-import type { Collection, Db, IndexDescription, OptionalUnlessRequiredId } from 'mongodb';
+import type { Db, IndexDescription } from 'mongodb';
 import type { IssueStatus } from '../domain/issue-status.ts';
-import { ensureIndexes, onlyDuplicates } from './mongo.ts';
+import { ensureIndexes } from './mongo.ts';
 import { makeFlushMarks, writeNewer } from './versioned.ts';
 
 export interface IssueDoc {
@@ -63,7 +63,6 @@ export function makeIssuesStore(db: Db) {
   return {
     async ensureIndexes() {
       await ensureIndexes(issues, issueIndexes);
-      await migrateNumericIds(db);
     },
     write,
     /**
@@ -95,28 +94,3 @@ export function makeIssuesStore(db: Db) {
 }
 export type IssuesStore = ReturnType<typeof makeIssuesStore>;
 
-/**
- * Issues stored before ids were strings get their string `_id` (once, at
- * start). The unique (project, fingerprint) index forbids both copies at
- * once, so the new copies are kept in `issues_migration` first: a start that
- * finds it there finishes the move, and no issue is lost to a crash halfway.
- */
-async function migrateNumericIds(db: Db): Promise<void> {
-  const issues = db.collection<{ _id: number | string }>('issues');
-  const pending = db.collection<{ _id: string }>('issues_migration');
-  const old = await issues.find({ _id: { $not: { $type: 'string' } } }).toArray();
-  if (old.length > 0) await insertIgnoringDuplicates(pending, old.map((doc) => ({ ...doc, _id: storedIssueId(Number(doc._id)) })));
-  const copies = await pending.find({}).toArray();
-  if (copies.length === 0) return;
-  await issues.deleteMany({ _id: { $in: copies.map((doc) => Number(doc._id)) } });
-  await insertIgnoringDuplicates(issues, copies);
-  await pending.deleteMany({});
-}
-
-async function insertIgnoringDuplicates<T extends { _id: number | string }>(collection: Collection<T>, docs: OptionalUnlessRequiredId<T>[]): Promise<void> {
-  try {
-    await collection.insertMany(docs, { ordered: false });
-  } catch (err) {
-    if (!onlyDuplicates(err)) throw err;
-  }
-}

@@ -135,10 +135,8 @@ interface StoredBatch {
   _id: string;
   /** a part's: its last batch's */
   received_at: Date;
-  projects?: number[];
-  packed?: Binary;
-  /** batches stored before `packed` */
-  requests?: RawRequest[];
+  projects: number[];
+  packed: Binary;
   /** a part's batch ids, in the order it holds them (by id) */
   merged?: string[];
 }
@@ -189,11 +187,10 @@ const inflate = (packed: Binary) => JSON.parse(zlib.inflateRawSync(packed.buffer
 /** The batches a stored document holds: itself, or a part's. */
 function unpackStored(stored: StoredBatch): SessionBatchDoc[] {
   if (stored.merged) {
-    const { batches } = inflate(stored.packed!) as PartContents;
+    const { batches } = inflate(stored.packed) as PartContents;
     return batches.map((b) => ({ _id: b._id, received_at: new Date(b.received_at), requests: b.requests }));
   }
-  const requests = stored.packed ? (inflate(stored.packed) as RawRequest[]) : stored.requests!;
-  return [{ _id: stored._id, received_at: stored.received_at, requests }];
+  return [{ _id: stored._id, received_at: stored.received_at, requests: inflate(stored.packed) as RawRequest[] }];
 }
 
 /** A rollup as the flusher writes it: `v` is the project's change counter it was read at. */
@@ -219,8 +216,6 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
       if (!opts.ferretdb) {
         await ensureIndexes(raw, [
           { key: { projects: 1, received_at: 1 }, name: 'projects_received' },
-          // batches stored before `packed` (for the recount's `$or`)
-          { key: { 'requests.project_id': 1, received_at: 1 }, name: 'project_received' },
           { key: { received_at: 1 }, name: 'retention', expireAfterSeconds: RETENTION_MS / 1000 },
         ]);
       }
@@ -251,7 +246,7 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
      * first, a part's batches in their order), each with where it was read from (recount only).
      */
     async *batchesOf(project: number): AsyncGenerator<{ batch: SessionBatchDoc; from: StoredAt }> {
-      const cursor = raw.find({ $or: [{ projects: project }, { 'requests.project_id': project }] }).sort({ received_at: 1, _id: 1 });
+      const cursor = raw.find({ projects: project }).sort({ received_at: 1, _id: 1 });
       for await (const stored of cursor) {
         const batches = unpackStored(stored);
         for (const [index, batch] of batches.entries()) {
@@ -263,7 +258,7 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
     /** Raw batches as stored, written straight (tests and benchmarks that make a history). */
     insertRaw: (docs: SessionBatchDoc[]) => raw.insertMany(docs.map(packBatch)),
     /** How many raw documents (batches, or parts) hold entries of the project. */
-    countOf: (project: number) => raw.countDocuments({ $or: [{ projects: project }, { 'requests.project_id': project }] }),
+    countOf: (project: number) => raw.countDocuments({ projects: project }),
     async writeRollups(docs: { hours: Flushed<HourRollup>[]; releases: Flushed<ReleaseRollup>[] }): Promise<void> {
       await Promise.all([writeNewer(hours, docs.hours), writeNewer(releases, docs.releases)]);
     },
