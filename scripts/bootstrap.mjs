@@ -72,14 +72,16 @@ switch (mode) {
     // The SDK packages' tests import them by name, built, as their users do.
     const built = run('npm', ['run', 'build:packages']);
     if (built !== 0) process.exit(built);
-    process.exit(run(process.execPath, [path.join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...args]));
+    process.exitCode = run(process.execPath, [path.join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...args]);
+    break;
   }
   case 'bench': {
     // npm run bench:<name>: bench/<name>.ts; it starts its own stores (or uses REDIS_URL / MONGODB_URL).
     const [name, ...rest] = args;
     const prepared = run(process.execPath, ['--import', 'tsx', path.join(root, 'scripts', 'prepare-stores.ts')]);
     if (prepared !== 0) process.exit(prepared);
-    process.exit(run(process.execPath, ['--import', 'tsx', path.join(root, 'bench', `${name}.ts`), ...rest]));
+    process.exitCode = run(process.execPath, ['--import', 'tsx', path.join(root, 'bench', `${name}.ts`), ...rest]);
+    break;
   }
   default:
     process.stderr.write('usage: bootstrap.mjs start|test|bench <name> [args]\n');

@@ -14,7 +14,7 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attemptGroupKey } from '../src/domain/client-keys.ts';
 import { detectBruteForce, detectStuffing, resumeSettled, type Attempt } from '../src/domain/bursts.ts';
-import type { EventEntry } from '../src/services/events.service.ts';
+import type { EventEntry } from '../src/queues/jobs/events-process.ts';
 import { DETECTION_LOOKBACK_MS } from '../src/state/issues.state.ts';
 import { DEFAULT_ALERTS } from '../src/store/projects.store.ts';
 import { processEventGroups } from '../workers/events-process.handler.ts';

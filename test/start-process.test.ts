@@ -60,7 +60,11 @@ function descendants(pid: number): number[] {
   }
   const found: number[] = [];
   const walk = (p: number) => {
-    for (const [child, parent] of parents) if (parent === p) found.push(child), walk(child);
+    for (const [child, parent] of parents) {
+      if (parent !== p) continue;
+      found.push(child);
+      walk(child);
+    }
   };
   walk(pid);
   return found;

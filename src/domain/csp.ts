@@ -8,7 +8,7 @@
  * grouped by its directive and the origin it blocked, and its issue is a
  * security issue of its own kind (`csp`), beside the sign-in bursts.
  */
-import { isObj, type Obj } from './error-event.ts';
+import { isObj, type Obj } from './obj.ts';
 
 /** The exception type of a CSP violation's issue: a security issue of its own kind. */
 export const CSP_KIND = 'csp';

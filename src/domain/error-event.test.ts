@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { anonymizeIp, LIMITS, normalizeEvent, normalizeIp, type Obj } from './error-event.ts';
+import { anonymizeIp, LIMITS, normalizeEvent, normalizeIp } from './error-event.ts';
+import type { Obj } from './obj.ts';
 import { formatLogMessage } from './event-repairs.ts';
 
 const now = new Date('2026-11-23T12:00:00Z');

@@ -14,9 +14,8 @@ import net from 'node:net';
 import { cutText } from './client-keys.ts';
 import { formatLogMessage, LEGACY_INTERFACES, readTimestamp, renameLegacyInterfaces } from './event-repairs.ts';
 import { DEFAULT_FINGERPRINT } from './fingerprint.ts';
+import { isObj, type Obj } from './obj.ts';
 
-export type Obj = Record<string, unknown>;
-export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Sets a key as the object's own data, so a key `__proto__` sent in JSON stays data and never sets a prototype. */
 export function setOwn(obj: Obj, key: string, value: unknown): void {

@@ -4,7 +4,7 @@
  * parameters, `NaN` in Python's JSON. Pure functions the normaliser
  * (./error-event.ts) and the body reader call.
  */
-import type { Obj } from './error-event.ts';
+import type { Obj } from './obj.ts';
 
 /** The legacy names of the event interfaces (raven clients), as Relay maps them; the modern name wins when both come. */
 export const LEGACY_INTERFACES: Readonly<Record<string, string>> = {

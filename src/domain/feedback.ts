@@ -7,7 +7,7 @@
  * events; null when nothing was written.
  */
 import { cutText } from './client-keys.ts';
-import { isObj, type Obj } from './error-event.ts';
+import { isObj, type Obj } from './obj.ts';
 import { readTimestamp } from './event-repairs.ts';
 import { scrubCards } from './scrub.ts';
 

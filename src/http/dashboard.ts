@@ -10,7 +10,7 @@ import { KoaAdapter } from '@bull-board/koa';
 import type { Queue } from 'bullmq';
 import type { Middleware } from 'koa';
 import { AppError, NotFoundError } from '../errors.ts';
-import type { AppState } from './app.ts';
+import type { AppState } from './state.ts';
 
 export const DASHBOARD_PATH = '/admin/queues';
 

@@ -583,7 +583,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
 const ALL_METHODS = 10; // a layer answering more methods than this is `router.all` middleware (CORS)
 
 /** `METHOD /path` of every endpoint the routers mount; `router.all` layers stand for their OPTIONS preflight. */
-export function routeTable(routers: Router<any>[]): string[] {
+export function routeTable<S>(routers: Router<S>[]): string[] {
   const routes = new Set<string>();
   for (const router of routers) {
     for (const layer of router.stack) {

@@ -9,7 +9,8 @@ import { QUEUE_NAMES } from '../../config/index.ts';
 import { makeFleetScrape, publishMetrics } from '../metrics/fleet.ts';
 import type { Runtime } from '../runtime.ts';
 import { makeHealthService } from '../services/health.service.ts';
-import { makeApp, type AppDeps } from './app.ts';
+import { makeApp } from './app.ts';
+import type { AppDeps } from './deps.ts';
 import { makeRateLimiter } from './middleware/rate-limit.middleware.ts';
 
 /** What the app needs from a runtime; `processId` names this process in the fleet metrics. */

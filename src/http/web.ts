@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { Middleware } from 'koa';
 import { AppError } from '../errors.ts';
 import type { AccountsService } from '../services/accounts.service.ts';
-import type { AppState } from './app.ts';
+import type { AppState } from './state.ts';
 import { SESSION_COOKIE } from './routes/dashboard-session.route.ts';
 
 export const WEB_DIR = fileURLToPath(new URL('../../dist/web/', import.meta.url));

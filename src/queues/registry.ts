@@ -6,7 +6,7 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import type { QueueKey } from '../../config/index.ts';
 import type { NoticeBody, Trigger } from '../domain/notifications.ts';
-import type { JobEvent } from '../services/events.service.ts';
+import type { JobEvent } from './jobs/events-process.ts';
 import type { JobBatch, SessionBatchDoc } from '../store/sessions.store.ts';
 import { connectRedis, type RedisClient, type RedisTarget } from '../redis/connect.ts';
 import { deadline } from '../util/deadline.ts';

@@ -7,8 +7,8 @@
  * that carries what they need; when Redis is unavailable the markers stay on the backlog and
  * the sweeper enqueues the groups later, so nothing acknowledged is lost.
  */
-import { attemptGroupKey } from '../domain/client-keys.ts';
-import { isObj, normalizeEvent, type Meta } from '../domain/error-event.ts';
+import { normalizeEvent, type Meta } from '../domain/error-event.ts';
+import { isObj } from '../domain/obj.ts';
 import { describeError, fingerprintOf, type ErrorEventShape } from '../domain/fingerprint.ts';
 import { scrubEvent } from '../domain/scrub.ts';
 import { BadRequestError, ForbiddenError } from '../errors.ts';
@@ -17,6 +17,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { JobPayloads, Queues } from '../queues/registry.ts';
 import { makeJobGather } from '../queues/gather.ts';
 import { makeSweep } from '../queues/sweep.ts';
+import { groupJobId, jobEvent, type EventEntry } from '../queues/jobs/events-process.ts';
 import { attemptFields, type AttemptBody, type StoredAttempt } from '../store/attempts.store.ts';
 import { eventKey, packPayload, payloadOf, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
@@ -103,47 +104,10 @@ function takeOut(root: Record<string, unknown>, pointer: string): boolean {
   return false;
 }
 
-/** What a worker needs of a stored event: everything but the payload, plus what grouping reads from it. */
-export type EventEntry = Omit<EventDoc, 'payload'> & { level: string; title: string; culprit: string; exception_type: string | null };
-
 export function entryOf(doc: EventDoc, body: EventBody = payloadOf(doc) as EventBody): EventEntry {
   const { payload: _, ...rest } = doc;
   const { title, culprit, exception_type } = doc.kind === 'error' ? describeError(body) : { title: '', culprit: '', exception_type: null };
   return { ...rest, level: body.level ?? 'error', title, culprit, exception_type };
-}
-
-/** An event as its job carries it: what the worker cannot derive (`entryOfJob`). */
-export type JobEvent = Pick<EventEntry, 'project_id' | 'event_id' | 'kind'> & Partial<Omit<EventEntry, 'at'>> & { at: Date | string };
-
-/** Defaults the job form leaves out. */
-const ENTRY_DEFAULTS = { release: null, environment: null, company: null, level: 'error', title: '', culprit: '', exception_type: null } as const;
-
-/**
- * The job form of an entry: without its key, group, time received (the group's) and an attempt's group key (its
- * actor and address), and without the fields that hold their default. About a third of a sign-in attempt's entry:
- * the events' jobs were a fifth of what Redis wrote to its append-only file (docs/performance.md).
- */
-export function jobEvent(entry: EventEntry): JobEvent {
-  const { _id, batch, received_at, group_key, ...rest } = entry;
-  const kept = Object.entries(rest).filter(([field, value]) => value !== undefined && value !== ENTRY_DEFAULTS[field as keyof typeof ENTRY_DEFAULTS]);
-  return Object.fromEntries(kept) as JobEvent;
-}
-
-/** The entry a job's event stands for, in the group it came in (a job added before the job form carries entries whole). */
-export function entryOfJob(event: JobEvent, group: { id: string; received_at?: string }): EventEntry {
-  return {
-    ...ENTRY_DEFAULTS,
-    ...event,
-    _id: eventKey(event.project_id, event.event_id),
-    batch: group.id,
-    at: new Date(event.at),
-    received_at: new Date(group.received_at ?? event.received_at ?? event.at),
-    ...(event.kind === 'security' && { group_key: attemptGroupKey(event.actor ?? null, event.ip ?? null) }),
-  };
-}
-
-export function groupJobId(id: string): string {
-  return `eg-${id}`;
 }
 
 /** An event in a group commit: what is stored, what its job carries, and whether the store refused it as a duplicate. */

@@ -13,7 +13,7 @@
 import crypto from 'node:crypto';
 import { cutText } from '../domain/client-keys.ts';
 import type { Envelope, EnvelopeItem } from '../domain/envelope.ts';
-import { isObj } from '../domain/error-event.ts';
+import { isObj } from '../domain/obj.ts';
 import { AppError, BadRequestError } from '../errors.ts';
 import { readFeedback } from '../domain/feedback.ts';
 import { cspEvent, readCspReports } from '../domain/csp.ts';

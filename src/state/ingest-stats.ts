@@ -10,7 +10,7 @@
 import { ingestField, readIngestField } from '../domain/client-keys.ts';
 import type { RedisClient } from '../redis/connect.ts';
 import { HOUR_MS, hourIndex } from './issues.state.ts';
-import { defineScripts, projectKeys } from './scripts.ts';
+import { projectKeys } from './scripts.ts';
 
 export type IngestOutcome = 'accepted' | 'dropped';
 
@@ -36,7 +36,6 @@ export interface IngestCounts {
 }
 
 export function makeIngestStats(redis: RedisClient, opts: { prefix: string; onDropped?: (type: string, reason: string, n: number) => void }) {
-  const r = defineScripts(redis);
   /** project -> hour -> field -> count, not written yet */
   let pending = new Map<number, Map<number, Map<string, number>>>();
   const hourKey = (project: number, hour: number) => `${projectKeys(opts.prefix, project).base}ing:${hour}`;

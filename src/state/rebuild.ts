@@ -170,7 +170,7 @@ export function makeStateKeeper(deps: {
     const counted = new Map<string, { count: number; first: Seen; last: Seen }>();
     const remembered = now.getTime() - APPLIED_MEMORY_MS;
     const applied = new Map<string, Date>();
-    let chunk: CountedEvent[] = [];
+    const chunk: CountedEvent[] = [];
     for await (const e of eventsStore.ofProject(project, 'error')) {
       if (pending.has(e.batch)) continue;
       const seen = { at: e.at, _id: e._id, release: e.release };

@@ -243,7 +243,7 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
     async *ofProject(projectId: number, since: Date = new Date(0)): AsyncGenerator<StoredAttempt[]> {
       // A chunk is up to 100 documents or some 2,000 attempts: a repacked part alone holds 5,000.
       const cursor = packs.find({ project_id: projectId, at_max: { $gte: since } }, { batchSize: 20 });
-      let docs: AttemptsDoc[] = [];
+      const docs: AttemptsDoc[] = [];
       let attempts = 0;
       const take = async () => {
         attempts = 0;

@@ -169,7 +169,7 @@ export function makeEventsStore(db: Db, opts: { ferretdb: boolean }) {
      * alert preview reads a day).
      */
     async *attemptsSince(projectId: number, since: Date): AsyncGenerator<AttemptSummary[]> {
-      let chunk: AttemptSummary[] = [];
+      const chunk: AttemptSummary[] = [];
       for await (const doc of this.ofProject(projectId, 'security', since)) {
         chunk.push({ event_id: doc.event_id, at: doc.at, security_kind: doc.security_kind ?? '', actor: doc.actor ?? null, ip: doc.ip ?? null, group_key: doc.group_key ?? '' });
         if (chunk.length >= 1000) yield chunk.splice(0);

@@ -53,7 +53,7 @@ export function onlyDuplicates(err: unknown): boolean {
  * a createIndexes that names an index that already exists, so existing
  * names are listed first and skipped.
  */
-export async function ensureIndexes(collection: Collection<any>, specs: IndexDescription[], attempt = 1): Promise<void> {
+export async function ensureIndexes<T extends Document>(collection: Collection<T>, specs: IndexDescription[], attempt = 1): Promise<void> {
   let existing: string[] = [];
   try {
     existing = (await collection.listIndexes().toArray()).map((index) => index.name as string);

@@ -22,7 +22,7 @@
  */
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
-import { Binary, type AnyBulkWriteOperation, type Collection, type Db, type IndexDescription } from 'mongodb';
+import { Binary, type Db } from 'mongodb';
 import type { HourRollup, ReleaseRollup } from '../domain/release-health.ts';
 import type { AggregateUpdate, SessionStatus, SessionUpdate } from '../domain/sessions.ts';
 import { makeBacklog } from './backlog.ts';

@@ -4,7 +4,7 @@
  * person can act on (src/validation/messages.ts). Used by the HTTP layer
  * and the services alike.
  */
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import fs from 'node:fs';
 import path from 'node:path';

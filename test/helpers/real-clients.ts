@@ -70,7 +70,7 @@ export async function runClient(command: string, args: string[], opts: { env?: N
     return stdout;
   } catch (err) {
     const e = err as { code?: unknown; stderr?: string; stdout?: string };
-    throw new Error(`${command} ${args.join(' ')} exited ${String(e.code)}: ${(e.stderr ?? '').slice(-1500)}${(e.stdout ?? '').slice(-500)}`);
+    throw new Error(`${command} ${args.join(' ')} exited ${String(e.code)}: ${(e.stderr ?? '').slice(-1500)}${(e.stdout ?? '').slice(-500)}`, { cause: err });
   }
 }
 

@@ -231,7 +231,7 @@ export function createClient(options: ClientOptions) {
      * 'config': the plan, seats, features, enabled flag or public key changed (seen by a poll or a call).
      * 'decisions': the decisions in force changed (the new list).
      */
-    on: ((event: string, listener: (...args: any[]) => void) => void emitter.on(event, listener)) as {
+    on: ((event: string, listener: Parameters<typeof emitter.on>[1]) => void emitter.on(event, listener)) as {
       (event: 'config', listener: (config: Config) => void): void;
       (event: 'decisions', listener: (decisions: Decision[]) => void): void;
     },

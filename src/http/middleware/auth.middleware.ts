@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import { checkInstance } from '../../domain/binding.ts';
 import { ForbiddenError, UnauthorizedError } from '../../errors.ts';
 import type { KeyKind, KeyResolver, ResolvedKey } from '../../services/key-resolver.ts';
-import type { AppState } from '../app.ts';
+import type { AppState } from '../state.ts';
 
 export async function authenticate(resolver: KeyResolver, key: string | undefined, wanted: KeyKind): Promise<ResolvedKey> {
   if (!key) throw new UnauthorizedError('missing_key', 'send the project key in the X-Service-Key header');

@@ -5,7 +5,7 @@
  * answers are readable by the page too.
  */
 import type { Middleware } from 'koa';
-import type { AppState } from '../app.ts';
+import type { AppState } from '../state.ts';
 
 const ALLOWED_HEADERS = 'Content-Type, X-Service-Key, X-Sentry-Auth, Content-Encoding';
 const EXPOSED_HEADERS = 'Retry-After, RateLimit, RateLimit-Policy, X-Request-Id';

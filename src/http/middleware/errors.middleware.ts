@@ -8,7 +8,7 @@ import { MongoNetworkError, MongoNotConnectedError, MongoServerSelectionError } 
 import { AppError } from '../../errors.ts';
 import { isRedisUnavailable } from '../../redis/connect.ts';
 import { isRedisFull } from '../../redis/memory.ts';
-import type { AppState } from '../app.ts';
+import type { AppState } from '../state.ts';
 
 export function errorsMiddleware(): Middleware<AppState> {
   return async (ctx, next) => {

@@ -6,7 +6,7 @@
 import type { Context, Middleware } from 'koa';
 import { AppError } from '../../errors.ts';
 import type { IngestKind, Metrics } from '../../metrics/metrics.ts';
-import type { AppState } from '../app.ts';
+import type { AppState } from '../state.ts';
 import { DASHBOARD_PATH, inDashboard } from '../dashboard.ts';
 
 /**

@@ -9,7 +9,7 @@
  */
 import ipaddr from 'ipaddr.js';
 import type { Middleware } from 'koa';
-import type { AppState } from '../app.ts';
+import type { AppState } from '../state.ts';
 
 const FORWARDED = ['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'forwarded'];
 

@@ -13,7 +13,7 @@ import type { RedisClient } from '../../redis/connect.ts';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { RateLimitedError } from '../../errors.ts';
 import { hashSecret } from '../../services/keys.ts';
-import type { AppState } from '../app.ts';
+import type { AppState } from '../state.ts';
 import { routeOf } from './metrics.middleware.ts';
 
 const WINDOW_SECONDS = 60;

@@ -6,7 +6,7 @@
 import crypto from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { Logger } from '../../log.ts';
-import type { AppState } from '../app.ts';
+import type { AppState } from '../state.ts';
 
 const INCOMING_ID = /^[A-Za-z0-9._-]{1,64}$/;
 

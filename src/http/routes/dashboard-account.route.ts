@@ -9,7 +9,7 @@ import type { Middleware } from 'koa';
 import { ConflictError, ForbiddenError } from '../../errors.ts';
 import type { SsoInput } from '../../services/sso.service.ts';
 import type { Role } from '../../store/users.store.ts';
-import type { AppDeps, AppState } from '../app.ts';
+import type { AppDeps, AppState } from '../deps.ts';
 import { readJson } from '../body.ts';
 import { requireSessionCookie, requireSignedIn, type WebState } from './dashboard-session.route.ts';
 

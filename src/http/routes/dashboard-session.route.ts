@@ -14,7 +14,7 @@ import { AppError, ForbiddenError, UnauthorizedError } from '../../errors.ts';
 import { SESSION_SECONDS, type SignedIn } from '../../services/accounts.service.ts';
 import { SSO_PENDING_SECONDS } from '../../services/sso.service.ts';
 import type { TokenScope } from '../../store/tokens.store.ts';
-import type { AppDeps, AppState } from '../app.ts';
+import type { AppDeps, AppState } from '../deps.ts';
 import { readJson } from '../body.ts';
 
 export const SESSION_COOKIE = 'lookout_session';

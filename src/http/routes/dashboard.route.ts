@@ -11,7 +11,7 @@ import type { IssueStatus } from '../../domain/issue-status.ts';
 import { ConflictError, NotFoundError } from '../../errors.ts';
 import type { AlertSettings } from '../../store/projects.store.ts';
 import type { PersonList } from '../../store/orgs.store.ts';
-import type { AppDeps, AppState } from '../app.ts';
+import type { AppDeps, AppState } from '../deps.ts';
 import { readJson } from '../body.ts';
 import { enumParam, environmentParam, idParam, releaseParam } from '../params.ts';
 import { ownerOnly } from './dashboard-account.route.ts';

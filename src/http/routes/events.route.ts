@@ -1,7 +1,7 @@
 /** POST /api/v1/events (spec 4.5): secret key and instance; 202 {id, duplicate}. */
 import Router from '@koa/router';
 import { prepareEvent } from '../../services/events.service.ts';
-import type { AppDeps, AppState } from '../app.ts';
+import type { AppDeps, AppState } from '../deps.ts';
 import { readJson } from '../body.ts';
 import { requireSecretKey } from '../middleware/auth.middleware.ts';
 import { countRejected } from '../middleware/metrics.middleware.ts';

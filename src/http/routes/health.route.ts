@@ -5,7 +5,7 @@
  * stops sending traffic before in-flight requests are drained.
  */
 import Router from '@koa/router';
-import type { AppDeps, AppState } from '../app.ts';
+import type { AppDeps, AppState } from '../deps.ts';
 
 export function healthRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<AppState>();

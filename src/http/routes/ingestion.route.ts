@@ -1,6 +1,6 @@
 /** GET /api/v1/ingestion: what the project's ingestion took and dropped, by type and reason (issue 46). */
 import Router from '@koa/router';
-import type { AppDeps, AppState } from '../app.ts';
+import type { AppDeps, AppState } from '../deps.ts';
 import { requireSecretKey } from '../middleware/auth.middleware.ts';
 import { enumParam } from '../params.ts';
 

@@ -5,7 +5,7 @@
 import Router from '@koa/router';
 import { ISSUE_STATUSES, type IssueStatus } from '../../domain/issue-status.ts';
 import { NotFoundError } from '../../errors.ts';
-import type { AppDeps, AppState } from '../app.ts';
+import type { AppDeps, AppState } from '../deps.ts';
 import { readJson } from '../body.ts';
 import { requireSecretKey } from '../middleware/auth.middleware.ts';
 import { ISSUE_ORDERS, type IssueListQuery } from '../../state/issue-reads.ts';

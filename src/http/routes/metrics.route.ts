@@ -1,6 +1,6 @@
 /** GET /metrics: Prometheus text for every live Lookout process (src/metrics/fleet.ts). */
 import Router from '@koa/router';
-import type { AppDeps, AppState } from '../app.ts';
+import type { AppDeps, AppState } from '../deps.ts';
 
 export function metricsRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<AppState>();

@@ -1,7 +1,7 @@
 /** GET /openapi.json: the API described in OpenAPI 3.1 (src/http/openapi.ts). */
 import fs from 'node:fs';
 import Router from '@koa/router';
-import type { AppDeps, AppState } from '../app.ts';
+import type { AppDeps, AppState } from '../deps.ts';
 import { buildOpenApi } from '../openapi.ts';
 
 const PACKAGE = JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };

@@ -1,6 +1,6 @@
 /** GET /releases, GET /releases/:release (the Releases page; secret key and instance, like the issues endpoints). */
 import Router from '@koa/router';
-import type { AppDeps, AppState } from '../app.ts';
+import type { AppDeps, AppState } from '../deps.ts';
 import { requireSecretKey } from '../middleware/auth.middleware.ts';
 import { environmentParam, releaseParam } from '../params.ts';
 

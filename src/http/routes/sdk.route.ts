@@ -1,7 +1,7 @@
 /** POST /sdk/activate, GET /sdk/config, PUT /sdk/contacts (spec 4.1–4.3); GET /sdk/decisions (issue 24). */
 import Router from '@koa/router';
 import type { ActivateBody, ContactsBody } from '../../services/sdk.service.ts';
-import type { AppDeps, AppState } from '../app.ts';
+import type { AppDeps, AppState } from '../deps.ts';
 import { readJson } from '../body.ts';
 import { requireSecretKey } from '../middleware/auth.middleware.ts';
 

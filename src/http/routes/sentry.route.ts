@@ -14,7 +14,7 @@ import type { Context } from 'koa';
 import { EnvelopeError, keyFromSentryAuth, looksLikeEnvelope, parseDsn, parseEnvelope, type Envelope } from '../../domain/envelope.ts';
 import { BadRequestError, ForbiddenError, UnauthorizedError } from '../../errors.ts';
 import type { SentryOptions } from '../../services/sentry.service.ts';
-import type { AppDeps, AppState } from '../app.ts';
+import type { AppDeps, AppState } from '../deps.ts';
 import { parseJson } from '../../util/json.ts';
 import { readBytes, storeText } from '../body.ts';
 import { authenticate } from '../middleware/auth.middleware.ts';

@@ -4,7 +4,7 @@
  * 3,000 requests per minute per key. 202 {accepted, skipped}.
  */
 import Router from '@koa/router';
-import type { AppDeps, AppState } from '../app.ts';
+import type { AppDeps, AppState } from '../deps.ts';
 import { readJson } from '../body.ts';
 import { authenticate } from '../middleware/auth.middleware.ts';
 import { corsMiddleware } from '../middleware/cors.middleware.ts';

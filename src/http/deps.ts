@@ -1,0 +1,63 @@
+/** Everything the routes and middleware are given: config, services and the stores' views (src/runtime.ts builds them). */
+import type { Queue } from 'bullmq';
+import type { Config } from '../../config/index.ts';
+import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import type { AccountsService } from '../services/accounts.service.ts';
+import type { AdminService } from '../services/admin.service.ts';
+import type { ApiTokensService } from '../services/api-tokens.service.ts';
+import type { DecisionsService } from '../services/decisions.service.ts';
+import type { EventsService } from '../services/events.service.ts';
+import type { HealthService } from '../services/health.service.ts';
+import type { IssuesService } from '../services/issues.service.ts';
+import type { KeyResolver } from '../services/key-resolver.ts';
+import type { NotifyService } from '../services/notify.service.ts';
+import type { ReleasesService } from '../services/releases.service.ts';
+import type { SdkService } from '../services/sdk.service.ts';
+import type { SentryService } from '../services/sentry.service.ts';
+import type { SessionsService } from '../services/sessions.service.ts';
+import type { SsoService } from '../services/sso.service.ts';
+import type { IngestStats } from '../state/ingest-stats.ts';
+import type { Validator } from '../validation/validator.ts';
+import type { AdminCredential } from './dashboard.ts';
+import type { RateLimiter } from './middleware/rate-limit.middleware.ts';
+
+export type { AppState } from './state.ts';
+
+export interface AppDeps {
+  config: Config;
+  log: Logger;
+  validator: Validator;
+  resolver: KeyResolver;
+  sdk: SdkService;
+  events: EventsService;
+  issues: IssuesService;
+  sessions: SessionsService;
+  /** what Sentry's SDKs send: store bodies and envelopes */
+  sentry: SentryService;
+  /** each project's items accepted and dropped, by type and reason */
+  ingestStats: IngestStats;
+  releases: ReleasesService;
+  /** dashboard users, their sign-in, sessions and second factor */
+  accounts: AccountsService;
+  /** API tokens: Bearer on the dashboard API */
+  tokens: ApiTokensService;
+  /** single sign-on through each organisation's OpenID provider */
+  sso: SsoService;
+  /** organisations, projects, keys, people and alerts: the web dashboard's and the admin CLI's one service */
+  admin: AdminService;
+  /** notification channels and their deliveries (the Alerts page, `lookout admin notify`) */
+  notifications: NotifyService;
+  /** decisions made by sign-in bursts: the SDK feed, the Alerts page, `lookout admin decisions` */
+  decisions: DecisionsService;
+  /** the sessions endpoints' rate limit, shared through Redis */
+  rateLimit: RateLimiter;
+  metrics: Metrics;
+  /** the text of GET /metrics (src/metrics/fleet.ts) */
+  scrape: { contentType: string; text(): Promise<string> };
+  health: HealthService;
+  /** set when SIGTERM arrives: /readyz answers 503 from then on */
+  lifecycle: { stopping: boolean };
+  /** the queues the dashboard shows, and who may see it (null: dashboard off) */
+  dashboard: { queues: Queue[]; credential: AdminCredential | null };
+}

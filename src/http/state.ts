@@ -1,0 +1,14 @@
+/** What a request carries through the middleware: its id and logger, and what auth and body parsing found. */
+import type { Envelope } from '../domain/envelope.ts';
+import type { Logger } from '../log.ts';
+import type { ProjectDoc } from '../store/projects.store.ts';
+
+export interface AppState {
+  requestId: string;
+  log: Logger;
+  project: ProjectDoc;
+  /** the Sentry endpoints: the parsed envelope, or the parsed JSON body (a store event, a CSP report), and the key */
+  envelope?: Envelope;
+  sentryBody?: { value: unknown; bytes: number };
+  envelopeKey?: string;
+}
