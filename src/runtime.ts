@@ -38,6 +38,7 @@ import { makeStores } from './store/index.ts';
 import { DEFAULT_ALERTS, type AlertSettings } from './store/projects.store.ts';
 import { cachedFor } from './util/cached.ts';
 import { connectMongo } from './store/mongo.ts';
+import { runMigrations } from './store/migrations/index.ts';
 
 export interface RuntimeUrls {
   redisUrl: string;
@@ -58,6 +59,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const mongo = await connectMongo(urls.mongoUrl, config.mongoDb, opts.storeTimeoutMs, config.storeTraceDir);
   const stores = makeStores(mongo);
   await stores.ensureIndexes();
+  await runMigrations(mongo.db, log);
   const redisTarget: RedisTarget = { url: urls.redisUrl, cluster: config.redisCluster };
   /** The hot state of release health (src/state/), on its own connection; a failed call is retried by its job. */
   const stateRedis = connectRedis(redisTarget, { maxRetriesPerRequest: 5 });
@@ -70,7 +72,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const queues = makeQueues(redisTarget, config.queuePrefix);
   const metrics = makeMetrics();
   /** Raw writes in flight at once: 1 on FerretDB (SQLite has one writer), more on MongoDB. */
-  const writesInFlight = mongo.ferretdb ? 1 : 4;
+  const writesInFlight = mongo.profile.singleWriter ? 1 : 4;
   const ingestStats = makeIngestStats(stateRedis, { prefix: config.queuePrefix, onDropped: (type, reason, n) => metrics.dropped(type, reason, n) });
   const events = makeEventsService({ events: stores.events, queues, log, metrics, stats: ingestStats, writesInFlight });
   if (opts.storeTimeoutMs !== undefined) await answersWithin(stateRedis, opts.storeTimeoutMs);

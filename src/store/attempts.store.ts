@@ -18,7 +18,7 @@ import zlib from 'node:zlib';
 import { Binary, type Db, type IndexDescription } from 'mongodb';
 import { attemptGroupKey } from '../domain/client-keys.ts';
 import { groupTime } from '../util/group-commit.ts';
-import { ensureIndexes, insertOnce } from './mongo.ts';
+import { ensureIndexes, insertOnce, type StoreProfile } from './mongo.ts';
 
 /** What Lookout reads of a sign-in attempt's event (spec 2.6); the rest of the event is kept as sent. */
 export interface AttemptBody {
@@ -171,7 +171,7 @@ function partIndex(parts: string[] | undefined, group: string): number {
   return (parts ?? []).filter((first) => first <= group).length;
 }
 
-export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
+export function makeAttemptsStore(db: Db, profile: StoreProfile) {
   const packs = db.collection<AttemptsDoc>('attempts');
   /** the keys, in the events collection beside the error events */
   const keys = db.collection<AttemptKey>('events');
@@ -207,8 +207,7 @@ export function makeAttemptsStore(db: Db, opts: { ferretdb: boolean }) {
   return {
     collection: packs,
     async ensureIndexes() {
-      // FerretDB v1 (SQLite) answers no query from an index: there they would only slow every insert.
-      if (!opts.ferretdb) await ensureIndexes(packs, attemptsIndexes);
+      if (profile.secondaryIndexes) await ensureIndexes(packs, attemptsIndexes);
     },
     /** The group's attempts, one document per project; written before their keys. */
     async insert(group: string, receivedAt: Date, byProject: Map<number, AttemptBody[]>): Promise<void> {

@@ -16,7 +16,7 @@ import zlib from 'node:zlib';
 import { Binary, type Collection, type Db, type IndexDescription } from 'mongodb';
 import { makeAttemptsStore, type AttemptBody, type AttemptKey, type StoredAttempt } from './attempts.store.ts';
 import { makeBacklog } from './backlog.ts';
-import { ensureIndexes, isDuplicateKey } from './mongo.ts';
+import { ensureIndexes, isDuplicateKey, type StoreProfile } from './mongo.ts';
 
 export interface EventDoc {
   _id: string;
@@ -88,16 +88,15 @@ export function eventKey(projectId: number, eventId: string): string {
   return `${projectId}:${eventId}`;
 }
 
-export function makeEventsStore(db: Db, opts: { ferretdb: boolean }) {
+export function makeEventsStore(db: Db, profile: StoreProfile) {
   const events = db.collection<EventDoc>('events');
   const backlog = makeBacklog(db, 'event_backlog');
-  const attempts = makeAttemptsStore(db, opts);
+  const attempts = makeAttemptsStore(db, profile);
   return {
     collection: events,
     backlog,
     async ensureIndexes() {
-      // FerretDB v1 (SQLite) answers no query from an index, so there its indexes would only slow every insert.
-      if (!opts.ferretdb) await ensureIndexes(events, eventIndexes);
+      if (profile.secondaryIndexes) await ensureIndexes(events, eventIndexes);
       await attempts.ensureIndexes();
       await backlog.ensureIndexes();
     },

@@ -15,19 +15,19 @@ import { makeSettingsStore } from './settings.store.ts';
 import { makeTokensStore } from './tokens.store.ts';
 import { makeUsersStore } from './users.store.ts';
 
-export function makeStores({ db, ferretdb }: Pick<Mongo, 'db' | 'ferretdb'>) {
+export function makeStores({ db, profile }: Pick<Mongo, 'db' | 'profile'>) {
   const stores = {
     orgs: makeOrgsStore(db),
     projects: makeProjectsStore(db),
     bindings: makeBindingsStore(db),
     channels: makeChannelsStore(db),
     contacts: makeContactsStore(db),
-    events: makeEventsStore(db, { ferretdb }),
+    events: makeEventsStore(db, profile),
     expired: makeExpiredStore(db),
     attachments: makeAttachmentsStore(db),
     feedback: makeFeedbackStore(db),
     issues: makeIssuesStore(db),
-    sessions: makeSessionsStore(db, { ferretdb }),
+    sessions: makeSessionsStore(db, profile),
     settings: makeSettingsStore(db),
     users: makeUsersStore(db),
     tokens: makeTokensStore(db),

@@ -6,11 +6,29 @@
 import { MongoClient, MongoServerError, type Collection, type Db, type Document, type IndexDescription, type OptionalUnlessRequiredId } from 'mongodb';
 import { traceCommands } from './command-trace.ts';
 
+/**
+ * What the store serves, so code shaped around the embedded FerretDB asks rather than assumes. FerretDB answers
+ * buildInfo with a `ferretdbVersion`; v1 on SQLite answers no query by a secondary field from an index, has one
+ * writer, and expires nothing by TTL. MongoDB does all three.
+ */
+export interface StoreProfile {
+  /** a query by a secondary field is answered from an index (else indexes only slow every insert) */
+  secondaryIndexes: boolean;
+  /** one writer serves every client: a process keeps one write in flight, more would only queue */
+  singleWriter: boolean;
+  /** TTL indexes expire documents (the retention job deletes them on every store regardless) */
+  ttl: boolean;
+}
+
 export interface Mongo {
   client: MongoClient;
   db: Db;
-  /** FerretDB answers buildInfo with a `ferretdbVersion`; it lacks TTL expiry, among other things. */
-  ferretdb: boolean;
+  profile: StoreProfile;
+}
+
+export function profileOf(buildInfo: Document): StoreProfile {
+  const mongodb = !('ferretdbVersion' in buildInfo);
+  return { secondaryIndexes: mongodb, singleWriter: !mongodb, ttl: mongodb };
 }
 
 /** `traceDir`: where the store's command trace goes (`STORE_TRACE_DIR`); unset, nothing is traced. */
@@ -26,7 +44,7 @@ export async function connectMongo(url: string, dbName: string, timeoutMs = 10_0
   await client.connect();
   const db = client.db(dbName);
   const info = await db.command({ buildInfo: 1 });
-  return { client, db, ferretdb: 'ferretdbVersion' in info };
+  return { client, db, profile: profileOf(info) };
 }
 
 export function isDuplicateKey(err: unknown): boolean {

@@ -27,7 +27,7 @@ import type { HourRollup, ReleaseRollup } from '../domain/release-health.ts';
 import type { AggregateUpdate, SessionStatus, SessionUpdate } from '../domain/sessions.ts';
 import { makeBacklog } from './backlog.ts';
 import { makePace, type Pace } from './attempts.store.ts';
-import { ensureIndexes, insertOnce } from './mongo.ts';
+import { ensureIndexes, insertOnce, type StoreProfile } from './mongo.ts';
 import { makeFlushMarks, writeNewer } from './versioned.ts';
 
 export const RETENTION_DAYS = 90;
@@ -196,7 +196,7 @@ function unpackStored(stored: StoredBatch): SessionBatchDoc[] {
 /** A rollup as the flusher writes it: `v` is the project's change counter it was read at. */
 export type Flushed<T> = T & { v: number };
 
-export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
+export function makeSessionsStore(db: Db, profile: StoreProfile) {
   const raw = db.collection<StoredBatch>('session_raw');
   const backlog = makeBacklog(db, 'session_backlog');
   const hours = db.collection<Flushed<HourRollup>>('release_hours');
@@ -211,14 +211,10 @@ export function makeSessionsStore(db: Db, opts: { ferretdb: boolean }) {
     releases,
     async ensureIndexes() {
       await backlog.ensureIndexes();
-      // MongoDB expires raw batches by TTL; FerretDB v1 does not (the retention job deletes them on both), and
-      // answers no query from an index, so there the raw collection gets none: they would only slow every insert.
-      if (!opts.ferretdb) {
-        await ensureIndexes(raw, [
-          { key: { projects: 1, received_at: 1 }, name: 'projects_received' },
-          { key: { received_at: 1 }, name: 'retention', expireAfterSeconds: RETENTION_MS / 1000 },
-        ]);
-      }
+      // a store that answers no query from an index gets none on the raw batches: they would only slow every insert
+      if (profile.secondaryIndexes) await ensureIndexes(raw, [{ key: { projects: 1, received_at: 1 }, name: 'projects_received' }]);
+      // expiry by TTL where the store has it; the retention job deletes old batches on every store
+      if (profile.ttl) await ensureIndexes(raw, [{ key: { received_at: 1 }, name: 'retention', expireAfterSeconds: RETENTION_MS / 1000 }]);
       await ensureIndexes(hours, [{ key: { project_id: 1, environment: 1, release: 1, hour: 1 }, name: 'release_hour' }, { key: { project_id: 1, environment: 1, hour: 1 }, name: 'env_hour' }]);
       await ensureIndexes(releases, [{ key: { project_id: 1, last_seen: -1 }, name: 'project_last_seen' }]);
     },
