@@ -136,7 +136,7 @@ const settled = () =>
  * (src/services/repack.service.ts), so this waits for them, up to three minutes.
  */
 async function repacked() {
-  const pending = async () => (await runtime.issuesState.repackList(projectId).pending()) + (await runtime.state.partedList.pending());
+  const pending = async () => (await runtime.issuesState.repackList(projectId).pending()) + (await runtime.sessionState.partedList.pending());
   if ((await pending()) === 0) return;
   progress('waiting for the sign-in attempts and session batches to be repacked');
   await waitFor(async () => (await pending()) === 0, 200_000);

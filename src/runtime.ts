@@ -119,7 +119,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     metrics,
     events,
     issues,
-    state,
+    sessionState: state,
     issuesState,
     keeper,
     validator,

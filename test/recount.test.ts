@@ -30,18 +30,18 @@ it('resumes a recount SIGKILLed halfway and ends equal to a clean recount', asyn
   const { project } = await makeProject(ctx);
   const id = Number(project.id);
   const sids = await storeHistory(id);
-  const progressKey = `${ctx.runtime.state.keys(id).base}rc:progress`;
+  const progressKey = `${ctx.runtime.sessionState.keys(id).base}rc:progress`;
 
   const killed = startProcess(['admin', 'recount', '--project', String(id)], ctx.env, /never/);
-  await until(async () => JSON.parse((await ctx.runtime.state.redis.get(progressKey)) ?? '{"batches":0}').batches >= 150, 60_000, 5);
+  await until(async () => JSON.parse((await ctx.runtime.sessionState.redis.get(progressKey)) ?? '{"batches":0}').batches >= 150, 60_000, 5);
   killed.child.kill('SIGKILL');
   await until(() => killed.child.exitCode !== null || killed.child.signalCode !== null);
-  const stopped = JSON.parse((await ctx.runtime.state.redis.get(progressKey))!) as { batches: number };
+  const stopped = JSON.parse((await ctx.runtime.sessionState.redis.get(progressKey))!) as { batches: number };
   expect(stopped.batches).toBeLessThan(800);
 
   // The killed process's lease on the project lapses (REBUILD_LEASE_MS) before another may rebuild it.
-  const lease = ctx.runtime.state.keys(id).rebuild;
-  await until(async () => (await ctx.runtime.state.redis.exists(lease)) === 0, 60_000);
+  const lease = ctx.runtime.sessionState.keys(id).rebuild;
+  await until(async () => (await ctx.runtime.sessionState.redis.exists(lease)) === 0, 60_000);
   const resumed = await runCli(['admin', 'recount', '--project', String(id)], ctx.env);
   expect(resumed.stderr).toMatch(/recount: \d+ raw batches/);
   expect(resumed.code).toBe(0);
@@ -52,7 +52,7 @@ it('resumes a recount SIGKILLed halfway and ends equal to a clean recount', asyn
   const statuses = await sessionStatuses(ctx, id, sids);
 
   // A clean recount (nothing left to resume) gives the same rollups and states.
-  expect(await ctx.runtime.state.redis.exists(progressKey)).toBe(0);
+  expect(await ctx.runtime.sessionState.redis.exists(progressKey)).toBe(0);
   await ctx.runtime.keeper.rebuild(id, new Date());
   const clean = await rollupsAndRecount(ctx, id);
   expect(clean.stored).toEqual(afterResume.stored);
@@ -68,8 +68,8 @@ it('a project whose session state follows the previous layout (values as text, p
   expect(statuses.size).toBeGreaterThan(1000);
 
   // What layout 2 left: its mark, and a bucket holding a session's value as text.
-  const k = ctx.runtime.state.keys(id);
-  const redis = ctx.runtime.state.redis;
+  const k = ctx.runtime.sessionState.keys(id);
+  const redis = ctx.runtime.sessionState.redis;
   await redis.set(k.sessionLayout, '2');
   await redis.hset(`${k.base}ss:0`, `s${sids[0]}-old`, `3|0|${Date.now()}|1|`);
   expect(await ctx.runtime.keeper.verify(id, new Date())).toBe('rebuilt');

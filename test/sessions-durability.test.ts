@@ -129,7 +129,7 @@ describe('Redis that comes back empty', () => {
       expect((await post({ sessions: [{ sid: 'empty-aaaaaaaa', release: 'e@1', status: 'errored', did: 'd1' }, { sid: 'empty-bbbbbbbb', release: 'e@1', status: 'ok', did: 'd2' }] })).status).toBe(202);
       expect((await post({ release: 'e@1', aggregates: [{ ok: 3, crashed: 1, did: 'd3' }] })).status).toBe(202);
       await drained(ctx);
-      await ctx.runtime.state.redis.flushall(); // the state, the queues and the applied marks are gone
+      await ctx.runtime.sessionState.redis.flushall(); // the state, the queues and the applied marks are gone
       // an update of a session stored before, and a new one
       expect((await post({ sessions: [{ sid: 'empty-bbbbbbbb', release: 'e@1', status: 'crashed', did: 'd2' }, { sid: 'empty-cccccccc', release: 'e@1', status: 'ok' }] })).status).toBe(202);
       await drained(ctx);
@@ -161,10 +161,10 @@ describe('npx lookout admin recount', () => {
       await drained(ctx);
       const before = await rollupsAndRecount(ctx, project);
       // the project's state is damaged by hand: a rollup and a session changed, the rest kept
-      const redis = ctx.runtime.state.redis;
-      const base = ctx.runtime.state.keys(project).base;
+      const redis = ctx.runtime.sessionState.redis;
+      const base = ctx.runtime.sessionState.keys(project).base;
       for (const key of await redis.keys(`${base}rr:*`)) await redis.hincrby(key, 's0', 50);
-      const truth = await ctx.runtime.state.session(project, 'recount-1-xxxxxxxx');
+      const truth = await ctx.runtime.sessionState.session(project, 'recount-1-xxxxxxxx');
       await redis.set(`${base}s:recount-1-xxxxxxxx`, '3|9|0|0||["production","r@1"]');
 
       const result = await parseAdminCommand(['recount', '--project', String(project)])(ctx.runtime);
@@ -172,7 +172,7 @@ describe('npx lookout admin recount', () => {
       const after = await rollupsAndRecount(ctx, project);
       expect(after.stored).toEqual(after.recounted);
       expect(after.stored).toEqual(before.stored);
-      expect(await ctx.runtime.state.session(project, 'recount-1-xxxxxxxx')).toEqual(truth);
+      expect(await ctx.runtime.sessionState.session(project, 'recount-1-xxxxxxxx')).toEqual(truth);
       // and the live path goes on from the rebuilt state
       expect((await call(ctx, 'POST', '/api/v1/sessions', { key: p.publicKey, body: { sid: 'recount-99-xxxxxxxx', release: 'r@1', status: 'crashed' } })).status).toBe(202);
       await drained(ctx);

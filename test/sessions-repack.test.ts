@@ -8,7 +8,7 @@
  */
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { REPACK_AFTER_MS, repackSessions } from '../src/services/repack.service.ts';
+import { REPACK_AFTER_MS, deleteRepackedSessions } from '../src/services/repack.service.ts';
 import { makePartWriter } from '../src/services/session-parts.ts';
 import { REPACK_BUCKET_MS } from '../src/store/attempts.store.ts';
 import type { SessionBatchDoc } from '../src/store/sessions.store.ts';
@@ -26,7 +26,7 @@ afterAll(async () => {
   await ctx?.close();
 });
 
-const deps = () => ({ stores: ctx.runtime.stores, state: ctx.runtime.state, log: ctx.runtime.log });
+const deps = () => ({ stores: ctx.runtime.stores, state: ctx.runtime.sessionState, log: ctx.runtime.log });
 /** A time at which every minute listed so far is due. */
 const later = () => new Date(Date.now() + REPACK_AFTER_MS + 2 * REPACK_BUCKET_MS);
 
@@ -57,17 +57,17 @@ it('the worker copies the batches it applies into a part; once their documents a
     await drained(ctx);
     const batches = await ctx.runtime.stores.sessions.countOf(id);
     // Far from a full part, the worker holds them until it is due (or, here, until it is drained).
-    expect(await ctx.runtime.state.partedList.pending()).toBe(0);
+    expect(await ctx.runtime.sessionState.partedList.pending()).toBe(0);
     await ctx.runtime.sessionParts.drain();
-    expect(await ctx.runtime.state.partedList.pending()).toBe(batches);
+    expect(await ctx.runtime.sessionState.partedList.pending()).toBe(batches);
     expect(await ctx.runtime.stores.sessions.countOf(id)).toBe(batches + 1);
     const before = await rollupsAndRecount(ctx, id);
     expect(before.stored).toEqual(before.recounted);
     const statuses = await sessionStatuses(ctx, id, sids);
 
-    expect(await repackSessions(deps(), later())).toEqual({ minutes: expect.any(Number), batches });
+    expect(await deleteRepackedSessions(deps(), later())).toEqual({ minutes: expect.any(Number), batches });
     expect(await ctx.runtime.stores.sessions.countOf(id)).toBe(1);
-    expect(await ctx.runtime.state.partedList.pending()).toBe(0);
+    expect(await ctx.runtime.sessionState.partedList.pending()).toBe(0);
     const after = await rollupsAndRecount(ctx, id);
     expect(after.recounted).toEqual(before.stored);
     await ctx.runtime.keeper.rebuild(id, new Date());
@@ -89,7 +89,7 @@ it('writes a part once it is full; holds a batch added twice once; writes no par
   const { project } = await makeProject(ctx);
   const id = Number(project.id);
   const { batches } = await history(id);
-  const list = ctx.runtime.state.partedList;
+  const list = ctx.runtime.sessionState.partedList;
   const listed = await list.pending();
   const chars = (b: SessionBatchDoc) => b.requests.reduce((n, r) => n + r.entries.length, 0);
   const parts = makePartWriter({ store: ctx.runtime.stores.sessions, list, log: ctx.runtime.log, partChars: chars(batches[0]!) * 2.5 });
@@ -132,16 +132,16 @@ it('a batch in its document and in a part, or in two parts, is read once; deleti
   // A recount SIGKILLed halfway through the parts resumes at the batch it stopped at (the ninth part gone, it
   // counts each batch once).
   await sessions.raw.deleteOne({ _id: twice });
-  const progressKey = `${ctx.runtime.state.keys(id).base}rc:progress`;
+  const progressKey = `${ctx.runtime.sessionState.keys(id).base}rc:progress`;
   const stopped = startProcess(['admin', 'recount', '--project', String(id)], ctx.env, /never/);
-  await until(async () => JSON.parse((await ctx.runtime.state.redis.get(progressKey)) ?? '{"batches":0}').batches >= 150, 60_000, 5);
+  await until(async () => JSON.parse((await ctx.runtime.sessionState.redis.get(progressKey)) ?? '{"batches":0}').batches >= 150, 60_000, 5);
   stopped.child.kill('SIGKILL');
   await until(() => stopped.child.exitCode !== null || stopped.child.signalCode !== null);
-  const progress = JSON.parse((await ctx.runtime.state.redis.get(progressKey))!) as { batches: number; id: string };
+  const progress = JSON.parse((await ctx.runtime.sessionState.redis.get(progressKey))!) as { batches: number; id: string };
   expect(progress.batches).toBeLessThan(400);
   expect(progress.id).toMatch(/^p:/); // it stopped in a part
   // The dead process's lease is deleted rather than waited out (test/recount.test.ts waits for it).
-  await ctx.runtime.state.redis.del(ctx.runtime.state.keys(id).rebuild);
+  await ctx.runtime.sessionState.redis.del(ctx.runtime.sessionState.keys(id).rebuild);
   const resumed = await runCli(['admin', 'recount', '--project', String(id)], ctx.env);
   expect(resumed.code).toBe(0);
   expect(resumed.stderr).toContain('recount: 400 raw batches');

@@ -116,7 +116,7 @@ describe('spec 3.2: re-sending an sid keeps the worst status', () => {
     await p.post({ sid: s, release: '1.0', status: 'ok', errors: 3 });
     await p.post({ sid: s, release: '1.0', status: 'ok', errors: 1 });
     await p.exact();
-    expect(await ctx.runtime.state.session(p.id, s)).toMatchObject({ status: 'errored', errors: 3 });
+    expect(await ctx.runtime.sessionState.session(p.id, s)).toMatchObject({ status: 'errored', errors: 3 });
   });
 
   it('a batch that repeats an sid with errored and crashed counts it once, as crashed', async () => {
@@ -145,12 +145,12 @@ describe('did is stored only as a keyed hash prefix', () => {
     for await (const { batch } of ctx.runtime.stores.sessions.batchesOf(p.id)) raw.push(batch);
     expect(raw.length).toBeGreaterThan(0);
     expect(JSON.stringify(raw)).not.toContain('alice');
-    const redis = ctx.runtime.state.redis;
-    for (const key of await redis.keys(`${ctx.runtime.state.keys(p.id).base}*`)) {
+    const redis = ctx.runtime.sessionState.redis;
+    for (const key of await redis.keys(`${ctx.runtime.sessionState.keys(p.id).base}*`)) {
       const value = (await redis.type(key)) === 'hash' ? await redis.hgetall(key) : await redis.type(key) === 'string' ? await redis.get(key) : null;
       expect(`${key} ${JSON.stringify(value)}`).not.toContain('alice');
     }
-    expect((await ctx.runtime.state.session(p.id, s))!.did).toMatch(/^[0-9a-f]{16}$/);
+    expect((await ctx.runtime.sessionState.session(p.id, s))!.did).toMatch(/^[0-9a-f]{16}$/);
   });
 });
 

@@ -27,6 +27,7 @@ import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, DETECTION_SETTLE_MS, DETECTOR_OF,
 import { eventKey } from '../src/store/events.store.ts';
 import { checkFrequency, notifyFlags } from '../src/notify/rules.ts';
 import { groupBy } from '../src/util/group-by.ts';
+import { StateMovedError } from '../src/state/rebuild.ts';
 
 export async function processEventGroups(payload: JobPayloads['events.process'], runtime: Runtime, now: Date) {
   const { issuesState: state, keeper } = runtime;
@@ -84,7 +85,7 @@ export async function processEventGroups(payload: JobPayloads['events.process'],
     const channels = await runtime.channels(project);
     const flags = notifyFlags(channels);
     const code = await state.apply(project, groups, flags);
-    if (code === 'unverified') throw new Error(`Redis restarted while project ${project} was being applied; retrying`);
+    if (code === 'unverified') throw new StateMovedError(project, 'the apply of its events');
     // Detection runs on every delivery: a worker that died after the script but before this step is retried.
     const attempts = groups.flatMap((g) => g.attempts.map((a) => ({ attempt: a, receivedAt: g.receivedAt })));
     if (attempts.length > 0) await detectBursts(runtime, project, attempts, flags);
@@ -168,7 +169,7 @@ async function recordBurst(
     latest_at: new Date(burst.latest.at),
     received: newestReceived(burst.attempt_ids, received),
   }, { ...opts, now: new Date() });
-  if (result === 'unverified') throw new Error(`the Redis state of project ${project} changed during burst detection; retrying`);
+  if (result === 'unverified') throw new StateMovedError(project, 'burst detection');
 }
 
 /** When the newest of this job's groups holding one of the burst's attempts was received, if any does. */

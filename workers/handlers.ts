@@ -4,7 +4,7 @@ import type { JobName, JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
 import { processEventGroups } from './events-process.handler.ts';
 import { deliverNotification } from './notify-deliver.handler.ts';
-import { repackAttempts, repackSessions } from '../src/services/repack.service.ts';
+import { repackAttempts, deleteRepackedSessions } from '../src/services/repack.service.ts';
 import { runRetention } from './retention.handler.ts';
 import { processSessionBatches } from './sessions-process.handler.ts';
 
@@ -19,7 +19,7 @@ export const handlers: HandlerMap = {
   'maintenance.repack': async (_payload, runtime, _job, signal) => {
     const [attempts, sessions] = await Promise.all([
       repackAttempts({ stores: runtime.stores, issuesState: runtime.issuesState, log: runtime.log }, new Date(), { signal }),
-      repackSessions({ stores: runtime.stores, state: runtime.state, log: runtime.log }, new Date(), { signal }),
+      deleteRepackedSessions({ stores: runtime.stores, state: runtime.sessionState, log: runtime.log }, new Date(), { signal }),
     ]);
     return { attempts, sessions };
   },

@@ -102,7 +102,7 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
   const flusher =
     opts.queues.includes('sessions') || opts.queues.includes('events')
       ? makeFlusher({
-          state: runtime.state,
+          state: runtime.sessionState,
           issuesState: runtime.issuesState,
           keeper: runtime.keeper,
           notify: runtime.notify,

@@ -11,11 +11,11 @@
  */
 import type { JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
-import { partsOf } from '../src/state/rebuild.ts';
+import { partsOf, StateMovedError } from '../src/state/rebuild.ts';
 import { batchOfJob } from '../src/store/sessions.store.ts';
 
 export async function processSessionBatches(payload: JobPayloads['sessions.process'], runtime: Runtime, now: Date) {
-  const { state, keeper, metrics } = runtime;
+  const { sessionState: state, keeper, metrics } = runtime;
   const totals = { batches: 0, projects: 0, changed: 0, unchanged: 0, skipped: 0 };
   for (const entry of payload.batches) {
     // The API's jobs carry the batches (jobs added before the job form carry them whole); the sweeper's only their ids.
@@ -32,7 +32,7 @@ export async function processSessionBatches(payload: JobPayloads['sessions.proce
       if (result.code === 'unverified') {
         await keeper.verify(project, now);
         result = await state.apply(project, batch._id, receivedAt, part);
-        if (result.code === 'unverified') throw new Error(`the Redis state of project ${project} changed during its verification; retrying`);
+        if (result.code === 'unverified') throw new StateMovedError(project, 'its verification');
       }
       totals.changed += result.changed;
       totals.unchanged += result.unchanged;

@@ -94,7 +94,7 @@ function makeSharedGauges(runtime: Runtime) {
   const memory = new Gauge({ name: 'lookout_redis_memory_bytes', help: "Redis memory summed over its primaries: used, and maxmemory (0: no limit)", labelNames: ['kind'] as const, registers });
   const full = new Gauge({ name: 'lookout_redis_full', help: 'Whether a Redis primary is at its maxmemory and refuses writes (1): processing waits, ingestion is still acknowledged', registers });
   const readMemory = async () => {
-    const m = await deadline(redisMemory(runtime.state.redis), SCRAPE_TIMEOUT_MS, 'Redis memory');
+    const m = await deadline(redisMemory(runtime.sessionState.redis), SCRAPE_TIMEOUT_MS, 'Redis memory');
     memory.set({ kind: 'used' }, m.used);
     memory.set({ kind: 'max' }, m.max);
     full.set(m.full ? 1 : 0);

@@ -117,7 +117,7 @@ async function repackMinutes(deps: RepackDeps, now: Date, opts: Run) {
  * Deletes the documents of the raw session batches that parts hold (src/services/session-parts.ts), a minute at a
  * time, oldest first; returns what it did. One run at a time, as for attempts.
  */
-export async function repackSessions(deps: SessionRepackDeps, now: Date, opts: RepackOptions = {}) {
+export async function deleteRepackedSessions(deps: SessionRepackDeps, now: Date, opts: RepackOptions = {}) {
   return (await leasedRun(deps.state.takeRepackLease, opts, (run) => deleteParted(deps, now, run))) ?? { minutes: 0, batches: 0 };
 }
 

@@ -53,6 +53,17 @@ export class StateBusyError extends Error {
   }
 }
 
+/**
+ * The project's Redis state changed under a job (Redis restarted, or a recount began) and is not verified again
+ * yet: nothing was applied, and the job is retried, as BullMQ retries any failure.
+ */
+export class StateMovedError extends Error {
+  constructor(project: number, during: string) {
+    super(`the Redis state of project ${project} changed during ${during}; retrying`);
+    this.name = 'StateMovedError';
+  }
+}
+
 /** Each project's part of a raw batch. */
 export function partsOf(batch: SessionBatchDoc): Map<number, BatchPart> {
   const parts = new Map<number, BatchPart>();

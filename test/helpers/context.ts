@@ -164,7 +164,7 @@ export async function rollupsAndRecount(ctx: TestContext, project: number) {
 export async function sessionStatuses(ctx: TestContext, project: number, sids: Iterable<string>): Promise<Map<string, SessionStatus>> {
   const out = new Map<string, SessionStatus>();
   for (const sid of sids) {
-    const stored = await ctx.runtime.state.session(project, sid);
+    const stored = await ctx.runtime.sessionState.session(project, sid);
     if (stored) out.set(sid, stored.status);
   }
   return out;
