@@ -13,7 +13,7 @@ import { filterSet, readSpreadField } from '../domain/client-keys.ts';
 import type { IssueStatus } from '../domain/issue-status.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
 import { hourIndex, readIssue } from './issues.state.ts';
-import { defineScripts, projectKeys } from './scripts.ts';
+import { answerOf, defineScripts, projectKeys } from './scripts.ts';
 
 /** The fields of an issue hash a list row carries, in the order snapshot-issues-3.lua writes them. */
 const ROW_FIELDS = ['kind', 'fingerprint', 'title', 'culprit', 'exception_type', 'level', 'status', 'first', 'last', 'count', 'last_release', 'regressions', 'resolves', 'resolved_at', 'resolved_release', 'regressed_at', 'regression_kind', 'created', 'latest'];
@@ -69,7 +69,7 @@ export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
         ...searchWords(q.query ?? '').map((w) => filterSet('tx', w)),
       ].filter((f): f is string => Boolean(f));
       const [code, total, ...flat] = await r.listIssues(k.epoch, `${k.base}x:${q.status}:${order.zset}`, `${k.base}xn:${q.status}`, k.base, order.desc ? 'desc' : 'asc', q.offset, q.limit, hourIndex(now), ...filters);
-      if (code === -1) return 'unverified';
+      if (answerOf(code, { 1: 'listed' } as const) === 'unverified') return 'unverified';
       const items: { doc: IssueDoc; last24h: number[]; feedback: number }[] = [];
       for (let i = 0; i < flat.length; i += 4) {
         const [values, companies] = JSON.parse(flat[i + 1] as string) as [string[], string[] | Record<string, never>];

@@ -15,7 +15,7 @@ import type { IssueDoc } from '../store/issues.store.ts';
 import { takeLease, type Lease } from './lease.ts';
 import { makePendingFlush } from './pending-flush.ts';
 import { makeRepackList, type RepackList } from './repack-list.ts';
-import { APPLY_CODES, defineScripts, dropProjectKeys, projectKeys, type ApplyCode, type ScriptPipeline } from './scripts.ts';
+import { answerOf, APPLY_CODES, defineScripts, dropProjectKeys, projectKeys, type ApplyCode, type ScriptPipeline } from './scripts.ts';
 import { APPLIED_MEMORY_MS } from './sessions.state.ts';
 
 /** The sign-in attempts the burst detectors read; other security kinds are stored and shown but do not count. */
@@ -191,7 +191,7 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
         a: g.attempts.map((a) => [String(a.at.getTime()), ...attemptSets(a).flat()]),
       }));
       const [code] = await r.applyEvents(k.epoch, k.eseq, k.eapplied, k.edirty, k.base, APPLIED_MEMORY_MS, `${DETECTION_LOOKBACK_MS}:${DETECTION_MAX_ATTEMPTS}`, JSON.stringify(entries), notify);
-      return APPLY_CODES[code]!;
+      return answerOf(code, APPLY_CODES);
     },
 
     /** The groups (src/store/attempts.store.ts) of the project the repacker has yet to rewrite. */
@@ -254,7 +254,7 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
       const k = keys(project);
       const arg = { ...burst, first: burst.first.getTime(), last: burst.last.getTime(), latest_at: burst.latest_at.getTime(), received: burst.received?.getTime() };
       const code = await r.applyBurst(k.epoch, k.eseq, k.edirty, k.base, issue, JSON.stringify(arg), opts.notify ? 't' : '', opts.decisionSeconds ?? 0, (opts.now ?? new Date()).getTime(), BURST_SPAN_MS);
-      return code === 1 ? 'changed' : code === 0 ? 'unchanged' : 'unverified';
+      return answerOf(code, { 1: 'changed', 0: 'unchanged' } as const);
     },
 
     /**
@@ -264,7 +264,7 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
     async linkFeedback(project: number, link: FeedbackLink): Promise<number | 'waiting' | 'unverified'> {
       const k = keys(project);
       const code = await r.linkFeedback(k.epoch, k.base, link.fingerprint ?? '', link.event_id ?? '', link.feedback_id, link.at.getTime(), FEEDBACK_WAIT_MS);
-      return code > 0 ? code : code === 0 ? 'waiting' : 'unverified';
+      return code > 0 ? code : answerOf(code, { 0: 'waiting' } as const);
     },
     /** Takes feedback retention deleted off its issue. */
     async forgetFeedback(project: number, issue: number, ids: string[]): Promise<void> {
@@ -284,7 +284,7 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
     async setStatus(project: number, issue: number, status: IssueStatus, now: Date): Promise<'set' | 'not_found' | 'unverified'> {
       const k = keys(project);
       const code = await r.setIssueStatus(k.epoch, k.eseq, k.edirty, k.base, issue, status, now.getTime());
-      return code === 1 ? 'set' : code === 0 ? 'not_found' : 'unverified';
+      return answerOf(code, { 1: 'set', 0: 'not_found' } as const);
     },
 
     /** Changed issues (or the ones named) as documents, with the project's event change counter, read atomically. */

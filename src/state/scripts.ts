@@ -88,9 +88,23 @@ export interface ScriptCommands {
 /** The scripts as a pipeline queues them. */
 export type ScriptPipeline = { [K in keyof ScriptCommands]: (...args: Parameters<ScriptCommands[K]>) => ScriptPipeline } & { exec(): Promise<[Error | null, unknown][] | null> };
 
+/** The answer of every script that checks the project's epoch when its state is not verified (lib/epoch.lua). */
+const UNVERIFIED = -1;
+
+/**
+ * A script's numeric answer by name, decoded in this one place: -1 is 'unverified' (the project's state must be
+ * verified first: src/state/rebuild.ts), and an answer the script does not give is a bug, not a silent default.
+ */
+export function answerOf<T extends string>(code: number, names: Readonly<Record<number, T>>): T | 'unverified' {
+  if (code === UNVERIFIED) return 'unverified';
+  const name = names[code];
+  if (name === undefined) throw new Error(`a script answered ${code}, which it never should`);
+  return name;
+}
+
 /** What an apply script answered: applied now, applied before (nothing changed), or the state needs verifying first. */
 export type ApplyCode = 'applied' | 'already_applied' | 'unverified';
-export const APPLY_CODES: Readonly<Record<number, ApplyCode>> = { 1: 'applied', 0: 'already_applied', [-1]: 'unverified' };
+export const APPLY_CODES: Readonly<Record<number, Exclude<ApplyCode, 'unverified'>>> = { 1: 'applied', 0: 'already_applied' };
 
 /** A script's text, each `-- #include <file>` line replaced by that file (code several scripts share). */
 function scriptText(file: string): string {

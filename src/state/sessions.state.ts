@@ -17,7 +17,7 @@ import { hourOf, STATUSES, type SessionStatus, type StatusCounts } from '../doma
 import { takeLease, type Lease } from './lease.ts';
 import { makePendingFlush } from './pending-flush.ts';
 import { makeRepackList } from './repack-list.ts';
-import { APPLY_CODES, defineScripts, dropProjectKeys, projectKeys, scanProject, type ApplyCode, type ScriptCommands } from './scripts.ts';
+import { answerOf, APPLY_CODES, defineScripts, dropProjectKeys, projectKeys, scanProject, type ApplyCode, type ScriptCommands } from './scripts.ts';
 
 /**
  * The layout of a project's session state: '3' is the session table with packed values, placed by the ids'
@@ -236,7 +236,7 @@ interface MergeOf {
 async function mergeChunk(r: ScriptCommands, k: MergeKeys, of: MergeOf, chunk: BatchPart, index: number, count: number) {
   const args = [k.base, of.batchId, of.receivedAt.getTime(), of.windowMs, APPLIED_MEMORY_MS, encodeEntries(chunk), of.keepHours ? '1' : '', index, count];
   const [code, changed, unchanged, skipped] = await r.mergeSessions(k.epoch, k.seq, k.applied, k.dirty, ...args);
-  return { code: APPLY_CODES[code]!, changed, unchanged, skipped };
+  return { code: answerOf(code, APPLY_CODES), changed, unchanged, skipped };
 }
 
 /**

@@ -45,8 +45,8 @@
 
   Returns 1 changed, 0 unchanged, -1 the state was not verified since this Redis started
 ]]
-local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
-if redis.call('GET', KEYS[1]) ~= runId then return -1 end
+-- #include lib/epoch.lua
+if not verifiedEpoch(KEYS[1]) then return -1 end
 local base = ARGV[1]
 local b = cjson.decode(ARGV[3])
 local issueId = ARGV[2]

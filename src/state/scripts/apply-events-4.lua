@@ -62,8 +62,8 @@
   Returns {code, errors applied, attempts recorded}
     code 1 some group applied, 0 every group applied before, -1 the state was not verified since this Redis started
 ]]
-local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
-if redis.call('GET', KEYS[1]) ~= runId then return {-1, 0, 0} end
+-- #include lib/epoch.lua
+if not verifiedEpoch(KEYS[1]) then return {-1, 0, 0} end
 
 local base = ARGV[1]
 local HOURS_KEPT = 15 * 24

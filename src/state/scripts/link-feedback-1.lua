@@ -21,8 +21,8 @@
   Returns the issue id linked, 0 when the feedback waits (or names no event), -1 when the state was not verified
   since this Redis started (a rebuild links it from MongoDB)
 ]]
-local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
-if redis.call('GET', KEYS[1]) ~= runId then return -1 end
+-- #include lib/epoch.lua
+if not verifiedEpoch(KEYS[1]) then return -1 end
 local base = ARGV[1]
 if ARGV[2] ~= '' then
   local issue = redis.call('HGET', base .. 'fp', ARGV[2])

@@ -25,8 +25,8 @@
           page's cost), its events per hour, oldest first (nil for none), and how much user feedback it has (fb:)
           or {-1} when the state was not verified since this Redis started
 ]]
-local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
-if redis.call('GET', KEYS[1]) ~= runId then return {-1} end
+-- #include lib/epoch.lua
+if not verifiedEpoch(KEYS[1]) then return {-1} end
 local base, order = ARGV[1], KEYS[2]
 local desc = ARGV[2] == 'desc'
 local offset, limit, hour = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])

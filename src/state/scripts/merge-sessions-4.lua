@@ -44,8 +44,8 @@
 ]]
 -- #include lib/session-table.lua
 
-local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
-if redis.call('GET', KEYS[1]) ~= runId then return {-1, 0, 0, 0} end
+-- #include lib/epoch.lua
+if not verifiedEpoch(KEYS[1]) then return {-1, 0, 0, 0} end
 local base = ARGV[1]
 -- State kept in another layout (SESSION_LAYOUT in src/state/sessions.state.ts) is rebuilt first.
 if redis.call('GET', base .. 'slayout') ~= '3' then return {-1, 0, 0, 0} end

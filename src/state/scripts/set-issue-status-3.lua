@@ -17,8 +17,8 @@
 
   Returns 1 set, 0 no such issue in this project, -1 the state was not verified since this Redis started
 ]]
-local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
-if redis.call('GET', KEYS[1]) ~= runId then return -1 end
+-- #include lib/epoch.lua
+if not verifiedEpoch(KEYS[1]) then return -1 end
 local key = ARGV[1] .. 'i:' .. ARGV[2]
 if redis.call('EXISTS', key) == 0 then return 0 end
 redis.call('HSET', key, 'status', ARGV[3])

@@ -25,8 +25,8 @@
 
   Returns {verified, eseq, {id, version, {field, value, ...}, {company, ...}}, ...}
 ]]
-local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
-if redis.call('GET', KEYS[1]) ~= runId then return {0, 0} end
+-- #include lib/epoch.lua
+if not verifiedEpoch(KEYS[1]) then return {0, 0} end
 local base = ARGV[1]
 local ORDERS = {'last', 'first', 'count', 'id'}
 -- The fields of an issue a list row shows, in the order src/state/issue-reads.ts reads them.

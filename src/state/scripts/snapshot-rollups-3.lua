@@ -12,8 +12,8 @@
     verified 0: the state was not verified since this Redis started; flush nothing
     a rollup that expired meanwhile comes with an empty field list
 ]]
-local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
-if redis.call('GET', KEYS[1]) ~= runId then return {0, 0} end
+-- #include lib/epoch.lua
+if not verifiedEpoch(KEYS[1]) then return {0, 0} end
 local out = {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
 local dirty = redis.call('HGETALL', KEYS[3])
 for i = 1, #dirty, 2 do
