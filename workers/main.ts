@@ -4,13 +4,11 @@
  * lets running jobs finish within SHUTDOWN_TIMEOUT_MS, then exits; a job cut
  * off by the deadline is retried by another worker (BullMQ's stalled check).
  */
-import fs from 'node:fs';
-import os from 'node:os';
 import { UnrecoverableError, Worker } from 'bullmq';
 import { QUEUE_NAMES, type Config, type QueueKey } from '../config/index.ts';
 import { parseOptions, UsageError } from '../src/cli/usage.ts';
 import { storeUrls } from '../src/embedded/stores.ts';
-import { makeLogger, type Logger } from '../src/log.ts';
+import { makeLogger } from '../src/log.ts';
 import { publishMetrics } from '../src/metrics/fleet.ts';
 import { makeFullRedisLog } from '../src/redis/memory.ts';
 import { JOBS, redisConnection, type JobName } from '../src/queues/registry.ts';
@@ -19,8 +17,9 @@ import { onStopSignal } from '../src/signals.ts';
 import { makeDispatcher } from '../src/notify/dispatcher.ts';
 import { makeFlusher } from '../src/state/flusher.ts';
 import { handlers, type Handler, type HandlerMap } from './handlers.ts';
+import { startSweeper } from '../src/queues/sweep.ts';
+import { lowerPriority } from '../src/util/priority.ts';
 
-const SWEEP_INTERVAL_MS = 2000;
 const RETENTION_EVERY_MS = 3600_000;
 /** How often the repacker looks for minutes of sign-in attempts to rewrite (src/services/repack.service.ts). */
 const REPACK_EVERY_MS = 15_000;
@@ -80,19 +79,7 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
     return worker;
   });
   // The sweeper enqueues what the API stored while Redis was unavailable (src/queues/sweep.ts).
-  const sweeps = { event: runtime.events.sweep, session: runtime.sessions.sweep };
-  const sweeper = setInterval(() => {
-    for (const [what, sweep] of Object.entries(sweeps)) {
-      sweep(new Date(), config.sweepGraceMs)
-        .then((n) => {
-          if (n === 0) return;
-          metrics.sweeperRequeued.inc({ kind: what }, n);
-          log.info({ requeued: n, what }, 'sweeper enqueued stored work');
-        })
-        .catch((err: Error) => log.warn({ err: err.message, what }, 'sweep failed; will retry'));
-    }
-  }, SWEEP_INTERVAL_MS);
-  sweeper.unref();
+  const sweeper = startSweeper({ sweeps: { event: runtime.events.sweep, session: runtime.sessions.sweep }, graceMs: config.sweepGraceMs, log, metrics });
   if (opts.queues.includes('maintenance')) {
     for (const [job, everyMs] of [['maintenance.retention', RETENTION_EVERY_MS], ['maintenance.repack', REPACK_EVERY_MS]] as const) {
       await runtime.queues.schedule(job, {}, everyMs).catch((err: Error) => log.warn({ err: err.message, job }, 'could not schedule a maintenance job; the next worker start will'));
@@ -137,7 +124,7 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
     flusher,
     dispatcher,
     async close(timeoutMs = config.shutdownTimeoutMs) {
-      clearInterval(sweeper);
+      sweeper.stop();
       for (const worker of workers) worker.cancelAllJobs('the worker is stopping'); // a job resting between steps (the repacker) stops resting
       const closing = Promise.all(workers.map((w) => w.close()));
       const deadline = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), timeoutMs).unref());
@@ -187,30 +174,4 @@ export async function runWorkerCli(config: Config, args: string[]): Promise<void
     await runtime.close();
     process.exit(0);
   });
-}
-
-/**
- * Lowers this process' CPU priority to `nice` (WORKER_NICE). On a machine the worker shares with the API, the kernel
- * then gives a core to the API first when both want one: a request waits less, and the worker, whose work can wait a
- * few milliseconds, takes what is left (docs/decisions.md). On a machine of its own it changes nothing. Linux keeps
- * a nice value per thread, so every thread running now is lowered; threads started later inherit it. A priority
- * already lower is kept. Failing to change it is logged, never fatal.
- */
-function lowerPriority(nice: number, log: Logger): void {
-  if (nice === 0) return;
-  let threads = [0];
-  try {
-    threads = fs.readdirSync('/proc/self/task').map(Number);
-  } catch {
-    // no /proc: the calling thread only
-  }
-  for (const thread of threads) {
-    try {
-      os.setPriority(thread, Math.max(os.getPriority(thread), nice));
-    } catch (err) {
-      if ((err as { info?: { code?: string } }).info?.code === 'ESRCH') continue; // the thread ended meanwhile
-      log.warn({ err: (err as Error).message, nice }, 'could not lower the worker CPU priority (WORKER_NICE)');
-      return;
-    }
-  }
 }

@@ -5,6 +5,8 @@
  * Re-adding a job that still exists is a no-op (same job id) and processing
  * is idempotent, so sweeping too much is harmless.
  */
+import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import type { JobName, JobPayloads, Queues } from './registry.ts';
 
 export interface SweepSource<N extends JobName> {
@@ -47,4 +49,24 @@ export function makeSweep<N extends JobName>(queues: Queues, source: SweepSource
     await queues.enqueueBulk(source.job, jobs);
     return stale.length;
   };
+}
+
+const SWEEP_INTERVAL_MS = 2000;
+
+/** Every two seconds, each sweep in turn (a worker process runs one sweeper); a failed sweep is logged and tried again. */
+export function startSweeper(deps: { sweeps: Record<string, (now: Date, graceMs: number) => Promise<number>>; graceMs: number; log: Logger; metrics: Metrics }) {
+  const { log, metrics } = deps;
+  const timer = setInterval(() => {
+    for (const [what, sweep] of Object.entries(deps.sweeps)) {
+      sweep(new Date(), deps.graceMs)
+        .then((n) => {
+          if (n === 0) return;
+          metrics.sweeperRequeued.inc({ kind: what }, n);
+          log.info({ requeued: n, what }, 'sweeper enqueued stored work');
+        })
+        .catch((err: Error) => log.warn({ err: err.message, what }, 'sweep failed; will retry'));
+    }
+  }, SWEEP_INTERVAL_MS);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }
