@@ -16,6 +16,7 @@ import { makeRuntime, type Runtime } from '../src/runtime.ts';
 import { onStopSignal } from '../src/signals.ts';
 import { makeDispatcher } from '../src/notify/dispatcher.ts';
 import { makeFlusher } from '../src/state/flusher.ts';
+import { checkCrashFree } from '../src/notify/rules.ts';
 import { handlers, type Handler, type HandlerMap } from './handlers.ts';
 import { startSweeper } from '../src/queues/sweep.ts';
 import { lowerPriority } from '../src/util/priority.ts';
@@ -92,8 +93,10 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
           state: runtime.sessionState,
           issuesState: runtime.issuesState,
           keeper: runtime.keeper,
-          notify: runtime.notify,
-          channels: runtime.channels,
+          // the crash-free notification rules, on the hour's rollups as written
+          async onRollupsWritten(project, rollups) {
+            if (await checkCrashFree(runtime.notify, project, await runtime.channels(project), rollups, new Date())) await runtime.notify.markProject(project);
+          },
           store: runtime.stores.sessions,
           issuesStore: runtime.stores.issues,
           eventsStore: runtime.stores.events,

@@ -15,16 +15,14 @@
  */
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import { checkCrashFree, type ChannelCache } from '../notify/rules.ts';
 import type { EventsStore } from '../store/events.store.ts';
 import { makeTicker } from '../util/ticker.ts';
 import type { IssuesStore } from '../store/issues.store.ts';
 import type { SessionsStore } from '../store/sessions.store.ts';
 import type { PendingFlush } from './pending-flush.ts';
 import type { IssuesState } from './issues.state.ts';
-import type { NotifyState } from './notify.state.ts';
 import type { StateKeeper } from './rebuild.ts';
-import { rollupDocs, type SessionState } from './sessions.state.ts';
+import { rollupDocs, type RollupSnapshot, type SessionState } from './sessions.state.ts';
 
 /** One kind of hot state the flusher copies: what waits for it, and how one project is written. */
 interface Stream {
@@ -39,8 +37,11 @@ export function makeFlusher(deps: {
   state: SessionState;
   issuesState: IssuesState;
   keeper: StateKeeper;
-  notify: NotifyState;
-  channels: ChannelCache;
+  /**
+   * Called with a project's rollups once they are written and before their dirty marks are cleared: the worker
+   * wires the crash-free notification rules here (src/notify/rules.ts), which read the hour as written.
+   */
+  onRollupsWritten?: (project: number, rollups: RollupSnapshot[]) => Promise<void>;
   store: SessionsStore;
   issuesStore: IssuesStore;
   eventsStore: EventsStore;
@@ -61,9 +62,7 @@ export function makeFlusher(deps: {
         if (snap.rollups.length === 0) return 0;
         await deps.store.setFlushedSeq(project, snap.seq);
         await deps.store.writeRollups(rollupDocs(project, snap.rollups, snap.seq));
-        // The crash-free rules read the hour's rollups as written (src/notify/dispatcher.ts).
-        const channels = await deps.channels(project);
-        if (await checkCrashFree(deps.notify, project, channels, snap.rollups, new Date())) await deps.notify.markProject(project);
+        await deps.onRollupsWritten?.(project, snap.rollups);
         await state.clear(project, snap.rollups);
         return snap.rollups.length;
       },
