@@ -186,3 +186,10 @@ describe("a sign-in attempt's address (normalizeIp)", () => {
     expect(event._meta).toMatchObject({ '/security/actor': { rem: 'trimmed', len: 257 } });
   });
 });
+
+describe('limits declared once', () => {
+  it("an event's release and environment are cut where a session's and a query's are refused (schemas/session.json)", () => {
+    const session = JSON.parse(fs.readFileSync(new URL('../../schemas/session.json', import.meta.url), 'utf8')) as { $defs: Record<string, { maxLength: number }> };
+    expect([LIMITS.release, LIMITS.environment]).toEqual([session.$defs.release!.maxLength, session.$defs.environment!.maxLength]);
+  });
+});

@@ -27,6 +27,8 @@ export interface RouteDoc {
   /** a schema of schemas/ (its file name without .json), or a media type with a free-form body */
   body?: { schema: string; mediaTypes?: string[] } | { raw: string; description: string };
   params?: Param[];
+  /** the query parameters: a `*-query` schema of schemas/, whose properties become the documented parameters */
+  query?: string;
   /** status → description of the success answers; the error answers follow from auth and body */
   ok: Record<number, string>;
   errors?: number[];
@@ -34,28 +36,12 @@ export interface RouteDoc {
 }
 
 const id = { name: 'id', in: 'path', description: 'issue id', schema: { type: 'integer', minimum: 1 } } as const;
-const pageParams: Param[] = [
-  { name: 'status', in: 'query', description: 'default unresolved', schema: { enum: ['unresolved', 'resolved', 'ignored'] } },
-  { name: 'limit', in: 'query', description: 'default 100', schema: { type: 'integer', minimum: 1, maximum: 500 } },
-  { name: 'offset', in: 'query', description: 'default 0', schema: { type: 'integer', minimum: 0 } },
-  { name: 'order', in: 'query', description: 'last_seen (newest first, default), first_seen (newest first), event_count (most first) or id (ascending)', schema: { enum: ['last_seen', 'first_seen', 'event_count', 'id'] } },
-  { name: 'kind', in: 'query', description: 'only this kind', schema: { enum: ['error', 'security'] } },
-  { name: 'release', in: 'query', description: 'only issues with an event of this release', schema: { type: 'string', maxLength: 200 } },
-  { name: 'environment', in: 'query', description: 'only issues with an event of this environment', schema: { type: 'string', maxLength: 64 } },
-  { name: 'level', in: 'query', description: "only issues at this level (their newest event's)", schema: { enum: ['fatal', 'error', 'warning', 'info', 'debug'] } },
-  { name: 'company', in: 'query', description: 'only issues with an event tagged with this company', schema: { type: 'string', maxLength: 200 } },
-  { name: 'query', in: 'query', description: 'words the title or culprit holds, each whole or as a camelCase part (beta finds BetaError)', schema: { type: 'string', maxLength: 200 } },
-];
 const event = { name: 'event', in: 'path', description: 'event id (32 hex characters)', schema: { type: 'string', pattern: '^[0-9a-fA-F-]{32,36}$' } } as const;
-const eventPage: Param[] = [
-  { name: 'limit', in: 'query', description: 'default 25', schema: { type: 'integer', minimum: 1, maximum: 100 } },
-  { name: 'offset', in: 'query', description: 'default 0', schema: { type: 'integer', minimum: 0 } },
-];
 const project = { name: 'project', in: 'path', description: 'project id', schema: { type: 'integer', minimum: 1 } } as const;
 /** The project of a Sentry DSN's path. */
 const dsnProject = { name: 'project', in: 'path', description: 'project id (the last part of the DSN path)', schema: { type: 'integer', minimum: 1 } } as const;
 const channel = { name: 'channel', in: 'path', description: 'notification channel id', schema: { type: 'integer', minimum: 1 } } as const;
-const environment = { name: 'environment', in: 'query', description: 'only this environment', schema: { type: 'string', maxLength: 64 } } as const;
+const releaseName = { name: 'release', in: 'path', description: 'release name', schema: { $ref: 'session#/$defs/release' } } as const;
 
 /** Every route of the API, keyed `METHOD /path` with @koa/router's `:param` syntax. */
 export const ROUTE_DOCS: Record<string, RouteDoc> = {
@@ -98,7 +84,8 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     tag: 'dashboard',
     summary: "Settings → Ingestion: what the project's ingestion accepted and dropped, by type and reason",
     auth: 'dashboard',
-    params: [project, { name: 'range', in: 'query', description: '24h (default) or 14d', schema: { enum: ['24h', '14d'] } }],
+    params: [project],
+    query: 'ingestion-query',
     ok: { 200: 'as GET /api/v1/ingestion' },
     errors: [400, 404],
   },
@@ -141,7 +128,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     tag: 'events',
     summary: "What the project's ingestion accepted and dropped (not stored), by item type and reason, with hourly totals",
     auth: 'secret+instance',
-    params: [{ name: 'range', in: 'query', description: '24h (default) or 14d', schema: { enum: ['24h', '14d'] } }],
+    query: 'ingestion-query',
     ok: { 200: '`{since, until, accepted: {type: count}, dropped: [{type, reason, count}], hourly: [{hour, accepted, dropped}]}`' },
     errors: [400],
   },
@@ -186,7 +173,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     tag: 'issues',
     summary: 'List issues (spec 4.6), filtered and ordered; each with `events_24h`, its events per hour over the last 24 hours',
     auth: 'secret+instance',
-    params: pageParams,
+    query: 'issue-list-query',
     ok: { 200: '`{issues, total, limit, offset, order}` and the filters given' },
     errors: [400],
   },
@@ -202,7 +189,8 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     tag: 'issues',
     summary: "The issue's events, newest first",
     auth: 'secret+instance',
-    params: [id, ...eventPage],
+    params: [id],
+    query: 'page-query',
     ok: { 200: '`{events: [{event_id, timestamp, received_at, release, environment, level, message, user, tags}], total, limit, offset}`' },
     errors: [400, 404],
   },
@@ -210,7 +198,8 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     tag: 'issues',
     summary: "The issue's user feedback (Sentry SDKs' feedback and user_report items), newest first",
     auth: 'secret+instance',
-    params: [id, ...eventPage],
+    params: [id],
+    query: 'page-query',
     ok: { 200: '`{feedback: [{id, event_id, source, name, email, comments, url, at}], total, limit, offset}`' },
     errors: [400, 404],
   },
@@ -235,7 +224,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     tag: 'releases',
     summary: 'Release health: crash-free rates and adoption per release',
     auth: 'secret+instance',
-    params: [environment],
+    query: 'release-query',
     ok: { 200: '`{releases, total}`' },
     errors: [400],
   },
@@ -243,7 +232,8 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     tag: 'releases',
     summary: "One release's health with its hourly series",
     auth: 'secret+instance',
-    params: [{ name: 'release', in: 'path', description: 'release name', schema: { type: 'string', maxLength: 200 } }, environment],
+    params: [releaseName],
+    query: 'release-query',
     ok: { 200: 'the release and `series`' },
     errors: [400, 404],
   },
@@ -380,7 +370,8 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     tag: 'dashboard',
     summary: 'The Releases table: as GET /api/v1/releases',
     auth: 'dashboard',
-    params: [project, environment],
+    params: [project],
+    query: 'release-query',
     ok: { 200: '`{releases, total}`' },
     errors: [400, 404],
   },
@@ -388,12 +379,8 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     tag: 'dashboard',
     summary: "A release with its hourly series over a range: as GET /api/v1/releases/{release}",
     auth: 'dashboard',
-    params: [
-      project,
-      { name: 'release', in: 'path', description: 'release name', schema: { type: 'string', maxLength: 200 } },
-      environment,
-      { name: 'range', in: 'query', description: 'the hours shown (default 24h)', schema: { type: 'string', enum: ['24h', '7d', '14d', '90d'] } },
-    ],
+    params: [project, releaseName],
+    query: 'release-chart-query',
     ok: { 200: 'release, `series`, `range`, `since`' },
     errors: [400, 404],
   },
@@ -401,7 +388,8 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     tag: 'dashboard',
     summary: 'Issues: as GET /api/v1/issues',
     auth: 'dashboard',
-    params: [project, ...pageParams],
+    params: [project],
+    query: 'issue-list-query',
     ok: { 200: '`{issues, total, limit, offset, order}`' },
     errors: [400, 404],
   },
@@ -417,7 +405,8 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     tag: 'dashboard',
     summary: "An issue's events: as GET /api/v1/issues/{id}/events",
     auth: 'dashboard',
-    params: [project, id, ...eventPage],
+    params: [project, id],
+    query: 'page-query',
     ok: { 200: '`{events, total, limit, offset}`' },
     errors: [400, 404],
   },
@@ -433,7 +422,8 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     tag: 'dashboard',
     summary: "The issue's user feedback, newest first",
     auth: 'dashboard',
-    params: [project, id, ...eventPage],
+    params: [project, id],
+    query: 'page-query',
     ok: { 200: 'as GET /api/v1/issues/{id}/feedback' },
     errors: [400, 404],
   },
@@ -633,6 +623,14 @@ const SECURITY: Record<Auth, Record<string, string[]>[]> = {
   session: [{ sessionCookie: [] }],
 };
 
+/** The parameters of a `*-query` schema: one per property, its description beside its schema (which checks it). */
+function queryParams(route: string, name: string | undefined, schemas: Record<string, Record<string, unknown>>) {
+  if (!name) return [];
+  const schema = schemas[name] as { properties?: Record<string, { description?: string }> } | undefined;
+  if (!name.endsWith('-query') || !schema?.properties) throw new Error(`${route}: no query schema ${name}.json`);
+  return Object.entries(schema.properties).map(([param, { description, ...rest }]) => ({ name: param, in: 'query', description: description ?? '', required: false, schema: rest }));
+}
+
 /** `schemas`: the request schemas by name, as `Validator.schemas()` gives them. */
 export function buildOpenApi(version: string, requestSchemas: Record<string, object>) {
   const schemas = components(requestSchemas);
@@ -658,7 +656,7 @@ export function buildOpenApi(version: string, requestSchemas: Record<string, obj
       summary: doc.summary,
       operationId: `${method.toLowerCase()}${openPath.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string = '') => c.toUpperCase())}`,
       security: SECURITY[doc.auth],
-      ...(doc.params ? { parameters: doc.params.map((p) => ({ ...p, required: p.in === 'path' })) } : {}),
+      ...(doc.params || doc.query ? { parameters: [...(doc.params ?? []).map((p) => ({ ...p, required: p.in === 'path' })), ...queryParams(route, doc.query, schemas)] } : {}),
       ...(requestBody ? { requestBody } : {}),
       responses,
     };

@@ -1,16 +1,12 @@
-/** Query and path parameters, checked: a bad one is a 400 (or a 404 for an id) naming it. */
+/**
+ * Path parameters, checked: a bad one is a 400 (or a 404 for an id) naming it. Query parameters are checked against
+ * their `*-query` schema (Validator.query).
+ */
+import { LIMITS } from '../domain/error-event.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 
 function invalid(name: string, message: string): BadRequestError {
   return new BadRequestError('invalid_query', `${name}: ${message}`, { errors: [{ path: name, message }] });
-}
-
-export function intParam(value: unknown, name: string, min: number, max: number, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'string' || !/^\d{1,9}$/.test(value) || Number(value) < min || Number(value) > max) {
-    throw invalid(name, `must be a whole number from ${min} to ${max}`);
-  }
-  return Number(value);
 }
 
 export function enumParam<T extends string>(value: unknown, name: string, allowed: readonly T[], fallback: T): T;
@@ -21,21 +17,8 @@ export function enumParam<T extends string>(value: unknown, name: string, allowe
   return value as T;
 }
 
-export function environmentParam(value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.length === 0 || value.length > 64) throw invalid('environment', 'must be one non-empty string of at most 64 characters');
-  return value;
-}
-
-/** A free-text or name filter: one non-empty string of at most `max` characters. */
-export function textParam(value: unknown, name: string, max: number): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.length === 0 || value.length > max) throw invalid(name, `must be one non-empty string of at most ${max} characters`);
-  return value;
-}
-
 export function releaseParam(value: string | undefined): string {
-  if (!value || value.length > 200) throw new BadRequestError('invalid_release', 'a release name has 1 to 200 characters');
+  if (!value || value.length > LIMITS.release) throw new BadRequestError('invalid_release', `a release name has 1 to ${LIMITS.release} characters`);
   return value;
 }
 

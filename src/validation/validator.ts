@@ -30,6 +30,11 @@ export interface Validator {
    * type or form, or the object missing a member it needs. An alternative at the top (`anyOf` at '') is not one.
    */
   invalidValues(name: SchemaName, value: unknown): { path: string; problem: string }[];
+  /**
+   * Query parameters checked against a `*-query` schema: numbers read from their text, defaults filled in, other
+   * parameters left out of the answer; a bad one is a 400 `invalid_query` naming it.
+   */
+  query<T>(name: SchemaName, query: Record<string, unknown>): T;
   schemas(): Record<string, object>;
 }
 
@@ -47,6 +52,10 @@ export function makeValidator(dir: string = SCHEMA_DIR): Validator {
     ajv.addSchema(schema);
   }
   for (const name of Object.keys(raw)) compiled.set(name, ajv.getSchema(name)!);
+  // Query parameters arrive as text: a second instance reads numbers from it and fills in defaults.
+  const queryAjv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true, coerceTypes: true, useDefaults: true, verbose: true });
+  addFormats(queryAjv);
+  for (const schema of Object.values(raw)) queryAjv.addSchema(schema);
   const validatorOf = (name: SchemaName): ValidateFunction => {
     const validate = compiled.get(name);
     if (!validate) throw new Error(`no schema named ${name} in ${dir}`);
@@ -74,6 +83,17 @@ export function makeValidator(dir: string = SCHEMA_DIR): Validator {
         out.set(error.instancePath, `${error.keyword}: ${error.message ?? ''}`.trim());
       }
       return [...out].map(([path, problem]) => ({ path, problem }));
+    },
+    query<T>(name: SchemaName, query: Record<string, unknown>): T {
+      if (!name.endsWith('-query') || !raw[name]) throw new Error(`no query schema named ${name} in ${dir}`);
+      const properties = Object.keys((raw[name] as { properties: object }).properties);
+      const value: Record<string, unknown> = Object.fromEntries(properties.filter((p) => query[p] !== undefined).map((p) => [p, query[p]]));
+      const validate = queryAjv.getSchema(name)!;
+      if (!validate(value)) {
+        const errors = toProblems(validate.errors ?? []).map((e) => ({ ...e, path: e.path.replace(/^\//, '') }));
+        throw new BadRequestError('invalid_query', describeProblems(errors), { errors });
+      }
+      return value as T;
     },
     schemas: () => raw,
   };

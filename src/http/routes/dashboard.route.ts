@@ -13,10 +13,11 @@ import type { AlertSettings } from '../../store/projects.store.ts';
 import type { PersonList } from '../../store/orgs.store.ts';
 import type { AppDeps, AppState } from '../deps.ts';
 import { readJson } from '../body.ts';
-import { enumParam, environmentParam, idParam, releaseParam } from '../params.ts';
+import { enumParam, idParam, releaseParam } from '../params.ts';
 import { ownerOnly } from './dashboard-account.route.ts';
 import { requireSignedIn, type WebState } from './dashboard-session.route.ts';
 import { ingestionRange } from './ingestion.route.ts';
+import { releaseQuery } from './releases.route.ts';
 import { eventIdParam, eventPageQuery, issueNotFound, issuePageQuery } from './issues.route.ts';
 
 type WebContext = RouterContext<WebState>;
@@ -101,7 +102,7 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
   });
 
   router.get('/projects/:project/ingestion', async (ctx) => {
-    ctx.body = await deps.ingestStats.read(await projectId(ctx), ingestionRange(ctx.query.range));
+    ctx.body = await deps.ingestStats.read(await projectId(ctx), ingestionRange(deps, ctx.query));
   });
 
   router.get('/projects/:project/decisions', async (ctx) => {
@@ -112,25 +113,25 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
   });
 
   router.get('/projects/:project/releases', async (ctx) => {
-    ctx.body = await deps.releases.list(await projectId(ctx), environmentParam(ctx.query.environment), new Date());
+    ctx.body = await deps.releases.list(await projectId(ctx), releaseQuery(deps, ctx.query).environment, new Date());
   });
   router.get('/projects/:project/releases/:release', async (ctx) => {
     const id = await projectId(ctx);
-    const range = enumParam(ctx.query.range, 'range', Object.keys(CHART_RANGES) as ChartRange[], '24h');
+    const { environment, range } = deps.validator.query<{ environment?: string; range: ChartRange }>('release-chart-query', ctx.query);
     const now = new Date();
     const since = new Date(now.getTime() - CHART_RANGES[range] * 3600_000);
-    const release = await deps.releases.get(id, releaseParam(ctx.params.release), environmentParam(ctx.query.environment), now, since);
+    const release = await deps.releases.get(id, releaseParam(ctx.params.release), environment, now, since);
     ctx.body = { ...release, range, since: since.toISOString() };
   });
 
   router.get('/projects/:project/issues', async (ctx) => {
-    ctx.body = await deps.issues.list(await projectId(ctx), issuePageQuery(ctx.query));
+    ctx.body = await deps.issues.list(await projectId(ctx), issuePageQuery(deps.validator, ctx.query));
   });
   router.get('/projects/:project/issues/:id', async (ctx) => {
     ctx.body = await deps.issues.get(await projectId(ctx), idParam(ctx.params.id, issueNotFound));
   });
   router.get('/projects/:project/issues/:id/events', async (ctx) => {
-    const { offset, limit } = eventPageQuery(ctx.query);
+    const { offset, limit } = eventPageQuery(deps.validator, ctx.query);
     ctx.body = await deps.issues.events(await projectId(ctx), idParam(ctx.params.id, issueNotFound), offset, limit);
   });
   // An attachment's bytes, never served as what the SDK said they are: a file named page.html stays a download.
@@ -146,7 +147,7 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
     ctx.body = file.data;
   });
   router.get('/projects/:project/issues/:id/feedback', async (ctx) => {
-    const { offset, limit } = eventPageQuery(ctx.query);
+    const { offset, limit } = eventPageQuery(deps.validator, ctx.query);
     ctx.body = await deps.issues.feedback(await projectId(ctx), idParam(ctx.params.id, issueNotFound), offset, limit);
   });
   router.get('/projects/:project/issues/:id/events/:event', async (ctx) => {

@@ -3,39 +3,24 @@
  * an issue's events: GET /issues/:id/events, GET /issues/:id/events/:event_id.
  */
 import Router from '@koa/router';
-import { ISSUE_STATUSES, type IssueStatus } from '../../domain/issue-status.ts';
+import type { IssueStatus } from '../../domain/issue-status.ts';
 import { NotFoundError } from '../../errors.ts';
 import type { AppDeps, AppState } from '../deps.ts';
 import { readJson } from '../body.ts';
 import { requireSecretKey } from '../middleware/auth.middleware.ts';
-import { ISSUE_ORDERS, type IssueListQuery } from '../../state/issue-reads.ts';
-import { LEVELS } from '../../domain/error-event.ts';
-import { enumParam, environmentParam, idParam, intParam, textParam } from '../params.ts';
+import type { IssueListQuery } from '../../state/issue-reads.ts';
+import type { Validator } from '../../validation/validator.ts';
+import { idParam } from '../params.ts';
 
 export const issueNotFound = () => new NotFoundError('issue_not_found', 'no such issue in this project');
 
 export const eventNotFound = () => new NotFoundError('event_not_found', 'no such event in this issue');
 
-/** The filters, paging and order of an issue list, as the API and the dashboard take them. */
-export function issuePageQuery(q: Record<string, unknown>): IssueListQuery {
-  return {
-    status: enumParam<IssueStatus>(q.status, 'status', ISSUE_STATUSES, 'unresolved'),
-    limit: intParam(q.limit, 'limit', 1, 500, 100),
-    offset: intParam(q.offset, 'offset', 0, 1_000_000, 0),
-    order: enumParam(q.order, 'order', ISSUE_ORDERS, 'last_seen'),
-    kind: enumParam(q.kind, 'kind', ['error', 'security'] as const),
-    release: textParam(q.release, 'release', 200),
-    environment: environmentParam(q.environment),
-    level: enumParam(q.level, 'level', LEVELS),
-    company: textParam(q.company, 'company', 200),
-    query: textParam(q.query, 'query', 200),
-  };
-}
+/** The filters, paging and order of an issue list (schemas/issue-list-query.json), as the API and the dashboard take them. */
+export const issuePageQuery = (validator: Validator, q: Record<string, unknown>) => validator.query<IssueListQuery>('issue-list-query', q);
 
-/** The paging of an issue's events. */
-export function eventPageQuery(q: Record<string, unknown>) {
-  return { limit: intParam(q.limit, 'limit', 1, 100, 25), offset: intParam(q.offset, 'offset', 0, 1_000_000, 0) };
-}
+/** The paging of an issue's events or feedback (schemas/page-query.json). */
+export const eventPageQuery = (validator: Validator, q: Record<string, unknown>) => validator.query<{ limit: number; offset: number }>('page-query', q);
 
 /** An event id in a path: 32 hex characters (a UUID's dashes and capitals are read too); anything else names nothing. */
 export function eventIdParam(value: string | undefined): string {
@@ -49,7 +34,7 @@ export function issuesRoutes(deps: AppDeps): Router<AppState> {
   router.use(requireSecretKey(deps.resolver, { instance: true }));
 
   router.get('/', async (ctx) => {
-    ctx.body = await deps.issues.list(ctx.state.project._id, issuePageQuery(ctx.query));
+    ctx.body = await deps.issues.list(ctx.state.project._id, issuePageQuery(deps.validator, ctx.query));
   });
 
   router.get('/:id', async (ctx) => {
@@ -57,12 +42,12 @@ export function issuesRoutes(deps: AppDeps): Router<AppState> {
   });
 
   router.get('/:id/events', async (ctx) => {
-    const { offset, limit } = eventPageQuery(ctx.query);
+    const { offset, limit } = eventPageQuery(deps.validator, ctx.query);
     ctx.body = await deps.issues.events(ctx.state.project._id, idParam(ctx.params.id, issueNotFound), offset, limit);
   });
 
   router.get('/:id/feedback', async (ctx) => {
-    const { offset, limit } = eventPageQuery(ctx.query);
+    const { offset, limit } = eventPageQuery(deps.validator, ctx.query);
     ctx.body = await deps.issues.feedback(ctx.state.project._id, idParam(ctx.params.id, issueNotFound), offset, limit);
   });
 
