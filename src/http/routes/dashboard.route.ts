@@ -7,7 +7,6 @@
  * Each route calls the same services as the admin CLI and the v1 API.
  */
 import Router, { type RouterContext } from '@koa/router';
-import type { IssueStatus } from '../../domain/issue-status.ts';
 import { ConflictError, NotFoundError } from '../../errors.ts';
 import type { AlertSettings } from '../../store/projects.store.ts';
 import type { PersonList } from '../../store/orgs.store.ts';
@@ -18,7 +17,7 @@ import { ownerOnly } from './dashboard-account.route.ts';
 import { requireSignedIn, type WebState } from './dashboard-session.route.ts';
 import { ingestionRange } from './ingestion.route.ts';
 import { releaseQuery } from './releases.route.ts';
-import { eventIdParam, eventPageQuery, issueNotFound, issuePageQuery } from './issues.route.ts';
+import { eventIdParam, issueNotFound, mountIssueRoutes } from './issue-routes.ts';
 
 type WebContext = RouterContext<WebState>;
 
@@ -124,16 +123,7 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
     ctx.body = { ...release, range, since: since.toISOString() };
   });
 
-  router.get('/projects/:project/issues', async (ctx) => {
-    ctx.body = await deps.issues.list(await projectId(ctx), issuePageQuery(deps.validator, ctx.query));
-  });
-  router.get('/projects/:project/issues/:id', async (ctx) => {
-    ctx.body = await deps.issues.get(await projectId(ctx), idParam(ctx.params.id, issueNotFound));
-  });
-  router.get('/projects/:project/issues/:id/events', async (ctx) => {
-    const { offset, limit } = eventPageQuery(deps.validator, ctx.query);
-    ctx.body = await deps.issues.events(await projectId(ctx), idParam(ctx.params.id, issueNotFound), offset, limit);
-  });
+  mountIssueRoutes(router, deps, '/projects/:project/issues', (ctx) => projectId(ctx as WebContext));
   // An attachment's bytes, never served as what the SDK said they are: a file named page.html stays a download.
   router.get('/projects/:project/issues/:id/events/:event/attachments/:slot', async (ctx) => {
     if (!/^\d{1,2}$/.test(ctx.params.slot ?? '')) throw attachmentNotFound();
@@ -145,19 +135,6 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
     ctx.set('Content-Security-Policy', "default-src 'none'; sandbox");
     ctx.type = 'application/octet-stream';
     ctx.body = file.data;
-  });
-  router.get('/projects/:project/issues/:id/feedback', async (ctx) => {
-    const { offset, limit } = eventPageQuery(deps.validator, ctx.query);
-    ctx.body = await deps.issues.feedback(await projectId(ctx), idParam(ctx.params.id, issueNotFound), offset, limit);
-  });
-  router.get('/projects/:project/issues/:id/events/:event', async (ctx) => {
-    ctx.body = await deps.issues.event(await projectId(ctx), idParam(ctx.params.id, issueNotFound), eventIdParam(ctx.params.event));
-  });
-  router.post('/projects/:project/issues/:id/status', async (ctx) => {
-    const id = await projectId(ctx);
-    const issue = idParam(ctx.params.id, issueNotFound);
-    const { status } = await body<{ status: IssueStatus }>(ctx, 'issue-status');
-    ctx.body = await deps.issues.setStatus(id, issue, status, new Date());
   });
 
   router.get('/org', async (ctx) => {
