@@ -9,7 +9,7 @@
  */
 import { ingestField, readIngestField } from '../domain/client-keys.ts';
 import type { RedisClient } from '../redis/connect.ts';
-import { HOUR_MS, hourIndex } from './issues.state.ts';
+import { HOUR_MS, hourIndex } from './issue-hash.ts';
 import { projectKeys } from './scripts.ts';
 
 export type IngestOutcome = 'accepted' | 'dropped';

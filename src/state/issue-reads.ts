@@ -12,7 +12,7 @@ import type { RedisClient } from '../redis/connect.ts';
 import { filterSet, readSpreadField } from '../domain/client-keys.ts';
 import type { IssueStatus } from '../domain/issue-status.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
-import { hourIndex, readIssue } from './issues.state.ts';
+import { hourIndex, readIssue } from './issue-hash.ts';
 import { answerOf, defineScripts, projectKeys } from './scripts.ts';
 
 /** The fields of an issue hash a list row carries, in the order snapshot-issues-3.lua writes them. */
