@@ -12,6 +12,7 @@ import { connectRedis, type RedisClient, type RedisTarget } from './redis/connec
 import { makeQueues } from './queues/registry.ts';
 import { makeAccountsService } from './services/accounts.service.ts';
 import { makeApiTokensService } from './services/api-tokens.service.ts';
+import { makeBurstsService } from './services/bursts.service.ts';
 import { makeSsoService } from './services/sso.service.ts';
 import { makeSealedBox } from './util/sealed.ts';
 import { makeAdminService } from './services/admin.service.ts';
@@ -100,6 +101,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const channels = cachedFor(1000, (project: number) => stores.channels.ofProject(project));
   /** A project's sign-in burst settings, read at most once a second per process (changes hold within a second). */
   const alertSettings = cachedFor(1000, async (project: number): Promise<AlertSettings> => ({ ...DEFAULT_ALERTS, ...(await stores.projects.get(project))?.alerts }));
+  const bursts = makeBurstsService({ issuesState, alertSettings });
   const decisions = makeDecisionsService(makeDecisionsState(stateRedis, { prefix: config.queuePrefix }));
   return {
     config,
@@ -133,6 +135,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     notifications,
     channels,
     alertSettings,
+    bursts,
     decisions,
     async close() {
       await Promise.all([sessions.drain(), events.drain(), sessionParts.drain()]);

@@ -6,8 +6,8 @@
  * and records sign-in attempts in their groups' sorted sets, each group once
  * by its id. Then the burst detectors (src/domain/bursts.ts) run over each
  * touched group's and address's attempts in the look-back, read in one round
- * trip, and each burst found is recorded in its security issue with
- * counts that only grow, so a retry, a duplicate delivery or two workers on
+ * trip (src/services/bursts.service.ts), and each burst found is recorded in
+ * its security issue with counts that only grow, so a retry, a duplicate delivery or two workers on
  * one burst leave the same result. The flusher copies changed issues to
  * MongoDB and takes the group off the backlog.
  *
@@ -16,15 +16,12 @@
  * are checked over the issues the job touched, and the project is marked for
  * the dispatcher (src/notify/dispatcher.ts), on every delivery of the job.
  */
-import crypto from 'node:crypto';
 import { issueKindOf } from '../src/domain/csp.ts';
-import { resumeSettled, type Attempt, type Burst, type Detector } from '../src/domain/bursts.ts';
 import type { JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
 import { entryOfJob, type EventEntry } from '../src/queues/jobs/events-process.ts';
 import { attemptEntry, entryOf } from '../src/services/events.service.ts';
-import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, DETECTION_SETTLE_MS, DETECTOR_OF, type AppliedGroup, type AttemptEntry, type DetectorKey, type IssuesState } from '../src/state/issues.state.ts';
-import { eventKey } from '../src/store/events.store.ts';
+import { ATTEMPT_KINDS, type AppliedGroup } from '../src/state/issues.state.ts';
 import { checkFrequency, notifyFlags } from '../src/notify/rules.ts';
 import { groupBy } from '../src/util/group-by.ts';
 import { StateMovedError } from '../src/state/rebuild.ts';
@@ -88,7 +85,7 @@ export async function processEventGroups(payload: JobPayloads['events.process'],
     if (code === 'unverified') throw new StateMovedError(project, 'the apply of its events');
     // Detection runs on every delivery: a worker that died after the script but before this step is retried.
     const attempts = groups.flatMap((g) => g.attempts.map((a) => ({ attempt: a, receivedAt: g.receivedAt })));
-    if (attempts.length > 0) await detectBursts(runtime, project, attempts, flags);
+    if (attempts.length > 0) await runtime.bursts.detect(project, attempts, flags);
     if (flags === '') continue;
     const touched = new Map(groups.flatMap((g) => g.errors.map((e) => [e.issue, { level: e.level, environment: e.environment }] as const)));
     await checkFrequency(runtime.notify, project, channels, touched, now);
@@ -96,88 +93,4 @@ export async function processEventGroups(payload: JobPayloads['events.process'],
   }
   await state.pending.noteApplied([...byProject.keys()], payload.groups.map((g) => g.id));
   return { projects: byProject.size, events: count };
-}
-
-/**
- * Runs both detectors over the groups and addresses the attempts touch (src/domain/bursts.ts): each goes on
- * from its saved fold, reading only the attempts after it, or folds its look-back from the start. Each fold
- * records its bursts, then is saved up to DETECTION_SETTLE_MS before its newest attempt.
- */
-async function detectBursts(runtime: Runtime, project: number, attempts: { attempt: AttemptEntry; receivedAt: Date }[], flags: string): Promise<void> {
-  const state = runtime.issuesState;
-  const settings = await runtime.alertSettings(project);
-  /** When the newest group holding an attempt was received: a burst holding one of them may regress its issue. */
-  const received = new Map(attempts.map(({ attempt, receivedAt }) => [attempt.event_id, receivedAt]));
-  const earliest = (list: { attempt: AttemptEntry }[]) => new Date(Math.min(...list.map((a) => a.attempt.at.getTime())) - DETECTION_LOOKBACK_MS);
-  // Only failures raise or grow a burst: a group or address that only saw successes is not read again (its next failure
-  // folds them in with the rest).
-  const failures = attempts.filter((a) => a.attempt.kind === 'login_failed');
-  // Each key carries its attempts' own actor and address: a decision names the address the attempts came from.
-  const keys: DetectorKey[] = [
-    ...[...groupBy(failures, (a) => a.attempt.group)].map(([key, list]) => ({ kind: 'ag' as const, key, actor: list[0]!.attempt.actor, ip: list[0]!.attempt.ip, since: earliest(list) })),
-    ...[...groupBy(failures.filter((a) => a.attempt.ip), (a) => a.attempt.ip!)].map(([key, list]) => ({ kind: 'aip' as const, key, actor: null, ip: key, since: earliest(list) })),
-  ];
-  const reads = await state.detectorReads(project, keys, settings);
-  const settledAt = (fresh: Attempt[]) => Math.max(...fresh.map((a) => a.at)) - DETECTION_SETTLE_MS;
-  for (const [i, key] of keys.entries()) {
-    const detector = DETECTOR_OF[key.kind];
-    let read = reads[i]!;
-    let folded = read.state && resumeSettled(detector, settings, read.state, read.leaving, read.fresh, settledAt(read.fresh));
-    if (!folded) {
-      // no saved fold, or one that needs attempts it did not read: from the start
-      if (read.state) read = (await state.detectorReads(project, [key], settings, true))[0]!;
-      folded = resumeSettled(detector, settings, null, [], read.fresh, settledAt(read.fresh))!;
-    }
-    for (const burst of folded.bursts) {
-      await recordBurst(state, project, detector, key, burst, received, { notify: flags.includes('t'), decisionSeconds: settings.decision_seconds });
-    }
-    // Saved once its bursts are recorded: a worker that dies in between folds them again on the retry.
-    await state.saveDetector(project, key, read, folded.state);
-  }
-}
-
-async function recordBurst(
-  state: IssuesState,
-  project: number,
-  detector: Detector,
-  key: DetectorKey,
-  burst: Burst,
-  received: Map<string, Date>,
-  opts: { notify: boolean; decisionSeconds: number },
-): Promise<void> {
-  const digest = crypto.createHash('sha256').update(key.key).digest('hex').slice(0, 16);
-  const { actor, ip } = key;
-  const title =
-    detector === 'brute_force'
-      ? `Repeated failed sign-ins for ${actor} from ${ip ?? 'an unknown address'}`
-      : `Failed sign-ins on many accounts from ${ip}`;
-  const fingerprint = `security:${detector}:${digest}:${burst.key}`;
-  const id = (await state.issueIds(project, [fingerprint])).get(fingerprint)!;
-  const result = await state.applyBurst(project, id, {
-    fingerprint,
-    title,
-    detector,
-    group: digest,
-    first_id: burst.key,
-    last_id: burst.latest.id,
-    actor: detector === 'brute_force' ? actor : null,
-    ip,
-    count: burst.count,
-    first: new Date(burst.first_seen),
-    last: new Date(burst.last_seen),
-    latest: eventKey(project, burst.latest.id),
-    latest_at: new Date(burst.latest.at),
-    received: newestReceived(burst.attempt_ids, received),
-  }, { ...opts, now: new Date() });
-  if (result === 'unverified') throw new StateMovedError(project, 'burst detection');
-}
-
-/** When the newest of this job's groups holding one of the burst's attempts was received, if any does. */
-function newestReceived(ids: string[], received: Map<string, Date>): Date | undefined {
-  let newest: Date | undefined;
-  for (const id of ids) {
-    const at = received.get(id);
-    if (at && (!newest || at > newest)) newest = at;
-  }
-  return newest;
 }

@@ -16,6 +16,7 @@
  * ones as they leave: a group under a long attack costs the same for each
  * new attempt, however many came before.
  */
+import crypto from 'node:crypto';
 
 export interface Attempt {
   id: string;
@@ -228,4 +229,18 @@ export function resumeSettled(
     else bursts.push(b);
   }
   return { state: settled.state, bursts };
+}
+
+/**
+ * A burst's security issue: its group's digest (the detector's key hashed: an actor and address, or an address),
+ * its fingerprint `security:<detector>:<digest>:<first attempt>` and its title, naming the attempts' own actor and
+ * address (never text recovered from a key).
+ */
+export function burstIssue(detector: Detector, key: { key: string; actor: string | null; ip: string | null }, burst: Pick<Burst, 'key'>) {
+  const digest = crypto.createHash('sha256').update(key.key).digest('hex').slice(0, 16);
+  const title =
+    detector === 'brute_force'
+      ? `Repeated failed sign-ins for ${key.actor} from ${key.ip ?? 'an unknown address'}`
+      : `Failed sign-ins on many accounts from ${key.ip}`;
+  return { digest, fingerprint: `security:${detector}:${digest}:${burst.key}`, title };
 }

@@ -1,0 +1,94 @@
+/**
+ * Burst detection after a job applied sign-in attempts: both detectors (src/domain/bursts.ts) run over the
+ * groups and addresses the attempts touch. Each goes on from its saved fold, reading only the attempts after it,
+ * or folds its look-back from the start. Each fold records its bursts in their security issues (counts that only
+ * grow, so a retry or a second worker leaves the same result), then is saved up to DETECTION_SETTLE_MS before its
+ * newest attempt.
+ */
+import { burstIssue, resumeSettled, type Attempt, type Burst, type BurstSettings, type Detector } from '../domain/bursts.ts';
+import { StateMovedError } from '../state/rebuild.ts';
+import { DETECTION_LOOKBACK_MS, DETECTION_SETTLE_MS, DETECTOR_OF, type AttemptEntry, type DetectorKey, type IssuesState } from '../state/issues.state.ts';
+import { eventKey } from '../store/events.store.ts';
+import { groupBy } from '../util/group-by.ts';
+
+export interface AppliedAttempt {
+  attempt: AttemptEntry;
+  /** when the group holding it was received: a burst holding it may regress its issue */
+  receivedAt: Date;
+}
+
+export function makeBurstsService(deps: { issuesState: IssuesState; alertSettings: (project: number) => Promise<BurstSettings & { decision_seconds: number }> }) {
+  const state = deps.issuesState;
+
+  async function recordBurst(project: number, detector: Detector, key: DetectorKey, burst: Burst, received: Map<string, Date>, opts: { notify: boolean; decisionSeconds: number }) {
+    const { digest, fingerprint, title } = burstIssue(detector, key, burst);
+    const id = (await state.issueIds(project, [fingerprint])).get(fingerprint)!;
+    const result = await state.applyBurst(
+      project,
+      id,
+      {
+        fingerprint,
+        title,
+        detector,
+        group: digest,
+        first_id: burst.key,
+        last_id: burst.latest.id,
+        actor: detector === 'brute_force' ? key.actor : null,
+        ip: key.ip,
+        count: burst.count,
+        first: new Date(burst.first_seen),
+        last: new Date(burst.last_seen),
+        latest: eventKey(project, burst.latest.id),
+        latest_at: new Date(burst.latest.at),
+        received: newestReceived(burst.attempt_ids, received),
+      },
+      { ...opts, now: new Date() },
+    );
+    if (result === 'unverified') throw new StateMovedError(project, 'burst detection');
+  }
+
+  return {
+    /** `flags`: the project's notification flags (`t`: its triggers go to its outbox). */
+    async detect(project: number, attempts: AppliedAttempt[], flags: string): Promise<void> {
+      const settings = await deps.alertSettings(project);
+      const received = new Map(attempts.map(({ attempt, receivedAt }) => [attempt.event_id, receivedAt]));
+      const earliest = (list: AppliedAttempt[]) => new Date(Math.min(...list.map((a) => a.attempt.at.getTime())) - DETECTION_LOOKBACK_MS);
+      // Only failures raise or grow a burst: a group or address that only saw successes is not read again (its next
+      // failure folds them in with the rest).
+      const failures = attempts.filter((a) => a.attempt.kind === 'login_failed');
+      // Each key carries its attempts' own actor and address: a decision names the address the attempts came from.
+      const keys: DetectorKey[] = [
+        ...[...groupBy(failures, (a) => a.attempt.group)].map(([key, list]) => ({ kind: 'ag' as const, key, actor: list[0]!.attempt.actor, ip: list[0]!.attempt.ip, since: earliest(list) })),
+        ...[...groupBy(failures.filter((a) => a.attempt.ip), (a) => a.attempt.ip!)].map(([key, list]) => ({ kind: 'aip' as const, key, actor: null, ip: key, since: earliest(list) })),
+      ];
+      const reads = await state.detectorReads(project, keys, settings);
+      const settledAt = (fresh: Attempt[]) => Math.max(...fresh.map((a) => a.at)) - DETECTION_SETTLE_MS;
+      for (const [i, key] of keys.entries()) {
+        const detector = DETECTOR_OF[key.kind];
+        let read = reads[i]!;
+        let folded = read.state && resumeSettled(detector, settings, read.state, read.leaving, read.fresh, settledAt(read.fresh));
+        if (!folded) {
+          // no saved fold, or one that needs attempts it did not read: from the start
+          if (read.state) read = (await state.detectorReads(project, [key], settings, true))[0]!;
+          folded = resumeSettled(detector, settings, null, [], read.fresh, settledAt(read.fresh))!;
+        }
+        for (const burst of folded.bursts) {
+          await recordBurst(project, detector, key, burst, received, { notify: flags.includes('t'), decisionSeconds: settings.decision_seconds });
+        }
+        // Saved once its bursts are recorded: a worker that dies in between folds them again on the retry.
+        await state.saveDetector(project, key, read, folded.state);
+      }
+    },
+  };
+}
+export type BurstsService = ReturnType<typeof makeBurstsService>;
+
+/** When the newest of this job's groups holding one of the burst's attempts was received, if any does. */
+function newestReceived(ids: string[], received: Map<string, Date>): Date | undefined {
+  let newest: Date | undefined;
+  for (const id of ids) {
+    const at = received.get(id);
+    if (at && (!newest || at > newest)) newest = at;
+  }
+  return newest;
+}
