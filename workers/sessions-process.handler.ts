@@ -11,7 +11,7 @@
  */
 import type { JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
-import { partsOf, StateMovedError } from '../src/state/rebuild.ts';
+import { partsOf } from '../src/state/rebuild.ts';
 import { batchOfJob } from '../src/store/sessions.store.ts';
 
 export async function processSessionBatches(payload: JobPayloads['sessions.process'], runtime: Runtime, now: Date) {
@@ -28,12 +28,7 @@ export async function processSessionBatches(payload: JobPayloads['sessions.proce
     const receivedAt = new Date(batch.received_at);
     const parts = partsOf(batch);
     for (const [project, part] of parts) {
-      let result = await state.apply(project, batch._id, receivedAt, part);
-      if (result.code === 'unverified') {
-        await keeper.verify(project, now);
-        result = await state.apply(project, batch._id, receivedAt, part);
-        if (result.code === 'unverified') throw new StateMovedError(project, 'its verification');
-      }
+      const result = await keeper.withVerified(project, now, 'its verification', () => state.apply(project, batch._id, receivedAt, part));
       totals.changed += result.changed;
       totals.unchanged += result.unchanged;
       totals.skipped += result.skipped;

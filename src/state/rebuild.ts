@@ -298,6 +298,19 @@ export function makeStateKeeper(deps: {
         }
       }
     },
+    /**
+     * A job's write to the project's hot state: made, and when it answers 'unverified' (a new project, or Redis
+     * restarted), made once more after the state is verified. Unverified again means the state moved under the job
+     * (StateMovedError): the job is retried.
+     */
+    async withVerified<T extends { code: string }>(project: number, now: Date, during: string, call: () => Promise<T>): Promise<T> {
+      const first = await call();
+      if (first.code !== 'unverified') return first;
+      await this.verify(project, now);
+      const again = await call();
+      if (again.code === 'unverified') throw new StateMovedError(project, during);
+      return again;
+    },
     /** `npx lookout admin recount`: rebuilds the project's sessions and issues whatever Redis holds. */
     rebuild: (project: number, now: Date, report?: (progress: RecountProgress) => void) =>
       leased(project, async () => {
