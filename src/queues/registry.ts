@@ -5,9 +5,9 @@
  */
 import { Queue, type JobsOptions } from 'bullmq';
 import type { QueueKey } from '../../config/index.ts';
-import type { NoticeBody, Trigger } from '../domain/notifications.ts';
 import type { JobEvent } from './jobs/events-process.ts';
-import type { JobBatch, SessionBatchDoc } from '../store/sessions.store.ts';
+import type { NotifyDeliverPayload } from './jobs/notify-deliver.ts';
+import type { SessionsProcessPayload } from './jobs/sessions-process.ts';
 import { connectRedis, type RedisClient, type RedisTarget } from '../redis/connect.ts';
 import { deadline } from '../util/deadline.ts';
 
@@ -16,21 +16,13 @@ export interface JobPayloads {
   /** apply groups of events to the issues in Redis; the API's jobs carry the events, the sweeper's only each group's id */
   'events.process': { groups: { id: string; received_at?: string; events?: JobEvent[] }[] };
   /** apply raw session batches to the Redis state; the API's jobs carry the batches, the sweeper's only their ids */
-  'sessions.process': { batches: ({ id: string; batch?: SessionBatchDoc } | JobBatch)[] };
+  'sessions.process': SessionsProcessPayload;
   /** delete sessions and raw entries past retention (scheduled) */
   'maintenance.retention': Record<string, never>;
   /** rewrite the sign-in attempts of past minutes in large parts (scheduled, src/services/repack.service.ts) */
   'maintenance.repack': Record<string, never>;
   /** send one notification (a trigger's, a test) or a channel's digest, under its delivery id (src/notify/) */
-  'notify.deliver': {
-    project: number;
-    channel: number;
-    delivery: string;
-    event: Trigger | 'test' | 'digest';
-    /** the body, made when the delivery was dispatched; a digest's is made when it is due */
-    body?: NoticeBody;
-    project_name?: string;
-  };
+  'notify.deliver': NotifyDeliverPayload;
 }
 export type JobName = keyof JobPayloads;
 

@@ -31,6 +31,7 @@ import { makeJobGather } from '../queues/gather.ts';
 import { makeSweep } from '../queues/sweep.ts';
 import { packRequest, type JobBatch, type SessionsStore } from '../store/sessions.store.ts';
 import { makeGroupCommit } from '../util/group-commit.ts';
+import { batchJobId } from '../queues/jobs/sessions-process.ts';
 
 /** A skipped entry as the answer names it: its index in the list, and why (its first problem; all in `message`). */
 export interface SkippedEntry {
@@ -76,10 +77,6 @@ export function makeDidHasher(key: string): (project: number) => HashDid {
     }
     return hash;
   };
-}
-
-export function batchJobId(id: string): string {
-  return `sb-${id}`;
 }
 
 /** Most sessions written in one raw batch document, and gathered in one job. */
