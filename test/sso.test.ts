@@ -155,6 +155,8 @@ describe('single sign-on through OpenID Connect', () => {
     const saved = await owner('PUT', '/org/sso', settings);
     expect(saved.status, JSON.stringify(saved.body)).toBe(200);
     expect(saved.body.sso).toEqual({ issuer, client_id: CLIENT.id, domains: ['corp.test'], default_role: 'member', required: false });
+    // the redirect URI to register is the one a sign-in started at this address comes back to
+    expect((await owner('GET', '/org/sso')).body.redirect_uri).toBe(`${ctx.api}/api/dashboard/sso/callback`);
     const stored = JSON.stringify(await ctx.runtime.mongo.db.collection<{ _id: number }>('orgs').findOne({ _id: org }));
     expect(stored).not.toContain(CLIENT.secret);
     expect((await owner('PUT', '/org/sso', { ...settings, issuer: 'http://127.0.0.1:1' })).body.reason).toBe('sso_discovery_failed');

@@ -101,7 +101,8 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
   });
 
   router.get('/org/sso', ...signedIn, async (ctx) => {
-    ctx.body = { ...(await deps.sso.settings(ctx.state.web.org)), redirect_uri: `${deps.config.publicUrl}/api/dashboard/sso/callback` };
+    // the address this page was reached at, which is where a sign-in started here comes back to (dashboard-session.route.ts)
+    ctx.body = { ...(await deps.sso.settings(ctx.state.web.org)), redirect_uri: `${ctx.protocol}://${ctx.host}/api/dashboard/sso/callback` };
   });
   router.put('/org/sso', ...owner, async (ctx) => {
     ctx.body = await deps.sso.configure(ctx.state.web.org, await body<SsoInput>(ctx, 'sso-settings'));
