@@ -26,7 +26,7 @@ const log = (what: string) => process.stderr.write(`bench:decisions ${new Date()
 
 try {
   const project = Number(bench.project.id);
-  const { issuesState, keeper } = bench.runtime;
+  const { burstsState, keeper } = bench.runtime;
   await keeper.verify(project, new Date());
   log(`making ${DECISIONS} decisions`);
   const now = Date.now();
@@ -36,7 +36,7 @@ try {
         const n = i + k;
         const ip = `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
         const burst = { fingerprint: `security:brute_force:bench${n}`, title: `burst ${n}`, detector: 'brute_force' as const, group: `bench${n}`, first_id: `f${n}`, last_id: `e${n}`, actor: `user${n}@bench.example`, ip, count: 5, first: new Date(now - 60_000), last: new Date(now), latest: `${project}:e${n}`, latest_at: new Date(now), received: new Date(now) };
-        return issuesState.applyBurst(project, 1_000_000 + n, burst, { decisionSeconds: 3600, now: new Date(now) });
+        return burstsState.applyBurst(project, 1_000_000 + n, burst, { decisionSeconds: 3600, now: new Date(now) });
       }),
     );
   }

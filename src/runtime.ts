@@ -31,6 +31,7 @@ import { makeSdkService } from './services/sdk.service.ts';
 import { makePartWriter } from './services/session-parts.ts';
 import { makeDidHasher, makeSessionsService } from './services/sessions.service.ts';
 import { makeIssuesState } from './state/issues.state.ts';
+import { makeBurstsState } from './state/bursts.state.ts';
 import { makeIssueReads } from './state/issue-reads.ts';
 import { makeProjectChanges } from './state/project-changes.ts';
 import { makeStateKeeper } from './state/rebuild.ts';
@@ -101,7 +102,8 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const channels = cachedFor(1000, (project: number) => stores.channels.ofProject(project));
   /** A project's sign-in burst settings, read at most once a second per process (changes hold within a second). */
   const alertSettings = cachedFor(1000, async (project: number): Promise<AlertSettings> => ({ ...DEFAULT_ALERTS, ...(await stores.projects.get(project))?.alerts }));
-  const bursts = makeBurstsService({ issuesState, alertSettings });
+  const burstsState = makeBurstsState(stateRedis, { prefix: config.queuePrefix });
+  const bursts = makeBurstsService({ issuesState, burstsState, alertSettings });
   const decisions = makeDecisionsService(makeDecisionsState(stateRedis, { prefix: config.queuePrefix }));
   return {
     config,
@@ -136,6 +138,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     channels,
     alertSettings,
     bursts,
+    burstsState,
     decisions,
     async close() {
       await Promise.all([sessions.drain(), events.drain(), sessionParts.drain()]);

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attemptGroupKey } from '../src/domain/client-keys.ts';
 import { detectBruteForce, detectStuffing, resumeSettled, type Attempt } from '../src/domain/bursts.ts';
 import type { EventEntry } from '../src/queues/jobs/events-process.ts';
-import { DETECTION_LOOKBACK_MS } from '../src/state/issues.state.ts';
+import { DETECTION_LOOKBACK_MS } from '../src/state/bursts.state.ts';
 import { DEFAULT_ALERTS } from '../src/store/projects.store.ts';
 import { processEventGroups } from '../workers/events-process.handler.ts';
 import { startWorkers } from '../workers/main.ts';
@@ -113,7 +113,7 @@ describe('sign-in attempts in Redis', () => {
       { id: b, at: 2000, kind: 'login_succeeded', actor },
     ];
     const since = new Date(0);
-    const reads = await state.detectorReads(project, [{ kind: 'ag', key: group, actor, ip, since }, { kind: 'aip', key: ip, actor: null, ip, since }], DEFAULT_ALERTS);
+    const reads = await ctx.runtime.burstsState.detectorReads(project, [{ kind: 'ag', key: group, actor, ip, since }, { kind: 'aip', key: ip, actor: null, ip, since }], DEFAULT_ALERTS);
     expect(reads.map((r) => r.fresh)).toEqual([expected, expected]);
     expect((await state.redis.zrange(`${base}ag:${group}`, 1, 1))[0]).toHaveLength(24); // 22 + '|' + kind
   });
@@ -144,7 +144,7 @@ describe('saved detector folds', () => {
       if (i > 0 && job !== jobs[Math.floor(jobs.length / 2)]) {
         // what the worker reads for a job after this one
         const since = new Date(Math.max(...job.map((e) => e.at.getTime())) - DETECTION_LOOKBACK_MS);
-        const [read] = await ctx.runtime.issuesState.detectorReads(project, [{ kind: 'aip', key: ip, actor: null, ip, since }], DEFAULT_ALERTS);
+        const [read] = await ctx.runtime.burstsState.detectorReads(project, [{ kind: 'aip', key: ip, actor: null, ip, since }], DEFAULT_ALERTS);
         // the saved fold holds all but the last DETECTION_SETTLE_MS of attempts
         expect(read!.state).not.toBeNull();
         expect(read!.fresh.length).toBeLessThan(10);
@@ -177,25 +177,25 @@ describe('saved detector folds', () => {
       state.apply(project, [{ id, receivedAt: new Date(), errors: [], attempts: ats.map((at) => ({ event_id: crypto.randomBytes(16).toString('hex'), at: new Date(at), kind: 'login_failed', actor: 'bo', group: key.key, ip: '203.0.113.5' })), packed: false }]);
     const settings = { ...DEFAULT_ALERTS, threshold: 100 }; // no burst: the folds only count
     const fold = async () => {
-      const [read] = await state.detectorReads(project, [key], settings);
+      const [read] = await ctx.runtime.burstsState.detectorReads(project, [key], settings);
       return { read: read!, folded: resumeSettled('brute_force', settings, read!.state, read!.leaving, read!.fresh, t0 + 1e9)! };
     };
     await apply('s-1', [t0, t0 + 1000, t0 + 2000]);
     const first = await fold();
-    expect(await state.saveDetector(project, key, first.read, first.folded.state)).toBe(true);
+    expect(await ctx.runtime.burstsState.saveDetector(project, key, first.read, first.folded.state)).toBe(true);
 
     // two folds read the same saved one: the second to save finds the first's
     await apply('s-2', [t0 + 3000]);
     const [a, b] = [await fold(), await fold()];
     expect(a.read.state).toEqual(first.folded.state);
-    expect(await state.saveDetector(project, key, a.read, a.folded.state)).toBe(true);
-    expect(await state.saveDetector(project, key, b.read, b.folded.state)).toBe(false);
+    expect(await ctx.runtime.burstsState.saveDetector(project, key, a.read, a.folded.state)).toBe(true);
+    expect(await ctx.runtime.burstsState.saveDetector(project, key, b.read, b.folded.state)).toBe(false);
 
     // an attempt inside the span a fold read, arriving after the read
     await apply('s-3', [t0 + 4000]);
     const c = await fold();
     await apply('s-4', [t0 + 3500]);
-    expect(await state.saveDetector(project, key, c.read, c.folded.state)).toBe(false);
+    expect(await ctx.runtime.burstsState.saveDetector(project, key, c.read, c.folded.state)).toBe(false);
 
     // an attempt older than the saved fold's newest deletes it: the next fold starts from the look-back
     const before = await fold();

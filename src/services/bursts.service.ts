@@ -7,7 +7,8 @@
  */
 import { burstIssue, resumeSettled, type Attempt, type Burst, type BurstSettings, type Detector } from '../domain/bursts.ts';
 import { StateMovedError } from '../state/rebuild.ts';
-import { DETECTION_LOOKBACK_MS, DETECTION_SETTLE_MS, DETECTOR_OF, type AttemptEntry, type DetectorKey, type IssuesState } from '../state/issues.state.ts';
+import { DETECTION_LOOKBACK_MS, DETECTION_SETTLE_MS, DETECTOR_OF, type AttemptEntry, type BurstsState, type DetectorKey } from '../state/bursts.state.ts';
+import type { IssuesState } from '../state/issues.state.ts';
 import { eventKey } from '../store/events.store.ts';
 import { groupBy } from '../util/group-by.ts';
 
@@ -17,12 +18,12 @@ export interface AppliedAttempt {
   receivedAt: Date;
 }
 
-export function makeBurstsService(deps: { issuesState: IssuesState; alertSettings: (project: number) => Promise<BurstSettings & { decision_seconds: number }> }) {
-  const state = deps.issuesState;
+export function makeBurstsService(deps: { issuesState: IssuesState; burstsState: BurstsState; alertSettings: (project: number) => Promise<BurstSettings & { decision_seconds: number }> }) {
+  const state = deps.burstsState;
 
   async function recordBurst(project: number, detector: Detector, key: DetectorKey, burst: Burst, received: Map<string, Date>, opts: { notify: boolean; decisionSeconds: number }) {
     const { digest, fingerprint, title } = burstIssue(detector, key, burst);
-    const id = (await state.issueIds(project, [fingerprint])).get(fingerprint)!;
+    const id = (await deps.issuesState.issueIds(project, [fingerprint])).get(fingerprint)!;
     const result = await state.applyBurst(
       project,
       id,

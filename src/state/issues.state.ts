@@ -1,40 +1,22 @@
 /**
  * The hot state of issues in Redis: the fingerprint → issue map, each
- * issue's counters and status, and the sign-in attempts the burst detectors
- * read. It changes only through the scripts in ./scripts, one call per
- * project per batch (plus one per burst found); the flusher copies changed
- * issues to MongoDB, which serves the reads.
+ * issue's counters and status, its events, spread and hourly counts. It
+ * changes only through the scripts in ./scripts, one call per project per
+ * batch; the flusher copies changed issues to MongoDB, which serves the
+ * reads. The burst detectors' attempts and folds are ./bursts.state.ts'.
  */
 import type { RedisClient } from '../redis/connect.ts';
-import crypto from 'node:crypto';
-import { attemptMember, filterSetOfSpread, readAttemptMember, spreadField, SPREAD_DIMS } from '../domain/client-keys.ts';
-import { byTimeThenId, settingsKey, type Attempt, type BurstSettings, type Detector, type DetectorState } from '../domain/bursts.ts';
+import { filterSetOfSpread, spreadField, SPREAD_DIMS } from '../domain/client-keys.ts';
 import type { IssueStatus } from '../domain/issue-status.ts';
 import { groupTime } from '../util/group-commit.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
 import { takeLease, type Lease } from './lease.ts';
 import { makePendingFlush } from './pending-flush.ts';
 import { makeRepackList, type RepackList } from './repack-list.ts';
-import { answerOf, APPLY_CODES, defineScripts, dropProjectKeys, projectKeys, type ApplyCode, type ScriptPipeline } from './scripts.ts';
+import { answerOf, APPLY_CODES, defineScripts, dropProjectKeys, projectKeys, type ApplyCode } from './scripts.ts';
 import { APPLIED_MEMORY_MS } from './sessions.state.ts';
 import { burstSpan, fromPairs, HOURS_KEPT, hourIndex, readIssue, writeIssue } from './issue-hash.ts';
-
-/** The sign-in attempts the burst detectors read; other security kinds are stored and shown but do not count. */
-export const ATTEMPT_KINDS: ReadonlySet<string> = new Set(['login_failed', 'login_succeeded']);
-
-/** How far back the detectors read a group's attempts, and the most they read; bursts chained over longer spans may split. */
-export const DETECTION_LOOKBACK_MS = 24 * 3600 * 1000;
-/**
- * How long a security issue's span stays in its detector group's index (apply-burst-3.lua), where a burst another
- * fold names by a later attempt finds the issue of the same attack: longer than any fold reaches back.
- */
-const BURST_SPAN_MS = 2 * DETECTION_LOOKBACK_MS;
-export const DETECTION_MAX_ATTEMPTS = 20_000;
-/**
- * A detector's fold is saved up to this long before its newest attempt: attempts arrive a little out of order
- * (workers apply jobs side by side), and one older than a saved fold's newest makes the next fold start over.
- */
-export const DETECTION_SETTLE_MS = 15_000;
+import { attemptSets, BURST_SPAN_MS, DETECTION_LOOKBACK_MS, DETECTION_MAX_ATTEMPTS, type AttemptEntry } from './bursts.state.ts';
 
 /** An error event (or a CSP violation) as the apply script takes it. */
 export interface ErrorEntry {
@@ -51,71 +33,6 @@ export interface ErrorEntry {
   company: string | null;
   environment: string | null;
   fingerprint: string;
-}
-
-/** A sign-in attempt as the apply script takes it. */
-export interface AttemptEntry {
-  event_id: string;
-  at: Date;
-  kind: string;
-  actor: string;
-  /** its brute-force group (src/domain/client-keys.ts' attemptGroupKey of its actor and address) */
-  group: string;
-  ip: string | null;
-}
-
-/** The detector each kind of attempts key feeds: an (actor, ip) group's (`ag`), an ip's (`aip`). */
-export const DETECTOR_OF = { ag: 'brute_force', aip: 'credential_stuffing' } as const satisfies Record<string, Detector>;
-
-/**
- * A burst detector's attempts: an (actor, ip) group's (`ag`, keyed by the group's hash) or an ip's (`aip`, keyed by
- * the address), since the look-back's start. The actor and address are the attempts' own, carried beside the key:
- * nothing is read back out of a key.
- */
-export interface DetectorKey {
-  kind: 'ag' | 'aip';
-  key: string;
-  /** the group's actor (`ag`); null for an address's attempts */
-  actor: string | null;
-  /** the attempts' address; null for a group of attempts sent without one */
-  ip: string | null;
-  since: Date;
-}
-
-/** What a detector folds next (IssuesState.detectorReads). */
-export interface DetectorRead {
-  /** the saved fold's version token ('' for none) */
-  version: string;
-  /** the saved fold to go on from; null: fold `fresh` from the start */
-  state: DetectorState | null;
-  /** where the saved fold's window starts (ms) */
-  windowFrom: number;
-  /** the attempts read from this time (ms) on */
-  from: number;
-  fresh: Attempt[];
-  /** the failures of the saved fold's window at most a window older than the newest fresh attempt */
-  leaving: Attempt[];
-}
-
-export interface BurstEntry {
-  fingerprint: string;
-  title: string;
-  detector: 'brute_force' | 'credential_stuffing';
-  /** the digest of the detector's group (actor and address, or address) */
-  group: string;
-  /** the event ids of the burst's earliest and newest attempts: with `first` and `latest_at`, its span */
-  first_id: string;
-  last_id: string;
-  /** the burst's actor (brute force) and address, as the notification names them */
-  actor: string | null;
-  ip: string | null;
-  count: number;
-  first: Date;
-  last: Date;
-  latest: string;
-  latest_at: Date;
-  /** when the batch was received, if the burst holds one of its attempts (it may regress the issue) */
-  received?: Date;
 }
 
 /** User feedback to link to the issue of its event: the event's fingerprint when the event is stored. */
@@ -202,61 +119,6 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
      * outlasts the interval it is scheduled at. Null: another run holds it.
      */
     takeRepackLease: (ms: number): Promise<Lease | null> => takeLease(redis, `${opts.prefix}:repack:lease`, ms),
-
-    /**
-     * What each burst detector folds next (src/domain/bursts.ts), for groups (`ag`) or ips (`aip`), in one round
-     * trip: its saved fold with the attempts after it and the failures that may leave its window, or, where no
-     * saved fold can be gone on from (or `full`), no fold and every attempt since the look-back's start `since`.
-     */
-    async detectorReads(project: number, reads: DetectorKey[], settings: BurstSettings, full = false): Promise<DetectorRead[]> {
-      const base = keys(project).base;
-      const pipe = redis.pipeline() as unknown as ScriptPipeline;
-      for (const r of reads) {
-        pipe.readDetector(`${base}${r.kind}:${r.key}`, `${base}dt:${r.kind}:${r.key}`, r.since.getTime(), settings.window_seconds * 1000, settingsKey(DETECTOR_OF[r.kind], settings), DETECTION_MAX_ATTEMPTS, full ? 'full' : '');
-      }
-      const answers = (await pipe.exec()) ?? [];
-      return answers.map(([err, answer], i) => {
-        if (err) throw err;
-        const [version, fold, windowFrom, from, fresh, leaving] = answer as [string, string, string, string, string[], string[]];
-        // a group's members leave out its actor, which the key carries beside it
-        const actor = reads[i]!.actor ?? '';
-        return {
-          version,
-          state: fold === '' ? null : (JSON.parse(fold) as DetectorState),
-          windowFrom: Number(windowFrom),
-          from: Number(from),
-          fresh: readAttempts(fresh, actor),
-          leaving: readAttempts(leaving, actor),
-        };
-      });
-    },
-    /**
-     * Saves a detector's fold made from `read`, unless it holds nothing more than the fold read, or something
-     * moved since (save-detector-2.lua): another fold was saved, or an attempt it should hold arrived. Returns
-     * whether it was saved.
-     */
-    async saveDetector(project: number, key: DetectorKey, read: DetectorRead, state: DetectorState): Promise<boolean> {
-      // A fold that took in no settled attempt is the one read: nothing to write (and no version to change under another fold).
-      if (!state.last || (read.state?.last && byTimeThenId(state.last, read.state.last) === 0)) return false;
-      const base = keys(project).base;
-      const last = state.last.at;
-      const held = read.fresh.filter((a) => a.at <= last).length;
-      const windowFrom = state.after?.at ?? read.windowFrom;
-      const token = crypto.randomBytes(6).toString('base64url');
-      const saved = await r.saveDetector(`${base}${key.kind}:${key.key}`, `${base}dt:${key.kind}:${key.key}`, read.version, read.from, last, held, token, JSON.stringify(state), windowFrom, state.settings, 2 * DETECTION_LOOKBACK_MS);
-      return saved === 1;
-    },
-
-    /**
-     * Records a burst in its issue; `notify`: the project's triggers go to its
-     * outbox; `decisionSeconds` > 0: the burst makes or extends the issue's decision.
-     */
-    async applyBurst(project: number, issue: number, burst: BurstEntry, opts: { notify?: boolean; decisionSeconds?: number; now?: Date } = {}): Promise<'changed' | 'unchanged' | 'unverified'> {
-      const k = keys(project);
-      const arg = { ...burst, first: burst.first.getTime(), last: burst.last.getTime(), latest_at: burst.latest_at.getTime(), received: burst.received?.getTime() };
-      const code = await r.applyBurst(k.epoch, k.eseq, k.edirty, k.base, issue, JSON.stringify(arg), opts.notify ? 't' : '', opts.decisionSeconds ?? 0, (opts.now ?? new Date()).getTime(), BURST_SPAN_MS);
-      return answerOf(code, { 1: 'changed', 0: 'unchanged' } as const);
-    },
 
     /**
      * Links user feedback to the issue of its event (link-feedback-1.lua), or leaves it waiting for the event:
@@ -399,33 +261,8 @@ async function replaceEvents(redis: RedisClient, base: string, events: CountedEv
   }
 }
 
-/**
- * An attempt's sorted sets and its members there (src/domain/client-keys.ts): its group's, `ag:<group>` holding
- * `<id>|<kind>`, and its address's, `aip:<ip>` holding `<id>|<kind>|<actor>`. Each attempt is a member of two sets
- * for two days, and the members are most of what Redis and its AOF hold per attempt, so the kind is one letter, the
- * event id its 16 bytes in base64url (22 characters), and the group's set leaves out the actor its key stands for.
- */
-const KIND_CODES: Record<string, string> = { login_failed: 'f', login_succeeded: 's' };
-const KINDS_BY_CODE = new Map(Object.entries(KIND_CODES).map(([kind, code]) => [code, kind]));
-
-function attemptSets(a: AttemptEntry): [string, string][] {
-  const member = { id: a.event_id, kind: KIND_CODES[a.kind] ?? a.kind };
-  const sets: [string, string][] = [[`ag:${a.group}`, attemptMember(member)]];
-  if (a.ip) sets.push([`aip:${a.ip}`, attemptMember({ ...member, actor: a.actor })]);
-  return sets;
-}
-
 /** A group that stored sign-in attempts is listed for the repacker by its id's time (`p`). */
 function repackListing(g: AppliedGroup): { p?: number } {
   const made = g.packed ? groupTime(g.id) : NaN;
   return Number.isFinite(made) ? { p: made } : {};
-}
-/** Members with their scores → attempts; `actor` is the group's, for members that leave it out. */
-function readAttempts(raw: string[], actor: string): Attempt[] {
-  const out: Attempt[] = [];
-  for (let i = 0; i < raw.length; i += 2) {
-    const m = readAttemptMember(raw[i]!);
-    out.push({ id: m.id, kind: KINDS_BY_CODE.get(m.kind) ?? m.kind, actor: m.actor ?? actor, at: Number(raw[i + 1]) });
-  }
-  return out;
 }

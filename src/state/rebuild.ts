@@ -21,7 +21,8 @@ import type { EventsStore } from '../store/events.store.ts';
 import type { FeedbackStore } from '../store/feedback.store.ts';
 import type { ExpiredStore } from '../store/expired.store.ts';
 import type { IssueDoc, IssuesStore } from '../store/issues.store.ts';
-import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, type AttemptEntry, type CountedEvent, type IssuesState } from './issues.state.ts';
+import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, type AttemptEntry } from './bursts.state.ts';
+import type { CountedEvent, IssuesState } from './issues.state.ts';
 import { takeLease } from './lease.ts';
 import { APPLIED_MEMORY_MS, rollupDocs, SESSION_LAYOUT, type RecountProgress, type SessionState } from './sessions.state.ts';
 
