@@ -27,7 +27,10 @@ import { checkFrequency, notifyFlags } from '../src/notify/rules.ts';
 import { groupBy } from '../src/util/group-by.ts';
 import { StateMovedError } from '../src/state/rebuild.ts';
 
-export async function processEventGroups(payload: JobPayloads['events.process'], runtime: Runtime, now: Date) {
+/** What the handler uses of the runtime, and nothing else. */
+export type EventsProcessDeps = Pick<Runtime, 'issuesState' | 'keeper' | 'stores' | 'channels' | 'bursts' | 'notify'>;
+
+export async function processEventGroups(payload: JobPayloads['events.process'], runtime: EventsProcessDeps, now: Date) {
   const { issuesState: state, keeper } = runtime;
   // Per project, its part of each group: the API's jobs carry the events, the sweeper's only the group's id.
   const byProject = new Map<number, { group: string; receivedAt: Date; events: EventEntry[] }[]>();

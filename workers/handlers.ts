@@ -1,4 +1,4 @@
-/** Job name → handler. A handler is a plain function of its payload and the runtime. */
+/** Job name → handler. A handler is a plain function of its payload and the parts of the runtime it declares. */
 import type { Job } from 'bullmq';
 import type { JobName, JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';

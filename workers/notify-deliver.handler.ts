@@ -16,7 +16,10 @@ import type { Runtime } from '../src/runtime.ts';
 /** Failed deliveries in a row that pause a channel. */
 const PAUSE_AFTER_FAILURES = 10;
 
-export async function deliverNotification(payload: JobPayloads['notify.deliver'], runtime: Runtime, job: Job, now = new Date()) {
+/** What the handler uses of the runtime, and nothing else. */
+export type NotifyDeliverDeps = Pick<Runtime, 'notify' | 'stores' | 'config' | 'log' | 'metrics'>;
+
+export async function deliverNotification(payload: JobPayloads['notify.deliver'], runtime: NotifyDeliverDeps, job: Job, now = new Date()) {
   const { notify, stores, config, log } = runtime;
   const { project, delivery } = payload;
   const channel = await stores.channels.get(payload.channel);

@@ -9,7 +9,7 @@
 import type { Runtime } from '../src/runtime.ts';
 import { expireEvents, RETENTION_CHUNKS, type RetentionOptions } from '../src/services/retention.service.ts';
 
-export async function runRetention(runtime: Runtime, now: Date, opts: RetentionOptions = RETENTION_CHUNKS): Promise<Record<string, number>> {
+export async function runRetention(runtime: Pick<Runtime, 'stores' | 'log' | 'config' | 'issuesState' | 'keeper'>, now: Date, opts: RetentionOptions = RETENTION_CHUNKS): Promise<Record<string, number>> {
   const sessions = await runtime.stores.sessions.deleteExpired(now);
   runtime.log.info({ deleted: sessions }, 'retention removed expired session data');
   const deps = { stores: runtime.stores, issuesState: runtime.issuesState, keeper: runtime.keeper, defaultDays: runtime.config.eventRetentionDays, log: runtime.log };

@@ -14,7 +14,10 @@ import type { Runtime } from '../src/runtime.ts';
 import { partsOf } from '../src/state/rebuild.ts';
 import { batchOfJob } from '../src/store/sessions.store.ts';
 
-export async function processSessionBatches(payload: JobPayloads['sessions.process'], runtime: Runtime, now: Date) {
+/** What the handler uses of the runtime, and nothing else. */
+export type SessionsProcessDeps = Pick<Runtime, 'sessionState' | 'keeper' | 'metrics' | 'stores' | 'sessionParts'>;
+
+export async function processSessionBatches(payload: JobPayloads['sessions.process'], runtime: SessionsProcessDeps, now: Date) {
   const { sessionState: state, keeper, metrics } = runtime;
   const totals = { batches: 0, projects: 0, changed: 0, unchanged: 0, skipped: 0 };
   for (const entry of payload.batches) {
