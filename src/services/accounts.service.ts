@@ -11,6 +11,7 @@ import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../errors.ts';
 import { isDuplicateKey } from '../store/mongo.ts';
 import type { Stores } from '../store/index.ts';
+import type { OrgDoc } from '../store/orgs.store.ts';
 import type { Role, UserDoc } from '../store/users.store.ts';
 import type { SealedBox } from '../util/sealed.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.ts';
@@ -105,16 +106,18 @@ export function makeAccountsService(deps: { stores: Stores; redis: RedisClient; 
     return user && user.org_id === org && !user.disabled_at ? user : null;
   }
 
-  async function openSession(user: UserDoc, origin: SessionOrigin, now: Date): Promise<{ token: string; session: SignedIn }> {
+  /** `org`: the user's organisation when the caller has read it already. */
+  async function openSession(user: UserDoc, origin: SessionOrigin, now: Date, org?: OrgDoc | null): Promise<{ token: string; session: SignedIn }> {
     const session: WebSession = { email: user._id, org: user.org_id, role: user.role, csrf: randomToken() };
     const token = await sessions.open(session, origin, now);
     await stores.users.signedIn(user._id, now);
-    return { token, session: { ...session, setup_2fa: await needsTwoFactor(user) } };
+    return { token, session: { ...session, setup_2fa: await needsTwoFactor(user, org) } };
   }
 
-  async function needsTwoFactor(user: UserDoc): Promise<boolean> {
+  /** Whether the organisation requires two-factor sign-in the user has not turned on (`org`: when read already). */
+  async function needsTwoFactor(user: UserDoc, org?: OrgDoc | null): Promise<boolean> {
     if (user.totp) return false;
-    return (await stores.orgs.get(user.org_id))?.require_2fa === true;
+    return (org === undefined ? await stores.orgs.get(user.org_id) : org)?.require_2fa === true;
   }
 
   /** Ends every session of a user and revokes their API tokens. */
@@ -169,7 +172,7 @@ export function makeAccountsService(deps: { stores: Stores; redis: RedisClient; 
           two_factor: Boolean(u.totp),
           disabled: Boolean(u.disabled_at),
           last_sign_in: u.last_sign_in?.toISOString() ?? null,
-          sessions: (await sessions.list(u._id, null, now)).length,
+          sessions: await sessions.count(u._id, now),
         })),
       );
     },
@@ -219,7 +222,7 @@ export function makeAccountsService(deps: { stores: Stores; redis: RedisClient; 
         if (!(await secondFactor(user, input.otp))) throw new UnauthorizedError('bad_otp', 'the code is wrong, or was used already');
       }
       await attempt.succeeded();
-      return openSession(user, { ...origin, via: 'password' }, now);
+      return openSession(user, { ...origin, via: 'password' }, now, org);
     },
 
     /**

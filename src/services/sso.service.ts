@@ -199,7 +199,7 @@ export function makeSsoService(deps: {
         user = await stores.users.get(email);
       }
       if (!user || user.disabled_at) throw new ForbiddenError('account_disabled', 'this account is disabled; ask an owner of your organisation');
-      return accounts.openSession(user, { ...origin, via: 'sso' }, new Date());
+      return accounts.openSession(user, { ...origin, via: 'sso' }, new Date(), org);
     },
   };
 }

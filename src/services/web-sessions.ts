@@ -88,6 +88,12 @@ export function makeWebSessions(redis: RedisClient, prefix: string) {
       return { email: record.email, org: record.org, role: record.role, csrf: record.csrf };
     },
 
+    /** How many sessions a user has open (the index, pruned; no record is read). */
+    async count(email: string, now = new Date()): Promise<number> {
+      await redis.zremrangebyscore(indexKey(email), '-inf', now.getTime());
+      return redis.zcard(indexKey(email));
+    },
+
     async list(email: string, currentToken: string | null, now = new Date()): Promise<SessionView[]> {
       const current = currentToken ? sha256(currentToken) : null;
       const views: SessionView[] = [];

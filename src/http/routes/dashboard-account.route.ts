@@ -11,7 +11,7 @@ import type { SsoInput } from '../../services/sso.service.ts';
 import type { Role } from '../../store/users.store.ts';
 import type { AppDeps, AppState } from '../deps.ts';
 import { readJson } from '../body.ts';
-import { requireSessionCookie, requireSignedIn, type WebState } from './dashboard-session.route.ts';
+import { requireSessionCookie, requireSignedIn, ssoCallbackUrl, type WebState } from './dashboard-session.route.ts';
 
 type WebContext = RouterContext<WebState>;
 
@@ -101,8 +101,7 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
   });
 
   router.get('/org/sso', ...signedIn, async (ctx) => {
-    // the address this page was reached at, which is where a sign-in started here comes back to (dashboard-session.route.ts)
-    ctx.body = { ...(await deps.sso.settings(ctx.state.web.org)), redirect_uri: `${ctx.protocol}://${ctx.host}/api/dashboard/sso/callback` };
+    ctx.body = { ...(await deps.sso.settings(ctx.state.web.org)), redirect_uri: ssoCallbackUrl(ctx) };
   });
   router.put('/org/sso', ...owner, async (ctx) => {
     ctx.body = await deps.sso.configure(ctx.state.web.org, await body<SsoInput>(ctx, 'sso-settings'));

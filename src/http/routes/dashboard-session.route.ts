@@ -36,6 +36,12 @@ export function tokenScope(method: string, path: string): TokenScope | null {
   return null;
 }
 
+/**
+ * Where a single sign-on started at this address comes back to: the address the browser used (behind a TRUST_PROXY
+ * proxy, the one it was sent to). The provider accepts only the redirect URIs registered with it.
+ */
+export const ssoCallbackUrl = (ctx: Pick<Context, 'protocol' | 'host'>) => `${ctx.protocol}://${ctx.host}${PREFIX}/sso/callback`;
+
 /** What a signed-in user may still do while their organisation requires 2FA they have not turned on. */
 const allowedBeforeTwoFactor = (method: string, path: string) => path === `${PREFIX}/session` || path.startsWith(`${PREFIX}/me/2fa`);
 
@@ -122,8 +128,6 @@ export function dashboardSessionRoutes(deps: AppDeps): Router<AppState> {
   });
 
   // Single sign-on: the browser goes to the provider with a state its own cookie keeps, and comes back to /callback.
-  // the address the browser used (behind a TRUST_PROXY proxy, the one it was sent to); the provider accepts only registered ones
-  const callbackUrl = (ctx: Context) => `${ctx.protocol}://${ctx.host}${PREFIX}/sso/callback`;
   /** A browser refused goes back to the sign-in page, which says why; a script gets the JSON answer. */
   const orBackToSignIn = (run: (ctx: Context) => Promise<void>) => async (ctx: Context) => {
     try {
@@ -137,7 +141,7 @@ export function dashboardSessionRoutes(deps: AppDeps): Router<AppState> {
     '/sso/start',
     orBackToSignIn(async (ctx) => {
       requireTls(ctx);
-      const { url, state } = await deps.sso.start(String(ctx.query.email ?? ''), callbackUrl(ctx));
+      const { url, state } = await deps.sso.start(String(ctx.query.email ?? ''), ssoCallbackUrl(ctx));
       cookie(ctx, SSO_COOKIE, state, SSO_PENDING_SECONDS, `${PREFIX}/sso`);
       ctx.redirect(url);
     }),
