@@ -102,44 +102,79 @@ export function checkedLookup(allowPrivate: boolean, setting?: string) {
   };
 }
 
+export interface CheckedAnswer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  /** the answer's first `readBytes` at most */
+  body: Buffer<ArrayBuffer>;
+  /** the answer was longer: reading stopped there */
+  cut: boolean;
+}
+
+/**
+ * One request to an address a user configured (a webhook, an OpenID issuer): the URL's form and every address of
+ * its host checked (`setting` names what allows inward ones), the socket connecting to what was checked, no
+ * redirect followed, ended by `signal`, the answer read up to `readBytes`.
+ */
+export async function checkedRequest(
+  target: string,
+  opts: { method: string; headers: Record<string, string | number>; body?: string; signal: AbortSignal; allowPrivate: boolean; setting?: string; readBytes: number },
+): Promise<CheckedAnswer> {
+  const url = checkUrlForm(target);
+  // An address literal never reaches `lookup`: it is checked here.
+  await checkHost(url.hostname, opts.allowPrivate, opts.setting);
+  const client = url.protocol === 'https:' ? https : http;
+  return new Promise<CheckedAnswer>((resolve, reject) => {
+    const req = client.request(
+      url,
+      { method: opts.method, headers: opts.headers, lookup: checkedLookup(opts.allowPrivate, opts.setting) as never, signal: opts.signal, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        let settled = false;
+        const finish = (cut: boolean) => {
+          if (settled) return;
+          settled = true;
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), cut });
+        };
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size <= opts.readBytes) return void chunks.push(chunk);
+          res.destroy();
+          finish(true);
+        });
+        res.on('end', () => finish(false));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
+
 /** The most of an answer `checkedFetch` reads (an OpenID discovery document, keys, tokens). */
 const FETCH_READ_BYTES = 1024 * 1024;
 
 /**
- * A fetch for outbound calls to addresses a user configured (an OpenID issuer): the same guard as webhooks
- * (every address of the host public unless inward ones are allowed, the socket connecting to what was
- * checked), 5 s at most, no redirects followed, the answer read up to 1 MiB.
+ * A fetch for outbound calls to addresses a user configured (an OpenID issuer) through `checkedRequest`: 5 s at
+ * most, no redirects followed, an answer over 1 MiB refused.
  */
 export function checkedFetch(allowPrivate: boolean, setting: string, timeoutMs = 5000) {
   return async (input: string | URL, init: { method?: string; headers?: HeadersInit; body?: unknown; signal?: AbortSignal | null } = {}): Promise<Response> => {
-    const url = checkUrlForm(String(input));
-    await checkHost(url.hostname, allowPrivate, setting);
-    const body = init.body === undefined || init.body === null ? undefined : String(init.body);
-    const client = url.protocol === 'https:' ? https : http;
     const signal = init.signal ? AbortSignal.any([init.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
-    return new Promise<Response>((resolve, reject) => {
-      const req = client.request(
-        url,
-        { method: init.method ?? 'GET', headers: Object.fromEntries(new Headers(init.headers)), lookup: checkedLookup(allowPrivate, setting) as never, signal, agent: false },
-        (res) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            if (size > FETCH_READ_BYTES) res.destroy(new TargetRefused('size', `${url.origin} answered more than ${FETCH_READ_BYTES} bytes`));
-            else chunks.push(chunk);
-          });
-          res.on('end', () => {
-            const headers = new Headers();
-            for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-            const status = res.statusCode ?? 502;
-            resolve(new Response([204, 304].includes(status) ? null : Buffer.concat(chunks), { status, headers }));
-          });
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
+    const answer = await checkedRequest(String(input), {
+      method: init.method ?? 'GET',
+      headers: Object.fromEntries(new Headers(init.headers)),
+      body: init.body === undefined || init.body === null ? undefined : String(init.body),
+      signal,
+      allowPrivate,
+      setting,
+      readBytes: FETCH_READ_BYTES,
     });
+    if (answer.cut) throw new TargetRefused('size', `${new URL(String(input)).origin} answered more than ${FETCH_READ_BYTES} bytes`);
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    const status = answer.status || 502;
+    return new Response([204, 304].includes(status) ? null : answer.body, { status, headers });
   };
 }

@@ -3,13 +3,11 @@
  * 5 s at most, no redirects followed, the answer read up to a cap) or an
  * email through SMTP. Each call is one attempt; retries are BullMQ's.
  */
-import http from 'node:http';
-import https from 'node:https';
 import nodemailer, { type Transporter } from 'nodemailer';
 import { emailOf, signatureHeader, slackBody, type NoticeBody } from '../domain/notifications.ts';
 import type { ChannelDoc } from '../store/channels.store.ts';
 import type { Attempt } from '../state/notify.state.ts';
-import { checkHost, checkUrlForm, checkedLookup, TargetRefused } from './outbound.ts';
+import { checkedRequest, TargetRefused } from './outbound.ts';
 
 const SEND_TIMEOUT_MS = 5000;
 /** The most of an answer read; its first 1 KB is kept in the deliveries log. */
@@ -41,9 +39,6 @@ function rawBody(channel: Pick<ChannelDoc, 'format'>, body: NoticeBody, publicUr
 }
 
 async function postWebhook(channel: ChannelDoc, body: NoticeBody, opts: SendOptions, now: Date): Promise<Outcome> {
-  const url = checkUrlForm(channel.url!);
-  // An address literal never reaches `lookup`: it is checked here.
-  await checkHost(url.hostname, opts.allowPrivate);
   const raw = rawBody(channel, body, opts.publicUrl);
   const headers = {
     'content-type': 'application/json',
@@ -52,36 +47,18 @@ async function postWebhook(channel: ChannelDoc, body: NoticeBody, opts: SendOpti
     'x-lookout-delivery': body.delivery,
     'x-lookout-signature': signatureHeader(channel.secret!, raw, now),
   };
-  const client = url.protocol === 'https:' ? https : http;
-  return new Promise<Outcome>((resolve, reject) => {
-    const req = client.request(
-      url,
-      { method: 'POST', headers, lookup: checkedLookup(opts.allowPrivate) as never, signal: AbortSignal.timeout(SEND_TIMEOUT_MS), agent: false },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        const done = () => {
-          const status = res.statusCode ?? 0;
-          const ok = status >= 200 && status < 300;
-          const answer = Buffer.concat(chunks).subarray(0, ANSWER_KEPT_BYTES).toString('utf8');
-          const redirect = status >= 300 && status < 400 ? ` (redirects are not followed: ${res.headers.location ?? 'no location'})` : '';
-          resolve({ at: now.toISOString(), status, error: ok ? null : `HTTP ${status}${redirect}`, answer, ok, refused: false });
-        };
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size <= ANSWER_READ_BYTES) chunks.push(chunk);
-          else {
-            res.destroy();
-            done();
-          }
-        });
-        res.on('end', done);
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(raw);
+  const answer = await checkedRequest(channel.url!, {
+    method: 'POST',
+    headers,
+    body: raw,
+    signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
+    allowPrivate: opts.allowPrivate,
+    readBytes: ANSWER_READ_BYTES,
   });
+  const { status } = answer;
+  const ok = status >= 200 && status < 300;
+  const redirect = status >= 300 && status < 400 ? ` (redirects are not followed: ${answer.headers.location ?? 'no location'})` : '';
+  return { at: now.toISOString(), status, error: ok ? null : `HTTP ${status}${redirect}`, answer: answer.body.subarray(0, ANSWER_KEPT_BYTES).toString('utf8'), ok, refused: false };
 }
 
 const transports = new Map<string, Transporter>();
