@@ -6,7 +6,7 @@
  */
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startTestContext, type TestContext } from './helpers/context.ts';
+import { call, dashboardHeaders, startTestContext, type TestContext } from './helpers/context.ts';
 import { runCli } from './helpers/process.ts';
 
 let ctx: TestContext;
@@ -20,12 +20,11 @@ afterAll(async () => {
 });
 
 const PASSWORD = 'correct horse battery staple';
-const cookieOf = (res: { headers: Headers }) => /lookout_session=[^;]+/.exec(res.headers.get('set-cookie') ?? '')?.[0] ?? '';
 
 /** A signed-in browser: its cookie and CSRF token, and calls made with them. */
 async function signIn(email: string, password = PASSWORD, otp?: string, userAgent = 'test-browser') {
   const res = await call(ctx, 'POST', '/api/dashboard/session', { body: { email, password, ...(otp ? { otp } : {}) }, headers: { 'user-agent': userAgent } });
-  const headers = { cookie: cookieOf(res), 'x-csrf-token': res.body?.csrf_token ?? '' };
+  const headers = dashboardHeaders(res);
   return { res, headers, as: (method: string, path: string, body?: unknown) => call(ctx, method, `/api/dashboard${path}`, { headers, body }) };
 }
 

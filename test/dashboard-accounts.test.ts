@@ -5,7 +5,7 @@
  * set-password links, and no password anywhere in the stores.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startTestContext, type TestContext } from './helpers/context.ts';
+import { call, sessionCookie, startTestContext, type TestContext } from './helpers/context.ts';
 import { runCli } from './helpers/process.ts';
 
 let ctx: TestContext;
@@ -20,7 +20,6 @@ afterAll(async () => {
 
 const PASSWORD = 'correct horse battery staple';
 const signIn = (email: string, password: string) => call(ctx, 'POST', '/api/dashboard/session', { body: { email, password } });
-const cookieOf = (res: { headers: Headers }) => /lookout_session=[^;]+/.exec(res.headers.get('set-cookie') ?? '')?.[0] ?? '';
 
 async function addUser(email: string, role: 'owner' | 'member', password?: string) {
   const args = ['admin', 'user', 'add', '--org', org, '--email', email, '--role', role, ...(password ? ['--password-stdin'] : [])];
@@ -39,7 +38,7 @@ describe('dashboard accounts', () => {
     expect(setCookie).toMatch(/httponly/i);
     expect(setCookie).toMatch(/samesite=lax/i);
     expect(setCookie).not.toMatch(/secure/i);
-    const cookie = cookieOf(res);
+    const cookie = sessionCookie(res);
 
     expect((await call(ctx, 'GET', '/api/dashboard/session')).body.reason).toBe('not_signed_in');
     expect((await call(ctx, 'GET', '/api/dashboard/session', { headers: { cookie } })).body.role).toBe('owner');
@@ -77,9 +76,9 @@ describe('dashboard accounts', () => {
     await addUser('leaver@acme.test', 'member', PASSWORD);
     const owner = await signIn('boss@acme.test', PASSWORD);
     const leaver = await signIn('leaver@acme.test', PASSWORD);
-    const leaverCookie = cookieOf(leaver);
+    const leaverCookie = sessionCookie(leaver);
     expect((await call(ctx, 'GET', '/api/dashboard/projects', { headers: { cookie: leaverCookie } })).status).toBe(200);
-    const ownerHeaders = { cookie: cookieOf(owner), 'x-csrf-token': owner.body.csrf_token };
+    const ownerHeaders = { cookie: sessionCookie(owner), 'x-csrf-token': owner.body.csrf_token };
     const removed = await call(ctx, 'DELETE', '/api/dashboard/org/people/members/leaver@acme.test', { headers: ownerHeaders });
     expect(removed.status).toBe(200);
     expect((await call(ctx, 'GET', '/api/dashboard/projects', { headers: { cookie: leaverCookie } })).status).toBe(401);

@@ -6,7 +6,7 @@
  */
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, everythingStored, startTestContext, type TestContext } from './helpers/context.ts';
+import { call, everythingStored, sessionCookie, startTestContext, type TestContext } from './helpers/context.ts';
 
 const OWNER = { email: 'owner@one.example', password: 'owner password one' };
 const MEMBER = { email: 'member@one.example', password: 'member password one' };
@@ -38,7 +38,7 @@ afterAll(async () => {
 async function signIn(user: { email: string; password: string }) {
   const res = await call(ctx, 'POST', '/api/dashboard/session', { body: user });
   expect(res.status).toBe(200);
-  const cookie = /lookout_session=[^;]+/.exec(res.headers.get('set-cookie') ?? '')![0];
+  const cookie = sessionCookie(res);
   return {
     call: (method: string, path: string, body?: unknown, csrf: string = res.body.csrf_token) =>
       call(ctx, method, `/api/dashboard${path}`, { body, headers: { cookie, ...(method === 'GET' ? {} : { 'x-csrf-token': csrf }) } }),

@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { call, drained, eventId, makeProject, rollupsAndRecount, type TestContext } from './helpers/context.ts';
+import { call, drained, eventId, makeProject, rollupsAndRecount, sessionCookie, type TestContext } from './helpers/context.ts';
 import { withWorkers } from './helpers/with-workers.ts';
 
 let ctx: TestContext;
@@ -202,7 +202,7 @@ describe('attachments', () => {
     const org = (await ctx.runtime.stores.projects.get(Number(id)))!.org_id;
     await ctx.runtime.accounts.addUser({ org, email: `m${id}@acme.test`, role: 'member', password: 'a long member password' });
     const signIn = await call(ctx, 'POST', '/api/dashboard/session', { body: { email: `m${id}@acme.test`, password: 'a long member password' } });
-    const cookie = /lookout_session=[^;]+/.exec(signIn.headers.get('set-cookie') ?? '')![0];
+    const cookie = sessionCookie(signIn);
     const download = (slot: string) => fetch(`${ctx.api}/api/dashboard/projects/${id}/issues/${issue.id}/events/${event}/attachments/${slot}`, { headers: { cookie } });
     const html = await download('0');
     expect(html.status).toBe(200);

@@ -13,7 +13,7 @@ import * as jose from 'jose';
 import Provider from 'oidc-provider';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startTestContext, type TestContext } from './helpers/context.ts';
+import { call, dashboardHeaders, startTestContext, type TestContext } from './helpers/context.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const CLIENT = { id: 'lookout', secret: 'a client secret of the test provider' };
@@ -99,7 +99,7 @@ afterAll(async () => {
 /** The owner's dashboard calls (cookie and CSRF token). */
 async function asOwner() {
   const res = await call(ctx, 'POST', '/api/dashboard/session', { body: OWNER });
-  const headers = { cookie: /lookout_session=[^;]+/.exec(res.headers.get('set-cookie') ?? '')![0], 'x-csrf-token': res.body.csrf_token };
+  const headers = dashboardHeaders(res);
   return (method: string, path: string, body?: unknown) => call(ctx, method, `/api/dashboard${path}`, { headers, body });
 }
 
@@ -166,7 +166,7 @@ describe('single sign-on through OpenID Connect', () => {
       const other = Number((await strict.runtime.admin.createOrg({ name: 'Other', plan: 'business', seats: null })).id);
       await strict.runtime.accounts.addUser({ org: other, email: 'o@other.test', role: 'owner', password: OWNER.password });
       const res = await call(strict, 'POST', '/api/dashboard/session', { body: { email: 'o@other.test', password: OWNER.password } });
-      const headers = { cookie: /lookout_session=[^;]+/.exec(res.headers.get('set-cookie') ?? '')![0], 'x-csrf-token': res.body.csrf_token };
+      const headers = dashboardHeaders(res);
       const refused = await call(strict, 'PUT', '/api/dashboard/org/sso', { headers, body: { ...settings, domains: ['other.test'] } });
       expect(refused.body.reason).toBe('invalid_issuer'); // http, and inward: neither without SSO_ALLOW_PRIVATE
       const inward = await call(strict, 'PUT', '/api/dashboard/org/sso', { headers, body: { ...settings, issuer: 'https://127.0.0.1:1', domains: ['other.test'] } });

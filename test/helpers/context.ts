@@ -128,6 +128,12 @@ export async function call(ctx: TestContext, method: string, path: string, opts:
   return { status: res.status, body: json, text, headers: res.headers };
 }
 
+/** The dashboard session cookie (`lookout_session=…`) a sign-in's answer sets; '' when it sets none. */
+export const sessionCookie = (res: { headers: Headers }) => /lookout_session=[^;]+/.exec(res.headers.get('set-cookie') ?? '')?.[0] ?? '';
+
+/** The headers of dashboard calls after a sign-in: its session cookie and its CSRF token. */
+export const dashboardHeaders = (res: { headers: Headers; body?: { csrf_token?: string } }) => ({ cookie: sessionCookie(res), 'x-csrf-token': res.body?.csrf_token ?? '' });
+
 /** Waits until every stored event group and session batch is applied and flushed to MongoDB. */
 export async function drained(ctx: TestContext, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
