@@ -1,8 +1,10 @@
 /**
  * The OpenAPI document against the routers the API really mounts: a route
- * missing from the document, or a documented route that does not exist,
- * fails here. Every `$ref` in it must resolve, and every request schema
- * must be one of schemas/.
+ * mounted without a contract, or missing from the document, or a documented
+ * route that does not exist, fails here. Every `$ref` in it must resolve, and
+ * every request and answer schema must be one of schemas/. (Every 2xx JSON
+ * answer the suite sees through `call` is checked against its documented
+ * schema: test/helpers/context.ts.)
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { makeRouters } from '../src/http/app.ts';
@@ -25,15 +27,29 @@ function documented(doc: { paths: Record<string, Record<string, unknown>> }): st
     .sort();
 }
 
-it('documents exactly the routes the API mounts', async () => {
+it('every mounted route has a contract, and the document lists exactly those routes', async () => {
   const res = await call(ctx, 'GET', '/openapi.json');
   expect(res.status).toBe(200);
   expect(res.body.openapi).toBe('3.1.0');
-  const mounted = routeTable(makeRouters(makeApiDeps(ctx.runtime, 'openapi-test')));
+  const table = routeTable(makeRouters(makeApiDeps(ctx.runtime, 'openapi-test')));
+  expect(table.filter((r) => !r.contract).map((r) => r.route)).toEqual([]);
+  const mounted = table.map((r) => r.route);
   const inDocument = documented(res.body);
-  expect({ missing: mounted.filter((r) => !inDocument.includes(r)), unknown: inDocument.filter((r) => !mounted.includes(r)) }).toEqual({ missing: [], unknown: [] });
+  expect({ missing: mounted.filter((r) => !inDocument.includes(r)), unknown: inDocument.filter((r) => !mounted.includes(r)) }).toEqual({
+    missing: [],
+    unknown: [],
+  });
   // the spec's endpoints are all there
-  for (const route of ['POST /api/v1/sdk/activate', 'GET /api/v1/sdk/config', 'PUT /api/v1/sdk/contacts', 'POST /api/v1/sessions', 'POST /api/v1/events', 'GET /api/v1/issues', 'GET /api/v1/issues/:id', 'POST /api/v1/issues/:id/status']) {
+  for (const route of [
+    'POST /api/v1/sdk/activate',
+    'GET /api/v1/sdk/config',
+    'PUT /api/v1/sdk/contacts',
+    'POST /api/v1/sessions',
+    'POST /api/v1/events',
+    'GET /api/v1/issues',
+    'GET /api/v1/issues/:id',
+    'POST /api/v1/issues/:id/status',
+  ]) {
     expect(inDocument).toContain(route);
   }
 });
@@ -41,7 +57,11 @@ it('documents exactly the routes the API mounts', async () => {
 it('every reference resolves and the request bodies are the JSON Schemas of schemas/', async () => {
   const doc = (await call(ctx, 'GET', '/openapi.json')).body;
   const schemas = doc.components.schemas as Record<string, { $id?: string }>;
-  const byId = new Map(Object.values(schemas).filter((s) => s.$id).map((s) => [s.$id!, s]));
+  const byId = new Map(
+    Object.values(schemas)
+      .filter((s) => s.$id)
+      .map((s) => [s.$id!, s]),
+  );
   const refs: { ref: string; base: unknown }[] = [];
   const walk = (node: unknown, base: unknown) => {
     if (Array.isArray(node)) node.forEach((n) => walk(n, base));
@@ -56,10 +76,16 @@ it('every reference resolves and the request bodies are the JSON Schemas of sche
   walk(doc, doc);
   expect(refs.length).toBeGreaterThan(10);
   const pointer = (root: unknown, path: string) =>
-    path.split('/').slice(1).reduce<unknown>((n, part) => (n as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], root);
+    path
+      .split('/')
+      .slice(1)
+      .reduce<unknown>((n, part) => (n as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], root);
   for (const { ref, base } of refs) {
     const [resource, fragment = ''] = ref.split('#');
-    const root = resource ? byId.get(resource) : base;
+    // a relative reference is read against the $id it appears under (answers/issue-row's "issue" is answers/issue)
+    const baseId = (base as { $id?: string }).$id ?? '';
+    const id = resource && baseId.includes('/') && !resource.includes('/') ? `${baseId.slice(0, baseId.lastIndexOf('/') + 1)}${resource}` : resource;
+    const root = id ? byId.get(id) : base;
     expect(root, `${ref}: no schema with $id ${resource}`).toBeDefined();
     expect(pointer(root, fragment), `${ref} does not resolve`).toBeDefined();
   }

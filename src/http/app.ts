@@ -22,9 +22,9 @@ import { sdkRoutes } from './routes/sdk.route.ts';
 import { sentryRoutes } from './routes/sentry.route.ts';
 import { sessionsRoutes } from './routes/sessions.route.ts';
 
-/** Every router of the API, in the order they are mounted; the OpenAPI document is checked against it. */
+/** Every router of the API, in the order they are mounted; the OpenAPI document is built from their contracts. */
 export function makeRouters(deps: AppDeps): Router<AppState>[] {
-  return [
+  const routers = [
     healthRoutes(deps),
     metricsRoutes(deps),
     sdkRoutes(deps),
@@ -37,8 +37,9 @@ export function makeRouters(deps: AppDeps): Router<AppState>[] {
     dashboardSessionRoutes(deps),
     dashboardRoutes(deps),
     dashboardAccountRoutes(deps),
-    openapiRoutes(deps),
   ];
+  routers.push(openapiRoutes(deps, routers));
+  return routers;
 }
 
 export function makeApp(deps: AppDeps): Koa<AppState> {

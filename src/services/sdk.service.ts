@@ -7,18 +7,9 @@ import type { OrgDoc } from '../store/orgs.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
 import type { KeyResolver } from './key-resolver.ts';
 
-export interface ActivateBody {
-  instance_id: string;
-  base_url?: string;
-  platform?: string;
-  platform_version?: string;
-  terms_version?: string;
-  accepted_by?: string;
-}
+import type { ActivateBody, ContactsBody } from '../validation/schema-types.ts';
 
-export interface ContactsBody {
-  companies: { id: string | number; name?: string | null; people: { id: string | number; name?: string | null; email?: string | null }[] }[];
-}
+export type { ActivateBody, ContactsBody };
 
 /** How old a binding must be before an unconfirmed one counts as left over. */
 const STALE_BINDING_MS = 60_000;
@@ -37,9 +28,7 @@ export function makeSdkService(stores: Stores, resolver: KeyResolver) {
   /** Who is counted against the organisation's seats, list by list, with `override` as one project's contacts. */
   async function seatLists(org: OrgDoc, override?: { projectId: number; companies: ContactCompanyInput[] }) {
     const lists = await stores.contacts.inOrg(org._id);
-    const contacts = lists.map((doc) =>
-      override && doc._id === override.projectId ? contactKeys(override.companies) : contactKeys(doc.companies),
-    );
+    const contacts = lists.map((doc) => (override && doc._id === override.projectId ? contactKeys(override.companies) : contactKeys(doc.companies)));
     if (override && !lists.some((doc) => doc._id === override.projectId)) contacts.push(contactKeys(override.companies));
     return { contacts: union(...contacts), members: emailKeys(org.members), invites: emailKeys(org.invites), email_rules: emailKeys(org.email_rules) };
   }

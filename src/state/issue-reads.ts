@@ -10,10 +10,10 @@
  */
 import type { RedisClient } from '../redis/connect.ts';
 import { filterSet, readSpreadField } from '../domain/client-keys.ts';
-import type { IssueStatus } from '../domain/issue-status.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
 import { hourIndex, readIssue } from './issue-hash.ts';
 import { answerOf, defineScripts, projectKeys } from './scripts.ts';
+import type { IssueListQuery } from '../validation/schema-types.ts';
 
 /** The fields of an issue hash a list row carries, in the order snapshot-issues-3.lua writes them. */
 const ROW_FIELDS = ['kind', 'fingerprint', 'title', 'culprit', 'exception_type', 'level', 'status', 'first', 'last', 'count', 'last_release', 'regressions', 'resolves', 'resolved_at', 'resolved_release', 'regressed_at', 'regression_kind', 'created', 'latest'];
@@ -27,18 +27,8 @@ const ORDER_KEY: Record<IssueOrder, { zset: string; desc: boolean }> = {
   id: { zset: 'id', desc: false },
 };
 
-export interface IssueListQuery {
-  status: IssueStatus;
-  order: IssueOrder;
-  limit: number;
-  offset: number;
-  kind?: IssueDoc['kind'];
-  release?: string;
-  environment?: string;
-  level?: string;
-  company?: string;
-  query?: string;
-}
+/** The filters, paging and order of an issue list, as schemas/issue-list-query.json reads them. */
+export type { IssueListQuery };
 
 /**
  * The words of a search, split as snapshot-issues-3.lua splits titles and

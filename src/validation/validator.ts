@@ -1,5 +1,6 @@
 /**
- * Request schemas: every JSON file in schemas/ is compiled once at start.
+ * Request schemas: every JSON file in schemas/ is compiled once at start, and
+ * the answers' schemas in schemas/answers/ beside them (named `answers/<file>`).
  * A violation becomes a 400 that lists each failing path with a message a
  * person can act on (src/validation/messages.ts). Used by the HTTP layer
  * and the services alike.
@@ -38,13 +39,24 @@ export interface Validator {
   schemas(): Record<string, object>;
 }
 
+/** The schema files of `dir`, requests first, then the answers' (`answers/<name>.json`). */
+export function schemaFiles(dir: string = SCHEMA_DIR): string[] {
+  const json = (sub: string) =>
+    fs
+      .readdirSync(path.join(dir, sub))
+      .filter((f) => f.endsWith('.json'))
+      .sort()
+      .map((f) => path.posix.join(sub, f));
+  return [...json(''), ...json('answers')];
+}
+
 export function makeValidator(dir: string = SCHEMA_DIR): Validator {
   const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
   addFormats(ajv);
   const compiled = new Map<string, ValidateFunction>();
   const raw: Record<string, object> = {};
   // Every schema is added before any is compiled, so one may $ref another by its $id.
-  for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+  for (const file of schemaFiles(dir)) {
     const schema = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as { $id?: string };
     const name = file.replace(/\.json$/, '');
     if (schema.$id !== name) throw new Error(`${file}: $id must be "${name}"`);
@@ -53,7 +65,15 @@ export function makeValidator(dir: string = SCHEMA_DIR): Validator {
   }
   for (const name of Object.keys(raw)) compiled.set(name, ajv.getSchema(name)!);
   // Query parameters arrive as text: a second instance reads numbers from it and fills in defaults.
-  const queryAjv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true, coerceTypes: true, useDefaults: true, verbose: true });
+  const queryAjv = new Ajv2020({
+    allErrors: true,
+    strict: true,
+    strictRequired: false,
+    allowUnionTypes: true,
+    coerceTypes: true,
+    useDefaults: true,
+    verbose: true,
+  });
   addFormats(queryAjv);
   for (const schema of Object.values(raw)) queryAjv.addSchema(schema);
   const validatorOf = (name: SchemaName): ValidateFunction => {

@@ -8,6 +8,7 @@ import zlib from 'node:zlib';
 import type { Writable } from 'node:stream';
 import { Binary } from 'mongodb';
 import { inject } from 'vitest';
+import { checkAnswer } from './answers.ts';
 import { loadConfig, type Config } from '../../config/index.ts';
 import { storeUrls } from '../../src/embedded/stores.ts';
 import { startApi } from '../../src/http/server.ts';
@@ -125,6 +126,7 @@ export async function call(ctx: TestContext, method: string, path: string, opts:
   if (res.status >= 400 && !(typeof json?.reason === 'string' && typeof json?.message === 'string')) {
     throw new Error(`${method} ${path} answered ${res.status} without {reason, message}: ${text.slice(0, 200)}`);
   }
+  await checkAnswer(ctx.api, method, path, res.status, json);
   return { status: res.status, body: json, text, headers: res.headers };
 }
 

@@ -5,24 +5,9 @@
  * request of its own.
  */
 
-/** A decision made by a sign-in burst: act on it (block, delay, captcha) until `until`. */
-export interface Decision {
-  id: string;
-  /** brute_force: this actor from this address; credential_stuffing: this address, any actor */
-  kind: 'brute_force' | 'credential_stuffing';
-  actor?: string;
-  ip: string | null;
-  issue_id: string;
-  created_at: string;
-  until: string;
-}
+import type { Decision, DecisionsFeed } from './api-types.js';
 
-export interface DecisionsAnswer {
-  decisions: Decision[];
-  removed: string[];
-  cursor: string;
-  full?: boolean;
-}
+export type { Decision, DecisionsFeed };
 
 export function makeDecisionCopy() {
   const active = new Map<string, Decision>();
@@ -48,7 +33,7 @@ export function makeDecisionCopy() {
     /** The cursor to poll from; null before the first answer (poll without one). */
     cursor: () => cursor,
     /** Takes an answer of the feed; true when the copy changed. */
-    apply(answer: DecisionsAnswer): boolean {
+    apply(answer: DecisionsFeed): boolean {
       // Every decision an answer carries is new or extended, so any of them, or an active one removed, is a change.
       let changed = answer.decisions.length > 0;
       if (cursor === null || answer.full) {

@@ -9,7 +9,7 @@
  *   await lookout.close();
  */
 import { EventEmitter } from 'node:events';
-import { makeDecisionCopy, type Decision, type DecisionsAnswer } from './decisions.js';
+import { makeDecisionCopy, type Decision, type DecisionsFeed } from './decisions.js';
 import { errorEvent, signInEvent, type EventBase, type Level, type SignInAttempt } from './events.js';
 import { makeSessions, type Session } from './sessions.js';
 import { makeTransport, type TransportStats } from './transport.js';
@@ -145,7 +145,7 @@ export function createClient(options: ClientOptions) {
   /** Reads the decisions changed since the last answer (all of them the first time) into the local copy. */
   async function pollDecisions(): Promise<void> {
     const since = decisions.cursor();
-    const answer = await transport.request<DecisionsAnswer>('GET', `/api/v1/sdk/decisions${since ? `?since=${encodeURIComponent(since)}` : ''}`, undefined, secretHeaders);
+    const answer = await transport.request<DecisionsFeed>('GET', `/api/v1/sdk/decisions${since ? `?since=${encodeURIComponent(since)}` : ''}`, undefined, secretHeaders);
     if (decisions.apply(answer)) emitter.emit('decisions', decisions.list());
   }
 

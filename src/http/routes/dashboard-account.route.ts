@@ -7,10 +7,8 @@
 import Router, { type RouterContext } from '@koa/router';
 import type { Middleware } from 'koa';
 import { ConflictError, ForbiddenError } from '../../errors.ts';
-import type { SsoInput } from '../../services/sso.service.ts';
-import type { Role } from '../../store/users.store.ts';
+import { contracted, PARAMS } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
-import { readJson } from '../body.ts';
 import { requireSessionCookie, requireSignedIn, ssoCallbackUrl, type WebState } from './dashboard-session.route.ts';
 
 type WebContext = RouterContext<WebState>;
@@ -22,92 +20,257 @@ export const ownerOnly: Middleware<WebState> = async (ctx, next) => {
 
 export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<WebState>({ prefix: '/api/dashboard' });
+  const routes = contracted(router, deps);
   const { accounts } = deps;
-  const body = async <T>(ctx: WebContext, schema: string) => deps.validator.check<T>(schema, await readJson(ctx, deps.config.bodyLimitBytes));
   const signedIn = [requireSignedIn(deps), requireSessionCookie];
   const owner = [...signedIn, ownerOnly];
   const me = (ctx: WebContext) => ctx.state.web.email;
 
-  router.get('/me', ...signedIn, async (ctx) => {
-    const user = await accounts.userOf(ctx.state.web.org, me(ctx));
-    ctx.body = {
-      email: user._id,
-      role: user.role,
-      two_factor: Boolean(user.totp),
-      recovery_codes_left: user.recovery_hashes?.length ?? 0,
-      last_sign_in: user.last_sign_in?.toISOString() ?? null,
-    };
-  });
-  router.get('/me/sessions', ...signedIn, async (ctx) => {
-    ctx.body = { sessions: await accounts.listSessions(me(ctx), ctx.state.webToken) };
-  });
-  router.delete('/me/sessions', ...signedIn, async (ctx) => {
-    ctx.body = { ended: await accounts.endSessions(me(ctx), { except: ctx.state.webToken }) };
-  });
-  router.delete('/me/sessions/:id', ...signedIn, async (ctx) => {
-    ctx.body = { ended: await accounts.endSessions(me(ctx), { id: ctx.params.id ?? '' }) };
-  });
-  router.post('/me/password', ...signedIn, async (ctx) => {
-    const input = await body<{ current_password: string; new_password: string }>(ctx, 'change-password');
-    ctx.body = await accounts.changePassword(ctx.state.web, ctx.state.webToken!, input.current_password, input.new_password, ctx.ip);
-  });
+  routes.get(
+    '/me',
+    { tag: 'dashboard', summary: 'Your account: role, two-factor sign-in, recovery codes left, last sign-in', auth: 'session', ok: { 200: 'account' } },
+    ...signedIn,
+    async (ctx) => {
+      const user = await accounts.userOf(ctx.state.web.org, me(ctx));
+      ctx.body = {
+        email: user._id,
+        role: user.role,
+        two_factor: Boolean(user.totp),
+        recovery_codes_left: user.recovery_hashes?.length ?? 0,
+        last_sign_in: user.last_sign_in?.toISOString() ?? null,
+      };
+    },
+  );
+  routes.get(
+    '/me/sessions',
+    { tag: 'dashboard', summary: 'Your open sessions (`current` marks this one)', auth: 'session', ok: { 200: '`{sessions}`' } },
+    ...signedIn,
+    async (ctx) => {
+      ctx.body = { sessions: await accounts.listSessions(me(ctx), ctx.state.webToken) };
+    },
+  );
+  routes.delete(
+    '/me/sessions',
+    { tag: 'dashboard', summary: 'End every session of yours but this one', auth: 'session', ok: { 200: '`{ended}`' } },
+    ...signedIn,
+    async (ctx) => {
+      ctx.body = { ended: await accounts.endSessions(me(ctx), { except: ctx.state.webToken }) };
+    },
+  );
+  routes.delete(
+    '/me/sessions/:id',
+    { tag: 'dashboard', summary: 'End one of your sessions', auth: 'session', params: [PARAMS.session], ok: { 200: '`{ended}`' } },
+    ...signedIn,
+    async (ctx) => {
+      ctx.body = { ended: await accounts.endSessions(me(ctx), { id: ctx.params.id ?? '' }) };
+    },
+  );
+  routes.post(
+    '/me/password',
+    {
+      tag: 'dashboard',
+      summary: 'Change your password (the current one checked, throttled); your other sessions end',
+      auth: 'session',
+      body: { schema: 'change-password' },
+      ok: { 200: '`{ended_sessions}`' },
+      errors: [400, 429],
+    },
+    ...signedIn,
+    async (ctx, { body: input }) => {
+      ctx.body = await accounts.changePassword(ctx.state.web, ctx.state.webToken!, input.current_password, input.new_password, ctx.ip);
+    },
+  );
 
-  router.post('/me/2fa/start', ...signedIn, async (ctx) => {
-    ctx.body = await accounts.startTwoFactor(me(ctx));
-  });
-  router.post('/me/2fa/confirm', ...signedIn, async (ctx) => {
-    ctx.body = await accounts.confirmTwoFactor(me(ctx), (await body<{ code: string }>(ctx, 'otp-code')).code);
-  });
-  router.post('/me/2fa/disable', ...signedIn, async (ctx) => {
-    await accounts.disableTwoFactor(me(ctx), (await body<{ code: string }>(ctx, 'otp-code')).code);
-    ctx.body = { two_factor: false };
-  });
+  routes.post(
+    '/me/2fa/start',
+    {
+      tag: 'dashboard',
+      summary: 'Start two-factor enrolment: a TOTP secret, its otpauth:// URL and a QR code (SVG)',
+      auth: 'session',
+      ok: { 200: '`{secret, otpauth_url, qr_svg}`' },
+    },
+    ...signedIn,
+    async (ctx) => {
+      ctx.body = await accounts.startTwoFactor(me(ctx));
+    },
+  );
+  routes.post(
+    '/me/2fa/confirm',
+    {
+      tag: 'dashboard',
+      summary: 'Confirm enrolment with a code: two-factor sign-in is on; ten single-use recovery codes, shown once',
+      auth: 'session',
+      body: { schema: 'otp-code' },
+      ok: { 200: '`{recovery_codes}`' },
+      errors: [400, 409],
+    },
+    ...signedIn,
+    async (ctx, { body }) => {
+      ctx.body = await accounts.confirmTwoFactor(me(ctx), body.code);
+    },
+  );
+  routes.post(
+    '/me/2fa/disable',
+    {
+      tag: 'dashboard',
+      summary: 'Turn two-factor sign-in off with a current code or a recovery code (refused when the organisation requires it)',
+      auth: 'session',
+      body: { schema: 'otp-code' },
+      ok: { 200: '`{two_factor: false}`' },
+      errors: [400, 409],
+    },
+    ...signedIn,
+    async (ctx, { body }) => {
+      await accounts.disableTwoFactor(me(ctx), body.code);
+      ctx.body = { two_factor: false };
+    },
+  );
 
-  router.get('/me/tokens', ...signedIn, async (ctx) => {
-    ctx.body = { tokens: await deps.tokens.list(me(ctx)) };
-  });
-  router.post('/me/tokens', ...signedIn, async (ctx) => {
-    const input = await body<{ name: string; scopes: string[] }>(ctx, 'token-create');
-    ctx.status = 201;
-    ctx.body = await deps.tokens.create(ctx.state.web, input);
-  });
-  router.delete('/me/tokens/:id', ...signedIn, async (ctx) => {
-    ctx.body = await deps.tokens.revoke(me(ctx), ctx.params.id ?? '');
-  });
+  routes.get(
+    '/me/tokens',
+    { tag: 'dashboard', summary: 'Your API tokens: name, scopes, hint, created and last used (never the token)', auth: 'session', ok: { 200: '`{tokens}`' } },
+    ...signedIn,
+    async (ctx) => {
+      ctx.body = { tokens: await deps.tokens.list(me(ctx)) };
+    },
+  );
+  routes.post(
+    '/me/tokens',
+    {
+      tag: 'dashboard',
+      summary: 'A new API token with scopes; the token is in this answer only',
+      auth: 'session',
+      body: { schema: 'token-create' },
+      ok: { 201: '`{id, name, scopes, token, …}`' },
+      errors: [400],
+    },
+    ...signedIn,
+    async (ctx, { body: input }) => {
+      ctx.status = 201;
+      ctx.body = await deps.tokens.create(ctx.state.web, input);
+    },
+  );
+  routes.delete(
+    '/me/tokens/:id',
+    { tag: 'dashboard', summary: 'Revoke one of your API tokens', auth: 'session', params: [PARAMS.token], ok: { 200: '`{revoked}`' }, errors: [404] },
+    ...signedIn,
+    async (ctx) => {
+      ctx.body = await deps.tokens.revoke(me(ctx), ctx.params.id ?? '');
+    },
+  );
 
   // An owner adds a user with an invite link (a one-time set-password link, valid 24 hours, shown once).
-  router.post('/org/users', ...owner, async (ctx) => {
-    const input = await body<{ email: string; role: Role }>(ctx, 'user-invite');
-    const added = await accounts.addUser({ org: ctx.state.web.org, email: input.email, role: input.role });
-    ctx.status = 201;
-    ctx.body = { email: added.email, role: added.role, invite_url: `${deps.config.publicUrl}${added.set_password_path}`, expires_in_hours: 24 };
-  });
+  routes.post(
+    '/org/users',
+    {
+      tag: 'dashboard',
+      summary: 'Add a dashboard user (owner): an invite link to set a password, valid 24 hours, shown once',
+      auth: 'session',
+      body: { schema: 'user-invite' },
+      ok: { 201: '`{email, role, invite_url, expires_in_hours}`' },
+      errors: [400, 409],
+    },
+    ...owner,
+    async (ctx, { body: input }) => {
+      const added = await accounts.addUser({ org: ctx.state.web.org, email: input.email, role: input.role });
+      ctx.status = 201;
+      ctx.body = { email: added.email, role: added.role, invite_url: `${deps.config.publicUrl}${added.set_password_path}`, expires_in_hours: 24 };
+    },
+  );
   const userEmail = async (ctx: WebContext) => (await accounts.userOf(ctx.state.web.org, ctx.params.email ?? ''))._id;
-  router.get('/org/users/:email/sessions', ...owner, async (ctx) => {
-    ctx.body = { sessions: await accounts.listSessions(await userEmail(ctx), ctx.state.webToken) };
-  });
-  router.delete('/org/users/:email/sessions', ...owner, async (ctx) => {
-    ctx.body = { ended: await accounts.endSessions(await userEmail(ctx), { except: ctx.state.webToken }) };
-  });
-  router.delete('/org/users/:email/sessions/:id', ...owner, async (ctx) => {
-    ctx.body = { ended: await accounts.endSessions(await userEmail(ctx), { id: ctx.params.id ?? '' }) };
-  });
-  router.patch('/org/users/:email', ...owner, async (ctx) => {
-    const email = await userEmail(ctx);
-    const { disabled } = await body<{ disabled: boolean }>(ctx, 'user-disable');
-    if (email === me(ctx)) throw new ConflictError('cannot_disable_self', 'an owner cannot disable themselves; another owner can');
-    await accounts.setDisabled(ctx.state.web.org, email, disabled);
-    ctx.body = { email, disabled };
-  });
+  routes.get(
+    '/org/users/:email/sessions',
+    { tag: 'dashboard', summary: "A user's open sessions (owner)", auth: 'session', params: [PARAMS.userEmail], ok: { 200: '`{sessions}`' }, errors: [404] },
+    ...owner,
+    async (ctx) => {
+      ctx.body = { sessions: await accounts.listSessions(await userEmail(ctx), ctx.state.webToken) };
+    },
+  );
+  routes.delete(
+    '/org/users/:email/sessions',
+    {
+      tag: 'dashboard',
+      summary: 'End every session of a user (owner; yours but this one)',
+      auth: 'session',
+      params: [PARAMS.userEmail],
+      ok: { 200: '`{ended}`' },
+      errors: [404],
+    },
+    ...owner,
+    async (ctx) => {
+      ctx.body = { ended: await accounts.endSessions(await userEmail(ctx), { except: ctx.state.webToken }) };
+    },
+  );
+  routes.delete(
+    '/org/users/:email/sessions/:id',
+    {
+      tag: 'dashboard',
+      summary: 'End one session of a user (owner)',
+      auth: 'session',
+      params: [PARAMS.userEmail, PARAMS.session],
+      ok: { 200: '`{ended}`' },
+      errors: [404],
+    },
+    ...owner,
+    async (ctx) => {
+      ctx.body = { ended: await accounts.endSessions(await userEmail(ctx), { id: ctx.params.id ?? '' }) };
+    },
+  );
+  routes.patch(
+    '/org/users/:email',
+    {
+      tag: 'dashboard',
+      summary: 'Disable a user (every session and token ends, sign-in refused) or enable them (owner)',
+      auth: 'session',
+      params: [PARAMS.userEmail],
+      body: { schema: 'user-disable' },
+      ok: { 200: '`{email, disabled}`' },
+      errors: [400, 404, 409],
+    },
+    ...owner,
+    async (ctx, { body: { disabled } }) => {
+      const email = await userEmail(ctx);
+      if (email === me(ctx)) throw new ConflictError('cannot_disable_self', 'an owner cannot disable themselves; another owner can');
+      await accounts.setDisabled(ctx.state.web.org, email, disabled);
+      ctx.body = { email, disabled };
+    },
+  );
 
-  router.get('/org/sso', ...signedIn, async (ctx) => {
-    ctx.body = { ...(await deps.sso.settings(ctx.state.web.org)), redirect_uri: ssoCallbackUrl(ctx) };
-  });
-  router.put('/org/sso', ...owner, async (ctx) => {
-    ctx.body = await deps.sso.configure(ctx.state.web.org, await body<SsoInput>(ctx, 'sso-settings'));
-  });
-  router.delete('/org/sso', ...owner, async (ctx) => {
-    ctx.body = await deps.sso.remove(ctx.state.web.org);
-  });
+  routes.get(
+    '/org/sso',
+    {
+      tag: 'dashboard',
+      summary: "The organisation's single sign-on (never the client secret) and the redirect URI to register",
+      auth: 'session',
+      ok: { 200: '`{sso, redirect_uri}`' },
+    },
+    ...signedIn,
+    async (ctx) => {
+      ctx.body = { ...(await deps.sso.settings(ctx.state.web.org)), redirect_uri: ssoCallbackUrl(ctx) };
+    },
+  );
+  routes.put(
+    '/org/sso',
+    {
+      tag: 'dashboard',
+      summary: "Set the organisation's OpenID provider (owner); the issuer is discovered first",
+      auth: 'session',
+      body: { schema: 'sso-settings' },
+      ok: { 200: '`{sso}`' },
+      errors: [400],
+    },
+    ...owner,
+    async (ctx, { body }) => {
+      ctx.body = await deps.sso.configure(ctx.state.web.org, body);
+    },
+  );
+  routes.delete(
+    '/org/sso',
+    { tag: 'dashboard', summary: 'Turn single sign-on off (owner)', auth: 'session', ok: { 200: '`{sso: null}`' } },
+    ...owner,
+    async (ctx) => {
+      ctx.body = await deps.sso.remove(ctx.state.web.org);
+    },
+  );
   return router as unknown as Router<AppState>;
 }

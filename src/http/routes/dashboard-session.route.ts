@@ -14,8 +14,8 @@ import { AppError, ForbiddenError, UnauthorizedError } from '../../errors.ts';
 import { SESSION_SECONDS, type SignedIn } from '../../services/accounts.service.ts';
 import { SSO_PENDING_SECONDS } from '../../services/sso.service.ts';
 import type { TokenScope } from '../../store/tokens.store.ts';
+import { contracted } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
-import { readJson } from '../body.ts';
 
 export const SESSION_COOKIE = 'lookout_session';
 const SSO_COOKIE = 'lookout_sso';
@@ -89,65 +89,130 @@ export const requireSessionCookie: Middleware<WebState> = async (ctx, next) => {
 
 export function dashboardSessionRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<WebState>({ prefix: PREFIX });
+  const routes = contracted(router, deps);
   /**
    * A Secure cookie (COOKIE_SECURE) goes only over TLS: directly, or through a proxy of TRUST_PROXY that says so in
    * X-Forwarded-Proto. Over plain HTTP the sign-in is refused before the password is looked at.
    */
   const requireTls = (ctx: Context) => {
     if (deps.config.cookieSecure && !ctx.secure) {
-      throw new ForbiddenError('tls_required', 'COOKIE_SECURE is on: sign in over HTTPS (behind a TLS proxy, list it in TRUST_PROXY so its X-Forwarded-Proto is believed)');
+      throw new ForbiddenError(
+        'tls_required',
+        'COOKIE_SECURE is on: sign in over HTTPS (behind a TLS proxy, list it in TRUST_PROXY so its X-Forwarded-Proto is believed)',
+      );
     }
   };
   const cookie = (ctx: Context, name: string, value: string | null, seconds: number, path = '/') => {
     requireTls(ctx);
-    ctx.cookies.set(name, value, { httpOnly: true, sameSite: 'lax', secure: deps.config.cookieSecure, path, maxAge: value ? seconds * 1000 : 0, overwrite: true });
+    ctx.cookies.set(name, value, {
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: deps.config.cookieSecure,
+      path,
+      maxAge: value ? seconds * 1000 : 0,
+      overwrite: true,
+    });
   };
   const origin = (ctx: Context) => ({ ip: ctx.ip, userAgent: ctx.get('user-agent') });
 
-  router.post('/session', async (ctx) => {
+  const tlsOnly: Middleware<WebState> = async (ctx, next) => {
     requireTls(ctx);
-    const body = deps.validator.check<{ email: string; password: string; otp?: string }>('sign-in', await readJson(ctx, deps.config.bodyLimitBytes));
-    const { token, session } = await deps.accounts.signIn(body, origin(ctx));
-    cookie(ctx, SESSION_COOKIE, token, SESSION_SECONDS);
-    ctx.body = sessionView(session);
-  });
+    await next();
+  };
 
-  router.get('/session', requireSignedIn(deps), async (ctx) => {
-    ctx.body = sessionView(ctx.state.web);
-  });
+  routes.post(
+    '/session',
+    {
+      tag: 'dashboard',
+      summary: 'Sign in to the dashboard: sets the HttpOnly session cookie; throttled per account and per address',
+      auth: 'none',
+      body: { schema: 'sign-in' },
+      ok: { 200: '`{email, org, role, csrf_token}`' },
+      errors: [400, 401, 413, 415, 429],
+    },
+    tlsOnly,
+    async (ctx, { body }) => {
+      const { token, session } = await deps.accounts.signIn(body, origin(ctx));
+      cookie(ctx, SESSION_COOKIE, token, SESSION_SECONDS);
+      ctx.body = sessionView(session);
+    },
+  );
 
-  router.delete('/session', requireSignedIn(deps), requireSessionCookie, async (ctx) => {
-    await deps.accounts.signOut(ctx.state.webToken!);
-    cookie(ctx, SESSION_COOKIE, null, 0);
-    ctx.status = 204;
-  });
+  routes.get(
+    '/session',
+    { tag: 'dashboard', summary: 'Who is signed in, with the CSRF token of the session', auth: 'dashboard', ok: { 200: '`{email, org, role, csrf_token}`' } },
+    requireSignedIn(deps),
+    async (ctx) => {
+      ctx.body = sessionView(ctx.state.web);
+    },
+  );
 
-  router.post('/password', async (ctx) => {
-    const body = deps.validator.check<{ token: string; password: string }>('set-password', await readJson(ctx, deps.config.bodyLimitBytes));
-    ctx.body = await deps.accounts.setPassword(body.token, body.password);
-  });
+  routes.delete(
+    '/session',
+    { tag: 'dashboard', summary: 'Sign out: the session ends server-side', auth: 'dashboard', ok: { 204: 'signed out; the cookie is cleared' } },
+    requireSignedIn(deps),
+    requireSessionCookie,
+    async (ctx) => {
+      await deps.accounts.signOut(ctx.state.webToken!);
+      cookie(ctx, SESSION_COOKIE, null, 0);
+      ctx.status = 204;
+    },
+  );
+
+  routes.post(
+    '/password',
+    {
+      tag: 'dashboard',
+      summary: 'Set a password with the one-time token of `lookout admin user add` (valid 24 hours)',
+      auth: 'none',
+      body: { schema: 'set-password' },
+      ok: { 200: '`{email}`' },
+      errors: [400, 413, 415],
+    },
+    async (ctx, { body }) => {
+      ctx.body = await deps.accounts.setPassword(body.token, body.password);
+    },
+  );
 
   // Single sign-on: the browser goes to the provider with a state its own cookie keeps, and comes back to /callback.
   /** A browser refused goes back to the sign-in page, which says why; a script gets the JSON answer. */
-  const orBackToSignIn = (run: (ctx: Context) => Promise<void>) => async (ctx: Context) => {
-    try {
-      await run(ctx);
-    } catch (err) {
-      if (!(err instanceof AppError) || ctx.accepts('json', 'html') !== 'html') throw err;
-      ctx.redirect(`/sign-in?${new URLSearchParams({ sso_error: err.reason, message: err.message })}`);
-    }
-  };
-  router.get(
+  const orBackToSignIn =
+    <I>(run: (ctx: Context, input: I) => Promise<void>) =>
+    async (ctx: Context, input: I) => {
+      try {
+        await run(ctx, input);
+      } catch (err) {
+        if (!(err instanceof AppError) || ctx.accepts('json', 'html') !== 'html') throw err;
+        ctx.redirect(`/sign-in?${new URLSearchParams({ sso_error: err.reason, message: err.message })}`);
+      }
+    };
+  routes.get(
     '/sso/start',
-    orBackToSignIn(async (ctx) => {
+    {
+      tag: 'dashboard',
+      summary: "Start single sign-on for an email's domain: redirects to the organisation's OpenID provider (PKCE, state kept in a cookie)",
+      auth: 'none',
+      query: 'sso-start-query',
+      ok: { 302: 'to the identity provider' },
+      errors: [400, 404],
+    },
+    orBackToSignIn<{ query: { email?: string } }>(async (ctx, { query }) => {
       requireTls(ctx);
-      const { url, state } = await deps.sso.start(String(ctx.query.email ?? ''), ssoCallbackUrl(ctx));
+      const { url, state } = await deps.sso.start(query.email ?? '', ssoCallbackUrl(ctx));
       cookie(ctx, SSO_COOKIE, state, SSO_PENDING_SECONDS, `${PREFIX}/sso`);
       ctx.redirect(url);
     }),
   );
-  router.get(
+  routes.get(
     '/sso/callback',
+    {
+      tag: 'dashboard',
+      summary: "The provider's redirect: state, code (with the PKCE verifier), ID token signature, audience, nonce and email domain checked; opens a session",
+      auth: 'none',
+      // its query is the provider's answer, read whole by openid-client
+      ok: { 302: 'to /projects signed in; a browser refused goes to /sign-in?sso_error=<reason>' },
+      errors: [400, 404],
+    },
     orBackToSignIn(async (ctx) => {
       const state = ctx.cookies.get(SSO_COOKIE);
       cookie(ctx, SSO_COOKIE, null, 0, `${PREFIX}/sso`);

@@ -10,153 +10,443 @@ import Router, { type RouterContext } from '@koa/router';
 import { ConflictError, NotFoundError } from '../../errors.ts';
 import type { AlertSettings } from '../../store/projects.store.ts';
 import type { PersonList } from '../../store/orgs.store.ts';
+import { contracted, PARAMS } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
 import { readJson } from '../body.ts';
 import { enumParam, idParam, releaseParam } from '../params.ts';
 import { ownerOnly } from './dashboard-account.route.ts';
 import { requireSignedIn, type WebState } from './dashboard-session.route.ts';
-import { ingestionRange } from './ingestion.route.ts';
-import { releaseQuery } from './releases.route.ts';
+import { INGESTION_HOURS } from './ingestion.route.ts';
 import { eventIdParam, issueNotFound, mountIssueRoutes } from './issue-routes.ts';
 
 type WebContext = RouterContext<WebState>;
 
 /** The chart ranges of a release page. */
 export const CHART_RANGES = { '24h': 24, '7d': 7 * 24, '14d': 14 * 24, '90d': 90 * 24 } as const;
-type ChartRange = keyof typeof CHART_RANGES;
 
 const projectNotFound = () => new NotFoundError('project_not_found', 'no such project in your organisation');
 const attachmentNotFound = () => new NotFoundError('attachment_not_found', 'no such attachment on this event');
 
 export function dashboardRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<WebState>({ prefix: '/api/dashboard' });
+  const routes = contracted(router, deps);
   const { admin } = deps;
   router.use(['/projects', '/org'], requireSignedIn(deps));
-  const body = async <T>(ctx: WebContext, schema: string) => deps.validator.check<T>(schema, await readJson(ctx, deps.config.bodyLimitBytes));
   /** The project of the path, checked to be in the user's organisation. */
   const project = (ctx: WebContext) => admin.projectOf(ctx.state.web.org, idParam(ctx.params.project, projectNotFound));
   const projectId = async (ctx: WebContext) => Number((await project(ctx)).id);
 
-  router.get('/projects', async (ctx) => {
+  routes.get('/projects', { tag: 'dashboard', summary: "The organisation's projects", auth: 'dashboard', ok: { 200: '`{projects}`' } }, async (ctx) => {
     ctx.body = { projects: await admin.listProjects(ctx.state.web.org) };
   });
-  router.post('/projects', ownerOnly, async (ctx) => {
-    const input = await body<{ name: string; security_monitoring?: boolean }>(ctx, 'project-create');
-    ctx.status = 201;
-    ctx.body = await admin.createProject({ org: ctx.state.web.org, name: input.name, securityMonitoring: input.security_monitoring ?? true });
-  });
-  router.get('/projects/:project', async (ctx) => {
-    ctx.body = await project(ctx);
-  });
-  router.patch('/projects/:project', ownerOnly, async (ctx) => {
-    const id = await projectId(ctx);
-    ctx.body = await admin.setProject(id, await body(ctx, 'project-settings'));
-  });
-  router.post('/projects/:project/keys', ownerOnly, async (ctx) => {
-    const id = await projectId(ctx);
-    ctx.body = await admin.rotateKey(id, (await body<{ kind: 'secret' | 'public' }>(ctx, 'key-rotate')).kind);
-  });
-  router.post('/projects/:project/unbind', ownerOnly, async (ctx) => {
-    ctx.body = await admin.unbind(await projectId(ctx));
-  });
-  // The admin service checks alert settings against schemas/alerts.json, for the CLI and here alike.
+  routes.post(
+    '/projects',
+    {
+      tag: 'dashboard',
+      summary: 'Create a project (owner); the secret key is shown in this answer only',
+      auth: 'dashboard',
+      body: { schema: 'project-create' },
+      ok: { 201: '`{id, org, name, public_key, secret_key}`' },
+      errors: [400, 413, 415],
+    },
+    ownerOnly,
+    async (ctx, { body: input }) => {
+      ctx.status = 201;
+      ctx.body = await admin.createProject({ org: ctx.state.web.org, name: input.name, securityMonitoring: input.security_monitoring ?? true });
+    },
+  );
+  routes.get(
+    '/projects/:project',
+    {
+      tag: 'dashboard',
+      summary: 'A project with its binding (never a secret)',
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      ok: { 200: { description: 'the project', schema: 'project' } },
+      errors: [404],
+    },
+    async (ctx) => {
+      ctx.body = await project(ctx);
+    },
+  );
+  routes.patch(
+    '/projects/:project',
+    {
+      tag: 'dashboard',
+      summary: 'Rename, enable or disable a project, or switch security monitoring (owner)',
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      body: { schema: 'project-settings' },
+      ok: { 200: { description: 'the project', schema: 'project' } },
+      errors: [400, 404, 413, 415],
+    },
+    ownerOnly,
+    async (ctx, { body }) => {
+      ctx.body = await admin.setProject(await projectId(ctx), body);
+    },
+  );
+  routes.post(
+    '/projects/:project/keys',
+    {
+      tag: 'dashboard',
+      summary: 'Rotate the secret or the public key (owner); the old key stops working in every API process before the answer',
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      body: { schema: 'key-rotate' },
+      ok: { 200: '`{id, secret_key}` or `{id, public_key}`' },
+      errors: [400, 404, 413, 415],
+    },
+    ownerOnly,
+    async (ctx, { body }) => {
+      ctx.body = await admin.rotateKey(await projectId(ctx), body.kind);
+    },
+  );
+  routes.post(
+    '/projects/:project/unbind',
+    {
+      tag: 'dashboard',
+      summary: 'Unbind the installation (owner): the project and the installation may be activated again at once',
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      ok: { 200: '`{id, unbound}`' },
+      errors: [404],
+    },
+    ownerOnly,
+    async (ctx) => {
+      ctx.body = await admin.unbind(await projectId(ctx));
+    },
+  );
+  // The admin service checks alert settings against schemas/alerts.json, for the CLI and here alike (checkedBy).
   const alerts = async (ctx: WebContext) => (await readJson(ctx, deps.config.bodyLimitBytes)) as Partial<AlertSettings>;
-  router.put('/projects/:project/alerts', async (ctx) => {
-    const id = await projectId(ctx);
-    ctx.body = await admin.setAlerts(id, await alerts(ctx));
-  });
-  router.post('/projects/:project/alerts/preview', async (ctx) => {
-    const id = await projectId(ctx);
-    ctx.body = await admin.previewAlerts(id, await alerts(ctx), new Date());
-  });
+  routes.put(
+    '/projects/:project/alerts',
+    {
+      tag: 'dashboard',
+      summary: 'Set the sign-in burst detection settings',
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      body: { schema: 'alerts', checkedBy: 'AdminService' },
+      ok: { 200: { description: 'the project', schema: 'project' } },
+      errors: [400, 404, 413, 415],
+    },
+    async (ctx) => {
+      const id = await projectId(ctx);
+      ctx.body = await admin.setAlerts(id, await alerts(ctx));
+    },
+  );
+  routes.post(
+    '/projects/:project/alerts/preview',
+    {
+      tag: 'dashboard',
+      summary: 'What these settings would have raised from the last 24 hours of sign-in attempts, beside the current settings; changes nothing',
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      body: { schema: 'alerts', checkedBy: 'AdminService' },
+      ok: { 200: '`{since, until, attempts, current: {settings, brute_force, credential_stuffing}, proposed: {…}}`' },
+      errors: [400, 404, 413, 415],
+    },
+    async (ctx) => {
+      const id = await projectId(ctx);
+      ctx.body = await admin.previewAlerts(id, await alerts(ctx), new Date());
+    },
+  );
 
   // Notification channels: an owner manages them; a member sees them (a webhook by its origin only) and their deliveries.
   const channelNotFound = () => new NotFoundError('channel_not_found', 'no such channel in this project');
   const channelId = (ctx: WebContext) => idParam(ctx.params.channel, channelNotFound);
-  router.get('/projects/:project/channels', async (ctx) => {
-    ctx.body = await deps.notifications.list(await projectId(ctx), { fullUrl: ctx.state.web.role === 'owner' });
-  });
-  router.post('/projects/:project/channels', ownerOnly, async (ctx) => {
-    const id = await projectId(ctx);
-    const added = await deps.notifications.add(id, await readJson(ctx, deps.config.bodyLimitBytes));
-    ctx.status = 201;
-    ctx.body = added;
-  });
-  router.delete('/projects/:project/channels/:channel', ownerOnly, async (ctx) => {
-    ctx.body = await deps.notifications.remove(await projectId(ctx), channelId(ctx));
-  });
-  router.post('/projects/:project/channels/:channel/test', ownerOnly, async (ctx) => {
-    ctx.body = await deps.notifications.test(await projectId(ctx), channelId(ctx));
-  });
-  router.post('/projects/:project/channels/:channel/resume', ownerOnly, async (ctx) => {
-    ctx.body = await deps.notifications.resume(await projectId(ctx), channelId(ctx));
-  });
-  router.post('/projects/:project/channels/:channel/secret', ownerOnly, async (ctx) => {
-    ctx.body = await deps.notifications.rotateSecret(await projectId(ctx), channelId(ctx));
-  });
-  router.get('/projects/:project/deliveries', async (ctx) => {
-    const id = await projectId(ctx);
-    const channel = ctx.query.channel === undefined ? undefined : idParam(ctx.query.channel as string, channelNotFound);
-    ctx.body = await deps.notifications.deliveries(id, { channel });
-  });
+  routes.get(
+    '/projects/:project/channels',
+    {
+      tag: 'dashboard',
+      summary: "The project's notification channels, never a secret; a member sees a webhook by its origin only (docs/api.md, Notifications)",
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      ok: { 200: { description: 'the channels', schema: 'channel-list' } },
+      errors: [404],
+    },
+    async (ctx) => {
+      ctx.body = await deps.notifications.list(await projectId(ctx), { fullUrl: ctx.state.web.role === 'owner' });
+    },
+  );
+  routes.post(
+    '/projects/:project/channels',
+    {
+      tag: 'dashboard',
+      summary: 'Add a notification channel (owner); a webhook target must have a public address unless WEBHOOK_ALLOW_PRIVATE=true',
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      body: { schema: 'channel', checkedBy: 'NotifyService.add' },
+      ok: { 201: 'the channel with its signing `secret`, shown only here' },
+      errors: [400, 404, 413, 415, 422],
+    },
+    ownerOnly,
+    async (ctx) => {
+      const id = await projectId(ctx);
+      const added = await deps.notifications.add(id, await readJson(ctx, deps.config.bodyLimitBytes));
+      ctx.status = 201;
+      ctx.body = added;
+    },
+  );
+  routes.delete(
+    '/projects/:project/channels/:channel',
+    {
+      tag: 'dashboard',
+      summary: 'Remove a channel (owner); its queued deliveries are dropped',
+      auth: 'dashboard',
+      params: [PARAMS.project, PARAMS.channel],
+      ok: { 200: '`{removed}`' },
+      errors: [404],
+    },
+    ownerOnly,
+    async (ctx) => {
+      ctx.body = await deps.notifications.remove(await projectId(ctx), channelId(ctx));
+    },
+  );
+  routes.post(
+    '/projects/:project/channels/:channel/test',
+    {
+      tag: 'dashboard',
+      summary: 'Send a `test` notification through the queue (owner)',
+      auth: 'dashboard',
+      params: [PARAMS.project, PARAMS.channel],
+      ok: { 200: '`{delivery, channel, status}`' },
+      errors: [404],
+    },
+    ownerOnly,
+    async (ctx) => {
+      ctx.body = await deps.notifications.test(await projectId(ctx), channelId(ctx));
+    },
+  );
+  routes.post(
+    '/projects/:project/channels/:channel/resume',
+    {
+      tag: 'dashboard',
+      summary: 'Resume a channel paused after ten failed deliveries in a row (owner)',
+      auth: 'dashboard',
+      params: [PARAMS.project, PARAMS.channel],
+      ok: { 200: 'the channel' },
+      errors: [404],
+    },
+    ownerOnly,
+    async (ctx) => {
+      ctx.body = await deps.notifications.resume(await projectId(ctx), channelId(ctx));
+    },
+  );
+  routes.post(
+    '/projects/:project/channels/:channel/secret',
+    {
+      tag: 'dashboard',
+      summary: 'A new signing secret for a webhook channel (owner), shown only here',
+      auth: 'dashboard',
+      params: [PARAMS.project, PARAMS.channel],
+      ok: { 200: '`{id, secret}`' },
+      errors: [400, 404],
+    },
+    ownerOnly,
+    async (ctx) => {
+      ctx.body = await deps.notifications.rotateSecret(await projectId(ctx), channelId(ctx));
+    },
+  );
+  routes.get(
+    '/projects/:project/deliveries',
+    {
+      tag: 'dashboard',
+      summary: "The project's newest notification deliveries, each with its attempts",
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      query: 'deliveries-query',
+      ok: { 200: { description: 'the deliveries, newest first', schema: 'delivery-list' } },
+      errors: [404],
+    },
+    async (ctx, { query }) => {
+      const id = await projectId(ctx);
+      const channel = query.channel === undefined ? undefined : idParam(query.channel, channelNotFound);
+      ctx.body = await deps.notifications.deliveries(id, { channel });
+    },
+  );
 
-  router.get('/projects/:project/ingestion', async (ctx) => {
-    ctx.body = await deps.ingestStats.read(await projectId(ctx), ingestionRange(deps, ctx.query));
-  });
+  routes.get(
+    '/projects/:project/ingestion',
+    {
+      tag: 'dashboard',
+      summary: "Settings → Ingestion: what the project's ingestion accepted and dropped, by type and reason",
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      query: 'ingestion-query',
+      ok: { 200: 'as GET /api/v1/ingestion' },
+      errors: [400, 404],
+    },
+    async (ctx, { query }) => {
+      ctx.body = await deps.ingestStats.read(await projectId(ctx), INGESTION_HOURS[query.range]);
+    },
+  );
 
-  router.get('/projects/:project/decisions', async (ctx) => {
-    ctx.body = await deps.decisions.list(await projectId(ctx), new Date());
-  });
-  router.post('/projects/:project/decisions/:decision/lift', ownerOnly, async (ctx) => {
-    ctx.body = await deps.decisions.lift(await projectId(ctx), ctx.params.decision ?? '', new Date());
-  });
+  routes.get(
+    '/projects/:project/decisions',
+    {
+      tag: 'dashboard',
+      summary: "The project's active decisions",
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      ok: { 200: { description: 'the decisions in force', schema: 'decision-list' } },
+      errors: [404],
+    },
+    async (ctx) => {
+      ctx.body = await deps.decisions.list(await projectId(ctx), new Date());
+    },
+  );
+  routes.post(
+    '/projects/:project/decisions/:decision/lift',
+    {
+      tag: 'dashboard',
+      summary: 'Lift a decision (owner): it ends now, and the installations see it in `removed` at their next poll',
+      auth: 'dashboard',
+      params: [PARAMS.project, { name: 'decision', in: 'path', description: 'decision id', schema: { type: 'string', pattern: '^d\\d+$' } }],
+      ok: { 200: '`{lifted}`' },
+      errors: [404],
+    },
+    ownerOnly,
+    async (ctx) => {
+      ctx.body = await deps.decisions.lift(await projectId(ctx), ctx.params.decision ?? '', new Date());
+    },
+  );
 
-  router.get('/projects/:project/releases', async (ctx) => {
-    ctx.body = await deps.releases.list(await projectId(ctx), releaseQuery(deps, ctx.query).environment, new Date());
-  });
-  router.get('/projects/:project/releases/:release', async (ctx) => {
-    const id = await projectId(ctx);
-    const { environment, range } = deps.validator.query<{ environment?: string; range: ChartRange }>('release-chart-query', ctx.query);
-    const now = new Date();
-    const since = new Date(now.getTime() - CHART_RANGES[range] * 3600_000);
-    const release = await deps.releases.get(id, releaseParam(ctx.params.release), environment, now, since);
-    ctx.body = { ...release, range, since: since.toISOString() };
-  });
+  routes.get(
+    '/projects/:project/releases',
+    {
+      tag: 'dashboard',
+      summary: 'The Releases table: as GET /api/v1/releases',
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      query: 'release-query',
+      ok: { 200: { description: 'each release in each environment', schema: 'release-list' } },
+      errors: [400, 404],
+    },
+    async (ctx, { query }) => {
+      ctx.body = await deps.releases.list(await projectId(ctx), query.environment, new Date());
+    },
+  );
+  routes.get(
+    '/projects/:project/releases/:release',
+    {
+      tag: 'dashboard',
+      summary: 'A release with its hourly series over a range: as GET /api/v1/releases/{release}',
+      auth: 'dashboard',
+      params: [PARAMS.project, PARAMS.release],
+      query: 'release-chart-query',
+      ok: { 200: { description: 'the release, its hourly `series` over the `range` from `since`', schema: 'release-page' } },
+      errors: [400, 404],
+    },
+    async (ctx, { query: { environment, range } }) => {
+      const id = await projectId(ctx);
+      const now = new Date();
+      const since = new Date(now.getTime() - CHART_RANGES[range] * 3600_000);
+      const release = await deps.releases.get(id, releaseParam(ctx.params.release), environment, now, since);
+      ctx.body = { ...release, range, since: since.toISOString() };
+    },
+  );
 
-  mountIssueRoutes(router, deps, '/projects/:project/issues', (ctx) => projectId(ctx as WebContext));
+  mountIssueRoutes(router, deps, '/projects/:project/issues', {
+    auth: 'dashboard',
+    params: [PARAMS.project],
+    projectOf: (ctx) => projectId(ctx as WebContext),
+  });
   // An attachment's bytes, never served as what the SDK said they are: a file named page.html stays a download.
-  router.get('/projects/:project/issues/:id/events/:event/attachments/:slot', async (ctx) => {
-    if (!/^\d{1,2}$/.test(ctx.params.slot ?? '')) throw attachmentNotFound();
-    const slot = Number(ctx.params.slot);
-    const file = await deps.issues.attachment(await projectId(ctx), idParam(ctx.params.id, issueNotFound), eventIdParam(ctx.params.event), slot);
-    if (!file.data) throw new NotFoundError('attachment_not_kept', `${file.filename} was over the event's attachment cap and was not kept`);
-    ctx.set('Content-Disposition', `attachment; filename*=UTF-8''${encodeURIComponent(file.filename)}`);
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Content-Security-Policy', "default-src 'none'; sandbox");
-    ctx.type = 'application/octet-stream';
-    ctx.body = file.data;
-  });
+  routes.get(
+    '/projects/:project/issues/:id/events/:event/attachments/:slot',
+    {
+      tag: 'dashboard',
+      summary: "An event's attachment, downloaded (always application/octet-stream, never shown inline)",
+      auth: 'dashboard',
+      params: [
+        PARAMS.project,
+        PARAMS.issue,
+        { name: 'event', in: 'path', description: 'the event id', schema: { type: 'string' } },
+        { name: 'slot', in: 'path', description: "the attachment's slot, as the event lists it", schema: { type: 'integer', minimum: 0 } },
+      ],
+      ok: { 200: 'the bytes, as Content-Disposition: attachment' },
+      errors: [404],
+    },
+    async (ctx) => {
+      if (!/^\d{1,2}$/.test(ctx.params.slot ?? '')) throw attachmentNotFound();
+      const slot = Number(ctx.params.slot);
+      const file = await deps.issues.attachment(await projectId(ctx), idParam(ctx.params.id, issueNotFound), eventIdParam(ctx.params.event), slot);
+      if (!file.data) throw new NotFoundError('attachment_not_kept', `${file.filename} was over the event's attachment cap and was not kept`);
+      ctx.set('Content-Disposition', `attachment; filename*=UTF-8''${encodeURIComponent(file.filename)}`);
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.set('Content-Security-Policy', "default-src 'none'; sandbox");
+      ctx.type = 'application/octet-stream';
+      ctx.body = file.data;
+    },
+  );
 
-  router.get('/org', async (ctx) => {
-    const org = ctx.state.web.org;
-    const [shown, users] = await Promise.all([admin.showOrgUsage(org), deps.accounts.listUsers(org)]);
-    ctx.body = { ...shown, users };
-  });
-  router.patch('/org', ownerOnly, async (ctx) => {
-    ctx.body = await admin.setOrg(ctx.state.web.org, await body(ctx, 'org-settings'));
-  });
-  router.post('/org/people', ownerOnly, async (ctx) => {
-    const input = await body<{ list: PersonList; email: string }>(ctx, 'person');
-    ctx.body = await admin.person(ctx.state.web.org, input.list, 'add', input.email);
-  });
-  router.delete('/org/people/:list/:email', ownerOnly, async (ctx) => {
-    const list = enumParam<PersonList>(ctx.params.list ?? '', 'list', ['members', 'invites', 'email_rules'])!;
-    if (list === 'members' && (ctx.params.email ?? '').trim().toLowerCase() === ctx.state.web.email) {
-      throw new ConflictError('cannot_remove_self', 'an owner cannot remove themselves; another owner can');
-    }
-    ctx.body = await admin.person(ctx.state.web.org, list, 'remove', ctx.params.email ?? '');
-    // a member removed is offboarded: their account and sessions end now
-    if (list === 'members') await deps.accounts.removeUser(ctx.state.web.org, ctx.params.email ?? '');
-  });
+  routes.get(
+    '/org',
+    {
+      tag: 'dashboard',
+      summary: "The user's organisation: plan, seats, `usage` (used and each list's size), people lists and dashboard users",
+      auth: 'dashboard',
+      ok: { 200: 'organisation' },
+    },
+    async (ctx) => {
+      const org = ctx.state.web.org;
+      const [shown, users] = await Promise.all([admin.showOrgUsage(org), deps.accounts.listUsers(org)]);
+      ctx.body = { ...shown, users };
+    },
+  );
+  routes.patch(
+    '/org',
+    {
+      tag: 'dashboard',
+      summary: 'Rename the organisation or change its plan and seats (owner)',
+      auth: 'dashboard',
+      body: { schema: 'org-settings' },
+      ok: { 200: 'organisation' },
+      errors: [400, 413, 415],
+    },
+    ownerOnly,
+    async (ctx, { body }) => {
+      ctx.body = await admin.setOrg(ctx.state.web.org, body);
+    },
+  );
+  routes.post(
+    '/org/people',
+    {
+      tag: 'dashboard',
+      summary: 'Add a member, an invite or an email rule (owner)',
+      auth: 'dashboard',
+      body: { schema: 'person' },
+      ok: { 200: 'organisation' },
+      errors: [400, 413, 415],
+    },
+    ownerOnly,
+    async (ctx, { body: input }) => {
+      ctx.body = await admin.person(ctx.state.web.org, input.list, 'add', input.email);
+    },
+  );
+  routes.delete(
+    '/org/people/:list/:email',
+    {
+      tag: 'dashboard',
+      summary: 'Remove a member, an invite or an email rule (owner)',
+      auth: 'dashboard',
+      params: [
+        { name: 'list', in: 'path', description: 'members, invites or email_rules', schema: { type: 'string', enum: ['members', 'invites', 'email_rules'] } },
+        { name: 'email', in: 'path', description: 'the address', schema: { type: 'string' } },
+      ],
+      ok: { 200: 'organisation' },
+      errors: [400],
+    },
+    ownerOnly,
+    async (ctx) => {
+      const list = enumParam<PersonList>(ctx.params.list ?? '', 'list', ['members', 'invites', 'email_rules'])!;
+      if (list === 'members' && (ctx.params.email ?? '').trim().toLowerCase() === ctx.state.web.email) {
+        throw new ConflictError('cannot_remove_self', 'an owner cannot remove themselves; another owner can');
+      }
+      ctx.body = await admin.person(ctx.state.web.org, list, 'remove', ctx.params.email ?? '');
+      // a member removed is offboarded: their account and sessions end now
+      if (list === 'members') await deps.accounts.removeUser(ctx.state.web.org, ctx.params.email ?? '');
+    },
+  );
   return router as unknown as Router<AppState>;
 }

@@ -5,23 +5,14 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import type { IssueStatus } from '../../domain/issue-status.ts';
-import { readJson } from '../body.ts';
+import { contracted, PARAMS, type Contract, type PathParam } from '../contract.ts';
 import type { AppDeps } from '../deps.ts';
 import { idParam } from '../params.ts';
 import { NotFoundError } from '../../errors.ts';
-import type { IssueListQuery } from '../../state/issue-reads.ts';
-import type { Validator } from '../../validation/validator.ts';
 
 export const issueNotFound = () => new NotFoundError('issue_not_found', 'no such issue in this project');
 
 export const eventNotFound = () => new NotFoundError('event_not_found', 'no such event in this issue');
-
-/** The filters, paging and order of an issue list (schemas/issue-list-query.json), as the API and the dashboard take them. */
-export const issuePageQuery = (validator: Validator, q: Record<string, unknown>) => validator.query<IssueListQuery>('issue-list-query', q);
-
-/** The paging of an issue's events or feedback (schemas/page-query.json). */
-export const eventPageQuery = (validator: Validator, q: Record<string, unknown>) => validator.query<{ limit: number; offset: number }>('page-query', q);
 
 /** An event id in a path: 32 hex characters (a UUID's dashes and capitals are read too); anything else names nothing. */
 export function eventIdParam(value: string | undefined): string {
@@ -30,29 +21,99 @@ export function eventIdParam(value: string | undefined): string {
   return id;
 }
 
-export function mountIssueRoutes<S>(router: Router<S>, deps: AppDeps, base: string, projectOf: (ctx: Context) => Promise<number>): void {
+/** How a mount finds the project: the key API by the key (`secret+instance`), the dashboard by the path (`dashboard`). */
+export interface IssuesWayIn {
+  auth: 'secret+instance' | 'dashboard';
+  /** the path parameters before the issue's (the dashboard's project) */
+  params: readonly PathParam[];
+  projectOf: (ctx: Context) => Promise<number>;
+}
+
+export function mountIssueRoutes<S extends object>(router: Router<S>, deps: AppDeps, base: string, way: IssuesWayIn): void {
+  const routes = contracted(router, deps);
   const issue = (ctx: Context & { params: Record<string, string | undefined> }) => idParam(ctx.params.id, issueNotFound);
-  router.get(base || '/', async (ctx) => {
-    ctx.body = await deps.issues.list(await projectOf(ctx), issuePageQuery(deps.validator, ctx.query));
+  // the same contract under both ways in: only the auth, the leading path parameters and a 404 for the project differ
+  const contract = <C extends Omit<Contract, 'tag' | 'auth'>>(c: C): C & Pick<Contract, 'tag' | 'auth'> => ({
+    ...c,
+    tag: way.auth === 'dashboard' ? 'dashboard' : 'issues',
+    auth: way.auth,
+    params: [...way.params, ...(c.params ?? [])],
+    errors: [...new Set([...(c.errors ?? []), ...(way.params.length ? [404] : [])])],
   });
-  router.get(`${base}/:id`, async (ctx) => {
-    ctx.body = await deps.issues.get(await projectOf(ctx), issue(ctx));
-  });
-  router.get(`${base}/:id/events`, async (ctx) => {
-    const { offset, limit } = eventPageQuery(deps.validator, ctx.query);
-    ctx.body = await deps.issues.events(await projectOf(ctx), issue(ctx), offset, limit);
-  });
-  router.get(`${base}/:id/feedback`, async (ctx) => {
-    const { offset, limit } = eventPageQuery(deps.validator, ctx.query);
-    ctx.body = await deps.issues.feedback(await projectOf(ctx), issue(ctx), offset, limit);
-  });
-  router.get(`${base}/:id/events/:event`, async (ctx) => {
-    ctx.body = await deps.issues.event(await projectOf(ctx), issue(ctx), eventIdParam(ctx.params.event));
-  });
-  router.post(`${base}/:id/status`, async (ctx) => {
-    const project = await projectOf(ctx);
-    const id = issue(ctx);
-    const body = deps.validator.check<{ status: IssueStatus }>('issue-status', await readJson(ctx, deps.config.bodyLimitBytes));
-    ctx.body = await deps.issues.setStatus(project, id, body.status, new Date());
-  });
+
+  routes.get(
+    base || '/',
+    contract({
+      summary: 'List issues (spec 4.6), filtered and ordered; each with `events_24h`, its events per hour over the last 24 hours',
+      query: 'issue-list-query',
+      ok: { 200: { description: 'a page of issues and the filters given', schema: 'issue-list' } },
+      errors: [400],
+    }),
+    async (ctx, { query }) => {
+      ctx.body = await deps.issues.list(await way.projectOf(ctx), query);
+    },
+  );
+  routes.get(
+    `${base}/:id`,
+    contract({
+      summary: 'One issue with its latest event (spec 4.7), its spread and hourly counts',
+      params: [PARAMS.issue],
+      ok: { 200: { description: 'the issue; `latest_event` null and `latest_event_expired: true` once retention deleted it', schema: 'issue-detail' } },
+      errors: [400, 404],
+    }),
+    async (ctx) => {
+      ctx.body = await deps.issues.get(await way.projectOf(ctx), issue(ctx));
+    },
+  );
+  routes.get(
+    `${base}/:id/events`,
+    contract({
+      summary: "The issue's events, newest first",
+      params: [PARAMS.issue],
+      query: 'page-query',
+      ok: { 200: { description: 'a page of events', schema: 'issue-events' } },
+      errors: [400, 404],
+    }),
+    async (ctx, { query: { offset, limit } }) => {
+      ctx.body = await deps.issues.events(await way.projectOf(ctx), issue(ctx), offset, limit);
+    },
+  );
+  routes.get(
+    `${base}/:id/feedback`,
+    contract({
+      summary: "The issue's user feedback (Sentry SDKs' feedback and user_report items), newest first",
+      params: [PARAMS.issue],
+      query: 'page-query',
+      ok: { 200: { description: 'a page of feedback', schema: 'issue-feedback' } },
+      errors: [400, 404],
+    }),
+    async (ctx, { query: { offset, limit } }) => {
+      ctx.body = await deps.issues.feedback(await way.projectOf(ctx), issue(ctx), offset, limit);
+    },
+  );
+  routes.get(
+    `${base}/:id/events/:event`,
+    contract({
+      summary: 'One event of the issue, whole, with the ids of the newer and the older one',
+      params: [PARAMS.issue, PARAMS.event],
+      ok: { 200: { description: 'the event and its attachments', schema: 'issue-event' } },
+      errors: [404],
+    }),
+    async (ctx) => {
+      ctx.body = await deps.issues.event(await way.projectOf(ctx), issue(ctx), eventIdParam(ctx.params.event));
+    },
+  );
+  routes.post(
+    `${base}/:id/status`,
+    contract({
+      summary: 'Resolve, ignore or reopen an issue (spec 4.8)',
+      params: [PARAMS.issue],
+      body: { schema: 'issue-status' },
+      ok: { 200: '`{ok: true, status}`' },
+      errors: [400, 404, 413, 415],
+    }),
+    async (ctx, { body }) => {
+      ctx.body = await deps.issues.setStatus(await way.projectOf(ctx), issue(ctx), body.status, new Date());
+    },
+  );
 }

@@ -11,6 +11,6 @@ export function issuesRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/v1/issues' });
   router.use(requireSecretKey(deps.resolver, { instance: true }));
 
-  mountIssueRoutes(router, deps, '', async (ctx) => (ctx.state as AppState).project._id);
+  mountIssueRoutes(router, deps, '', { auth: 'secret+instance', params: [], projectOf: async (ctx) => (ctx.state as AppState).project._id });
   return router;
 }

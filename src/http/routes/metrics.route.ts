@@ -1,13 +1,19 @@
 /** GET /metrics: Prometheus text for every live Lookout process (src/metrics/fleet.ts). */
 import Router from '@koa/router';
+import { contracted } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
 
 export function metricsRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<AppState>();
-  router.get('/metrics', async (ctx) => {
-    ctx.set('Cache-Control', 'no-store');
-    ctx.type = deps.scrape.contentType;
-    ctx.body = await deps.scrape.text();
-  });
+  const routes = contracted(router, deps);
+  routes.get(
+    '/metrics',
+    { tag: 'operations', summary: 'Prometheus metrics of every live Lookout process', auth: 'none', ok: { 200: 'Prometheus text format' } },
+    async (ctx) => {
+      ctx.set('Cache-Control', 'no-store');
+      ctx.type = deps.scrape.contentType;
+      ctx.body = await deps.scrape.text();
+    },
+  );
   return router;
 }

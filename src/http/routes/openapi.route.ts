@@ -1,17 +1,20 @@
 /** GET /openapi.json: the API described in OpenAPI 3.1 (src/http/openapi.ts). */
 import fs from 'node:fs';
 import Router from '@koa/router';
+import { contracted } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
 import { buildOpenApi } from '../openapi.ts';
 
 const PACKAGE = JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
 
-export function openapiRoutes(deps: AppDeps): Router<AppState> {
+/** `routers`: every router the API mounts, this one among them; the document is built from their contracts at start. */
+export function openapiRoutes(deps: AppDeps, routers: Router<AppState>[]): Router<AppState> {
   const router = new Router<AppState>();
-  const document = JSON.stringify(buildOpenApi(PACKAGE.version, deps.validator.schemas()));
-  router.get('/openapi.json', (ctx) => {
+  const routes = contracted(router, deps);
+  let document: string | undefined;
+  routes.get('/openapi.json', { tag: 'operations', summary: 'This document', auth: 'none', ok: { 200: 'OpenAPI 3.1 document' } }, (ctx) => {
     ctx.type = 'application/json';
-    ctx.body = document;
+    ctx.body = document ??= JSON.stringify(buildOpenApi(PACKAGE.version, deps.validator.schemas(), routers));
   });
   return router;
 }

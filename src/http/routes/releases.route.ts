@@ -1,22 +1,44 @@
 /** GET /releases, GET /releases/:release (the Releases page; secret key and instance, like the issues endpoints). */
 import Router from '@koa/router';
+import { contracted, PARAMS } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
 import { requireSecretKey } from '../middleware/auth.middleware.ts';
 import { releaseParam } from '../params.ts';
 
-/** The environment of a release list or page (schemas/release-query.json). */
-export const releaseQuery = (deps: Pick<AppDeps, 'validator'>, q: Record<string, unknown>) => deps.validator.query<{ environment?: string }>('release-query', q);
-
 export function releasesRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/v1/releases' });
   router.use(requireSecretKey(deps.resolver, { instance: true }));
+  const routes = contracted(router, deps);
 
-  router.get('/', async (ctx) => {
-    ctx.body = await deps.releases.list(ctx.state.project._id, releaseQuery(deps, ctx.query).environment, new Date());
-  });
+  routes.get(
+    '/',
+    {
+      tag: 'releases',
+      summary: 'Release health: crash-free rates and adoption per release',
+      auth: 'secret+instance',
+      query: 'release-query',
+      ok: { 200: { description: 'each release in each environment', schema: 'release-list' } },
+      errors: [400],
+    },
+    async (ctx, { query }) => {
+      ctx.body = await deps.releases.list(ctx.state.project._id, query.environment, new Date());
+    },
+  );
 
-  router.get('/:release', async (ctx) => {
-    ctx.body = await deps.releases.get(ctx.state.project._id, releaseParam(ctx.params.release), releaseQuery(deps, ctx.query).environment, new Date());
-  });
+  routes.get(
+    '/:release',
+    {
+      tag: 'releases',
+      summary: "One release's health with its hourly series",
+      auth: 'secret+instance',
+      params: [PARAMS.release],
+      query: 'release-query',
+      ok: { 200: { description: 'the release and its hourly `series`', schema: 'release-page' } },
+      errors: [400, 404],
+    },
+    async (ctx, { query }) => {
+      ctx.body = await deps.releases.get(ctx.state.project._id, releaseParam(ctx.params.release), query.environment, new Date());
+    },
+  );
   return router;
 }

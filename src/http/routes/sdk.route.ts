@@ -1,34 +1,73 @@
 /** POST /sdk/activate, GET /sdk/config, PUT /sdk/contacts (spec 4.1–4.3); GET /sdk/decisions (issue 24). */
 import Router from '@koa/router';
-import type { ActivateBody, ContactsBody } from '../../services/sdk.service.ts';
+import { contracted } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
-import { readJson } from '../body.ts';
 import { requireSecretKey } from '../middleware/auth.middleware.ts';
 
 export function sdkRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/v1/sdk' });
-  const { validator, sdk, resolver, config, decisions } = deps;
+  const routes = contracted(router, deps);
+  const { sdk, resolver, decisions } = deps;
 
   // Activation is how an installation binds, so it cannot require the instance header.
-  router.post('/activate', requireSecretKey(resolver, { instance: false }), async (ctx) => {
-    const body = validator.check<ActivateBody>('activate', await readJson(ctx, config.bodyLimitBytes));
-    ctx.body = await sdk.activate(ctx.state.project, body, new Date());
-  });
+  routes.post(
+    '/activate',
+    {
+      tag: 'installations',
+      summary: 'Bind an installation to the project (spec 4.1)',
+      auth: 'secret',
+      body: { schema: 'activate' },
+      ok: { 200: '`{project: {id, name}, org: {id, name}, enabled, public_key, features: {security_monitoring, plan, seats}}` (spec 2.2)' },
+      errors: [400, 409, 413, 415],
+    },
+    requireSecretKey(resolver, { instance: false }),
+    async (ctx, { body }) => {
+      ctx.body = await sdk.activate(ctx.state.project, body, new Date());
+    },
+  );
 
-  router.get('/config', requireSecretKey(resolver, { instance: true }), async (ctx) => {
-    ctx.body = await sdk.config(ctx.state.project);
-  });
+  routes.get(
+    '/config',
+    { tag: 'installations', summary: "The installation's configuration (spec 4.2)", auth: 'secret+instance', ok: { 200: 'configuration (spec 2.3)' } },
+    requireSecretKey(resolver, { instance: true }),
+    async (ctx) => {
+      ctx.body = await sdk.config(ctx.state.project);
+    },
+  );
 
-  router.put('/contacts', requireSecretKey(resolver, { instance: true }), async (ctx) => {
-    const body = validator.check<ContactsBody>('contacts', await readJson(ctx, config.bodyLimitBytes));
-    ctx.body = await sdk.putContacts(ctx.state.project, body, new Date());
-  });
+  routes.put(
+    '/contacts',
+    {
+      tag: 'installations',
+      summary: 'Replace the contacts of the installation (spec 4.3)',
+      auth: 'secret+instance',
+      body: { schema: 'contacts' },
+      ok: { 200: '`{used, seats, plan}`; 409 `{reason: "seats_exceeded", seats, used, plan}` beyond the seats' },
+      errors: [400, 409, 413, 415],
+    },
+    requireSecretKey(resolver, { instance: true }),
+    async (ctx, { body }) => {
+      ctx.body = await sdk.putContacts(ctx.state.project, body, new Date());
+    },
+  );
 
   // The decisions feed, for the installation that reports the attempts: keys and instance as on config.
-  router.get('/decisions', requireSecretKey(resolver, { instance: true }), async (ctx) => {
-    const since = typeof ctx.query.since === 'string' ? ctx.query.since : undefined;
-    ctx.body = await decisions.feed(ctx.state.project._id, since, new Date());
-  });
+  routes.get(
+    '/decisions',
+    {
+      tag: 'installations',
+      summary:
+        'Decisions made by sign-in bursts, to act on (block, delay, captcha): every active one, or with `since` only what changed after that cursor (docs/api.md, Decisions)',
+      auth: 'secret+instance',
+      query: 'decisions-query',
+      ok: { 200: { description: 'the decisions that are new or changed, the ids removed and the cursor to poll from', schema: 'decisions-feed' } },
+      errors: [400],
+    },
+    requireSecretKey(resolver, { instance: true }),
+    async (ctx, { query }) => {
+      ctx.body = await decisions.feed(ctx.state.project._id, query.since, new Date());
+    },
+  );
 
   return router;
 }

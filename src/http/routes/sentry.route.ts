@@ -14,6 +14,7 @@ import type { Context } from 'koa';
 import { EnvelopeError, keyFromSentryAuth, looksLikeEnvelope, parseDsn, parseEnvelope, type Envelope } from '../../domain/envelope.ts';
 import { BadRequestError, ForbiddenError, UnauthorizedError } from '../../errors.ts';
 import type { SentryOptions } from '../../services/sentry.service.ts';
+import { contracted, PARAMS, type Contract } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
 import { parseJson } from '../../util/json.ts';
 import { readBytes, storeText } from '../body.ts';
@@ -24,18 +25,25 @@ const PROJECT_ID = /^[1-9]\d{0,15}$/;
 
 export function sentryRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api' });
+  const routes = contracted(router, deps);
 
   /** Authenticates the public key, checks it against the project in the path (if any) and reads the body. */
-  const authenticated = (read: (ctx: Context & { state: AppState }, body: Buffer) => void) =>
+  const authenticated =
+    (read: (ctx: Context & { state: AppState }, body: Buffer) => void) =>
     async (ctx: Context & { state: AppState; params: Record<string, string> }, next: () => Promise<unknown>) => {
       const project = ctx.params.project;
       if (project !== undefined && !PROJECT_ID.test(project)) throw new BadRequestError('invalid_project', 'the project id in the path must be a number');
       const body = await readBytes(ctx, deps.config.bodyLimitBytes);
       read(ctx, body);
-      const key = keyFromSentryAuth(ctx.get('x-sentry-auth')) ?? keyFromSentryAuth(ctx.get('authorization')) ?? queryKey(ctx) ?? parseDsn(ctx.state.envelope?.header.dsn)?.key;
+      const key =
+        keyFromSentryAuth(ctx.get('x-sentry-auth')) ??
+        keyFromSentryAuth(ctx.get('authorization')) ??
+        queryKey(ctx) ??
+        parseDsn(ctx.state.envelope?.header.dsn)?.key;
       if (!key) throw new UnauthorizedError('missing_key', 'send the public key in X-Sentry-Auth, ?sentry_key= or the envelope header dsn');
       const resolved = await authenticate(deps.resolver, key, 'public');
-      if (project !== undefined && String(resolved.project._id) !== project) throw new ForbiddenError('project_mismatch', 'the key belongs to another project than the one in the path');
+      if (project !== undefined && String(resolved.project._id) !== project)
+        throw new ForbiddenError('project_mismatch', 'the key belongs to another project than the one in the path');
       ctx.state.project = resolved.project;
       ctx.state.envelopeKey = key;
       await next();
@@ -43,9 +51,22 @@ export function sentryRoutes(deps: AppDeps): Router<AppState> {
   const options = (ctx: Context & { state: AppState }): SentryOptions => ({ now: new Date(), clientIp: ctx.ip, log: ctx.state.log });
 
   const envelope = '/:project/envelope/';
-  router.all(envelope, corsMiddleware());
-  router.post(
+  routes.preflight(
     envelope,
+    { tag: 'sessions', summary: 'CORS preflight of the envelope endpoint', auth: 'none', ok: { 204: 'CORS headers' } },
+    corsMiddleware(),
+  );
+  routes.post(
+    envelope,
+    {
+      tag: 'sessions',
+      summary: 'Sentry-compatible envelope: event, session, sessions and client_report items are ingested; every other item type is acknowledged and counted',
+      auth: 'sentry',
+      params: [PARAMS.dsnProject],
+      body: { raw: 'application/x-sentry-envelope', description: 'newline-delimited envelope; gzip, deflate or br Content-Encoding' },
+      ok: { 200: '`{id, sessions, dropped}`: `dropped` the types of the items not stored' },
+      errors: [400, 413, 429],
+    },
     authenticated((ctx, body) => (ctx.state.envelope = readEnvelope(body))),
     deps.rateLimit((ctx) => ctx.state.envelopeKey!),
     async (ctx) => {
@@ -67,10 +88,39 @@ export function sentryRoutes(deps: AppDeps): Router<AppState> {
       ? await deps.sentry.envelope(state.project, state.envelope, options(ctx))
       : await deps.sentry.store(state.project, state.sentryBody!.value, { ...options(ctx), receivedBytes: state.sentryBody!.bytes });
   };
-  for (const path of ['/:project/store/', '/store/']) {
-    router.all(path, corsMiddleware());
-    router.post(
+  const STORE: Record<string, { preflight: Contract; post: Contract }> = {
+    '/:project/store/': {
+      preflight: { tag: 'sessions', summary: 'CORS preflight of the store endpoint', auth: 'none', ok: { 204: 'CORS headers' } },
+      post: {
+        tag: 'sessions',
+        summary: "Sentry's store endpoint (older SDKs and the raven clients): one event; an envelope posted here is read as one",
+        auth: 'sentry',
+        params: [PARAMS.dsnProject],
+        body: {
+          raw: 'application/json',
+          description: 'an event as JSON; gzip, deflate or br Content-Encoding; or base64 of (zlib-deflated) JSON as application/octet-stream',
+        },
+        ok: { 200: '`{id}`: the event id' },
+        errors: [400, 413, 429],
+      },
+    },
+    '/store/': {
+      preflight: { tag: 'sessions', summary: 'CORS preflight of the project-less store endpoint', auth: 'none', ok: { 204: 'CORS headers' } },
+      post: {
+        tag: 'sessions',
+        summary: "The store endpoint without a project in the path: the project is the public key's",
+        auth: 'sentry',
+        body: { raw: 'application/json', description: 'as POST /api/{project}/store/' },
+        ok: { 200: '`{id}`: the event id' },
+        errors: [400, 413, 429],
+      },
+    },
+  };
+  for (const [path, contract] of Object.entries(STORE)) {
+    routes.preflight(path, contract.preflight, corsMiddleware());
+    routes.post(
       path,
+      contract.post,
       authenticated((ctx, body) => storeBody(ctx, body)),
       deps.rateLimit((ctx) => ctx.state.envelopeKey!),
       store,
@@ -79,14 +129,33 @@ export function sentryRoutes(deps: AppDeps): Router<AppState> {
 
   // Browsers' CSP reports, from `report-uri` (no preflight) or `report-to` (preflighted): ?sentry_key= in the URL
   const security = '/:project/security/';
-  router.all(security, corsMiddleware());
-  router.post(
+  routes.preflight(
     security,
+    { tag: 'sessions', summary: 'CORS preflight of the security report endpoint (report-to)', auth: 'none', ok: { 204: 'CORS headers' } },
+    corsMiddleware(),
+  );
+  routes.post(
+    security,
+    {
+      tag: 'sessions',
+      summary: "Browsers' Content-Security-Policy reports (report-uri or report-to): each violation becomes an event in a security issue of the csp kind",
+      auth: 'sentry',
+      params: [PARAMS.dsnProject],
+      body: {
+        raw: 'application/csp-report',
+        description: '`{"csp-report": {...}}` (report-uri), or application/reports+json: `[{type: "csp-violation", url, user_agent, body}]` (report-to)',
+      },
+      ok: { 200: '`{ids}`: the event ids of the violations' },
+      errors: [400, 413, 429],
+    },
     authenticated((ctx, body) => (ctx.state.sentryBody = { value: parseJson(body.toString('utf8'), 'the report'), bytes: body.length })),
     deps.rateLimit((ctx) => ctx.state.envelopeKey!),
     async (ctx) => {
       ctx.status = 200;
-      ctx.body = await deps.sentry.securityReport(ctx.state.project, ctx.state.sentryBody!.value, { ...options(ctx), userAgent: ctx.get('user-agent') || null });
+      ctx.body = await deps.sentry.securityReport(ctx.state.project, ctx.state.sentryBody!.value, {
+        ...options(ctx),
+        userAgent: ctx.get('user-agent') || null,
+      });
     },
   );
   return router;

@@ -4,6 +4,7 @@
  * 3,000 requests per minute per key. 202 {accepted, skipped}.
  */
 import Router from '@koa/router';
+import { contracted } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
 import { readJson } from '../body.ts';
 import { authenticate } from '../middleware/auth.middleware.ts';
@@ -14,12 +15,26 @@ export const SESSION_MEDIA_TYPES = ['application/json', 'text/plain'] as const;
 
 export function sessionsRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/v1' });
+  const routes = contracted(router, deps);
   const keyOf = (ctx: { get(h: string): string; query: Record<string, unknown> }) =>
     ctx.get('x-service-key') || (typeof ctx.query.key === 'string' ? ctx.query.key : '') || undefined;
 
-  router.all('/sessions', corsMiddleware());
-  router.post(
+  routes.preflight(
     '/sessions',
+    { tag: 'sessions', summary: 'CORS preflight: any origin may post sessions with the public key', auth: 'none', ok: { 204: 'CORS headers' } },
+    corsMiddleware(),
+  );
+  routes.post(
+    '/sessions',
+    {
+      tag: 'sessions',
+      summary: 'Report sessions: one, a batch of up to 100, or aggregates (spec 4.4)',
+      auth: 'public',
+      // each entry is checked on its own by the sessions service: a bad one is skipped, not the whole request
+      body: { schema: 'sessions', mediaTypes: SESSION_MEDIA_TYPES, checkedBy: 'SessionsService.read' },
+      ok: { 202: '`{accepted, skipped, skipped_entries?}`: sessions stored durably; entries skipped, the first ten named `{index, reason, path, message}`' },
+      errors: [400, 413, 415, 429],
+    },
     countRejected(deps.metrics, 'session'),
     async (ctx, next) => {
       ctx.state.project = (await authenticate(deps.resolver, keyOf(ctx), 'public')).project;
