@@ -17,7 +17,7 @@ import { detectBruteForce, detectStuffing, resumeSettled, type Attempt } from '.
 import type { EventEntry } from '../src/queues/jobs/events-process.ts';
 import { DETECTION_LOOKBACK_MS } from '../src/state/bursts.state.ts';
 import { DEFAULT_ALERTS } from '../src/store/projects.store.ts';
-import { processEventGroups } from '../workers/events-process.handler.ts';
+import { processEventGroups } from '../src/queues/jobs/events-process.ts';
 import { startWorkers } from '../workers/main.ts';
 import { call, drained, makeProject, startTestContext, type TestContext } from './helpers/context.ts';
 import { prng } from './helpers/prng.ts';

@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { attemptGroupKey } from '../src/domain/client-keys.ts';
 import type { EventEntry } from '../src/queues/jobs/events-process.ts';
-import { processEventGroups } from '../workers/events-process.handler.ts';
+import { processEventGroups } from '../src/queues/jobs/events-process.ts';
 import { boundProject, call, eventId, makeProject, type TestContext } from './helpers/context.ts';
 import { withWorkers } from './helpers/with-workers.ts';
 import { until } from './helpers/until.ts';

@@ -1,12 +1,15 @@
-/** Job name → handler. A handler is a plain function of its payload and the parts of the runtime it declares. */
+/**
+ * Job name → handler: each job's module (src/queues/jobs/) is given the parts of the runtime it declares. A handler
+ * is a plain function of its payload and those parts.
+ */
 import type { Job } from 'bullmq';
+import { processEventGroups } from '../src/queues/jobs/events-process.ts';
+import { runRepack } from '../src/queues/jobs/maintenance-repack.ts';
+import { runRetention } from '../src/queues/jobs/maintenance-retention.ts';
+import { deliverNotification } from '../src/queues/jobs/notify-deliver.ts';
+import { processSessionBatches } from '../src/queues/jobs/sessions-process.ts';
 import type { JobName, JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
-import { processEventGroups } from './events-process.handler.ts';
-import { deliverNotification } from './notify-deliver.handler.ts';
-import { repackAttempts, deleteRepackedSessions } from '../src/services/repack.service.ts';
-import { runRetention } from './retention.handler.ts';
-import { processSessionBatches } from './sessions-process.handler.ts';
 
 /** `signal` aborts when the worker stops: a handler that rests between steps stops resting. */
 export type Handler<N extends JobName> = (payload: JobPayloads[N], runtime: Runtime, job: Job, signal?: AbortSignal) => Promise<unknown>;
@@ -16,12 +19,6 @@ export const handlers: HandlerMap = {
   'events.process': (payload, runtime) => processEventGroups(payload, runtime, new Date()),
   'sessions.process': (payload, runtime) => processSessionBatches(payload, runtime, new Date()),
   'maintenance.retention': (_payload, runtime) => runRetention(runtime, new Date()),
-  'maintenance.repack': async (_payload, runtime, _job, signal) => {
-    const [attempts, sessions] = await Promise.all([
-      repackAttempts({ stores: runtime.stores, issuesState: runtime.issuesState, log: runtime.log }, new Date(), { signal }),
-      deleteRepackedSessions({ stores: runtime.stores, state: runtime.sessionState, log: runtime.log }, new Date(), { signal }),
-    ]);
-    return { attempts, sessions };
-  },
+  'maintenance.repack': (_payload, runtime, _job, signal) => runRepack(runtime, new Date(), signal),
   'notify.deliver': (payload, runtime, job) => deliverNotification(payload, runtime, job),
 };

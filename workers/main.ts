@@ -1,17 +1,16 @@
 /**
- * A worker process: one BullMQ Worker per queue it serves, each with the
- * concurrency from config (or --concurrency). On SIGTERM it stops fetching,
- * lets running jobs finish within SHUTDOWN_TIMEOUT_MS, then exits; a job cut
- * off by the deadline is retried by another worker (BullMQ's stalled check).
+ * A worker process, assembled: the pool of BullMQ Workers running each job's handler (src/queues/pool.ts), the
+ * sweeper, the maintenance schedule, the flusher with its notification hook, the dispatcher and the metrics. On
+ * SIGTERM it stops fetching, lets running jobs finish within SHUTDOWN_TIMEOUT_MS, then exits; a job cut off by the
+ * deadline is retried by another worker (BullMQ's stalled check).
  */
-import { UnrecoverableError, Worker } from 'bullmq';
 import { QUEUE_NAMES, type Config, type QueueKey } from '../config/index.ts';
 import { parseOptions, UsageError } from '../src/cli/usage.ts';
 import { storeUrls } from '../src/embedded/stores.ts';
 import { makeLogger } from '../src/log.ts';
 import { publishMetrics } from '../src/metrics/fleet.ts';
-import { makeFullRedisLog } from '../src/redis/memory.ts';
-import { JOBS, redisConnection, type JobName } from '../src/queues/registry.ts';
+import { JOBS, type JobName, type JobPayloads } from '../src/queues/registry.ts';
+import { startPool } from '../src/queues/pool.ts';
 import { makeRuntime, type Runtime } from '../src/runtime.ts';
 import { onStopSignal } from '../src/signals.ts';
 import { makeDispatcher } from '../src/notify/dispatcher.ts';
@@ -39,51 +38,20 @@ export function checkHandlers(map: HandlerMap): void {
 export async function startWorkers(runtime: Runtime, opts: { queues: readonly QueueKey[]; concurrency?: number }) {
   checkHandlers(handlers);
   const { config, log, metrics } = runtime;
-  const connection = redisConnection(runtime.redisTarget);
-  const full = makeFullRedisLog(log);
-  const workers = opts.queues.map((queue) => {
-    const worker = new Worker(
-      queue,
-      async (job, _token, signal) => {
-        const handler = handlers[job.name as JobName] as Handler<JobName> | undefined;
-        if (!handler) throw new UnrecoverableError(`no handler for job ${job.name}`);
-        const labels = { queue, job: job.name };
-        const stop = metrics.jobDuration.startTimer(labels);
-        try {
-          const result = await handler(job.data, runtime, job, signal);
-          stop({ outcome: 'completed' });
-          return result;
-        } catch (err) {
-          stop({ outcome: 'failed' });
-          metrics.jobFailures.inc(labels);
-          throw err;
-        }
-      },
-      {
-        connection,
-        prefix: config.queuePrefix,
-        concurrency: opts.concurrency ?? config.concurrency[queue],
-        // A job whose worker died is found stalled and retried after about this long.
-        lockDuration: config.jobLockMs,
-        stalledInterval: config.jobLockMs,
-        autorun: true,
-      },
-    );
-    worker.on('failed', (job, err) => {
-      full(err, queue);
-      log.warn({ queue, job: job?.name, id: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed');
-    });
-    worker.on('error', (err) => {
-      full(err, queue);
-      log.error({ queue, err: err.message }, 'worker error');
-    });
-    return worker;
-  });
+  const pool = startPool(
+    (name, payload, job, signal) => (handlers[name] as Handler<JobName> | undefined)?.(payload as JobPayloads[JobName], runtime, job, signal),
+    { queues: opts.queues, concurrency: opts.concurrency, config, redisTarget: runtime.redisTarget, log, metrics },
+  );
   // The sweeper enqueues what the API stored while Redis was unavailable (src/queues/sweep.ts).
   const sweeper = startSweeper({ sweeps: { event: runtime.events.sweep, session: runtime.sessions.sweep }, graceMs: config.sweepGraceMs, log, metrics });
   if (opts.queues.includes('maintenance')) {
-    for (const [job, everyMs] of [['maintenance.retention', RETENTION_EVERY_MS], ['maintenance.repack', REPACK_EVERY_MS]] as const) {
-      await runtime.queues.schedule(job, {}, everyMs).catch((err: Error) => log.warn({ err: err.message, job }, 'could not schedule a maintenance job; the next worker start will'));
+    for (const [job, everyMs] of [
+      ['maintenance.retention', RETENTION_EVERY_MS],
+      ['maintenance.repack', REPACK_EVERY_MS],
+    ] as const) {
+      await runtime.queues
+        .schedule(job, {}, everyMs)
+        .catch((err: Error) => log.warn({ err: err.message, job }, 'could not schedule a maintenance job; the next worker start will'));
     }
   }
   // The flusher copies changed rollups and issues to MongoDB (src/state/flusher.ts).
@@ -123,22 +91,15 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
   const publisher = publishMetrics(runtime, 'worker');
   log.info({ queues: opts.queues, concurrency: opts.concurrency ?? opts.queues.map((q) => config.concurrency[q]) }, 'workers started');
   return {
-    workers,
+    workers: pool.workers,
     flusher,
     dispatcher,
     async close(timeoutMs = config.shutdownTimeoutMs) {
       sweeper.stop();
-      for (const worker of workers) worker.cancelAllJobs('the worker is stopping'); // a job resting between steps (the repacker) stops resting
-      const closing = Promise.all(workers.map((w) => w.close()));
-      const deadline = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), timeoutMs).unref());
-      if ((await Promise.race([closing, deadline])) === 'timeout') {
-        log.warn({ timeoutMs }, 'jobs still running at the shutdown deadline; they will be retried');
-        await Promise.all(workers.map((w) => w.close(true)));
-      }
+      await pool.close(timeoutMs);
       await flusher?.stop();
       await dispatcher?.stop();
       await publisher.stop();
-      connection.disconnect();
     },
   };
 }

@@ -101,6 +101,9 @@ export function noticeBody(t: TriggerRecord, delivery: string, project: { id: st
 /** The most triggers a digest names; the rest are counted in `more`. */
 export const DIGEST_ITEMS = 50;
 
+/** Noise control per channel: at most this many messages in a window; beyond, one digest per window. */
+export const NOISE = { perWindow: 10, windowMs: 60_000, digestItems: DIGEST_ITEMS } as const;
+
 export function digestBody(delivery: string, at: Date, project: { id: string; name: string }, items: NoticeBody[], total: number): NoticeBody {
   return {
     event: 'digest',

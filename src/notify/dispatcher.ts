@@ -11,7 +11,7 @@
  * (frequency, crash-free rate) are checked where the counts move
  * (./rules.ts) and reach the outbox the same way.
  */
-import { channelTakes, DIGEST_ITEMS, noticeBody, type IssueSummary } from '../domain/notifications.ts';
+import { channelTakes, NOISE, noticeBody, type IssueSummary } from '../domain/notifications.ts';
 import type { Logger } from '../log.ts';
 import type { JobPayloads, Queues } from '../queues/registry.ts';
 import type { IssuesState } from '../state/issues.state.ts';
@@ -21,8 +21,6 @@ import type { ProjectsStore } from '../store/projects.store.ts';
 import { makeTicker } from '../util/ticker.ts';
 import type { ChannelCache } from './rules.ts';
 
-/** Noise control per channel: at most this many messages in a window; beyond, one digest per window. */
-export const NOISE = { perWindow: 10, windowMs: 60_000, digestItems: DIGEST_ITEMS } as const;
 const BATCH = 200;
 
 function issueSummary(doc: IssueDoc, publicUrl: string): IssueSummary {

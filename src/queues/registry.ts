@@ -5,7 +5,7 @@
  */
 import { Queue, type JobsOptions } from 'bullmq';
 import type { QueueKey } from '../../config/index.ts';
-import type { JobEvent } from './jobs/events-process.ts';
+import type { EventsProcessPayload } from './jobs/events-process.ts';
 import type { NotifyDeliverPayload } from './jobs/notify-deliver.ts';
 import type { SessionsProcessPayload } from './jobs/sessions-process.ts';
 import { connectRedis, type RedisClient, type RedisTarget } from '../redis/connect.ts';
@@ -14,7 +14,7 @@ import { deadline } from '../util/deadline.ts';
 /** Payload of each job, by name. */
 export interface JobPayloads {
   /** apply groups of events to the issues in Redis; the API's jobs carry the events, the sweeper's only each group's id */
-  'events.process': { groups: { id: string; received_at?: string; events?: JobEvent[] }[] };
+  'events.process': EventsProcessPayload;
   /** apply raw session batches to the Redis state; the API's jobs carry the batches, the sweeper's only their ids */
   'sessions.process': SessionsProcessPayload;
   /** delete sessions and raw entries past retention (scheduled) */

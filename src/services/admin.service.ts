@@ -23,7 +23,7 @@ type PreviewAttempt = Attempt & { group: string; ip: string | null };
 
 /**
  * How many issues each detector raises from `attempts` under `settings`,
- * grouped as the workers group them (workers/events-process.handler.ts):
+ * grouped as the workers group them (src/queues/jobs/events-process.ts):
  * brute force by (actor, address), stuffing by address, attempts without
  * one left out.
  */

@@ -9,7 +9,7 @@
  */
 import { normalizeEvent, type Meta } from '../domain/error-event.ts';
 import { isObj } from '../domain/obj.ts';
-import { describeError, fingerprintOf, type ErrorEventShape } from '../domain/fingerprint.ts';
+import { fingerprintOf, type ErrorEventShape } from '../domain/fingerprint.ts';
 import { scrubEvent } from '../domain/scrub.ts';
 import { BadRequestError, ForbiddenError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -17,9 +17,9 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { JobPayloads, Queues } from '../queues/registry.ts';
 import { makeJobGather } from '../queues/gather.ts';
 import { makeSweep } from '../queues/sweep.ts';
-import { groupJobId, jobEvent, type EventEntry } from '../queues/jobs/events-process.ts';
-import { attemptFields, type AttemptBody, type StoredAttempt } from '../store/attempts.store.ts';
-import { eventKey, packPayload, payloadOf, type EventDoc, type EventsStore } from '../store/events.store.ts';
+import { attemptEntryOf, entryOf, groupJobId, jobEvent, type EventEntry } from '../queues/jobs/events-process.ts';
+import type { AttemptBody } from '../store/attempts.store.ts';
+import { eventKey, packPayload, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
 import { makeGroupCommit } from '../util/group-commit.ts';
@@ -89,7 +89,10 @@ function laterFirst(a: string, b: string): number {
 
 /** Takes the value at a JSON pointer out of its object or array; false when there is none. */
 function takeOut(root: Record<string, unknown>, pointer: string): boolean {
-  const keys = pointer.split('/').slice(1).map((k) => k.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const keys = pointer
+    .split('/')
+    .slice(1)
+    .map((k) => k.replaceAll('~1', '/').replaceAll('~0', '~'));
   const last = keys.pop()!;
   let parent: unknown = root;
   for (const key of keys) parent = isObj(parent) || Array.isArray(parent) ? (parent as Record<string, unknown>)[key] : undefined;
@@ -102,12 +105,6 @@ function takeOut(root: Record<string, unknown>, pointer: string): boolean {
     return true;
   }
   return false;
-}
-
-export function entryOf(doc: EventDoc, body: EventBody = payloadOf(doc) as EventBody): EventEntry {
-  const { payload: _, ...rest } = doc;
-  const { title, culprit, exception_type } = doc.kind === 'error' ? describeError(body) : { title: '', culprit: '', exception_type: null };
-  return { ...rest, level: body.level ?? 'error', title, culprit, exception_type };
 }
 
 /** An event in a group commit: what is stored, what its job carries, and whether the store refused it as a duplicate. */
@@ -138,33 +135,7 @@ function errorItem(project: number, body: EventBody, now: Date) {
 
 /** A sign-in attempt: packed with its group's others (src/store/attempts.store.ts), and what its job carries. */
 function attemptItem(project: number, body: AttemptBody, now: Date) {
-  const { event_id, at, security_kind, actor, ip, group_key, release, environment, company } = attemptFields(body);
-  const entry: EventEntry = {
-    _id: eventKey(project, event_id),
-    project_id: project,
-    event_id,
-    batch: '',
-    kind: 'security',
-    security_kind,
-    actor,
-    ip,
-    group_key,
-    release,
-    environment,
-    company,
-    at,
-    received_at: now,
-    level: (body.level as string | undefined) ?? 'error',
-    title: '',
-    culprit: '',
-    exception_type: null,
-  };
-  return { stored: { attempt: body, project }, entry };
-}
-
-/** What a worker needs of a stored attempt (a swept group's, read back). */
-export function attemptEntry(a: StoredAttempt): EventEntry {
-  return { ...attemptItem(a.project_id, a.body, a.received_at).entry, batch: a.batch };
+  return { stored: { attempt: body, project }, entry: attemptEntryOf(project, body, now) };
 }
 
 /** Most events written in one group, and gathered in one job. */

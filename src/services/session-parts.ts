@@ -66,3 +66,5 @@ export function makePartWriter(deps: { store: Pick<SessionsStore, 'insertPart'>;
     },
   };
 }
+
+export type PartWriter = ReturnType<typeof makePartWriter>;

@@ -1,8 +1,22 @@
 /**
- * The `notify.deliver` job's payload: one notification (a trigger's, a test) or a channel's digest, under its
- * delivery id, which is also the job's id, so a delivery dispatched twice is sent once (src/notify/dispatcher.ts).
- */
-import type { NoticeBody, Trigger } from '../../domain/notifications.ts';
+ * The `notify.deliver` job: its payload (one notification, a trigger's or a test, or a channel's digest, under its
+ * delivery id, which is also the job's id, so a delivery dispatched twice is sent once: src/notify/dispatcher.ts) and
+ * its handler.
+ *
+ * notify.deliver: one attempt at one delivery (src/notify/dispatcher.ts
+ * enqueued it under its delivery id). A digest is closed first, once, so
+ * every attempt sends the same one. The attempt is recorded in the
+ * deliveries log; a failure is thrown for BullMQ to retry with backoff
+ * (src/queues/registry.ts), and the last failure marks the delivery failed
+ * and counts against the channel: ten failed deliveries in a row pause it.
+ */ import { UnrecoverableError, type Job } from 'bullmq';
+import type { Config } from '../../../config/index.ts';
+import { digestBody, NOISE, type NoticeBody, type Trigger } from '../../domain/notifications.ts';
+import type { Logger } from '../../log.ts';
+import type { Metrics } from '../../metrics/metrics.ts';
+import { sendNotice } from '../../notify/send.ts';
+import type { NotifyState } from '../../state/notify.state.ts';
+import type { Stores } from '../../store/index.ts';
 
 export interface NotifyDeliverPayload {
   project: number;
@@ -12,4 +26,72 @@ export interface NotifyDeliverPayload {
   /** the body, made when the delivery was dispatched; a digest's is made when it is due */
   body?: NoticeBody;
   project_name?: string;
+}
+
+/** Failed deliveries in a row that pause a channel. */
+const PAUSE_AFTER_FAILURES = 10;
+
+/** What the handler uses, and nothing else. */
+export interface NotifyDeliverDeps {
+  notify: NotifyState;
+  stores: Pick<Stores, 'channels'>;
+  config: Pick<Config, 'publicUrl' | 'webhookAllowPrivate' | 'smtpUrl' | 'mailFrom'>;
+  log: Logger;
+  metrics: Metrics;
+}
+
+export async function deliverNotification(payload: NotifyDeliverPayload, runtime: NotifyDeliverDeps, job: Job, now = new Date()) {
+  const { notify, stores, config, log } = runtime;
+  const { project, delivery } = payload;
+  const channel = await stores.channels.get(payload.channel);
+  if (!channel || channel.project_id !== project) {
+    await notify.setStatus(project, delivery, 'dropped');
+    return { delivery, status: 'dropped' };
+  }
+  if (channel.paused_at && payload.event !== 'test') {
+    await notify.setStatus(project, delivery, 'paused');
+    return { delivery, status: 'paused' };
+  }
+  let body: NoticeBody;
+  if (payload.event === 'digest') {
+    const taken = await notify.takeDigest(project, channel._id, delivery, now, NOISE.windowMs);
+    if (!taken) {
+      await notify.setStatus(project, delivery, 'dropped');
+      log.warn({ project, delivery }, 'a digest was lost with the Redis state that held it');
+      return { delivery, status: 'dropped' };
+    }
+    const ref = { id: String(project), name: payload.project_name ?? `project ${project}` };
+    body = digestBody(
+      delivery,
+      now,
+      ref,
+      taken.bodies.map((b) => JSON.parse(b) as NoticeBody),
+      taken.count,
+    );
+  } else {
+    body = payload.body!;
+  }
+
+  const outcome = await sendNotice(
+    channel,
+    body,
+    { publicUrl: config.publicUrl, allowPrivate: config.webhookAllowPrivate, smtpUrl: config.smtpUrl, mailFrom: config.mailFrom },
+    now,
+  );
+  const { ok, refused, ...attempt } = outcome;
+  const last = refused || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+  const status = ok ? 'delivered' : last ? 'failed' : 'retrying';
+  await notify.recordAttempt(project, delivery, attempt, status);
+  runtime.metrics.notifications.inc({ event: body.event, outcome: refused ? 'refused' : status });
+  if (ok) {
+    runtime.metrics.notificationDelay.observe((Date.now() - Date.parse(body.triggered_at)) / 1000);
+    await notify.succeeded(project, channel._id);
+    return { delivery, status: 'delivered' };
+  }
+  if (last && (await notify.failedInARow(project, channel._id)) >= PAUSE_AFTER_FAILURES && payload.event !== 'test') {
+    await stores.channels.update(channel._id, { paused_at: now });
+    log.warn({ project, channel: channel._id }, `a notification channel failed ${PAUSE_AFTER_FAILURES} deliveries in a row and is paused`);
+  }
+  if (refused) throw new UnrecoverableError(attempt.error ?? 'refused');
+  throw new Error(attempt.error ?? 'delivery failed');
 }
