@@ -21,7 +21,7 @@
  * the large p99 to the small one.
  */
 import { parseArgs } from 'node:util';
-import type { AppliedGroup } from '../src/state/issues.state.ts';
+import type { AppliedGroup } from '../src/state/apply-events.ts';
 import { eventKey, packPayload, type EventDoc } from '../src/store/events.store.ts';
 import { fingerprintOf, describeError } from '../src/domain/fingerprint.ts';
 import { BENCH_INSTANCE, openBench, report, round, timedInTurn } from './lib.ts';

@@ -8,7 +8,7 @@
  * every single-filter list's total equal to it; so must a rebuild.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AppliedGroup } from '../src/state/issues.state.ts';
+import type { AppliedGroup } from '../src/state/apply-events.ts';
 import { makeIssueReads } from '../src/state/issue-reads.ts';
 import { packPayload, type EventDoc } from '../src/store/events.store.ts';
 import { eventId, makeProject, startTestContext, type TestContext } from './helpers/context.ts';

@@ -104,7 +104,15 @@ export function makeBurstsState(redis: RedisClient, opts: { prefix: string }) {
       const base = keys(project).base;
       const pipe = redis.pipeline() as unknown as ScriptPipeline;
       for (const r of reads) {
-        pipe.readDetector(`${base}${r.kind}:${r.key}`, `${base}dt:${r.kind}:${r.key}`, r.since.getTime(), settings.window_seconds * 1000, settingsKey(DETECTOR_OF[r.kind], settings), DETECTION_MAX_ATTEMPTS, full ? 'full' : '');
+        pipe.readDetector(
+          `${base}${r.kind}:${r.key}`,
+          `${base}dt:${r.kind}:${r.key}`,
+          r.since.getTime(),
+          settings.window_seconds * 1000,
+          settingsKey(DETECTOR_OF[r.kind], settings),
+          DETECTION_MAX_ATTEMPTS,
+          full ? 'full' : '',
+        );
       }
       const answers = (await pipe.exec()) ?? [];
       return answers.map(([err, answer], i) => {
@@ -135,7 +143,19 @@ export function makeBurstsState(redis: RedisClient, opts: { prefix: string }) {
       const held = read.fresh.filter((a) => a.at <= last).length;
       const windowFrom = state.after?.at ?? read.windowFrom;
       const token = crypto.randomBytes(6).toString('base64url');
-      const saved = await r.saveDetector(`${base}${key.kind}:${key.key}`, `${base}dt:${key.kind}:${key.key}`, read.version, read.from, last, held, token, JSON.stringify(state), windowFrom, state.settings, 2 * DETECTION_LOOKBACK_MS);
+      const saved = await r.saveDetector(
+        `${base}${key.kind}:${key.key}`,
+        `${base}dt:${key.kind}:${key.key}`,
+        read.version,
+        read.from,
+        last,
+        held,
+        token,
+        JSON.stringify(state),
+        windowFrom,
+        state.settings,
+        2 * DETECTION_LOOKBACK_MS,
+      );
       return saved === 1;
     },
 
@@ -143,10 +163,32 @@ export function makeBurstsState(redis: RedisClient, opts: { prefix: string }) {
      * Records a burst in its issue; `notify`: the project's triggers go to its
      * outbox; `decisionSeconds` > 0: the burst makes or extends the issue's decision.
      */
-    async applyBurst(project: number, issue: number, burst: BurstEntry, opts: { notify?: boolean; decisionSeconds?: number; now?: Date } = {}): Promise<'changed' | 'unchanged' | 'unverified'> {
+    async applyBurst(
+      project: number,
+      issue: number,
+      burst: BurstEntry,
+      opts: { notify?: boolean; decisionSeconds?: number; now?: Date } = {},
+    ): Promise<'changed' | 'unchanged' | 'unverified'> {
       const k = keys(project);
-      const arg = { ...burst, first: burst.first.getTime(), last: burst.last.getTime(), latest_at: burst.latest_at.getTime(), received: burst.received?.getTime() };
-      const code = await r.applyBurst(k.epoch, k.eseq, k.edirty, k.base, issue, JSON.stringify(arg), opts.notify ? 't' : '', opts.decisionSeconds ?? 0, (opts.now ?? new Date()).getTime(), BURST_SPAN_MS);
+      const arg = {
+        ...burst,
+        first: burst.first.getTime(),
+        last: burst.last.getTime(),
+        latest_at: burst.latest_at.getTime(),
+        received: burst.received?.getTime(),
+      };
+      const code = await r.applyBurst(
+        k.epoch,
+        k.eseq,
+        k.edirty,
+        k.base,
+        issue,
+        JSON.stringify(arg),
+        opts.notify ? 't' : '',
+        opts.decisionSeconds ?? 0,
+        (opts.now ?? new Date()).getTime(),
+        BURST_SPAN_MS,
+      );
       return answerOf(code, { 1: 'changed', 0: 'unchanged' } as const);
     },
   };

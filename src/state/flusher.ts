@@ -75,8 +75,15 @@ export function makeFlusher(deps: {
         const snap = await issuesState.snapshot(project);
         if (!snap.verified) return null;
         if (snap.issues.length === 0) return 0;
-        await deps.issuesStore.writeFlushed(project, snap.issues.map((i) => i.doc), snap.seq);
-        await issuesState.clear(project, snap.issues.map((i) => ({ id: i.doc._id, version: i.version })));
+        await deps.issuesStore.writeFlushed(
+          project,
+          snap.issues.map((i) => i.doc),
+          snap.seq,
+        );
+        await issuesState.clear(
+          project,
+          snap.issues.map((i) => ({ id: i.doc._id, version: i.version })),
+        );
         return snap.issues.length;
       },
     },

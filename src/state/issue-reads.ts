@@ -16,7 +16,27 @@ import { answerOf, defineScripts, projectKeys } from './scripts.ts';
 import type { IssueListQuery } from '../validation/schema-types.ts';
 
 /** The fields of an issue hash a list row carries, in the order snapshot-issues-3.lua writes them. */
-const ROW_FIELDS = ['kind', 'fingerprint', 'title', 'culprit', 'exception_type', 'level', 'status', 'first', 'last', 'count', 'last_release', 'regressions', 'resolves', 'resolved_at', 'resolved_release', 'regressed_at', 'regression_kind', 'created', 'latest'];
+const ROW_FIELDS = [
+  'kind',
+  'fingerprint',
+  'title',
+  'culprit',
+  'exception_type',
+  'level',
+  'status',
+  'first',
+  'last',
+  'count',
+  'last_release',
+  'regressions',
+  'resolves',
+  'resolved_at',
+  'resolved_release',
+  'regressed_at',
+  'regression_kind',
+  'created',
+  'latest',
+];
 
 export const ISSUE_ORDERS = ['last_seen', 'first_seen', 'event_count', 'id'] as const;
 export type IssueOrder = (typeof ISSUE_ORDERS)[number];
@@ -47,7 +67,11 @@ export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
 
   return {
     /** One page of issues, or 'unverified' when the project's state must be verified first. */
-    async list(project: number, q: IssueListQuery, now: Date): Promise<'unverified' | { total: number; items: { doc: IssueDoc; last24h: number[]; feedback: number }[] }> {
+    async list(
+      project: number,
+      q: IssueListQuery,
+      now: Date,
+    ): Promise<'unverified' | { total: number; items: { doc: IssueDoc; last24h: number[]; feedback: number }[] }> {
       const k = keys(project);
       const order = ORDER_KEY[q.order];
       const filters = [
@@ -58,7 +82,17 @@ export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
         q.company && filterSet('fc', q.company),
         ...searchWords(q.query ?? '').map((w) => filterSet('tx', w)),
       ].filter((f): f is string => Boolean(f));
-      const [code, total, ...flat] = await r.listIssues(k.epoch, `${k.base}x:${q.status}:${order.zset}`, `${k.base}xn:${q.status}`, k.base, order.desc ? 'desc' : 'asc', q.offset, q.limit, hourIndex(now), ...filters);
+      const [code, total, ...flat] = await r.listIssues(
+        k.epoch,
+        `${k.base}x:${q.status}:${order.zset}`,
+        `${k.base}xn:${q.status}`,
+        k.base,
+        order.desc ? 'desc' : 'asc',
+        q.offset,
+        q.limit,
+        hourIndex(now),
+        ...filters,
+      );
       if (answerOf(code, { 1: 'listed' } as const) === 'unverified') return 'unverified';
       const items: { doc: IssueDoc; last24h: number[]; feedback: number }[] = [];
       for (let i = 0; i < flat.length; i += 4) {
@@ -74,7 +108,11 @@ export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
     /** Where the issue's events come from: the `top` releases, environments and companies with their counts, most first. */
     async spread(project: number, issue: number, top: number): Promise<Record<'releases' | 'environments' | 'companies', { value: string; count: number }[]>> {
       const raw = await redis.hgetall(`${keys(project).base}is:${issue}`);
-      const out = { releases: [] as { value: string; count: number }[], environments: [] as { value: string; count: number }[], companies: [] as { value: string; count: number }[] };
+      const out = {
+        releases: [] as { value: string; count: number }[],
+        environments: [] as { value: string; count: number }[],
+        companies: [] as { value: string; count: number }[],
+      };
       const dims = { r: out.releases, e: out.environments, c: out.companies };
       for (const [field, count] of Object.entries(raw)) {
         const spread = readSpreadField(field);

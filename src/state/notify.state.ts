@@ -106,7 +106,15 @@ export function makeNotifyState(redis: RedisClient, opts: { prefix: string }) {
     /** Closes a due digest and answers its bodies and count (take-digest-4.lua); null when it was lost. */
     async takeDigest(project: number, channel: number, digest: string, now: Date, windowMs: number): Promise<{ count: number; bodies: string[] } | null> {
       const b = base(project);
-      const [count, ...bodies] = await r.takeDigest(`${b}ns:${channel}`, `${b}nb:${channel}`, `${b}np:${channel}`, `${b}ndg:${digest}`, digest, now.getTime(), windowMs);
+      const [count, ...bodies] = await r.takeDigest(
+        `${b}ns:${channel}`,
+        `${b}nb:${channel}`,
+        `${b}np:${channel}`,
+        `${b}ndg:${digest}`,
+        digest,
+        now.getTime(),
+        windowMs,
+      );
       return count === undefined ? null : { count: Number(count), bodies };
     },
 
@@ -115,7 +123,14 @@ export function makeNotifyState(redis: RedisClient, opts: { prefix: string }) {
       const b = base(project);
       const key = `${b}nd:${d.id}`;
       const pipe = redis.pipeline();
-      const fields: Record<string, string> = { channel: String(d.channel), event: d.event, status: d.status, attempts: '0', created_at: now.toISOString(), ...(d.digest ? { digest: d.digest } : {}) };
+      const fields: Record<string, string> = {
+        channel: String(d.channel),
+        event: d.event,
+        status: d.status,
+        attempts: '0',
+        created_at: now.toISOString(),
+        ...(d.digest ? { digest: d.digest } : {}),
+      };
       for (const [field, value] of Object.entries(fields)) pipe.hsetnx(key, field, value);
       pipe.pexpire(key, WEEK_MS);
       pipe.zadd(`${b}nl`, 'NX', now.getTime(), d.id);

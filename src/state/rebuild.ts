@@ -22,7 +22,8 @@ import type { FeedbackStore } from '../store/feedback.store.ts';
 import type { ExpiredStore } from '../store/expired.store.ts';
 import type { IssueDoc, IssuesStore } from '../store/issues.store.ts';
 import { ATTEMPT_KINDS, DETECTION_LOOKBACK_MS, type AttemptEntry } from './bursts.state.ts';
-import type { CountedEvent, IssuesState } from './issues.state.ts';
+import type { CountedEvent } from './issue-replace.ts';
+import type { IssuesState } from './issues.state.ts';
 import { takeLease } from './lease.ts';
 import { APPLIED_MEMORY_MS, rollupDocs, SESSION_LAYOUT, type RecountProgress, type SessionState } from './sessions.state.ts';
 
@@ -196,7 +197,8 @@ export function makeStateKeeper(deps: {
       if (e.received_at.getTime() > remembered) applied.set(e.batch, e.received_at);
       if (fingerprintOf.has(e.event_id)) fingerprintOf.set(e.event_id, e.fingerprint!);
       const issue = issueOf.get(e.fingerprint!);
-      if (issue !== undefined) chunk.push({ issue, event_id: e.event_id, at: e.at, release: e.release, environment: e.environment ?? null, company: e.company ?? null });
+      if (issue !== undefined)
+        chunk.push({ issue, event_id: e.event_id, at: e.at, release: e.release, environment: e.environment ?? null, company: e.company ?? null });
       if (chunk.length >= REPLACE_CHUNK) await issuesState.replaceEvents(project, chunk.splice(0));
     }
     await issuesState.replaceEvents(project, chunk);
@@ -223,10 +225,19 @@ export function makeStateKeeper(deps: {
       return { ...doc, event_count: c.count + gone, first_seen: first, last_seen: c.last.at, last_release: c.last.release, latest_event: c.last._id };
     });
     const expiredSpread = new Map([...expired].map(([issue, t]) => [issue, t.spread]));
-    await issuesState.finishReplace(project, recounted, expiredSpread, [...applied].map(([id, at]) => ({ id, at })), eseq);
+    await issuesState.finishReplace(
+      project,
+      recounted,
+      expiredSpread,
+      [...applied].map(([id, at]) => ({ id, at })),
+      eseq,
+    );
     // feedback whose event is not counted yet waits for it, as it did before
     const issueOfEvent = (event: string | null) => (event === null ? null : (issueOf.get(fingerprintOf.get(event) ?? '') ?? null));
-    await issuesState.replaceFeedback(project, feedback.map((f) => ({ issue: issueOfEvent(f.event_id), event_id: f.event_id, feedback_id: f.feedback_id, at: f.at })));
+    await issuesState.replaceFeedback(
+      project,
+      feedback.map((f) => ({ issue: issueOfEvent(f.event_id), event_id: f.event_id, feedback_id: f.feedback_id, at: f.at })),
+    );
     await redis.set(k.layout, ISSUE_LAYOUT);
     log.warn({ project, issues: docs.length, eseq }, 'rebuilt the issue state of a project from MongoDB and its stored events');
     return { issues: docs.length };
@@ -290,7 +301,8 @@ export function makeStateKeeper(deps: {
       for (;;) {
         const result = await call();
         if (result !== 'unverified') return result;
-        if (Date.now() > deadline) throw new UnavailableError('state_rebuilding', 'the project state is being rebuilt after a Redis restart; retry in a moment');
+        if (Date.now() > deadline)
+          throw new UnavailableError('state_rebuilding', 'the project state is being rebuilt after a Redis restart; retry in a moment');
         try {
           await this.verify(project, now);
         } catch (err) {

@@ -69,7 +69,13 @@ export interface ScriptCommands {
   applyEvents(epoch: string, seq: string, applied: string, dirty: string, ...argv: Arg[]): Promise<[number, number, number]>;
   applyBurst(epoch: string, seq: string, dirty: string, ...argv: Arg[]): Promise<number>;
   setIssueStatus(epoch: string, seq: string, dirty: string, ...argv: Arg[]): Promise<number>;
-  snapshotIssues(epoch: string, seq: string, dirty: string, base: string, ...ids: string[]): Promise<[number, number, ...[string, string, string[], string[]][]]>;
+  snapshotIssues(
+    epoch: string,
+    seq: string,
+    dirty: string,
+    base: string,
+    ...ids: string[]
+  ): Promise<[number, number, ...[string, string, string[], string[]][]]>;
   listIssues(epoch: string, order: string, counts: string, ...argv: Arg[]): Promise<[number, number, ...(string | (string | null)[])[]]>;
   raiseCounter(counter: string, atLeast: number): Promise<number>;
   raiseNotice(mark: string, outbox: string, ttlMs: number, trigger: string): Promise<number>;
@@ -86,7 +92,9 @@ export interface ScriptCommands {
 }
 
 /** The scripts as a pipeline queues them. */
-export type ScriptPipeline = { [K in keyof ScriptCommands]: (...args: Parameters<ScriptCommands[K]>) => ScriptPipeline } & { exec(): Promise<[Error | null, unknown][] | null> };
+export type ScriptPipeline = { [K in keyof ScriptCommands]: (...args: Parameters<ScriptCommands[K]>) => ScriptPipeline } & {
+  exec(): Promise<[Error | null, unknown][] | null>;
+};
 
 /** The answer of every script that checks the project's epoch when its state is not verified (lib/epoch.lua). */
 const UNVERIFIED = -1;
@@ -108,7 +116,9 @@ export const APPLY_CODES: Readonly<Record<number, Exclude<ApplyCode, 'unverified
 
 /** A script's text, each `-- #include <file>` line replaced by that file (code several scripts share). */
 function scriptText(file: string): string {
-  return fs.readFileSync(path.join(SCRIPT_DIR, file), 'utf8').replace(/^-- #include (\S+)$/gm, (_, lib: string) => fs.readFileSync(path.join(SCRIPT_DIR, lib), 'utf8'));
+  return fs
+    .readFileSync(path.join(SCRIPT_DIR, file), 'utf8')
+    .replace(/^-- #include (\S+)$/gm, (_, lib: string) => fs.readFileSync(path.join(SCRIPT_DIR, lib), 'utf8'));
 }
 
 export function defineScripts(redis: RedisClient): RedisClient & ScriptCommands {
@@ -134,7 +144,9 @@ export function defineScripts(redis: RedisClient): RedisClient & ScriptCommands 
 /** Runs a write script on a cluster and waits for a replica of its primary to have it (above). */
 async function replicated(redis: RedisClient, name: string, args: Arg[]): Promise<unknown> {
   const pipe = redis.pipeline() as unknown as Record<string, (...a: Arg[]) => Pipelined>;
-  const [[err, answer], [, info]] = (await pipe[name]!(...args).info('replication').exec()) as [[Error | null, unknown], [Error | null, string]];
+  const [[err, answer], [, info]] = (await pipe[name]!(...args)
+    .info('replication')
+    .exec()) as [[Error | null, unknown], [Error | null, string]];
   if (err) throw err;
   if (Number(/connected_slaves:(\d+)/.exec(info ?? '')?.[1] ?? 0) === 0) return answer;
   const [, [, acked]] = (await redis.pipeline().exists(String(args[0])).wait(1, REPLICA_WAIT_MS).exec()) as [unknown, [Error | null, number]];

@@ -177,7 +177,12 @@ function recountScratch(redis: RedisClient, r: RedisClient & ScriptCommands, k: 
     async adopt(progress: RecountProgress, at: { seq: number; applied: [number, string][]; now: Date }): Promise<void> {
       await this.mark({ ...progress, phase: 'adopt' });
       // (s:*, uh:* and ur:* held sessions and users before the session table: layout 1)
-      await dropProjectKeys(redis, k.base, ['s:*', 'ss:*', 'rh:*', 'rr:*', 'uh:*', 'ur:*'], [k.seq, k.applied, k.dirty, k.sessionTable, `${k.base}bk`, `${k.base}bi`]);
+      await dropProjectKeys(
+        redis,
+        k.base,
+        ['s:*', 'ss:*', 'rh:*', 'rr:*', 'uh:*', 'ur:*'],
+        [k.seq, k.applied, k.dirty, k.sessionTable, `${k.base}bk`, `${k.base}bi`],
+      );
       const ttl = hourlyTtlMs(windowMs);
       for await (const found of scanProject(redis, rc, '*')) {
         const pipe = redis.pipeline();
@@ -210,8 +215,10 @@ export const MERGE_CHUNK_ENTRIES = 50;
 /** A part in chunks of at most MERGE_CHUNK_ENTRIES entries, sessions first: the same part always gives the same chunks. */
 export function chunksOf(part: BatchPart): BatchPart[] {
   const chunks: BatchPart[] = [];
-  for (let i = 0; i < part.sessions.length; i += MERGE_CHUNK_ENTRIES) chunks.push({ sessions: part.sessions.slice(i, i + MERGE_CHUNK_ENTRIES), aggregates: [] });
-  for (let i = 0; i < part.aggregates.length; i += MERGE_CHUNK_ENTRIES) chunks.push({ sessions: [], aggregates: part.aggregates.slice(i, i + MERGE_CHUNK_ENTRIES) });
+  for (let i = 0; i < part.sessions.length; i += MERGE_CHUNK_ENTRIES)
+    chunks.push({ sessions: part.sessions.slice(i, i + MERGE_CHUNK_ENTRIES), aggregates: [] });
+  for (let i = 0; i < part.aggregates.length; i += MERGE_CHUNK_ENTRIES)
+    chunks.push({ sessions: [], aggregates: part.aggregates.slice(i, i + MERGE_CHUNK_ENTRIES) });
   return chunks.length > 0 ? chunks : [part];
 }
 
@@ -264,8 +271,25 @@ async function mergePart(r: ScriptCommands, k: MergeKeys, of: MergeOf, part: Bat
 /** One project's entries as merge-sessions-4.lua reads them. */
 function encodeEntries(part: BatchPart): string {
   return JSON.stringify({
-    s: part.sessions.map((u) => [u.sid, rank(u.status), u.errors, u.did ?? '', u.started.getTime(), hourOf(u.started).getTime(), bucketKey(u.environment, u.release)]),
-    a: part.aggregates.map((a) => [bucketKey(a.environment, a.release), a.started.getTime(), hourOf(a.started).getTime(), a.did ?? '', a.counts.ok, a.counts.errored, a.counts.abnormal, a.counts.crashed]),
+    s: part.sessions.map((u) => [
+      u.sid,
+      rank(u.status),
+      u.errors,
+      u.did ?? '',
+      u.started.getTime(),
+      hourOf(u.started).getTime(),
+      bucketKey(u.environment, u.release),
+    ]),
+    a: part.aggregates.map((a) => [
+      bucketKey(a.environment, a.release),
+      a.started.getTime(),
+      hourOf(a.started).getTime(),
+      a.did ?? '',
+      a.counts.ok,
+      a.counts.errored,
+      a.counts.abnormal,
+      a.counts.crashed,
+    ]),
   });
 }
 
@@ -274,7 +298,16 @@ export function rollupDocs(project: number, rollups: RollupSnapshot[], v: number
   const out = { hours: [] as Flushed<HourRollup>[], releases: [] as Flushed<ReleaseRollup>[] };
   for (const r of rollups) {
     if (r.kind === 'hour') {
-      out.hours.push({ _id: keys.hour(project, r.release, r.environment, r.hour!), project_id: project, release: r.release, environment: r.environment, hour: r.hour!, sessions: r.sessions, users: r.users, v });
+      out.hours.push({
+        _id: keys.hour(project, r.release, r.environment, r.hour!),
+        project_id: project,
+        release: r.release,
+        environment: r.environment,
+        hour: r.hour!,
+        sessions: r.sessions,
+        users: r.users,
+        v,
+      });
     } else {
       out.releases.push({
         _id: keys.release(project, r.release, r.environment),

@@ -25,7 +25,8 @@ import { describeError, type ErrorEventShape } from '../../domain/fingerprint.ts
 import { checkFrequency, notifyFlags } from '../../notify/rules.ts';
 import type { BurstsService } from '../../services/bursts.service.ts';
 import { ATTEMPT_KINDS } from '../../state/bursts.state.ts';
-import type { AppliedGroup, IssuesState } from '../../state/issues.state.ts';
+import type { AppliedGroup } from '../../state/apply-events.ts';
+import type { IssuesState } from '../../state/issues.state.ts';
 import type { NotifyState } from '../../state/notify.state.ts';
 import { StateMovedError, type StateKeeper } from '../../state/rebuild.ts';
 import { attemptFields, type AttemptBody, type StoredAttempt } from '../../store/attempts.store.ts';
