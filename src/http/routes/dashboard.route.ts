@@ -16,8 +16,7 @@ import { readJson } from '../body.ts';
 import { enumParam, idParam, releaseParam } from '../params.ts';
 import { ownerOnly } from './dashboard-account.route.ts';
 import { requireSignedIn, type WebState } from './dashboard-session.route.ts';
-import { INGESTION_HOURS } from './ingestion.route.ts';
-import { eventIdParam, issueNotFound, mountIssueRoutes } from './issue-routes.ts';
+import { eventIdParam, issueNotFound, mountIngestionRead, mountIssueRoutes, mountReleaseList, type WayIn } from './project-reads.ts';
 
 type WebContext = RouterContext<WebState>;
 
@@ -35,6 +34,8 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
   /** The project of the path, checked to be in the user's organisation. */
   const project = (ctx: WebContext) => admin.projectOf(ctx.state.web.org, idParam(ctx.params.project, projectNotFound));
   const projectId = async (ctx: WebContext) => Number((await project(ctx)).id);
+  /** The reads shared with the key API (./project-reads.ts) find the project by the path. */
+  const way: WayIn = { auth: 'dashboard', params: [PARAMS.project], projectOf: (ctx) => projectId(ctx as WebContext) };
 
   routes.get('/projects', { tag: 'dashboard', summary: "The organisation's projects", auth: 'dashboard', ok: { 200: '`{projects}`' } }, async (ctx) => {
     ctx.body = { projects: await admin.listProjects(ctx.state.web.org) };
@@ -265,21 +266,7 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
     },
   );
 
-  routes.get(
-    '/projects/:project/ingestion',
-    {
-      tag: 'dashboard',
-      summary: "Settings → Ingestion: what the project's ingestion accepted and dropped, by type and reason",
-      auth: 'dashboard',
-      params: [PARAMS.project],
-      query: 'ingestion-query',
-      ok: { 200: 'as GET /api/v1/ingestion' },
-      errors: [400, 404],
-    },
-    async (ctx, { query }) => {
-      ctx.body = await deps.ingestStats.read(await projectId(ctx), INGESTION_HOURS[query.range]);
-    },
-  );
+  mountIngestionRead(router, deps, '/projects/:project/ingestion', way);
 
   routes.get(
     '/projects/:project/decisions',
@@ -311,21 +298,7 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
     },
   );
 
-  routes.get(
-    '/projects/:project/releases',
-    {
-      tag: 'dashboard',
-      summary: 'The Releases table: as GET /api/v1/releases',
-      auth: 'dashboard',
-      params: [PARAMS.project],
-      query: 'release-query',
-      ok: { 200: { description: 'each release in each environment', schema: 'release-list' } },
-      errors: [400, 404],
-    },
-    async (ctx, { query }) => {
-      ctx.body = await deps.releases.list(await projectId(ctx), query.environment, new Date());
-    },
-  );
+  mountReleaseList(router, deps, '/projects/:project/releases', way);
   routes.get(
     '/projects/:project/releases/:release',
     {

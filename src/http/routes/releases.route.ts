@@ -4,27 +4,14 @@ import { contracted, PARAMS } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
 import { requireSecretKey } from '../middleware/auth.middleware.ts';
 import { releaseParam } from '../params.ts';
+import { KEY_WAY_IN, mountReleaseList } from './project-reads.ts';
 
 export function releasesRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/v1/releases' });
   router.use(requireSecretKey(deps.resolver, { instance: true }));
   const routes = contracted(router, deps);
 
-  routes.get(
-    '/',
-    {
-      tag: 'releases',
-      summary: 'Release health: crash-free rates and adoption per release',
-      auth: 'secret+instance',
-      query: 'release-query',
-      ok: { 200: { description: 'each release in each environment', schema: 'release-list' } },
-      errors: [400],
-    },
-    async (ctx, { query }) => {
-      ctx.body = await deps.releases.list(ctx.state.project._id, query.environment, new Date());
-    },
-  );
-
+  mountReleaseList(router, deps, '', KEY_WAY_IN);
   routes.get(
     '/:release',
     {

@@ -1,12 +1,13 @@
 /**
- * The issue reads and the status change, mounted once for each way in: the key API (an installation's secret
- * key, src/http/routes/issues.route.ts) and the dashboard (a person's session or token, dashboard.route.ts).
- * Only how the project is found differs; the routes, their contracts and their answers are the same.
+ * The reads the key API and the dashboard share (a project's issues with the status change, its release list, its
+ * ingestion counts), mounted once for each way in: the key API (an installation's secret key: issues.route.ts,
+ * releases.route.ts, ingestion.route.ts) and the dashboard (a person's session or token, dashboard.route.ts). Only
+ * how the project is found differs; the routes, their contracts and their answers are the same.
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { contracted, PARAMS, type Contract, type PathParam } from '../contract.ts';
-import type { AppDeps } from '../deps.ts';
+import { contracted, PARAMS, type Contract, type PathParam, type Tag } from '../contract.ts';
+import type { AppDeps, AppState } from '../deps.ts';
 import { idParam } from '../params.ts';
 import { NotFoundError } from '../../errors.ts';
 
@@ -22,24 +23,31 @@ export function eventIdParam(value: string | undefined): string {
 }
 
 /** How a mount finds the project: the key API by the key (`secret+instance`), the dashboard by the path (`dashboard`). */
-export interface IssuesWayIn {
+export interface WayIn {
   auth: 'secret+instance' | 'dashboard';
   /** the path parameters before the issue's (the dashboard's project) */
   params: readonly PathParam[];
   projectOf: (ctx: Context) => Promise<number>;
 }
 
-export function mountIssueRoutes<S extends object>(router: Router<S>, deps: AppDeps, base: string, way: IssuesWayIn): void {
-  const routes = contracted(router, deps);
-  const issue = (ctx: Context & { params: Record<string, string | undefined> }) => idParam(ctx.params.id, issueNotFound);
-  // the same contract under both ways in: only the auth, the leading path parameters and a 404 for the project differ
-  const contract = <C extends Omit<Contract, 'tag' | 'auth'>>(c: C): C & Pick<Contract, 'tag' | 'auth'> => ({
+/** The key API's way in: the project of the secret key (checked by the router's requireSecretKey). */
+export const KEY_WAY_IN: WayIn = { auth: 'secret+instance', params: [], projectOf: async (ctx) => (ctx.state as AppState).project._id };
+
+/** The same contract under both ways in: only the tag, the auth, the leading path parameters and a 404 for the project differ. */
+const wayContract =
+  (way: WayIn, tag: Tag) =>
+  <C extends Omit<Contract, 'tag' | 'auth'>>(c: C): C & Pick<Contract, 'tag' | 'auth'> => ({
     ...c,
-    tag: way.auth === 'dashboard' ? 'dashboard' : 'issues',
+    tag: way.auth === 'dashboard' ? 'dashboard' : tag,
     auth: way.auth,
     params: [...way.params, ...(c.params ?? [])],
     errors: [...new Set([...(c.errors ?? []), ...(way.params.length ? [404] : [])])],
   });
+
+export function mountIssueRoutes<S extends object>(router: Router<S>, deps: AppDeps, base: string, way: WayIn): void {
+  const routes = contracted(router, deps);
+  const issue = (ctx: Context & { params: Record<string, string | undefined> }) => idParam(ctx.params.id, issueNotFound);
+  const contract = wayContract(way, 'issues');
 
   routes.get(
     base || '/',
@@ -114,6 +122,47 @@ export function mountIssueRoutes<S extends object>(router: Router<S>, deps: AppD
     }),
     async (ctx, { body }) => {
       ctx.body = await deps.issues.setStatus(await way.projectOf(ctx), issue(ctx), body.status, new Date());
+    },
+  );
+}
+
+/** The ranges the ingestion counts are read over, in hours (schemas/ingestion-query.json names them). */
+const INGESTION_HOURS = { '24h': 24, '14d': 14 * 24 } as const;
+
+/** A project's release list (the Releases table) at `base`. */
+export function mountReleaseList<S extends object>(router: Router<S>, deps: AppDeps, base: string, way: WayIn): void {
+  contracted(router, deps).get(
+    base || '/',
+    wayContract(
+      way,
+      'releases',
+    )({
+      summary: 'Release health: crash-free rates and adoption per release',
+      query: 'release-query',
+      ok: { 200: { description: 'each release in each environment', schema: 'release-list' } },
+      errors: [400],
+    }),
+    async (ctx, { query }) => {
+      ctx.body = await deps.releases.list(await way.projectOf(ctx), query.environment, new Date());
+    },
+  );
+}
+
+/** What a project's ingestion accepted and dropped (Settings → Ingestion) at `base`. */
+export function mountIngestionRead<S extends object>(router: Router<S>, deps: AppDeps, base: string, way: WayIn): void {
+  contracted(router, deps).get(
+    base || '/',
+    wayContract(
+      way,
+      'events',
+    )({
+      summary: "What the project's ingestion accepted and dropped (not stored), by item type and reason, with hourly totals",
+      query: 'ingestion-query',
+      ok: { 200: { description: 'counts by type and reason, and by hour', schema: 'ingestion' } },
+      errors: [400],
+    }),
+    async (ctx, { query }) => {
+      ctx.body = await deps.ingestStats.read(await way.projectOf(ctx), INGESTION_HOURS[query.range]);
     },
   );
 }
