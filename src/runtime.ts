@@ -24,6 +24,7 @@ import { makeIssuesService } from './services/issues.service.ts';
 import { makeKeyResolver } from './services/key-resolver.ts';
 import { makeNotifyService } from './services/notify.service.ts';
 import { makeDecisionsService } from './services/decisions.service.ts';
+import { makeBouncersService } from './services/bouncers.service.ts';
 import { makeDecisionsState } from './state/decisions.state.ts';
 import { makeNotifyState } from './state/notify.state.ts';
 import { makeReleasesService } from './services/releases.service.ts';
@@ -104,7 +105,9 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const alertSettings = cachedFor(1000, async (project: number): Promise<AlertSettings> => ({ ...DEFAULT_ALERTS, ...(await stores.projects.get(project))?.alerts }));
   const burstsState = makeBurstsState(stateRedis, { prefix: config.queuePrefix });
   const bursts = makeBurstsService({ issuesState, burstsState, alertSettings });
-  const decisions = makeDecisionsService(makeDecisionsState(stateRedis, { prefix: config.queuePrefix }));
+  const decisionsState = makeDecisionsState(stateRedis, { prefix: config.queuePrefix });
+  const decisions = makeDecisionsService(decisionsState);
+  const bouncers = makeBouncersService({ stores, decisions: decisionsState });
   return {
     config,
     urls,
@@ -140,6 +143,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     bursts,
     burstsState,
     decisions,
+    bouncers,
     async close() {
       await Promise.all([sessions.drain(), events.drain(), sessionParts.drain()]);
       await ingestStats.close();

@@ -34,6 +34,9 @@ export const ADMIN_COMMANDS = [
   ['alerts set', '--project ID [--threshold N] [--window-seconds S] [--cooldown-seconds S] [--stuffing-threshold N] [--decision-seconds S]', 'sign-in burst detection; how long a decision holds (0: none)'],
   ['decisions list', '--project ID', 'the active decisions made by sign-in bursts'],
   ['decisions lift', '--project ID --decision ID', 'end a decision now; installations see it removed at their next poll'],
+  ['bouncer add', '--project ID --name N', "a CrowdSec bouncer key for the project's decisions; prints the key (only here)"],
+  ['bouncer list', '--project ID', "the project's bouncers with each one's last pull (address, version), never a key"],
+  ['bouncer revoke', '--project ID --bouncer ID', 'revoke a bouncer key: its next pull is refused (403)'],
   [
     'notify add',
     '--project ID (--webhook URL [--format json|slack] | --email ADDRESS) [--on TRIGGERS] [--environment E] [--level L] [--frequency-count N] [--frequency-minutes M] [--interval-minutes I] [--crash-free-below X] [--min-sessions K]',
@@ -84,6 +87,7 @@ const OPTIONS = {
   'stuffing-threshold': { type: 'string' },
   'decision-seconds': { type: 'string' },
   decision: { type: 'string' },
+  bouncer: { type: 'string' },
   role: { type: 'string' },
   'password-stdin': { type: 'boolean' },
   scopes: { type: 'string' },
@@ -321,6 +325,24 @@ export function parseAdminCommand(args: string[]): AdminRun {
     case 'decisions lift': {
       const [project, decision] = [id(values, 'project'), need(values, 'decision')];
       return (rt) => rt.decisions.lift(project, decision, new Date());
+    }
+    case 'bouncer add': {
+      const [project, name] = [id(values, 'project'), need(values, 'name')];
+      return async (rt) => {
+        await rt.admin.showProject(project); // 404 for an unknown project
+        return rt.bouncers.add(project, name);
+      };
+    }
+    case 'bouncer list': {
+      const project = id(values, 'project');
+      return async (rt) => {
+        await rt.admin.showProject(project);
+        return rt.bouncers.list(project);
+      };
+    }
+    case 'bouncer revoke': {
+      const [project, bouncer] = [id(values, 'project'), need(values, 'bouncer')];
+      return (rt) => rt.bouncers.revoke(project, bouncer);
     }
     case 'recount': {
       const project = id(values, 'project');

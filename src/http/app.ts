@@ -21,6 +21,7 @@ import { releasesRoutes } from './routes/releases.route.ts';
 import { sdkRoutes } from './routes/sdk.route.ts';
 import { sentryRoutes } from './routes/sentry.route.ts';
 import { sessionsRoutes } from './routes/sessions.route.ts';
+import { crowdsecRoutes } from './routes/crowdsec.route.ts';
 
 /** Every router of the API, in the order they are mounted; the OpenAPI document is built from their contracts. */
 export function makeRouters(deps: AppDeps): Router<AppState>[] {
@@ -37,6 +38,7 @@ export function makeRouters(deps: AppDeps): Router<AppState>[] {
     dashboardSessionRoutes(deps),
     dashboardRoutes(deps),
     dashboardAccountRoutes(deps),
+    crowdsecRoutes(deps),
   ];
   routers.push(openapiRoutes(deps, routers));
   return routers;

@@ -11,8 +11,11 @@ import { readJson } from './body.ts';
 import type { AnswerSchemas, RequestSchemas } from '../validation/schema-types.ts';
 import type { Validator } from '../validation/validator.ts';
 
-/** `dashboard`: a session cookie or an API token with the route's scope; `session`: a session cookie only. */
-export type Auth = 'none' | 'secret' | 'secret+instance' | 'public' | 'sentry' | 'dashboard' | 'session';
+/**
+ * `dashboard`: a session cookie or an API token with the route's scope; `session`: a session cookie only; `bouncer`: a
+ * CrowdSec bouncer's key.
+ */
+export type Auth = 'none' | 'secret' | 'secret+instance' | 'public' | 'sentry' | 'dashboard' | 'session' | 'bouncer';
 
 export type Tag = 'operations' | 'installations' | 'sessions' | 'events' | 'issues' | 'releases' | 'dashboard';
 

@@ -7,6 +7,7 @@ import type { AccountsService } from '../services/accounts.service.ts';
 import type { AdminService } from '../services/admin.service.ts';
 import type { ApiTokensService } from '../services/api-tokens.service.ts';
 import type { DecisionsService } from '../services/decisions.service.ts';
+import type { BouncersService } from '../services/bouncers.service.ts';
 import type { EventsService } from '../services/events.service.ts';
 import type { HealthService } from '../services/health.service.ts';
 import type { IssuesService } from '../services/issues.service.ts';
@@ -50,6 +51,8 @@ export interface AppDeps {
   notifications: NotifyService;
   /** decisions made by sign-in bursts: the SDK feed, the Alerts page, `lookout admin decisions` */
   decisions: DecisionsService;
+  /** CrowdSec bouncers: their keys and the decisions stream they pull */
+  bouncers: BouncersService;
   /** the sessions endpoints' rate limit, shared through Redis */
   rateLimit: RateLimiter;
   metrics: Metrics;

@@ -61,6 +61,7 @@ const SECURITY: Record<Auth, Record<string, string[]>[]> = {
   sentry: [{ sentryAuth: [] }, { sentryKeyQuery: [] }, {}],
   dashboard: [{ sessionCookie: [] }, { bearerToken: [] }],
   session: [{ sessionCookie: [] }],
+  bouncer: [{ bouncerKey: [] }],
 };
 
 /** The parameters of a `*-query` schema: one per property, its description beside its schema (which checks it). */
@@ -146,6 +147,7 @@ export function buildOpenApi<S>(version: string, schemas_: Record<string, object
       securitySchemes: {
         serviceKey: { type: 'apiKey', in: 'header', name: 'X-Service-Key', description: 'secret key, or the public key on the sessions endpoint' },
         serviceInstance: { type: 'apiKey', in: 'header', name: 'X-Service-Instance', description: 'instance id returned by activation' },
+        bouncerKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'a CrowdSec bouncer key (`lkb_…`, `lookout admin bouncer add`)' },
         keyQuery: { type: 'apiKey', in: 'query', name: 'key', description: 'public key, for navigator.sendBeacon' },
         sentryAuth: { type: 'apiKey', in: 'header', name: 'X-Sentry-Auth', description: '`Sentry sentry_key=<public key>, ...`' },
         sentryKeyQuery: { type: 'apiKey', in: 'query', name: 'sentry_key', description: 'public key' },

@@ -34,6 +34,7 @@ export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { s
     admin: runtime.admin,
     notifications: runtime.notifications,
     decisions: runtime.decisions,
+    bouncers: runtime.bouncers,
     rateLimit: makeRateLimiter({
       redis: runtime.queues.connection,
       prefix: config.queuePrefix,

@@ -21,6 +21,8 @@ export interface Decision {
 
 /** A cursor: the id of a change log entry (`<ms>-<seq>`). */
 export const CURSOR = /^\d{1,20}-\d{1,20}$/;
+/** How long a bouncer's cursor is kept after its last pull. */
+const BOUNCER_CURSOR_MS = 7 * 24 * 3600_000;
 /** The most changes one poll reads; a client further behind gets the full list. */
 const MOST_CHANGES = 10_000;
 
@@ -67,27 +69,44 @@ export function makeDecisionsState(redis: RedisClient, opts: { prefix: string })
       return read(project, await redis.zrange(keys(project).active, 0, -1));
     },
     read,
+    /**
+     * A CrowdSec bouncer's cursor: bouncers send none, so Lookout keeps each one's, for a week after its last pull
+     * (a bouncer silent longer starts again from the full list).
+     */
+    bouncerCursor: {
+      get: (project: number, bouncer: string): Promise<string | null> => redis.get(`${keys(project).base}bc:${bouncer}`),
+      set: async (project: number, bouncer: string, cursor: string): Promise<void> => {
+        await redis.set(`${keys(project).base}bc:${bouncer}`, cursor, 'PX', BOUNCER_CURSOR_MS);
+      },
+    },
     /** The newest change's id: the cursor of a client that has everything ('0-0' before any change). */
     async head(project: number): Promise<string> {
       const [last] = await redis.xrevrange(keys(project).log, '+', '-', 'COUNT', 1);
       return last?.[0] ?? '0-0';
     },
     /**
-     * The changes after `since`, each decision's last one ('s' set, 'd' ended),
-     * and the new cursor; null when the log no longer holds what came after
+     * The changes after `since`, each decision's last one ('s' set, 'd' ended,
+     * with the decision as it was when it ended), and the new cursor; null when the log no longer holds what came after
      * `since` (trimmed, lost with Redis, or a cursor it never gave).
      */
-    async changes(project: number, since: string): Promise<{ ops: Map<string, 's' | 'd'>; cursor: string } | null> {
+    async changes(project: number, since: string): Promise<{ ops: Map<string, 's' | 'd'>; ended: Map<string, Decision>; cursor: string } | null> {
       const k = keys(project);
       const info = (await redis.call('XINFO', 'STREAM', k.log).catch(() => null)) as unknown[] | null;
-      if (!info) return since === '0-0' ? { ops: new Map(), cursor: since } : null;
+      if (!info) return since === '0-0' ? { ops: new Map(), ended: new Map(), cursor: since } : null;
       const field = (name: string) => String(info[info.indexOf(name) + 1]);
       if (compareIds(since, field('max-deleted-entry-id')) < 0 || compareIds(since, field('last-generated-id')) > 0) return null;
       const entries = await redis.xrange(k.log, `(${since}`, '+', 'COUNT', MOST_CHANGES + 1);
       if (entries.length > MOST_CHANGES) return null;
       const ops = new Map<string, 's' | 'd'>();
-      for (const [, fields] of entries) ops.set(fields[3]!, fields[1] as 's' | 'd');
-      return { ops, cursor: entries.at(-1)?.[0] ?? since };
+      /** each decision ended, as it was when it ended */
+      const ended = new Map<string, Decision>();
+      for (const [, fields] of entries) {
+        const [, op, , id, , stored] = fields as [string, 's' | 'd', string, string, string?, string?];
+        ops.set(id, op);
+        if (op === 'd' && stored) ended.set(id, JSON.parse(stored) as Decision);
+        else ended.delete(id);
+      }
+      return { ops, ended, cursor: entries.at(-1)?.[0] ?? since };
     },
   };
 }

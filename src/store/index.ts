@@ -13,6 +13,7 @@ import { makeProjectsStore } from './projects.store.ts';
 import { makeSessionsStore } from './sessions.store.ts';
 import { makeSettingsStore } from './settings.store.ts';
 import { makeTokensStore } from './tokens.store.ts';
+import { makeBouncersStore } from './bouncers.store.ts';
 import { makeUsersStore } from './users.store.ts';
 
 export function makeStores({ db, profile }: Pick<Mongo, 'db' | 'profile'>) {
@@ -31,6 +32,7 @@ export function makeStores({ db, profile }: Pick<Mongo, 'db' | 'profile'>) {
     settings: makeSettingsStore(db),
     users: makeUsersStore(db),
     tokens: makeTokensStore(db),
+    bouncers: makeBouncersStore(db),
   };
   return {
     ...stores,

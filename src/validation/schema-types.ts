@@ -132,6 +132,58 @@ export interface ContactsBody {
 }
 
 /**
+ * A CrowdSec bouncer's question in live mode (GET /v1/decisions)
+ */
+export interface CrowdsecLiveQuery {
+  /**
+   * decisions on this address
+   */
+  ip?: string;
+  /**
+   * decisions on addresses in this range (address/prefix length)
+   */
+  range?: string;
+  /**
+   * decisions of this scope (Ip, username)
+   */
+  scope?: string;
+  /**
+   * decisions on this value
+   */
+  value?: string;
+  /**
+   * decisions of this type (ban)
+   */
+  type?: string;
+}
+
+/**
+ * A CrowdSec bouncer's pull (GET /v1/decisions/stream)
+ */
+export interface CrowdsecStreamQuery {
+  /**
+   * true: every decision in force (a bouncer's first pull); otherwise the changes since this bouncer's previous pull
+   */
+  startup: boolean;
+  /**
+   * comma-separated scopes to receive (default Ip); `username` adds the decisions that name only an account
+   */
+  scopes?: string;
+  /**
+   * comma-separated origins (Lookout's is `lookout`)
+   */
+  origins?: string;
+  /**
+   * comma-separated words; only scenarios containing one of them
+   */
+  scenarios_containing?: string;
+  /**
+   * comma-separated words; no scenario containing one of them
+   */
+  scenarios_not_containing?: string;
+}
+
+/**
  * The decisions feed's cursor
  */
 export interface DecisionsQuery {
@@ -695,6 +747,36 @@ export interface Channel {
 }
 
 /**
+ * A decision as CrowdSec's API gives it to bouncers
+ */
+export interface CrowdsecDecision {
+  id: number;
+  origin: "lookout";
+  scenario: "lookout/brute-force" | "lookout/credential-stuffing";
+  scope: "Ip" | "username";
+  type: "ban";
+  value: string;
+  /**
+   * what is left of it, as Go writes a duration (3h59m55s)
+   */
+  duration: string;
+  until?: string;
+}
+
+/**
+ * The decisions in force that match a live-mode question (null for none)
+ */
+export type CrowdsecLive = null | CrowdsecDecision[];
+
+/**
+ * A CrowdSec bouncer's pull: the decisions to add and to delete (null for none)
+ */
+export interface CrowdsecStream {
+  new: null | CrowdsecDecision[];
+  deleted: null | CrowdsecDecision[];
+}
+
+/**
  * A project's decisions in force
  */
 export interface DecisionList {
@@ -1042,6 +1124,8 @@ export interface RequestSchemas {
   'change-password': ChangePasswordBody;
   'channel': ChannelBody;
   'contacts': ContactsBody;
+  'crowdsec-live-query': CrowdsecLiveQuery;
+  'crowdsec-stream-query': CrowdsecStreamQuery;
   'decisions-query': DecisionsQuery;
   'deliveries-query': DeliveriesQuery;
   'event': EventBody;
@@ -1075,6 +1159,9 @@ export interface AnswerSchemas {
   'alerts': Alerts;
   'channel-list': ChannelList;
   'channel': Channel;
+  'crowdsec-decision': CrowdsecDecision;
+  'crowdsec-live': CrowdsecLive;
+  'crowdsec-stream': CrowdsecStream;
   'decision-list': DecisionList;
   'decision': Decision;
   'decisions-feed': DecisionsFeed;

@@ -1,8 +1,9 @@
 --[[
   Ends decisions (apply-burst-3.lua makes them): the ones named (an owner
   lifts them), or every one whose time is up. Each ended decision leaves
-  the active set and its issue, and its id goes to the change log as `d`,
-  in one step, so the feed's `removed` names each once. A lifted issue's
+  the active set and its issue, and its id goes to the change log as `d`
+  with the decision as it was (`dc`: a bouncer's `deleted` names its
+  address), in one step, so the feed's `removed` names each once. A lifted issue's
   burst makes no new decision from attempts before the lift.
 
   KEYS[1] da    zset: active decision id -> until (ms)
@@ -26,11 +27,12 @@ else
   end
 end
 for _, id in ipairs(ids) do
-  local decision = cjson.decode(redis.call('GET', base .. 'dc:' .. id))
+  local stored = redis.call('GET', base .. 'dc:' .. id)
+  local decision = cjson.decode(stored)
   redis.call('ZREM', KEYS[1], id)
   redis.call('DEL', base .. 'dc:' .. id)
   if redis.call('GET', base .. 'di:' .. decision.issue_id) == id then redis.call('DEL', base .. 'di:' .. decision.issue_id) end
   if ARGV[3] == 'lift' then redis.call('SET', base .. 'dlift:' .. decision.issue_id, ARGV[2]) end
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', 50000, '*', 'op', 'd', 'id', id)
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', 50000, '*', 'op', 'd', 'id', id, 'dc', stored)
 end
 return ids

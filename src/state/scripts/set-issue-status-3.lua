@@ -29,9 +29,10 @@ end
 redis.call('HSET', KEYS[3], ARGV[2], redis.call('INCR', KEYS[2]))
 local decision = redis.call('GET', ARGV[1] .. 'di:' .. ARGV[2])
 if ARGV[3] ~= 'unresolved' and decision then
+  local stored = redis.call('GET', ARGV[1] .. 'dc:' .. decision) or ''
   redis.call('ZREM', ARGV[1] .. 'da', decision)
   redis.call('DEL', ARGV[1] .. 'dc:' .. decision, ARGV[1] .. 'di:' .. ARGV[2])
   redis.call('SET', ARGV[1] .. 'dlift:' .. ARGV[2], ARGV[4])
-  redis.call('XADD', ARGV[1] .. 'dlog', 'MAXLEN', '~', 50000, '*', 'op', 'd', 'id', decision)
+  redis.call('XADD', ARGV[1] .. 'dlog', 'MAXLEN', '~', 50000, '*', 'op', 'd', 'id', decision, 'dc', stored)
 end
 return 1
