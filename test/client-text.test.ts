@@ -133,6 +133,8 @@ describe.each(SEPARATORS.map((s) => [JSON.stringify(s), s]))('client text holdin
         releases: [{ value: releases[i], count: 1 }],
         environments: [{ value: environments[i], count: 1 }],
         companies: [{ value: companies[i], count: 1 }],
+        actors: [],
+        addresses: [],
       });
       expect(res.body.latest_event.tags).toEqual({ company: companies[i], other: tags[i] });
     }

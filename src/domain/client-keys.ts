@@ -77,9 +77,12 @@ export function readAttemptMember(member: string): AttemptMember {
   return { id, kind: member.slice(first + 1, second), actor: member.slice(second + 1) };
 }
 
-/** The dimensions an error issue's spread counts and its filter sets hold. */
-export type SpreadDim = 'r' | 'e' | 'c';
-export const SPREAD_DIMS = { release: 'r', environment: 'e', company: 'c' } as const satisfies Record<string, SpreadDim>;
+/**
+ * The dimensions an issue's spread counts: an error issue's releases, environments and companies (which its filter
+ * sets hold too), a security issue's actors and addresses (apply-burst-3.lua).
+ */
+export type SpreadDim = 'r' | 'e' | 'c' | 'a' | 'i';
+export const SPREAD_DIMS = { release: 'r', environment: 'e', company: 'c', actor: 'a', address: 'i' } as const satisfies Record<string, SpreadDim>;
 
 /** A field of an issue's spread (`is:<issue>`): `<dim>:<value>`, the value everything after the fixed two characters. */
 export function spreadField(dim: SpreadDim, value: string): string {
@@ -87,8 +90,8 @@ export function spreadField(dim: SpreadDim, value: string): string {
 }
 export function readSpreadField(field: string): { dim: SpreadDim; value: string } | null {
   const dim = field[0];
-  if (field[1] !== ':' || (dim !== 'r' && dim !== 'e' && dim !== 'c')) return null;
-  return { dim, value: field.slice(2) };
+  if (field[1] !== ':' || !dim || !'recai'.includes(dim)) return null; // a field of no dimension is not spread
+  return { dim: dim as SpreadDim, value: field.slice(2) };
 }
 
 /** A filter set's name under the project's prefix (`fr:<release>`, `fl:<level>`, `tx:<word>`, …): the value is its tail. */

@@ -21,7 +21,15 @@ export interface AppliedAttempt {
 export function makeBurstsService(deps: { issuesState: IssuesState; burstsState: BurstsState; alertSettings: (project: number) => Promise<BurstSettings & { decision_seconds: number }> }) {
   const state = deps.burstsState;
 
-  async function recordBurst(project: number, detector: Detector, key: DetectorKey, burst: Burst, received: Map<string, Date>, opts: { notify: boolean; decisionSeconds: number }) {
+  async function recordBurst(
+    project: number,
+    detector: Detector,
+    key: DetectorKey,
+    burst: Burst,
+    read: Map<string, Attempt>,
+    received: Map<string, Date>,
+    opts: { notify: boolean; decisionSeconds: number },
+  ) {
     const { digest, fingerprint, title } = burstIssue(detector, key, burst);
     const id = (await deps.issuesState.issueIds(project, [fingerprint])).get(fingerprint)!;
     const result = await state.applyBurst(
@@ -43,7 +51,15 @@ export function makeBurstsService(deps: { issuesState: IssuesState; burstsState:
         latest_at: new Date(burst.latest.at),
         received: newestReceived(burst.attempt_ids, received),
       },
-      { ...opts, now: new Date() },
+      {
+        ...opts,
+        now: new Date(),
+        // the attempts join the issue (its list of attempts, hourly counts, actors and addresses)
+        attempts: burst.attempt_ids.flatMap((id) => {
+          const a = read.get(id);
+          return a ? [{ id, at: a.at, actor: a.actor || key.actor, ip: key.ip }] : [];
+        }),
+      },
     );
     if (result === 'unverified') throw new StateMovedError(project, 'burst detection');
   }
@@ -73,8 +89,9 @@ export function makeBurstsService(deps: { issuesState: IssuesState; burstsState:
           if (read.state) read = (await state.detectorReads(project, [key], settings, true))[0]!;
           folded = resumeSettled(detector, settings, null, [], read.fresh, settledAt(read.fresh))!;
         }
+        const attempts = new Map([...read.leaving, ...read.fresh].map((a) => [a.id, a]));
         for (const burst of folded.bursts) {
-          await recordBurst(project, detector, key, burst, received, { notify: flags.includes('t'), decisionSeconds: settings.decision_seconds });
+          await recordBurst(project, detector, key, burst, attempts, received, { notify: flags.includes('t'), decisionSeconds: settings.decision_seconds });
         }
         // Saved once its bursts are recorded: a worker that dies in between folds them again on the retry.
         await state.saveDetector(project, key, read, folded.state);

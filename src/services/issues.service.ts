@@ -10,6 +10,7 @@ import type { IssueListQuery, IssueReads } from '../state/issue-reads.ts';
 import type { StateKeeper } from '../state/rebuild.ts';
 import type { IssuesState } from '../state/issues.state.ts';
 import { HOUR_MS, hourIndex } from '../state/issue-hash.ts';
+import type { AttemptKey, StoredAttempt } from '../store/attempts.store.ts';
 import { eventKey, payloadOf, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { IssueDoc, IssuesStore } from '../store/issues.store.ts';
 import type { FeedbackService } from './feedback.service.ts';
@@ -37,6 +38,21 @@ export function issueView(issue: IssueDoc) {
 }
 
 /** What a page of an issue's events shows of each: enough to pick one, not its whole payload. */
+/** A row of a security issue's attempts: when, what, who, from where, with what. */
+function attemptSummary(a: StoredAttempt) {
+  const security = a.body.security as { user_agent?: string };
+  return {
+    event_id: a.event_id,
+    timestamp: a.at.toISOString(),
+    received_at: a.received_at.toISOString(),
+    kind: a.security_kind,
+    outcome: a.security_kind === 'login_succeeded' ? 'succeeded' : 'failed',
+    actor: a.actor,
+    ip: a.ip,
+    user_agent: security.user_agent ?? null,
+  };
+}
+
 function eventSummary(doc: EventDoc) {
   const p = payloadOf(doc);
   const user = p.user as Record<string, unknown> | undefined;
@@ -112,23 +128,28 @@ export function makeIssuesService(deps: { issues: IssuesStore; events: EventsSto
       return deps.feedback.ofIssue(projectId, id, offset, limit);
     },
 
-    /** A page of the issue's events, newest first. */
+    /** A page of the issue's events, newest first: an error issue's events, a security issue's sign-in attempts. */
     async events(projectId: number, id: number, offset: number, limit: number) {
       await issueOf(projectId, id);
       const page = await reads.events(projectId, id, offset, limit);
-      const docs = await events.getMany(page.ids.map((e) => eventKey(projectId, e)));
-      const byId = new Map(docs.map((d) => [d.event_id, d]));
+      const docs = (await events.getMany(page.ids.map((e) => eventKey(projectId, e)))) as (EventDoc | AttemptKey)[];
+      const keys = docs.filter((d): d is AttemptKey => !('payload' in d));
+      const rows = new Map<string, ReturnType<typeof eventSummary> | ReturnType<typeof attemptSummary>>([
+        ...docs.filter((d): d is EventDoc => 'payload' in d).map((d) => [d.event_id, eventSummary(d)] as const),
+        ...(keys.length ? await events.attempts.ofKeys(keys) : []).map((a) => [a.event_id, attemptSummary(a)] as const),
+      ]);
       // An event counted but deleted since (retention) is left out of the page.
-      const found = page.ids.map((e) => byId.get(e)).filter((d): d is EventDoc => d !== undefined);
-      return { events: found.map(eventSummary), total: page.total, limit, offset };
+      const found = page.ids.flatMap((e) => rows.get(e) ?? []);
+      return { events: found, total: page.total, limit, offset };
     },
 
     /** One event of the issue, whole, with its place among the issue's events and the newer and older one. */
     async event(projectId: number, id: number, eventId: string) {
       await issueOf(projectId, id);
-      const [doc, place, files] = await Promise.all([events.get(eventKey(projectId, eventId)), reads.neighbours(projectId, id, eventId), deps.attachments.ofEvent(projectId, eventId)]);
-      if (!doc || !place) throw eventNotFound(eventId);
-      return { issue_id: String(id), index: place.index, newer: place.newer, older: place.older, event: payloadOf(doc), attachments: files.map(attachmentView) };
+      // an error event's stored body, or a sign-in attempt's from its group's document
+      const [event, place, files] = await Promise.all([events.body(eventKey(projectId, eventId)), reads.neighbours(projectId, id, eventId), deps.attachments.ofEvent(projectId, eventId)]);
+      if (!event || !place) throw eventNotFound(eventId);
+      return { issue_id: String(id), index: place.index, newer: place.newer, older: place.older, event, attachments: files.map(attachmentView) };
     },
 
     /** One attachment of one of the issue's events, with its bytes (null when it was not kept). */

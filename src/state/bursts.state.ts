@@ -167,7 +167,8 @@ export function makeBurstsState(redis: RedisClient, opts: { prefix: string }) {
       project: number,
       issue: number,
       burst: BurstEntry,
-      opts: { notify?: boolean; decisionSeconds?: number; now?: Date } = {},
+      /** `attempts`: the attempts this fold added to the burst, recorded in the issue once each */
+      opts: { notify?: boolean; decisionSeconds?: number; now?: Date; attempts?: { id: string; at: number; actor: string | null; ip: string | null }[] } = {},
     ): Promise<'changed' | 'unchanged' | 'unverified'> {
       const k = keys(project);
       const arg = {
@@ -188,6 +189,7 @@ export function makeBurstsState(redis: RedisClient, opts: { prefix: string }) {
         opts.decisionSeconds ?? 0,
         (opts.now ?? new Date()).getTime(),
         BURST_SPAN_MS,
+        JSON.stringify((opts.attempts ?? []).map((a) => [a.id, a.at, a.actor ?? '', a.ip ?? ''])),
       );
       return answerOf(code, { 1: 'changed', 0: 'unchanged' } as const);
     },

@@ -105,15 +105,20 @@ export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
       return { total, items };
     },
 
-    /** Where the issue's events come from: the `top` releases, environments and companies with their counts, most first. */
-    async spread(project: number, issue: number, top: number): Promise<Record<'releases' | 'environments' | 'companies', { value: string; count: number }[]>> {
+    /**
+     * Where the issue's events come from, the `top` of each with their counts, most first: an error issue's releases,
+     * environments and companies; a security issue's actors and addresses.
+     */
+    async spread(project: number, issue: number, top: number): Promise<Record<'releases' | 'environments' | 'companies' | 'actors' | 'addresses', { value: string; count: number }[]>> {
       const raw = await redis.hgetall(`${keys(project).base}is:${issue}`);
       const out = {
         releases: [] as { value: string; count: number }[],
         environments: [] as { value: string; count: number }[],
         companies: [] as { value: string; count: number }[],
+        actors: [] as { value: string; count: number }[],
+        addresses: [] as { value: string; count: number }[],
       };
-      const dims = { r: out.releases, e: out.environments, c: out.companies };
+      const dims = { r: out.releases, e: out.environments, c: out.companies, a: out.actors, i: out.addresses };
       for (const [field, count] of Object.entries(raw)) {
         const spread = readSpreadField(field);
         if (spread) dims[spread.dim].push({ value: spread.value, count: Number(count) });

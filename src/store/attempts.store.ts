@@ -234,6 +234,11 @@ export function makeAttemptsStore(db: Db, profile: StoreProfile) {
       }
       return (doc && unpack(doc).find((a) => a._id === key._id && a.batch === key.b)) ?? null;
     },
+    /** The attempts of keys (a security issue's page of attempts), each read as `ofKey` reads it; missing ones left out. */
+    async ofKeys(keys: AttemptKey[]): Promise<StoredAttempt[]> {
+      const found = await Promise.all(keys.map((key) => this.ofKey(key)));
+      return found.filter((a): a is StoredAttempt => a !== null);
+    },
     /** The attempts the groups stored and own (a swept job carries only the groups' ids). */
     async ofBatches(batches: string[]): Promise<StoredAttempt[]> {
       return owned(await packs.find({ batch: { $in: batches } }).toArray());

@@ -714,6 +714,23 @@ export interface Alerts {
 }
 
 /**
+ * A row of a security issue's sign-in attempts
+ */
+export interface AttemptSummary {
+  event_id: string;
+  timestamp: string;
+  received_at?: string;
+  /**
+   * the attempt's security.kind (login_failed, login_succeeded)
+   */
+  kind: string;
+  outcome: "failed" | "succeeded";
+  actor: string | null;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+/**
  * A project's notification channels
  */
 export interface ChannelList {
@@ -907,6 +924,20 @@ export type IssueDetail = Issue & {
       value: string;
       count: number;
     }[];
+    /**
+     * a security issue's accounts tried
+     */
+    actors: {
+      value: string;
+      count: number;
+    }[];
+    /**
+     * a security issue's addresses
+     */
+    addresses: {
+      value: string;
+      count: number;
+    }[];
   };
   hourly: {
     until: string;
@@ -961,10 +992,10 @@ export interface IssueEvent {
 }
 
 /**
- * A page of an issue's events, newest first
+ * A page of an issue's events, newest first: an error issue's events, a security issue's sign-in attempts
  */
 export interface IssueEvents {
-  events: IssueEventSummary[];
+  events: (IssueEventSummary | AttemptSummary)[];
   total: number;
   limit: number;
   offset: number;
@@ -1157,6 +1188,7 @@ export interface RequestSchemas {
 
 export interface AnswerSchemas {
   'alerts': Alerts;
+  'attempt-summary': AttemptSummary;
   'channel-list': ChannelList;
   'channel': Channel;
   'crowdsec-decision': CrowdsecDecision;

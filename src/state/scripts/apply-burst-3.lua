@@ -35,6 +35,9 @@
   ARGV[6] now (ms)
   ARGV[7] how long a burst's span is kept in its group's index (ms): by wall time since the group's last burst,
           and by the attempts' time before a new burst's first
+  ARGV[8] JSON [[event id, at (ms), actor, address], ...]: the attempts this fold added to the burst. Each joins the
+          issue's attempts (ie:, score at), its hourly counts (ih:) and its spread of actors and addresses
+          (is: 'a:<actor>', 'i:<address>') once, whichever fold or retry brings it again
 
   One attack seen by two folds: a burst's identity is its earliest attempt, and a fold that ran before an older
   attempt of the same attack was applied (workers apply jobs side by side) names it by a later one. So each
@@ -46,6 +49,7 @@
   Returns 1 changed, 0 unchanged, -1 the state was not verified since this Redis started
 ]]
 -- #include lib/epoch.lua
+-- #include lib/issue-hours.lua
 if not verifiedEpoch(KEYS[1]) then return -1 end
 local base = ARGV[1]
 local b = cjson.decode(ARGV[3])
@@ -99,6 +103,14 @@ if not created then
   changed = true
   trigger({event = 'security.burst', issue = tonumber(issueId), at = b.received or b.last, level = 'warning',
     detector = b.detector, actor = b.actor, ip = b.ip, attempts = b.count})
+end
+for _, attempt in ipairs(cjson.decode(ARGV[8] or '[]')) do
+  local eventId, at, actor, ip = attempt[1], attempt[2], attempt[3], attempt[4]
+  if redis.call('ZADD', base .. 'ie:' .. issueId, 'NX', at, eventId) == 1 then
+    countHour(base, issueId, at)
+    if actor ~= '' then redis.call('HINCRBY', base .. 'is:' .. issueId, 'a:' .. actor, 1) end
+    if ip ~= '' then redis.call('HINCRBY', base .. 'is:' .. issueId, 'i:' .. ip, 1) end
+  end
 end
 local issue = redis.call('HMGET', key, 'count', 'first', 'last', 'latest_at', 'status', 'resolved_at')
 if b.count > tonumber(issue[1]) then redis.call('HSET', key, 'count', b.count); changed = true end

@@ -63,10 +63,10 @@
     code 1 some group applied, 0 every group applied before, -1 the state was not verified since this Redis started
 ]]
 -- #include lib/epoch.lua
+-- #include lib/issue-hours.lua
 if not verifiedEpoch(KEYS[1]) then return {-1, 0, 0} end
 
 local base = ARGV[1]
-local HOURS_KEPT = 15 * 24
 
 -- Counts an event in one dimension of the issue's spread; the issue joins the dimension's filter set on its first,
 -- and counts in the set's size under the status the lists hold it in (xn:<status>, snapshot-issues-3.lua).
@@ -79,16 +79,6 @@ local function spread(id, dim, value)
   end
 end
 
--- Counts an event in its hour; when a new hour makes the hash longer than kept, the oldest hours go.
-local function hourly(id, at)
-  local key = base .. 'ih:' .. id
-  local hour = math.floor(tonumber(at) / 3600000)
-  if redis.call('HINCRBY', key, hour, 1) == 1 and redis.call('HLEN', key) > HOURS_KEPT then
-    local hours = redis.call('HKEYS', key)
-    table.sort(hours, function(a, b) return tonumber(a) > tonumber(b) end)
-    for i = HOURS_KEPT + 1, #hours do redis.call('HDEL', key, hours[i]) end
-  end
-end
 -- Feedback that arrived before its event (link-feedback-1.lua) joins the event's issue now.
 local function linkWaiting(id, eventId)
   local waiting = base .. 'fbw:' .. eventId
@@ -157,7 +147,7 @@ for _, g in ipairs(groups) do
       spread(id, 'r', release)
       spread(id, 'e', environment)
       spread(id, 'c', company)
-      hourly(id, at)
+      countHour(base, id, at)
       minutely(id, now)
       if created then
         -- a CSP violation's new issue is a security trigger of its own

@@ -1,0 +1,52 @@
+/**
+ * A security issue as an owner investigates it (issue 49): its sign-in attempts paged newest first, its hourly
+ * counts, the actors and addresses involved, and one attempt read whole, through the real ingest path.
+ */
+import { expect, it } from 'vitest';
+import { boundProject, eventId, type TestContext } from './helpers/context.ts';
+import { until } from './helpers/until.ts';
+import { withWorkers } from './helpers/with-workers.ts';
+
+let ctx: TestContext;
+withWorkers(['events'], (c) => (ctx = c), { FLUSH_INTERVAL_MS: '100' });
+
+it("pages a brute force's attempts with who, from where and with what; counts them by hour, actor and address", async () => {
+  const p = await boundProject(ctx);
+  const sent: string[] = [];
+  for (let i = 0; i < 7; i++) {
+    const id = eventId();
+    sent.push(id);
+    const security = { kind: 'login_failed', actor: 'admin', ip: '203.0.113.8', user_agent: `curl/8.${i}` };
+    expect((await p.send({ event_id: id, timestamp: new Date(Date.now() - 60_000 + i * 1000).toISOString(), security })).status).toBe(202);
+  }
+  let issue = '';
+  await until(async () => {
+    const list = (await p.get('/issues?kind=security')).body;
+    issue = list.issues?.[0]?.id ?? '';
+    return issue !== '' && list.issues[0].event_count === 7;
+  });
+  const page = (await p.get(`/issues/${issue}/events?limit=5`)).body;
+  expect(page.total).toBe(7);
+  expect(page.events).toHaveLength(5);
+  expect(page.events[0]).toEqual({
+    event_id: sent[6],
+    timestamp: expect.any(String),
+    received_at: expect.any(String),
+    kind: 'login_failed',
+    outcome: 'failed',
+    actor: 'admin',
+    ip: '203.0.113.8',
+    user_agent: 'curl/8.6',
+  });
+  expect((await p.get(`/issues/${issue}/events?limit=5&offset=5`)).body.events.map((e: { event_id: string }) => e.event_id)).toEqual([sent[1], sent[0]]);
+
+  const detail = (await p.get(`/issues/${issue}`)).body;
+  expect(detail.hourly.last_24h.reduce((a: number, b: number) => a + b, 0)).toBe(7);
+  expect(detail.spread.actors).toEqual([{ value: 'admin', count: 7 }]);
+  expect(detail.spread.addresses).toEqual([{ value: '203.0.113.8', count: 7 }]);
+  const row = (await p.get('/issues?kind=security')).body.issues[0];
+  expect(row.events_24h.reduce((a: number, b: number) => a + b, 0)).toBe(7);
+
+  const one = (await p.get(`/issues/${issue}/events/${sent[3]}`)).body;
+  expect(one).toMatchObject({ issue_id: issue, newer: sent[4], older: sent[2], event: { event_id: sent[3], security: { actor: 'admin', user_agent: 'curl/8.3' } } });
+});
