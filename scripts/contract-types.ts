@@ -44,19 +44,30 @@ function inline(node: unknown, root: Schema, base: string, all: Map<string, Sche
     const target = resource ? resolveId(resource, base) : base;
     const targetRoot = resource ? all.get(target) : root;
     if (!targetRoot) throw new Error(`${base}: no schema ${target} for $ref ${$ref}`);
-    if (!fragment) return { tsType: typeName(target), ...(inline(rest, root, base, all) as Schema) }; // a whole schema: its type, by name
+    // what sits beside the $ref (a description) adds to the schema it names, and never makes it `unknown`
+    const { tsType: _unknown, ...beside } = inline(rest, root, base, all) as Schema;
+    if (!fragment) return { tsType: typeName(target), ...beside }; // a whole schema: its type, by name
     const named = fragment
       .split('/')
       .slice(1)
       .reduce<unknown>((n, part) => (n as Schema)[part], targetRoot);
-    return { ...(inline(named, targetRoot, target, all) as Schema), ...(inline(rest, root, base, all) as Schema) };
+    return { ...(inline(named, targetRoot, target, all) as Schema), ...beside };
   }
-  const out = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, inline(v, root, base, all)]));
+  const out: Schema = {};
+  for (const [k, v] of Object.entries(rest)) {
+    // `properties` maps names to schemas: a property named `title` is a property, not a keyword to take out
+    out[k] = k === 'properties' ? Object.fromEntries(Object.entries(v as Schema).map(([name, p]) => [name, inline(p, root, base, all)])) : inline(v, root, base, all);
+  }
   // an object whose members the schema leaves open is a record of them, not `{}`
   const isObject = out.type === 'object' || (Array.isArray(out.type) && out.type.includes('object'));
   if (isObject && !out.properties && !('additionalProperties' in out)) out.additionalProperties = true;
+  // a schema that says nothing of its value's form (an event as stored) is any JSON value
+  if (!SHAPING.some((k) => k in out)) out.tsType = 'unknown';
   return out;
 }
+
+/** The keywords that give a value its form; a schema with none of them allows any value. */
+const SHAPING = ['type', 'enum', 'const', 'anyOf', 'oneOf', 'allOf', 'properties', 'items', 'tsType', 'additionalProperties'];
 
 async function typeOf(id: string, all: Map<string, Schema>): Promise<string> {
   const schema = all.get(id)!;
@@ -71,7 +82,6 @@ async function typeOf(id: string, all: Map<string, Schema>): Promise<string> {
     bannerComment: '',
     additionalProperties: false,
     declareExternallyReferenced: false,
-    strictIndexSignatures: true,
   });
   return code.trim();
 }

@@ -301,6 +301,43 @@ describe('the web dashboard', () => {
     expect(after.body).toMatchObject({ decisions: [], removed: [id] });
   }, 60_000);
 
+  it('investigates a sign-in burst on its issue page: attempts per hour, accounts and addresses, the latest attempts, its decision lifted there', async () => {
+    for (let i = 0; i < 6; i++) {
+      const security = { kind: 'login_failed', actor: 'mallory@acme.example', ip: '198.51.100.23', user_agent: `python-requests/2.${i}` };
+      expect((await call(ctx, 'POST', '/api/v1/events', { key: secret, instance, body: { event_id: eventId(), timestamp: new Date(Date.now() - 30_000 + i * 1000).toISOString(), security } })).status).toBe(202);
+    }
+    let issue = '';
+    await expect
+      .poll(async () => {
+        const list = await call(ctx, 'GET', '/api/v1/issues?kind=security&query=mallory', { key: secret, instance });
+        issue = list.body.issues?.[0]?.id ?? '';
+        return list.body.issues?.[0]?.event_count;
+      })
+      .toBe(6);
+    await open(`/projects/${project}/issues/${issue}`, /mallory/);
+    const figures = page.locator('dl');
+    await expect.poll(() => figures.textContent()).toContain('Brute force');
+    expect(await figures.textContent()).not.toContain('Last release');
+    await page.getByRole('heading', { name: 'Attempts per hour' }).waitFor();
+    expect(await page.getByRole('img', { name: /6 attempts in the last 24 hours/ }).count()).toBe(1);
+    const attempts = page.getByRole('table', { name: 'Sign-in attempts, newest first' });
+    await expect.poll(() => attempts.locator('tbody tr').count()).toBe(6);
+    expect(await attempts.locator('tbody tr').first().textContent()).toContain('python-requests/2.5');
+    expect(await page.getByRole('table', { name: 'Attempts by addresses' }).textContent()).toContain('198.51.100.23');
+    expect(await page.getByRole('table', { name: 'Attempts by accounts' }).textContent()).toContain('mallory@acme.example');
+    const decision = page.locator('tr[data-decision]');
+    await expect.poll(() => decision.count()).toBe(1);
+    expect(await decision.textContent()).toContain('198.51.100.23');
+    await accessible('security-issue');
+    await shot('security-issue');
+    await page.getByRole('button', { name: 'Lift' }).click();
+    await page.getByText('None: this burst is not being acted on').waitFor();
+    expect((await ctx.runtime.decisions.list(Number(project), new Date())).decisions.filter((d) => d.issue_id === issue)).toEqual([]);
+    await page.getByRole('link', { name: 'All 6 attempts' }).click();
+    await page.getByRole('table', { name: 'Sign-in attempts, newest first' }).waitFor();
+    await accessible('security-issue-attempts');
+  }, 90_000);
+
   it('adds a webhook channel (its secret shown once), sends a test and reads the deliveries log', async () => {
     await open(`/projects/${project}/alerts`, 'Shop: alerts');
     await page.getByText('No channel yet').waitFor();

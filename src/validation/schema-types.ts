@@ -106,9 +106,7 @@ export type ChannelBody = {
      */
     min_sessions?: number;
   };
-} & {
-  [k: string]: unknown | undefined;
-};
+} & unknown;
 
 /**
  * Contact list (spec 2.4)
@@ -206,9 +204,7 @@ export interface DeliveriesQuery {
 /**
  * Event (spec 2.6): a sign-in attempt or an error event in the Sentry event protocol, as src/domain/error-event.ts normalises it. Only the fields Lookout reads are checked here, for their types; every other field is kept as sent (scrubbed), and long strings, stacks and breadcrumb lists are trimmed (noted in _meta), never refused. A null stands for a field not sent, as in the Sentry protocol.
  */
-export type EventBody = {
-  [k: string]: unknown | undefined;
-} & {
+export type EventBody = unknown & {
   /**
    * 32 lowercase hex characters, fresh per event
    */
@@ -230,23 +226,19 @@ export type EventBody = {
    */
   message?: string | null;
   logentry?: {
-    [k: string]: unknown | undefined;
+    [k: string]: unknown;
   } | null;
   logger?: string | null;
   server_name?: string | null;
   transaction?: string | null;
   sdk?: {
-    [k: string]: unknown | undefined;
+    [k: string]: unknown;
   } | null;
-  security?: {
-    [k: string]: unknown | undefined;
-  } & {
+  security?: unknown & {
     kind: "login_failed" | "login_succeeded" | "login_blocked" | "password_reset_requested" | "privilege_granted";
     actor?: string;
     actor_id?: string;
-    ip?: {
-      [k: string]: unknown | undefined;
-    } & string;
+    ip?: unknown & string;
     user_agent?: string;
     outcome?: string;
     /**
@@ -260,9 +252,7 @@ export type EventBody = {
       | "password_reset_requested"
       | "privilege_granted"
       | string
-      | ({
-          [k: string]: unknown | undefined;
-        } & string)
+      | (unknown & string)
       | undefined;
   };
   exception?: {
@@ -292,7 +282,7 @@ export type EventBody = {
                 pre_context?: (string | null)[] | null;
                 post_context?: (string | null)[] | null;
                 vars?: {
-                  [k: string]: unknown | undefined;
+                  [k: string]: unknown;
                 } | null;
               } | null)[]
             | null;
@@ -320,7 +310,7 @@ export type EventBody = {
                 pre_context?: (string | null)[] | null;
                 post_context?: (string | null)[] | null;
                 vars?: {
-                  [k: string]: unknown | undefined;
+                  [k: string]: unknown;
                 } | null;
               } | null)[]
             | null;
@@ -334,7 +324,7 @@ export type EventBody = {
   breadcrumbs?: {
     values?:
       | ({
-          [k: string]: unknown | undefined;
+          [k: string]: unknown;
         } | null)[]
       | null;
   } | null;
@@ -342,26 +332,26 @@ export type EventBody = {
    * or a list of [key, value] pairs
    */
   tags?: {
-    [k: string]: string | null | undefined;
+    [k: string]: string | null;
   } | null;
   /**
    * @minItems 1
    */
   fingerprint?: [string, ...string[]];
   user?: {
-    [k: string]: unknown | undefined;
+    [k: string]: unknown;
   } | null;
   request?: {
-    [k: string]: unknown | undefined;
+    [k: string]: unknown;
   } | null;
   contexts?: {
-    [k: string]: unknown | undefined;
+    [k: string]: unknown;
   } | null;
   extra?: {
-    [k: string]: unknown | undefined;
+    [k: string]: unknown;
   } | null;
   modules?: {
-    [k: string]: unknown | undefined;
+    [k: string]: unknown;
   } | null;
 };
 
@@ -876,7 +866,7 @@ export interface Ingestion {
   since: string;
   until: string;
   accepted: {
-    [k: string]: number | undefined;
+    [k: string]: number;
   };
   dropped: {
     type: string;
@@ -898,9 +888,7 @@ export type IssueDetail = Issue & {
   /**
    * the latest event as stored (null once retention deleted it)
    */
-  latest_event: {
-    [k: string]: unknown | undefined;
-  };
+  latest_event: unknown;
   latest_event_expired: boolean;
   spread: {
     /**
@@ -974,9 +962,7 @@ export interface IssueEvent {
   /**
    * the event as stored
    */
-  event: {
-    [k: string]: unknown | undefined;
-  };
+  event: unknown;
   attachments: {
     slot: number;
     filename: string;
@@ -1039,6 +1025,7 @@ export type IssueRow = Issue & {
 export interface Issue {
   id: string;
   kind: "error" | "security";
+  title: string;
   culprit: string;
   exception_type: string | null;
   level: string | null;

@@ -32,9 +32,9 @@ function Page({ url, session }: { url: URL; session: Session }) {
   if ((m = path.match(/^\/projects\/(\d+)\/releases$/))) return <ReleasesPage id={m[1]!} query={q} />;
   if ((m = path.match(/^\/projects\/(\d+)\/releases\/([^/]+)$/))) return <ReleasePage id={m[1]!} release={decodeURIComponent(m[2]!)} query={q} />;
   if ((m = path.match(/^\/projects\/(\d+)\/issues$/))) return <IssuesPage id={m[1]!} query={q} />;
-  if ((m = path.match(/^\/projects\/(\d+)\/issues\/(\d+)$/))) return <IssuePage id={m[1]!} issue={m[2]!} />;
+  if ((m = path.match(/^\/projects\/(\d+)\/issues\/(\d+)$/))) return <IssuePage id={m[1]!} issue={m[2]!} session={session} />;
   if ((m = path.match(/^\/projects\/(\d+)\/issues\/(\d+)\/events$/))) return <IssueEventsPage id={m[1]!} issue={m[2]!} query={q} />;
-  if ((m = path.match(/^\/projects\/(\d+)\/issues\/(\d+)\/events\/([0-9a-f]{32})$/))) return <IssuePage id={m[1]!} issue={m[2]!} event={m[3]!} />;
+  if ((m = path.match(/^\/projects\/(\d+)\/issues\/(\d+)\/events\/([0-9a-f]{32})$/))) return <IssuePage id={m[1]!} issue={m[2]!} event={m[3]!} session={session} />;
   if ((m = path.match(/^\/projects\/(\d+)\/alerts$/))) return <AlertsPage id={m[1]!} session={session} />;
   return (
     <section>

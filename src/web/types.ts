@@ -4,6 +4,7 @@
  */
 export type {
   Alerts,
+  AttemptSummary,
   Channel,
   Decision,
   Delivery,

@@ -23,7 +23,13 @@ const FIELDS: { key: keyof Alerts; label: string; hint: string; max: number; min
   { key: 'window_seconds', label: 'Window (seconds)', hint: 'how far back the attempts are counted', max: 2_592_000 },
   { key: 'cooldown_seconds', label: 'Quiet period (seconds)', hint: 'after an issue is raised, bursts add to it instead of raising another', max: 2_592_000 },
   { key: 'stuffing_threshold', label: 'Credential-stuffing threshold', hint: 'distinct actors failing from one address inside the window', max: 100_000 },
-  { key: 'decision_seconds', label: 'Decision holds (seconds)', hint: 'how long the installation is told to act on a burst (block, delay, captcha); 0: no decisions', max: 2_592_000, min: 0 },
+  {
+    key: 'decision_seconds',
+    label: 'Decision holds (seconds)',
+    hint: 'how long the installation is told to act on a burst (block, delay, captcha); 0: no decisions',
+    max: 2_592_000,
+    min: 0,
+  },
 ];
 
 export function AlertsPage({ id, session }: { id: string; session: Session }) {
@@ -43,8 +49,8 @@ export function AlertsPage({ id, session }: { id: string; session: Session }) {
   );
 }
 
-/** The active decisions the installation is acting on, each with a Lift button for owners. */
-function Decisions({ id, owner }: { id: string; owner: boolean }) {
+/** The active decisions the installation is acting on (all of the project's, or one issue's), each with a Lift button for owners. */
+export function Decisions({ id, owner, issue }: { id: string; owner: boolean; issue?: string }) {
   const loaded = useLoad(() => api<{ decisions: Decision[] }>('GET', `/projects/${id}/decisions`), `decisions:${id}`);
   const [act, error, busy] = useAction();
   const lift = (decision: string) =>
@@ -59,14 +65,15 @@ function Decisions({ id, owner }: { id: string; owner: boolean }) {
         {({ decisions }) => (
           <Listed
             label="Active decisions"
-            empty="None: no burst is being acted on."
-            heads={['Kind', 'Actor', 'Address', 'Until', 'Issue', ...(owner ? ['Actions'] : [])]}
-            items={decisions}
+            empty={issue ? 'None: this burst is not being acted on (no decision made, or it ended).' : 'None: no burst is being acted on.'}
+            heads={['Kind', 'Actor', 'Address', 'Made', 'Until', 'Issue', ...(owner ? ['Actions'] : [])]}
+            items={issue ? decisions.filter((d) => d.issue_id === issue) : decisions}
             row={(d) => (
               <tr key={d.id} data-decision={d.id}>
                 <td>{d.kind === 'brute_force' ? 'Brute force' : 'Credential stuffing'}</td>
                 <td>{d.actor ?? 'any'}</td>
                 <td>{d.ip ?? 'unknown'}</td>
+                <td>{when(d.created_at)}</td>
                 <td>{when(d.until)}</td>
                 <td>
                   <a href={`/projects/${id}/issues/${d.issue_id}`}>{`#${d.issue_id}`}</a>
@@ -122,9 +129,7 @@ function Notifications({ id, owner }: { id: string; owner: boolean }) {
             items={list}
             row={(c) => (
               <tr key={c.id} data-channel={c.id}>
-                <td>
-                  {c.kind === 'webhook' ? `${c.url} (${c.format === 'slack' ? 'Slack-compatible' : 'JSON'})` : c.email}
-                </td>
+                <td>{c.kind === 'webhook' ? `${c.url} (${c.format === 'slack' ? 'Slack-compatible' : 'JSON'})` : c.email}</td>
                 <td>{c.on.map((t) => TRIGGERS.find(([n]) => n === t)?.[1] ?? t).join(', ')}</td>
                 <td>{[c.environment && `environment ${c.environment}`, c.level && `${c.level} and above`].filter(Boolean).join(', ') || 'none'}</td>
                 <td>{c.paused ? <strong>Paused {when(c.paused_at)}: ten deliveries in a row failed</strong> : 'Active'}</td>
@@ -262,7 +267,19 @@ function AddChannel({ id, onAdded }: { id: string; onAdded(): void }) {
 }
 
 /** A table of `items`, one `row` each, or the `empty` line. */
-function Listed<T>({ label, empty, heads, items, row }: { label: string; empty: string; heads: string[]; items: T[]; row: (item: T) => ComponentChildren }) {
+export function Listed<T>({
+  label,
+  empty,
+  heads,
+  items,
+  row,
+}: {
+  label: string;
+  empty: string;
+  heads: string[];
+  items: T[];
+  row: (item: T) => ComponentChildren;
+}) {
   if (items.length === 0) return <p class="muted">{empty}</p>;
   return (
     <table aria-label={label}>
@@ -341,7 +358,17 @@ function AlertsForm({ id, saved, onSaved }: { id: string; saved: Alerts; onSaved
       {FIELDS.map((f) => (
         <label key={f.key}>
           {f.label}
-          <input type="number" name={f.key} min={f.min ?? 1} max={f.max} step={1} required value={values[f.key]} onInput={(e) => edit(f.key, e.currentTarget.value)} aria-describedby={`${f.key}-hint`} />
+          <input
+            type="number"
+            name={f.key}
+            min={f.min ?? 1}
+            max={f.max}
+            step={1}
+            required
+            value={values[f.key]}
+            onInput={(e) => edit(f.key, e.currentTarget.value)}
+            aria-describedby={`${f.key}-hint`}
+          />
           <span id={`${f.key}-hint`} class="hint">
             {f.hint}
           </span>

@@ -3,14 +3,22 @@
  * 24 hours or 14 days, where they come from (releases, environments,
  * companies), and one of its events in full with the newer and older one a
  * click away, each at a stable URL; and the page of all its events.
+ * A sign-in burst's security issue is built for an investigation instead:
+ * its attempts per hour, the accounts tried and the addresses they came
+ * from, its decision with Lift for owners, and its latest attempts.
  */
 import { useState } from 'preact/hooks';
-import { api } from '../api.ts';
+import { api, type Session } from '../api.ts';
 import { EventView } from '../event.tsx';
 import { count, when } from '../format.ts';
-import type { Issue, IssueDetail, IssueEvent, IssueEventSummary, UserFeedback } from '../types.ts';
+import type { AttemptSummary, Issue, IssueDetail, IssueEvent, IssueEventSummary, UserFeedback } from '../types.ts';
 import { Failure, Figures, Show, Title, useAction, useLoad } from '../ui.tsx';
+import { Decisions, Listed } from './alerts.tsx';
 import { ProjectNav } from './projects.tsx';
+
+/** The detectors that raise security issues from sign-in bursts (the issue's exception_type). */
+const DETECTORS: Record<string, string> = { brute_force: 'Brute force', credential_stuffing: 'Credential stuffing' };
+const isBurst = (i: Issue) => i.kind === 'security' && i.exception_type !== null && i.exception_type in DETECTORS;
 
 const EVENTS_PAGE = 25;
 
@@ -27,7 +35,7 @@ export function Bars({ counts, label, width = 120, height = 24 }: { counts: numb
   );
 }
 
-function Spread({ title, rows }: { title: string; rows: { value: string; count: number }[] }) {
+function Spread({ title, rows, of = 'Events' }: { title: string; rows: { value: string; count: number }[]; of?: string }) {
   return (
     <div class="spread">
       <h3>{title}</h3>
@@ -35,7 +43,9 @@ function Spread({ title, rows }: { title: string; rows: { value: string; count: 
         <p class="muted">None sent.</p>
       ) : (
         <table>
-          <caption class="sr-only">Events by {title.toLowerCase()}</caption>
+          <caption class="sr-only">
+            {of} by {title.toLowerCase()}
+          </caption>
           <tbody>
             {rows.map((r) => (
               <tr key={r.value}>
@@ -50,13 +60,13 @@ function Spread({ title, rows }: { title: string; rows: { value: string; count: 
   );
 }
 
-function Activity({ hourly }: { hourly: IssueDetail['hourly'] }) {
+function Activity({ hourly, what = 'events' }: { hourly: IssueDetail['hourly']; what?: 'events' | 'attempts' }) {
   const [span, setSpan] = useState<'24h' | '14d'>('24h');
   const counts = span === '24h' ? hourly.last_24h : hourly.last_14d;
   const total = counts.reduce((a, b) => a + b, 0);
   return (
     <section aria-labelledby="activity">
-      <h2 id="activity">Events per hour</h2>
+      <h2 id="activity">{what === 'events' ? 'Events' : 'Attempts'} per hour</h2>
       <div role="group" aria-label="Period" class="segmented">
         <button type="button" aria-pressed={span === '24h'} onClick={() => setSpan('24h')}>
           Last 24 hours
@@ -65,15 +75,20 @@ function Activity({ hourly }: { hourly: IssueDetail['hourly'] }) {
           Last 14 days
         </button>
       </div>
-      <Bars counts={counts} width={720} height={80} label={`${count(total)} events in the ${span === '24h' ? 'last 24 hours' : 'last 14 days'}, one bar per hour`} />
+      <Bars
+        counts={counts}
+        width={720}
+        height={80}
+        label={`${count(total)} ${what} in the ${span === '24h' ? 'last 24 hours' : 'last 14 days'}, one bar per hour`}
+      />
       <p class="muted">
-        {count(total)} events, one bar per hour up to {when(hourly.until)}.
+        {count(total)} {what}, one bar per hour up to {when(hourly.until)}.
       </p>
     </section>
   );
 }
 
-export function IssuePage({ id, issue, event }: { id: string; issue: string; event?: string }) {
+export function IssuePage({ id, issue, event, session }: { id: string; issue: string; event?: string; session: Session }) {
   const loaded = useLoad(() => api<IssueDetail>('GET', `/projects/${id}/issues/${issue}`), `issue:${id}:${issue}`);
   const [act, error, busy] = useAction();
   const setStatus = (status: Issue['status']) =>
@@ -110,40 +125,132 @@ export function IssuePage({ id, issue, event }: { id: string; issue: string; eve
             )}
           </p>
           {error && <Failure error={error} />}
-          <Figures
-            items={[
-              ['Events', count(i.event_count)],
-              ['First seen', when(i.first_seen)],
-              ['Last seen', when(i.last_seen)],
-              ['Last release', i.last_release ?? '—'],
-              ['Level', i.level ?? '—'],
-              ['Regressions', <span data-field="regression_count">{i.regression_count}</span>],
-              ['User feedback', count(i.user_feedback)],
-            ]}
-          />
-          {i.last_regressed_at && (
-            <p>
-              Last regression {when(i.last_regressed_at)} ({i.last_regression_kind === 'new_release' ? 'in a new release' : 'in the same release'}); resolved {i.resolved_count} times.
-            </p>
+          {isBurst(i) ? (
+            <BurstBody id={id} issue={issue} i={i} event={event} owner={session.role === 'owner'} />
+          ) : (
+            <ErrorBody id={id} issue={issue} i={i} event={event} />
           )}
-          <Activity hourly={i.hourly} />
-          <section aria-labelledby="spread" class="spreads">
-            <h2 id="spread">Where it happens</h2>
-            <Spread title="Releases" rows={i.spread.releases} />
-            <Spread title="Environments" rows={i.spread.environments} />
-            <Spread title="Companies" rows={i.spread.companies} />
-          </section>
-          {i.user_feedback > 0 && <FeedbackList id={id} issue={issue} />}
-          <EventPanel id={id} issue={issue} event={event ?? (i.latest_event as { event_id?: string } | null)?.event_id} total={i.event_count} expired={i.latest_event_expired} />
         </section>
       )}
     </Show>
   );
 }
 
+/** An error issue: its figures, activity, where it happens, feedback and an event in full. */
+function ErrorBody({ id, issue, i, event }: { id: string; issue: string; i: IssueDetail; event: string | undefined }) {
+  return (
+    <>
+      <Figures
+        items={[
+          ['Events', count(i.event_count)],
+          ['First seen', when(i.first_seen)],
+          ['Last seen', when(i.last_seen)],
+          ['Last release', i.last_release ?? '—'],
+          ['Level', i.level ?? '—'],
+          ['Regressions', <span data-field="regression_count">{i.regression_count}</span>],
+          ['User feedback', count(i.user_feedback)],
+        ]}
+      />
+      {i.last_regressed_at && (
+        <p>
+          Last regression {when(i.last_regressed_at)} ({i.last_regression_kind === 'new_release' ? 'in a new release' : 'in the same release'}); resolved{' '}
+          {i.resolved_count} times.
+        </p>
+      )}
+      <Activity hourly={i.hourly} />
+      <section aria-labelledby="spread" class="spreads">
+        <h2 id="spread">Where it happens</h2>
+        <Spread title="Releases" rows={i.spread.releases} />
+        <Spread title="Environments" rows={i.spread.environments} />
+        <Spread title="Companies" rows={i.spread.companies} />
+      </section>
+      {i.user_feedback > 0 && <FeedbackList id={id} issue={issue} />}
+      <EventPanel
+        id={id}
+        issue={issue}
+        event={event ?? (i.latest_event as { event_id?: string } | null)?.event_id}
+        total={i.event_count}
+        expired={i.latest_event_expired}
+      />
+    </>
+  );
+}
+
+/** A sign-in burst's issue, for an investigation: what it is, when, who and from where, what is done about it. */
+function BurstBody({ id, issue, i, event, owner }: { id: string; issue: string; i: IssueDetail; event: string | undefined; owner: boolean }) {
+  return (
+    <>
+      <Figures
+        items={[
+          ['Attempts', count(i.event_count)],
+          ['Detector', DETECTORS[i.exception_type!]],
+          ['First seen', when(i.first_seen)],
+          ['Last seen', when(i.last_seen)],
+          ['Regressions', <span data-field="regression_count">{i.regression_count}</span>],
+        ]}
+      />
+      <Activity hourly={i.hourly} what="attempts" />
+      <section aria-labelledby="who" class="spreads">
+        <h2 id="who">Who and from where</h2>
+        <Spread title={i.exception_type === 'credential_stuffing' ? 'Accounts tried' : 'Accounts'} rows={i.spread.actors} of="Attempts" />
+        <Spread title="Addresses" rows={i.spread.addresses} of="Attempts" />
+      </section>
+      <Decisions id={id} owner={owner} issue={issue} />
+      <LatestAttempts id={id} issue={issue} />
+      {event && <EventPanel id={id} issue={issue} event={event} total={i.event_count} expired={false} />}
+    </>
+  );
+}
+
+/** The burst's latest attempts, newest first, each a link to the attempt in full. */
+function LatestAttempts({ id, issue }: { id: string; issue: string }) {
+  const base = `/projects/${id}/issues/${issue}`;
+  const loaded = useLoad(() => api<{ events: AttemptSummary[]; total: number }>('GET', `${base}/events?limit=10`), `attempts:${id}:${issue}`);
+  return (
+    <section aria-labelledby="attempts">
+      <h2 id="attempts">Latest attempts</h2>
+      <Show loaded={loaded}>
+        {({ events, total }) => (
+          <>
+            <AttemptsTable base={base} rows={events} />
+            <p>
+              <a href={`${base}/events`}>All {count(total)} attempts</a>
+            </p>
+          </>
+        )}
+      </Show>
+    </section>
+  );
+}
+
+function AttemptsTable({ base, rows }: { base: string; rows: AttemptSummary[] }) {
+  return (
+    <Listed
+      label="Sign-in attempts, newest first"
+      empty="No attempt stored."
+      heads={['Time', 'Outcome', 'Account', 'Address', 'User agent']}
+      items={rows}
+      row={(a) => (
+        <tr key={a.event_id}>
+          <td>
+            <a href={`${base}/events/${a.event_id}`}>{when(a.timestamp)}</a>
+          </td>
+          <td>{a.outcome}</td>
+          <td>{a.actor ?? '—'}</td>
+          <td>{a.ip ?? '—'}</td>
+          <td>{a.user_agent ?? '—'}</td>
+        </tr>
+      )}
+    />
+  );
+}
+
 /** What people wrote about the issue's errors (Sentry SDKs' user feedback), newest first. */
 function FeedbackList({ id, issue }: { id: string; issue: string }) {
-  const loaded = useLoad(() => api<{ feedback: UserFeedback[]; total: number }>('GET', `/projects/${id}/issues/${issue}/feedback?limit=25`), `feedback:${id}:${issue}`);
+  const loaded = useLoad(
+    () => api<{ feedback: UserFeedback[]; total: number }>('GET', `/projects/${id}/issues/${issue}/feedback?limit=25`),
+    `feedback:${id}:${issue}`,
+  );
   return (
     <section aria-labelledby="feedback">
       <h2 id="feedback">User feedback</h2>
@@ -240,7 +347,7 @@ export function IssueEventsPage({ id, issue, query }: { id: string; issue: strin
   const page = Math.max(0, Number(query.get('page') ?? 0) | 0);
   const base = `/projects/${id}/issues/${issue}`;
   const loaded = useLoad(
-    () => api<{ events: IssueEventSummary[]; total: number }>('GET', `${base}/events?limit=${EVENTS_PAGE}&offset=${page * EVENTS_PAGE}`),
+    () => api<{ events: (IssueEventSummary | AttemptSummary)[]; total: number }>('GET', `${base}/events?limit=${EVENTS_PAGE}&offset=${page * EVENTS_PAGE}`),
     `events:${id}:${issue}:${page}`,
   );
   return (
@@ -252,35 +359,39 @@ export function IssueEventsPage({ id, issue, query }: { id: string; issue: strin
       <Show loaded={loaded}>
         {({ events, total }) => (
           <>
-            <table>
-              <caption class="sr-only">The issue's events, newest first, {total} in all</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Event</th>
-                  <th scope="col">Release</th>
-                  <th scope="col">Environment</th>
-                  <th scope="col">User</th>
-                  <th scope="col">Message</th>
-                </tr>
-              </thead>
-              <tbody>
-                {events.map((e) => (
-                  <tr key={e.event_id}>
-                    <td>{when(e.timestamp)}</td>
-                    <td>
-                      <a href={`${base}/events/${e.event_id}`}>
-                        <code>{e.event_id.slice(0, 12)}</code>
-                      </a>
-                    </td>
-                    <td>{e.release ?? '—'}</td>
-                    <td>{e.environment ?? '—'}</td>
-                    <td>{e.user?.email ?? e.user?.username ?? e.user?.id ?? '—'}</td>
-                    <td>{e.message ?? ''}</td>
+            {events.some((e) => 'outcome' in e) ? (
+              <AttemptsTable base={base} rows={events as AttemptSummary[]} />
+            ) : (
+              <table>
+                <caption class="sr-only">The issue's events, newest first, {total} in all</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Time</th>
+                    <th scope="col">Event</th>
+                    <th scope="col">Release</th>
+                    <th scope="col">Environment</th>
+                    <th scope="col">User</th>
+                    <th scope="col">Message</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {(events as IssueEventSummary[]).map((e) => (
+                    <tr key={e.event_id}>
+                      <td>{when(e.timestamp)}</td>
+                      <td>
+                        <a href={`${base}/events/${e.event_id}`}>
+                          <code>{e.event_id.slice(0, 12)}</code>
+                        </a>
+                      </td>
+                      <td>{e.release ?? '—'}</td>
+                      <td>{e.environment ?? '—'}</td>
+                      <td>{e.user?.email ?? e.user?.username ?? e.user?.id ?? '—'}</td>
+                      <td>{e.message ?? ''}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
             <nav aria-label="Pages" class="pager">
               {page > 0 ? <a href={`${base}/events?page=${page - 1}`}>Newer events</a> : <span />}
               <span>
