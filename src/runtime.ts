@@ -38,7 +38,7 @@ import { makeProjectChanges } from './state/project-changes.ts';
 import { makeStateKeeper } from './state/rebuild.ts';
 import { makeSessionState } from './state/sessions.state.ts';
 import { makeStores } from './store/index.ts';
-import { DEFAULT_ALERTS, type AlertSettings } from './store/projects.store.ts';
+import { alertsOf, type AlertSettings } from './store/projects.store.ts';
 import { cachedFor } from './util/cached.ts';
 import { connectMongo } from './store/mongo.ts';
 import { runMigrations } from './store/migrations/index.ts';
@@ -102,7 +102,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   /** A project's notification channels, read at most once a second per process (a new channel is heard of within a second). */
   const channels = cachedFor(1000, (project: number) => stores.channels.ofProject(project));
   /** A project's sign-in burst settings, read at most once a second per process (changes hold within a second). */
-  const alertSettings = cachedFor(1000, async (project: number): Promise<AlertSettings> => ({ ...DEFAULT_ALERTS, ...(await stores.projects.get(project))?.alerts }));
+  const alertSettings = cachedFor(1000, async (project: number): Promise<AlertSettings> => alertsOf((await stores.projects.get(project))?.alerts));
   const burstsState = makeBurstsState(stateRedis, { prefix: config.queuePrefix });
   const bursts = makeBurstsService({ issuesState, burstsState, alertSettings });
   const decisionsState = makeDecisionsState(stateRedis, { prefix: config.queuePrefix });

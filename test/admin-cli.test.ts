@@ -79,7 +79,24 @@ describe('lookout admin', { timeout: 90_000 }, () => {
     const org = (await admin('org', 'create', '--name', 'Alerts')).json;
     const project = (await admin('project', 'create', '--org', org.id, '--name', 'p')).json;
     const set = await admin('alerts', 'set', '--project', project.id, '--threshold', '3', '--window-seconds', '60', '--cooldown-seconds', '120', '--decision-seconds', '600');
-    expect(set.json.alerts).toEqual({ threshold: 3, window_seconds: 60, cooldown_seconds: 120, stuffing_threshold: 10, decision_seconds: 600 });
+    expect(set.json.alerts).toEqual({
+      threshold: 3,
+      window_seconds: 60,
+      cooldown_seconds: 120,
+      stuffing_threshold: 10,
+      decision_seconds: 600,
+      decision_mode: 'enforce',
+      allowlist: [],
+      escalate: false,
+      decision_max_seconds: 604_800,
+      decision_types: { brute_force: 'ban', credential_stuffing: 'ban' },
+    });
+    // the policy: monitoring, an allowlist, escalation, captcha for one detector (the other keeps its type)
+    const policy = await admin('alerts', 'set', '--project', project.id, '--decision-mode', 'monitor', '--allowlist', '192.0.2.0/24, ops@acme.example', '--escalate', 'on', '--stuffing-decision', 'captcha');
+    expect(policy.json.alerts).toMatchObject({ decision_mode: 'monitor', allowlist: ['192.0.2.0/24', 'ops@acme.example'], escalate: true, decision_types: { brute_force: 'ban', credential_stuffing: 'captcha' } });
+    const bad = await admin('alerts', 'set', '--project', project.id, '--decision-mode', 'sometimes');
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('decision_mode');
   });
 
   it('lists decisions and refuses to lift one that is not in force', async () => {

@@ -102,6 +102,43 @@ describe('GET /v1/decisions/stream', () => {
     expect(refused.body).toMatchObject({ reason: 'invalid_bouncer_key' });
   });
 
+  it('policy: an allowlisted address or account and a monitoring project make issues without decisions; a repeat offender escalates; captcha is a type', async () => {
+    const p = await project();
+    await ctx.runtime.admin.setAlerts(p.id, { allowlist: ['192.0.2.0/24', 'ops@acme.example'], escalate: true, decision_seconds: 60, decision_types: { brute_force: 'captcha' } });
+    await p.pull('?startup=true');
+    await p.burst('admin', '192.0.2.77');
+    await p.burst('ops@acme.example', '198.51.100.77');
+    const security = async () => (await p.get('/issues?kind=security')).body.issues as { title: string; policy: string | null; event_count: number }[];
+    await until(async () => (await security()).filter((i) => i.event_count === 5).length === 2);
+    expect((await security()).map((i) => i.policy)).toEqual(['allowlisted', 'allowlisted']);
+    expect((await ctx.runtime.decisions.list(p.id, new Date())).decisions).toEqual([]);
+    expect((await p.pull()).body).toEqual({ new: null, deleted: null });
+
+    // escalation: the address's second decision within a day holds twice as long, and says so
+    await p.burst('alice', '203.0.113.77');
+    await until(async () => (await ctx.runtime.decisions.list(p.id, new Date())).decisions.length === 1);
+    const [first] = (await ctx.runtime.decisions.list(p.id, new Date())).decisions;
+    expect(first).toMatchObject({ type: 'captcha', escalation: 0 });
+    expect(Date.parse(first!.until) - Date.parse(first!.created_at)).toBe(60_000);
+    await ctx.runtime.decisions.lift(p.id, first!.id, new Date());
+    await p.burst('bob', '203.0.113.77');
+    await until(async () => (await ctx.runtime.decisions.list(p.id, new Date())).decisions.length === 1);
+    const [second] = (await ctx.runtime.decisions.list(p.id, new Date())).decisions;
+    expect(second).toMatchObject({ escalation: 1, ip: '203.0.113.77' });
+    expect(Date.parse(second!.until) - Date.parse(second!.created_at)).toBe(120_000);
+    const pulled = (await p.pull()).body;
+    expect(pulled.new).toEqual([expect.objectContaining({ value: '203.0.113.77', type: 'captcha', duration: expect.stringMatching(/^(1m5\ds|2m0s)$/) })]);
+
+    // monitoring: issues and notifications, no decision
+    await ctx.runtime.admin.setAlerts(p.id, { decision_mode: 'monitor' });
+    await new Promise((r) => setTimeout(r, 1100)); // the workers read a project's settings at most once a second
+    await p.burst('carol', '203.0.113.88');
+    await until(async () => (await security()).some((i) => i.title.includes('carol')));
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await security()).find((i) => i.title.includes('carol'))!.policy).toBe('monitoring');
+    expect((await ctx.runtime.decisions.list(p.id, new Date())).decisions.map((d) => d.ip)).toEqual(['203.0.113.77']);
+  });
+
   it('writes durations as Go does', () => {
     expect([0, 999, 1000, 61_000, 3600_000, 3599_000 + 3600_000 * 3].map(goDuration)).toEqual(['0s', '0s', '1s', '1m1s', '1h0m0s', '3h59m59s']);
   });
@@ -155,6 +192,19 @@ describe("Debian's crowdsec-custom-bouncer", () => {
       const [decision] = (await ctx.runtime.decisions.list(p.id, new Date())).decisions;
       await ctx.runtime.decisions.lift(p.id, decision!.id, new Date());
       await until(async () => lines().some((l) => l.startsWith('del 203.0.113.66 ')), 15_000);
+
+      // an allowlisted address never reaches the bouncer; the first address, decided again within a day, escalates
+      await ctx.runtime.admin.setAlerts(p.id, { allowlist: ['192.0.2.0/24'], escalate: true });
+      await new Promise((r) => setTimeout(r, 1100)); // the workers read a project's settings at most once a second
+      await p.burst('admin', '192.0.2.66');
+      await p.burst('root', '203.0.113.66');
+      await until(async () => lines().filter((l) => l.startsWith('add 203.0.113.66 ')).length === 2, 20_000);
+      const escalated = Number(lines().filter((l) => l.startsWith('add 203.0.113.66 '))[1]!.split(' ')[2]);
+      expect(escalated).toBeGreaterThan(7100);
+      expect(escalated).toBeLessThanOrEqual(7200);
+      expect(lines().filter((l) => l.includes('192.0.2.66'))).toEqual([]);
+      await ctx.runtime.admin.setAlerts(p.id, { allowlist: [], escalate: false });
+      for (const d of (await ctx.runtime.decisions.list(p.id, new Date())).decisions) await ctx.runtime.decisions.lift(p.id, d.id, new Date());
 
       // revoked: its pulls are refused
       await ctx.runtime.bouncers.revoke(p.id, p.bouncer.id);

@@ -42,7 +42,17 @@ describe('GET /api/v1/sdk/decisions', () => {
     await until(async () => (await p.feed()).decisions.length === 1);
     const first = await p.feed();
     const [d] = first.decisions;
-    expect(d).toEqual({ id: expect.stringMatching(/^d\d+$/), kind: 'brute_force', actor: 'alice@example.com', ip: '203.0.113.7', issue_id: expect.any(String), created_at: expect.any(String), until: expect.any(String) });
+    expect(d).toEqual({
+      id: expect.stringMatching(/^d\d+$/),
+      kind: 'brute_force',
+      type: 'ban',
+      escalation: 0,
+      actor: 'alice@example.com',
+      ip: '203.0.113.7',
+      issue_id: expect.any(String),
+      created_at: expect.any(String),
+      until: expect.any(String),
+    });
     expect(Date.parse(d!.until) - Date.parse(d!.created_at)).toBe(3600_000);
     expect(await p.feed(first.cursor)).toEqual({ decisions: [], removed: [], cursor: first.cursor });
     // The same burst growing extends the decision it made; another group makes another.

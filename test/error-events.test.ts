@@ -140,6 +140,8 @@ describe("an issue's events", () => {
       releases: [{ value: 'shop@2', count: 2 }, { value: 'shop@3', count: 1 }],
       environments: [{ value: 'production', count: 2 }, { value: 'staging', count: 1 }],
       companies: [{ value: 'acme', count: 2 }, { value: 'globex', count: 1 }],
+      actors: [],
+      addresses: [],
     });
     expect(issue.hourly.last_24h).toHaveLength(24);
     expect(issue.hourly.last_14d).toHaveLength(14 * 24);

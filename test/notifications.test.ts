@@ -133,6 +133,19 @@ describe('triggers, each notified once with a valid signature', () => {
     expect(bursts[0]!.body).toMatchObject({ event: 'security.burst', actor: 'alice@example.com', ip: '203.0.113.7', attempts: 5, detector: 'brute_force', issue: { kind: 'security' } });
   });
 
+  it('decision.created: the decision a burst makes, once; its growth extends it without another', async () => {
+    const p = await bound();
+    await p.channel({ on: ['decision.created'] });
+    for (let i = 0; i < 5; i++) expect((await p.send(attempt(i))).status).toBe(202);
+    await until(() => p.got('decision.created').length === 1);
+    for (let i = 5; i < 8; i++) await p.send(attempt(i));
+    await settle();
+    const made = p.got('decision.created');
+    expect(made).toHaveLength(1);
+    expect(made[0]!.body).toMatchObject({ event: 'decision.created', type: 'ban', ip: '203.0.113.7', actor: 'alice@example.com', escalation: 0, detector: 'brute_force', issue: { kind: 'security' } });
+    expect(Date.parse(made[0]!.body.until as string) - Date.parse(made[0]!.body.triggered_at as string)).toBe(3600_000);
+  });
+
   it('issue.frequency: more than N events in M minutes, once per issue per interval', async () => {
     const p = await bound();
     const ch = await p.channel({ on: ['issue.frequency'], frequency: { count: 3, minutes: 5 } });

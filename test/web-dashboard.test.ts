@@ -306,6 +306,11 @@ describe('the web dashboard', () => {
       const security = { kind: 'login_failed', actor: 'mallory@acme.example', ip: '198.51.100.23', user_agent: `python-requests/2.${i}` };
       expect((await call(ctx, 'POST', '/api/v1/events', { key: secret, instance, body: { event_id: eventId(), timestamp: new Date(Date.now() - 30_000 + i * 1000).toISOString(), security } })).status).toBe(202);
     }
+    // another account tried from the same address: another issue, which the page names
+    for (let i = 0; i < 5; i++) {
+      const security = { kind: 'login_failed', actor: 'trent@acme.example', ip: '198.51.100.23' };
+      expect((await call(ctx, 'POST', '/api/v1/events', { key: secret, instance, body: { event_id: eventId(), timestamp: new Date(Date.now() - 20_000 + i * 1000).toISOString(), security } })).status).toBe(202);
+    }
     let issue = '';
     await expect
       .poll(async () => {
@@ -328,6 +333,7 @@ describe('the web dashboard', () => {
     const decision = page.locator('tr[data-decision]');
     await expect.poll(() => decision.count()).toBe(1);
     expect(await decision.textContent()).toContain('198.51.100.23');
+    await expect.poll(() => page.getByRole('region', { name: /Other open security issues from 198.51.100.23/ }).textContent()).toContain('trent@acme.example');
     await accessible('security-issue');
     await shot('security-issue');
     await page.getByRole('button', { name: 'Lift' }).click();

@@ -4,6 +4,7 @@
  * set it reaches the stores that `npm start` runs.
  */
 import { TOKEN_SCOPES } from '../store/tokens.store.ts';
+import type { AlertsChange } from '../store/projects.store.ts';
 import type { Config } from '../../config/index.ts';
 import path from 'node:path';
 import { readInstance } from '../embedded/instance.ts';
@@ -31,7 +32,11 @@ export const ADMIN_COMMANDS = [
   ['member add|remove', '--org ID --email E', 'organisation members (count against seats)'],
   ['invite add|remove', '--org ID --email E', 'pending invitations (count against seats)'],
   ['email-rule add|remove', '--org ID --email E', 'email rules (count against seats)'],
-  ['alerts set', '--project ID [--threshold N] [--window-seconds S] [--cooldown-seconds S] [--stuffing-threshold N] [--decision-seconds S]', 'sign-in burst detection; how long a decision holds (0: none)'],
+  [
+    'alerts set',
+    '--project ID [--threshold N] [--window-seconds S] [--cooldown-seconds S] [--stuffing-threshold N] [--decision-seconds S] [--decision-mode enforce|monitor] [--allowlist LIST] [--escalate on|off] [--decision-max-seconds S] [--brute-force-decision ban|captcha] [--stuffing-decision ban|captcha]',
+    "sign-in burst detection; how long a decision holds (0: none); monitor: issues without decisions; LIST: comma-separated addresses, CIDR ranges and actors that never get a decision ('' for none); escalate: a repeat offender's decision holds twice as long, up to the maximum",
+  ],
   ['decisions list', '--project ID', 'the active decisions made by sign-in bursts'],
   ['decisions lift', '--project ID --decision ID', 'end a decision now; installations see it removed at their next poll'],
   ['bouncer add', '--project ID --name N', "a CrowdSec bouncer key for the project's decisions; prints the key (only here)"],
@@ -46,14 +51,22 @@ export const ADMIN_COMMANDS = [
   ['notify remove', '--project ID --channel ID', 'remove a channel'],
   ['notify test', '--project ID --channel ID', 'send a test notification through the queue'],
   ['notify resume', '--project ID --channel ID', 'resume a channel paused after ten failed deliveries in a row'],
-  ['notify rotate', '--project ID --channel ID', "a new signing secret for a webhook; prints it (only here)"],
+  ['notify rotate', '--project ID --channel ID', 'a new signing secret for a webhook; prints it (only here)'],
   ['notify deliveries', '--project ID [--channel ID]', 'the newest deliveries, each with its attempts'],
   ['recount', '--project ID', "rebuild the project's hot state and rollups from its raw batches and stored events"],
-  ['user add', '--org ID --email E --role owner|member [--password-stdin]', 'a dashboard user; the password is read from standard input, or a one-time set-password link (24 hours) is printed'],
+  [
+    'user add',
+    '--org ID --email E --role owner|member [--password-stdin]',
+    'a dashboard user; the password is read from standard input, or a one-time set-password link (24 hours) is printed',
+  ],
   ['user remove', '--org ID --email E', 'offboard a dashboard user: their account, every session and API token they hold and their seat end now'],
   ['user disable|enable', '--org ID --email E', 'disable a dashboard user (every session and API token ends, sign-in refused) or enable them again'],
   ['user sessions', '--org ID --email E', "a user's open dashboard sessions: when and where each was opened and last used"],
-  ['token create', '--org ID --email E --name N --scopes S', `an API token acting as that user; S: comma-separated ${TOKEN_SCOPES.join(', ')}; prints the token (only here)`],
+  [
+    'token create',
+    '--org ID --email E --name N --scopes S',
+    `an API token acting as that user; S: comma-separated ${TOKEN_SCOPES.join(', ')}; prints the token (only here)`,
+  ],
   ['token list', '--org ID --email E', "a user's API tokens, never the token itself"],
   ['token revoke', '--org ID --email E --token ID', 'revoke an API token now'],
 ] as const;
@@ -86,6 +99,12 @@ const OPTIONS = {
   'cooldown-seconds': { type: 'string' },
   'stuffing-threshold': { type: 'string' },
   'decision-seconds': { type: 'string' },
+  'decision-mode': { type: 'string' },
+  allowlist: { type: 'string' },
+  escalate: { type: 'string' },
+  'decision-max-seconds': { type: 'string' },
+  'brute-force-decision': { type: 'string' },
+  'stuffing-decision': { type: 'string' },
   decision: { type: 'string' },
   bouncer: { type: 'string' },
   role: { type: 'string' },
@@ -107,7 +126,6 @@ const OPTIONS = {
 
 type Values = Partial<Record<Exclude<keyof typeof OPTIONS, 'password-stdin'>, string>> & { 'password-stdin'?: boolean };
 
-
 function need(values: Values, name: Exclude<keyof Values, 'password-stdin'>): string {
   const value = values[name];
   if (value === undefined || value === '') throw new UsageError(`--${name} is required`);
@@ -118,7 +136,7 @@ function id(values: Values, name: 'org' | 'project' | 'channel'): number {
   if (!/^[1-9]\d{0,15}$/.test(text)) throw new UsageError(`--${name} must be a numeric id`);
   return Number(text);
 }
-function onOff(values: Values, name: 'enabled' | 'security-monitoring'): boolean | undefined {
+function onOff(values: Values, name: 'enabled' | 'security-monitoring' | 'escalate'): boolean | undefined {
   const value = values[name];
   if (value === undefined) return undefined;
   if (value !== 'on' && value !== 'off') throw new UsageError(`--${name} takes on or off`);
@@ -190,7 +208,12 @@ export function parseAdminCommand(args: string[]): AdminRun {
     case 'project set': {
       const project = id(values, 'project');
       const retention = values['event-retention-days'] === 'default' ? null : wholeNumber(values, 'event-retention-days');
-      const set = defined({ name: values.name, enabled: onOff(values, 'enabled'), security_monitoring: onOff(values, 'security-monitoring'), event_retention_days: retention });
+      const set = defined({
+        name: values.name,
+        enabled: onOff(values, 'enabled'),
+        security_monitoring: onOff(values, 'security-monitoring'),
+        event_retention_days: retention,
+      });
       return (rt) => rt.admin.setProject(project, set);
     }
     case 'project show': {
@@ -225,8 +248,20 @@ export function parseAdminCommand(args: string[]): AdminRun {
         cooldown_seconds: wholeNumber(values, 'cooldown-seconds'),
         stuffing_threshold: wholeNumber(values, 'stuffing-threshold'),
         decision_seconds: wholeNumber(values, 'decision-seconds'),
+        decision_mode: values['decision-mode'],
+        allowlist: values.allowlist
+          ?.split(',')
+          .map((e) => e.trim())
+          .filter(Boolean),
+        escalate: onOff(values, 'escalate'),
+        decision_max_seconds: wholeNumber(values, 'decision-max-seconds'),
+        decision_types:
+          values['brute-force-decision'] || values['stuffing-decision']
+            ? defined({ brute_force: values['brute-force-decision'], credential_stuffing: values['stuffing-decision'] })
+            : undefined,
       });
-      return (rt) => rt.admin.setAlerts(project, set);
+      // the schema (schemas/alerts.json) refuses a mode or decision type it does not name, as for the dashboard
+      return (rt) => rt.admin.setAlerts(project, set as AlertsChange);
     }
     case 'user add': {
       const input = { org: id(values, 'org'), email: need(values, 'email'), role: need(values, 'role') };
@@ -254,7 +289,8 @@ export function parseAdminCommand(args: string[]): AdminRun {
       const input = { org: id(values, 'org'), email: need(values, 'email') };
       const disabled = positionals[1] === 'disable';
       return async (rt) => {
-        if (!(await rt.accounts.setDisabled(input.org, input.email, disabled))) throw new NotFoundError('user_not_found', `no user ${input.email} in organisation ${input.org}`);
+        if (!(await rt.accounts.setDisabled(input.org, input.email, disabled)))
+          throw new NotFoundError('user_not_found', `no user ${input.email} in organisation ${input.org}`);
         return { email: normalEmail(input.email), org: String(input.org), disabled };
       };
     }
@@ -263,7 +299,14 @@ export function parseAdminCommand(args: string[]): AdminRun {
       return async (rt) => ({ sessions: await rt.accounts.listSessions((await rt.accounts.userOf(input.org, input.email))._id, null) });
     }
     case 'token create': {
-      const input = { org: id(values, 'org'), email: need(values, 'email'), name: need(values, 'name'), scopes: need(values, 'scopes').split(',').map((s) => s.trim()) };
+      const input = {
+        org: id(values, 'org'),
+        email: need(values, 'email'),
+        name: need(values, 'name'),
+        scopes: need(values, 'scopes')
+          .split(',')
+          .map((s) => s.trim()),
+      };
       return async (rt) => {
         const user = await rt.accounts.userOf(input.org, input.email);
         return rt.tokens.create({ email: user._id, org: user.org_id }, input);
@@ -293,8 +336,16 @@ export function parseAdminCommand(args: string[]): AdminRun {
         on: triggers.on,
         environment: values.environment,
         level: values.level,
-        frequency: nonEmpty(defined({ count: wholeNumber(values, 'frequency-count'), minutes: wholeNumber(values, 'frequency-minutes'), interval_minutes: wholeNumber(values, 'interval-minutes') })),
-        crash_free: nonEmpty(defined({ threshold: crashFree === undefined ? undefined : Number(crashFree), min_sessions: wholeNumber(values, 'min-sessions') })),
+        frequency: nonEmpty(
+          defined({
+            count: wholeNumber(values, 'frequency-count'),
+            minutes: wholeNumber(values, 'frequency-minutes'),
+            interval_minutes: wholeNumber(values, 'interval-minutes'),
+          }),
+        ),
+        crash_free: nonEmpty(
+          defined({ threshold: crashFree === undefined ? undefined : Number(crashFree), min_sessions: wholeNumber(values, 'min-sessions') }),
+        ),
       });
       return (rt) => rt.notifications.add(project, input);
     }

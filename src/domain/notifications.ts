@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 
 /** What can trigger a notification, in the order the dashboard lists them. */
-export const TRIGGERS = ['issue.created', 'issue.regressed', 'security.burst', 'issue.frequency', 'release.crash_free', 'security.csp'] as const;
+export const TRIGGERS = ['issue.created', 'issue.regressed', 'security.burst', 'issue.frequency', 'release.crash_free', 'security.csp', 'decision.created'] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 /** The triggers of a channel added without `--on`. */
 export const DEFAULT_TRIGGERS: readonly Trigger[] = ['issue.created', 'issue.regressed', 'security.burst'];
@@ -95,6 +95,8 @@ export function noticeBody(t: TriggerRecord, delivery: string, project: { id: st
     ...(issue ? { issue } : {}),
     ...(environment ? { environment } : {}),
     ...own,
+    // a decision's end, recorded in ms by the script, is sent as a time like every other
+    ...(typeof own.until === 'number' ? { until: new Date(own.until).toISOString() } : {}),
   };
 }
 
@@ -127,6 +129,8 @@ export function headline(body: NoticeBody): string {
       return `CSP violation: ${issue}`;
     case 'security.burst':
       return `Sign-in burst: ${body.attempts} failed sign-ins${body.actor ? ` for ${body.actor}` : ''} from ${body.ip ?? 'an unknown address'}`;
+    case 'decision.created':
+      return `Decision: ${body.type ?? 'ban'} ${body.ip ?? body.actor ?? 'an unknown address'} until ${body.until}${Number(body.escalation) > 0 ? ` (escalated ×${2 ** Number(body.escalation)})` : ''}`;
     case 'issue.frequency':
       return `Frequent: ${issue} (${body.events} events in ${body.minutes} min)`;
     case 'release.crash_free':

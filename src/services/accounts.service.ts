@@ -72,8 +72,10 @@ export function makeAccountsService(deps: { stores: Stores; redis: RedisClient; 
     const refused = taken.flatMap((t) => (t.status === 'rejected' ? [t.reason as unknown] : []));
     for (const err of refused) if (!(err instanceof RateLimiterRes)) throw err;
     if (refused.length > 0) {
-      // the budget that took the attempt gives it back: no password was checked
-      await Promise.all([taken[0].status === 'fulfilled' && perAccount.reward(account, 1), taken[1].status === 'fulfilled' && perAddress.reward(ip, 1)]);
+      // No password was checked, so neither budget keeps the attempt: the one that took it gives it back, and so does
+      // the one that refused it (a refused consume still counted it). Otherwise a burst at one locked account would
+      // use up its address's budget, and lock out everyone else signing in from that address.
+      await Promise.all([perAccount.reward(account, 1), perAddress.reward(ip, 1)]);
       const wait = Math.max(1, ...refused.map((r) => Math.ceil((r as RateLimiterRes).msBeforeNext / 1000)));
       throw new SignInThrottledError(wait);
     }

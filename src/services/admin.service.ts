@@ -3,11 +3,12 @@
  * keys, people and alert settings. The one service behind both the admin CLI
  * and the web dashboard, so each rule is written once.
  */
-import { detectBruteForce, detectStuffing, type Attempt, type BurstSettings } from '../domain/bursts.ts';
+import { detectBruteForce, detectStuffing, type Attempt } from '../domain/bursts.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { Stores } from '../store/index.ts';
 import type { OrgDoc, PersonList } from '../store/orgs.store.ts';
-import { DEFAULT_ALERTS, type AlertSettings, type ProjectDoc } from '../store/projects.store.ts';
+import { makeAllowlist } from '../domain/allowlist.ts';
+import { alertsOf, DEFAULT_ALERTS, type AlertsChange, type AlertSettings, type ProjectDoc } from '../store/projects.store.ts';
 import { hashSecret, newPublicKey, newSecretKey } from './keys.ts';
 import type { ProjectChanges } from '../state/project-changes.ts';
 import { normalEmail } from './accounts.service.ts';
@@ -27,12 +28,24 @@ type PreviewAttempt = Attempt & { group: string; ip: string | null };
  * brute force by (actor, address), stuffing by address, attempts without
  * one left out.
  */
-function burstCounts(attempts: PreviewAttempt[], settings: BurstSettings & { decision_seconds: number }) {
-  const count = (groups: Map<unknown, PreviewAttempt[]>, detect: typeof detectBruteForce) => [...groups.values()].reduce((n, group) => n + detect(group, settings).length, 0);
-  const brute_force = count(groupBy(attempts, (a) => a.group), detectBruteForce);
-  const credential_stuffing = count(groupBy(attempts.filter((a) => a.ip), (a) => a.ip), detectStuffing);
-  // Each issue raised makes one decision (later bursts of it extend that one), unless decisions are off.
-  return { brute_force, credential_stuffing, decisions: settings.decision_seconds > 0 ? brute_force + credential_stuffing : 0 };
+function burstCounts(attempts: PreviewAttempt[], settings: AlertSettings) {
+  const allowlist = makeAllowlist(settings.allowlist);
+  const count = (groups: Map<unknown, PreviewAttempt[]>, detect: typeof detectBruteForce, who: (a: PreviewAttempt) => { actor: string | null; ip: string | null }) => {
+    let issues = 0;
+    let decided = 0;
+    for (const group of groups.values()) {
+      const found = detect(group, settings).length;
+      issues += found;
+      if (!allowlist.allows(who(group[0]!))) decided += found;
+    }
+    return { issues, decided };
+  };
+  const brute = count(groupBy(attempts, (a) => a.group), detectBruteForce, (a) => ({ actor: a.actor, ip: a.ip }));
+  const stuffing = count(groupBy(attempts.filter((a) => a.ip), (a) => a.ip), detectStuffing, (a) => ({ actor: null, ip: a.ip }));
+  // Each issue raised makes one decision (later bursts of it extend that one), unless decisions are off, the project
+  // only monitors, or its actor or address is allowlisted.
+  const deciding = settings.decision_seconds > 0 && settings.decision_mode !== 'monitor';
+  return { brute_force: brute.issues, credential_stuffing: stuffing.issues, decisions: deciding ? brute.decided + stuffing.decided : 0 };
 }
 
 export function orgView(org: OrgDoc, used?: number) {
@@ -61,7 +74,7 @@ export function projectView(project: ProjectDoc) {
     instance_id: project.instance_id,
     installation: project.installation,
     // Settings added later (decision_seconds) show their default for a project saved before them.
-    alerts: { ...DEFAULT_ALERTS, ...project.alerts },
+    alerts: alertsOf(project.alerts),
     event_retention_days: project.event_retention_days ?? null,
     created_at: project.created_at,
   };
@@ -87,9 +100,9 @@ export function makeAdminService(stores: Stores, sdk: SdkService, changes: Proje
     return orgView(doc, (await sdk.seatKeys(doc)).size);
   }
   /** The settings after `set`, checked against schemas/alerts.json (the CLI and the dashboard alike). */
-  function mergedAlerts(current: ProjectDoc, set: Partial<AlertSettings>): AlertSettings {
+  function mergedAlerts(current: ProjectDoc, set: AlertsChange): AlertSettings {
     validator.check('alerts', set);
-    return { ...DEFAULT_ALERTS, ...current.alerts, ...set };
+    return alertsOf(current.alerts, set);
   }
 
   return {
@@ -184,7 +197,7 @@ export function makeAdminService(stores: Stores, sdk: SdkService, changes: Proje
       await changes.publish(id);
       return { id: String(id), unbound: before?.instance_id ?? null };
     },
-    async setAlerts(id: number, set: Partial<AlertSettings>) {
+    async setAlerts(id: number, set: AlertsChange) {
       const alerts = mergedAlerts(await project(id), set);
       const updated = await stores.projects.update(id, { alerts });
       await changes.publish(id);
@@ -195,7 +208,7 @@ export function makeAdminService(stores: Stores, sdk: SdkService, changes: Proje
      * hours, beside what the current settings raise from the same attempts
      * (the same pure detectors the workers' scripts are checked against).
      */
-    async previewAlerts(id: number, set: Partial<AlertSettings>, now = new Date()) {
+    async previewAlerts(id: number, set: AlertsChange, now = new Date()) {
       const current = await project(id);
       const proposed = mergedAlerts(current, set);
       const since = new Date(now.getTime() - ALERTS_PREVIEW_MS);
@@ -208,7 +221,7 @@ export function makeAdminService(stores: Stores, sdk: SdkService, changes: Proje
           if (e.at.getTime() <= now.getTime()) attempts.push({ id: e.event_id, at: e.at.getTime(), kind: e.security_kind, actor: e.actor ?? '', group: e.group_key, ip: e.ip });
         }
       }
-      const settings = { ...DEFAULT_ALERTS, ...current.alerts };
+      const settings = alertsOf(current.alerts);
       return {
         since: since.toISOString(),
         until: now.toISOString(),

@@ -28,7 +28,7 @@ export interface CrowdsecDecision {
   origin: 'lookout';
   scenario: string;
   scope: 'Ip' | 'username';
-  type: 'ban';
+  type: 'ban' | 'captcha';
   value: string;
   duration: string;
   until: string;
@@ -59,7 +59,7 @@ export function crowdsecDecision(d: Decision, now: number): CrowdsecDecision {
     origin: 'lookout',
     scenario: SCENARIOS[d.kind],
     scope: d.ip ? 'Ip' : 'username',
-    type: 'ban',
+    type: d.type ?? 'ban',
     value: d.ip ?? d.actor ?? '',
     duration: goDuration(d.until - now),
     until: new Date(d.until).toISOString(),

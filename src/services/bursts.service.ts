@@ -5,7 +5,9 @@
  * grow, so a retry or a second worker leaves the same result), then is saved up to DETECTION_SETTLE_MS before its
  * newest attempt.
  */
-import { burstIssue, resumeSettled, type Attempt, type Burst, type BurstSettings, type Detector } from '../domain/bursts.ts';
+import { makeAllowlist } from '../domain/allowlist.ts';
+import { burstIssue, resumeSettled, type Attempt, type Burst, type Detector } from '../domain/bursts.ts';
+import type { AlertSettings } from '../store/projects.store.ts';
 import { StateMovedError } from '../state/rebuild.ts';
 import { DETECTION_LOOKBACK_MS, DETECTION_SETTLE_MS, DETECTOR_OF, type AttemptEntry, type BurstsState, type DetectorKey } from '../state/bursts.state.ts';
 import type { IssuesState } from '../state/issues.state.ts';
@@ -18,7 +20,7 @@ export interface AppliedAttempt {
   receivedAt: Date;
 }
 
-export function makeBurstsService(deps: { issuesState: IssuesState; burstsState: BurstsState; alertSettings: (project: number) => Promise<BurstSettings & { decision_seconds: number }> }) {
+export function makeBurstsService(deps: { issuesState: IssuesState; burstsState: BurstsState; alertSettings: (project: number) => Promise<AlertSettings> }) {
   const state = deps.burstsState;
 
   async function recordBurst(
@@ -28,9 +30,13 @@ export function makeBurstsService(deps: { issuesState: IssuesState; burstsState:
     burst: Burst,
     read: Map<string, Attempt>,
     received: Map<string, Date>,
-    opts: { notify: boolean; decisionSeconds: number },
+    opts: { notify: boolean; settings: AlertSettings },
   ) {
     const { digest, fingerprint, title } = burstIssue(detector, key, burst);
+    const { settings } = opts;
+    const actor = detector === 'brute_force' ? key.actor : null;
+    // no decision for an allowlisted actor or address, nor while the project only monitors; the issue says which
+    const policy = makeAllowlist(settings.allowlist).allows({ actor, ip: key.ip }) ? 'allowlisted' : settings.decision_mode === 'monitor' ? 'monitoring' : '';
     const id = (await deps.issuesState.issueIds(project, [fingerprint])).get(fingerprint)!;
     const result = await state.applyBurst(
       project,
@@ -42,7 +48,7 @@ export function makeBurstsService(deps: { issuesState: IssuesState; burstsState:
         group: digest,
         first_id: burst.key,
         last_id: burst.latest.id,
-        actor: detector === 'brute_force' ? key.actor : null,
+        actor,
         ip: key.ip,
         count: burst.count,
         first: new Date(burst.first_seen),
@@ -50,9 +56,12 @@ export function makeBurstsService(deps: { issuesState: IssuesState; burstsState:
         latest: eventKey(project, burst.latest.id),
         latest_at: new Date(burst.latest.at),
         received: newestReceived(burst.attempt_ids, received),
+        policy,
       },
       {
-        ...opts,
+        notify: opts.notify,
+        decisionSeconds: policy ? 0 : settings.decision_seconds,
+        decision: { type: settings.decision_types[detector], escalate: settings.escalate, maxSeconds: settings.decision_max_seconds },
         now: new Date(),
         // the attempts join the issue (its list of attempts, hourly counts, actors and addresses)
         attempts: burst.attempt_ids.flatMap((id) => {
@@ -75,8 +84,19 @@ export function makeBurstsService(deps: { issuesState: IssuesState; burstsState:
       const failures = attempts.filter((a) => a.attempt.kind === 'login_failed');
       // Each key carries its attempts' own actor and address: a decision names the address the attempts came from.
       const keys: DetectorKey[] = [
-        ...[...groupBy(failures, (a) => a.attempt.group)].map(([key, list]) => ({ kind: 'ag' as const, key, actor: list[0]!.attempt.actor, ip: list[0]!.attempt.ip, since: earliest(list) })),
-        ...[...groupBy(failures.filter((a) => a.attempt.ip), (a) => a.attempt.ip!)].map(([key, list]) => ({ kind: 'aip' as const, key, actor: null, ip: key, since: earliest(list) })),
+        ...[...groupBy(failures, (a) => a.attempt.group)].map(([key, list]) => ({
+          kind: 'ag' as const,
+          key,
+          actor: list[0]!.attempt.actor,
+          ip: list[0]!.attempt.ip,
+          since: earliest(list),
+        })),
+        ...[
+          ...groupBy(
+            failures.filter((a) => a.attempt.ip),
+            (a) => a.attempt.ip!,
+          ),
+        ].map(([key, list]) => ({ kind: 'aip' as const, key, actor: null, ip: key, since: earliest(list) })),
       ];
       const reads = await state.detectorReads(project, keys, settings);
       const settledAt = (fresh: Attempt[]) => Math.max(...fresh.map((a) => a.at)) - DETECTION_SETTLE_MS;
@@ -91,7 +111,7 @@ export function makeBurstsService(deps: { issuesState: IssuesState; burstsState:
         }
         const attempts = new Map([...read.leaving, ...read.fresh].map((a) => [a.id, a]));
         for (const burst of folded.bursts) {
-          await recordBurst(project, detector, key, burst, attempts, received, { notify: flags.includes('t'), decisionSeconds: settings.decision_seconds });
+          await recordBurst(project, detector, key, burst, attempts, received, { notify: flags.includes('t'), settings });
         }
         // Saved once its bursts are recorded: a worker that dies in between folds them again on the retry.
         await state.saveDetector(project, key, read, folded.state);

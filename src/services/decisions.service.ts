@@ -12,6 +12,8 @@ export function decisionView(d: Decision) {
   return {
     id: d.id,
     kind: d.kind,
+    type: d.type ?? 'ban',
+    escalation: d.escalation ?? 0,
     ...(d.kind === 'brute_force' && d.actor !== null ? { actor: d.actor } : {}),
     ip: d.ip,
     issue_id: d.issue_id,

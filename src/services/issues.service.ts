@@ -34,10 +34,10 @@ export function issueView(issue: IssueDoc) {
     last_regressed_at: issue.last_regressed_at?.toISOString() ?? null,
     last_regression_kind: issue.last_regression_kind,
     companies: issue.companies,
+    policy: issue.policy ?? null,
   };
 }
 
-/** What a page of an issue's events shows of each: enough to pick one, not its whole payload. */
 /** A row of a security issue's attempts: when, what, who, from where, with what. */
 function attemptSummary(a: StoredAttempt) {
   const security = a.body.security as { user_agent?: string };
@@ -53,6 +53,7 @@ function attemptSummary(a: StoredAttempt) {
   };
 }
 
+/** What a page of an issue's events shows of each: enough to pick one, not its whole payload. */
 function eventSummary(doc: EventDoc) {
   const p = payloadOf(doc);
   const user = p.user as Record<string, unknown> | undefined;

@@ -89,6 +89,8 @@ export interface BurstEntry {
   latest_at: Date;
   /** when the batch was received, if the burst holds one of its attempts (it may regress the issue) */
   received?: Date;
+  /** why the burst makes no decision, kept on its issue: its actor or address is allowlisted, or the project only monitors */
+  policy?: 'allowlisted' | 'monitoring' | '';
 }
 
 export function makeBurstsState(redis: RedisClient, opts: { prefix: string }) {
@@ -168,7 +170,14 @@ export function makeBurstsState(redis: RedisClient, opts: { prefix: string }) {
       issue: number,
       burst: BurstEntry,
       /** `attempts`: the attempts this fold added to the burst, recorded in the issue once each */
-      opts: { notify?: boolean; decisionSeconds?: number; now?: Date; attempts?: { id: string; at: number; actor: string | null; ip: string | null }[] } = {},
+      opts: {
+        notify?: boolean;
+        decisionSeconds?: number;
+        now?: Date;
+        attempts?: { id: string; at: number; actor: string | null; ip: string | null }[];
+        /** the decision's type, and its escalation (ARGV[9] of apply-burst-3.lua) */
+        decision?: { type: 'ban' | 'captcha'; escalate: boolean; maxSeconds: number };
+      } = {},
     ): Promise<'changed' | 'unchanged' | 'unverified'> {
       const k = keys(project);
       const arg = {
@@ -190,6 +199,7 @@ export function makeBurstsState(redis: RedisClient, opts: { prefix: string }) {
         (opts.now ?? new Date()).getTime(),
         BURST_SPAN_MS,
         JSON.stringify((opts.attempts ?? []).map((a) => [a.id, a.at, a.actor ?? '', a.ip ?? ''])),
+        JSON.stringify(opts.decision ? { type: opts.decision.type, escalate: opts.decision.escalate, max_ms: opts.decision.maxSeconds * 1000 } : {}),
       );
       return answerOf(code, { 1: 'changed', 0: 'unchanged' } as const);
     },

@@ -11,6 +11,10 @@ import { defineScripts, projectKeys } from './scripts.ts';
 export interface Decision {
   id: string;
   kind: 'brute_force' | 'credential_stuffing';
+  /** ban or captcha (the project's setting per detector); decisions made before the setting existed are bans */
+  type?: 'ban' | 'captcha';
+  /** how many times it doubled: decisions for its address within the 24 hours before it was made */
+  escalation?: number;
   actor: string | null;
   ip: string | null;
   issue_id: string;

@@ -37,6 +37,7 @@ export function writeIssue(doc: IssueDoc): Record<string, string> {
     created: ms(doc.created_at),
     latest: doc.latest_event ?? '',
     latest_at: doc.latest_event ? ms(doc.last_seen) : '',
+    policy: doc.policy ?? '',
   };
 }
 
@@ -85,5 +86,6 @@ export function readIssue(project: number, id: number, h: Record<string, string 
     companies: companies.sort(),
     created_at: date('created')!,
     latest_event: h.latest || null,
+    ...(h.policy ? { policy: h.policy as IssueDoc['policy'] } : {}),
   };
 }

@@ -36,6 +36,7 @@ const ROW_FIELDS = [
   'regression_kind',
   'created',
   'latest',
+  'policy',
 ];
 
 export const ISSUE_ORDERS = ['last_seen', 'first_seen', 'event_count', 'id'] as const;

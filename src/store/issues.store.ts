@@ -41,6 +41,8 @@ export interface IssueDoc {
   created_at: Date;
   /** `_id` of the newest event (the single-issue read shows its payload) */
   latest_event: string | null;
+  /** a security issue whose burst made no decision: why (its actor or address is allowlisted, or the project only monitors) */
+  policy?: 'allowlisted' | 'monitoring' | null;
 }
 
 export const issueIndexes: IndexDescription[] = [

@@ -12,6 +12,15 @@ export interface AlertSettings {
   stuffing_threshold: number;
   /** how long a decision made by a burst holds (issue 24); 0: no decisions */
   decision_seconds: number;
+  /** `monitor`: bursts raise issues and notifications, but make no decision */
+  decision_mode: 'enforce' | 'monitor';
+  /** addresses, CIDR ranges and actors a burst never makes a decision for (its issue still says so) */
+  allowlist: string[];
+  /** a decision for an address that had one within the last 24 hours holds twice as long for each, up to decision_max_seconds */
+  escalate: boolean;
+  decision_max_seconds: number;
+  /** the decision's type per detector, as bouncers read it */
+  decision_types: { brute_force: 'ban' | 'captcha'; credential_stuffing: 'ban' | 'captcha' };
 }
 
 export const DEFAULT_ALERTS: AlertSettings = {
@@ -20,7 +29,25 @@ export const DEFAULT_ALERTS: AlertSettings = {
   cooldown_seconds: 1800,
   stuffing_threshold: 10,
   decision_seconds: 3600,
+  decision_mode: 'enforce',
+  allowlist: [],
+  escalate: false,
+  decision_max_seconds: 7 * 24 * 3600,
+  decision_types: { brute_force: 'ban', credential_stuffing: 'ban' },
 };
+
+/** A change of the settings: any of them, the decision types one detector at a time. */
+export type AlertsChange = Omit<Partial<AlertSettings>, 'decision_types'> & { decision_types?: Partial<AlertSettings['decision_types']> };
+
+/** A project's settings over the defaults (and a change over those): the decision types per detector merge too. */
+export function alertsOf(stored: AlertsChange | undefined, set: AlertsChange = {}): AlertSettings {
+  return {
+    ...DEFAULT_ALERTS,
+    ...stored,
+    ...set,
+    decision_types: { ...DEFAULT_ALERTS.decision_types, ...stored?.decision_types, ...set.decision_types },
+  };
+}
 
 export interface Installation {
   instance_id: string;
@@ -82,7 +109,10 @@ export function makeProjectsStore(db: Db) {
     },
     /** Every project by id, or an organisation's (an operator's listing). */
     list(orgId?: number): Promise<ProjectDoc[]> {
-      return projects.find(orgId === undefined ? {} : { org_id: orgId }).sort({ _id: 1 }).toArray();
+      return projects
+        .find(orgId === undefined ? {} : { org_id: orgId })
+        .sort({ _id: 1 })
+        .toArray();
     },
     async update(id: number, set: Partial<Omit<ProjectDoc, '_id'>>): Promise<ProjectDoc | null> {
       return projects.findOneAndUpdate({ _id: id }, { $set: set }, { returnDocument: 'after' });
@@ -100,11 +130,7 @@ export function makeProjectsStore(db: Db) {
       );
     },
     async unbind(id: number): Promise<ProjectDoc | null> {
-      return projects.findOneAndUpdate(
-        { _id: id },
-        { $set: { instance_id: null, installation: null } },
-        { returnDocument: 'before' },
-      );
+      return projects.findOneAndUpdate({ _id: id }, { $set: { instance_id: null, installation: null } }, { returnDocument: 'before' });
     },
   };
 }

@@ -40,6 +40,31 @@ export interface AlertsBody {
    * how long a decision made by a burst holds (the installation reads it from GET /api/v1/sdk/decisions); 0 turns decisions off
    */
   decision_seconds?: number;
+  /**
+   * monitor: bursts raise issues and notifications but make no decision (try settings out before acting on them)
+   */
+  decision_mode?: "enforce" | "monitor";
+  /**
+   * addresses, CIDR ranges (192.0.2.0/24, 2001:db8::/48) and actors for which a burst never makes a decision; its issue is still raised, marked allowlisted
+   *
+   * @maxItems 1000
+   */
+  allowlist?: string[];
+  /**
+   * a decision for an address that had one within the last 24 hours holds twice as long for each, up to decision_max_seconds
+   */
+  escalate?: boolean;
+  /**
+   * the longest an escalated decision holds
+   */
+  decision_max_seconds?: number;
+  /**
+   * the type of each detector's decisions, as bouncers read it
+   */
+  decision_types?: {
+    brute_force?: "ban" | "captcha";
+    credential_stuffing?: "ban" | "captcha";
+  };
 }
 
 /**
@@ -69,9 +94,23 @@ export type ChannelBody = {
    * @minItems 1
    */
   on?: [
-    "issue.created" | "issue.regressed" | "security.burst" | "issue.frequency" | "release.crash_free" | "security.csp",
+    (
+      | "issue.created"
+      | "issue.regressed"
+      | "security.burst"
+      | "issue.frequency"
+      | "release.crash_free"
+      | "security.csp"
+      | "decision.created"
+    ),
     ...(
-      "issue.created" | "issue.regressed" | "security.burst" | "issue.frequency" | "release.crash_free" | "security.csp"
+      | "issue.created"
+      | "issue.regressed"
+      | "security.burst"
+      | "issue.frequency"
+      | "release.crash_free"
+      | "security.csp"
+      | "decision.created"
     )[]
   ];
   /**
@@ -693,7 +732,7 @@ export interface UserInviteBody {
 }
 
 /**
- * A project's burst detection settings
+ * A project's burst detection and decision settings
  */
 export interface Alerts {
   threshold: number;
@@ -701,6 +740,14 @@ export interface Alerts {
   cooldown_seconds: number;
   stuffing_threshold: number;
   decision_seconds: number;
+  decision_mode: "enforce" | "monitor";
+  allowlist: string[];
+  escalate: boolean;
+  decision_max_seconds: number;
+  decision_types: {
+    brute_force: "ban" | "captcha";
+    credential_stuffing: "ban" | "captcha";
+  };
 }
 
 /**
@@ -761,7 +808,7 @@ export interface CrowdsecDecision {
   origin: "lookout";
   scenario: "lookout/brute-force" | "lookout/credential-stuffing";
   scope: "Ip" | "username";
-  type: "ban";
+  type: "ban" | "captcha";
   value: string;
   /**
    * what is left of it, as Go writes a duration (3h59m55s)
@@ -804,6 +851,14 @@ export interface Decision {
   issue_id: string;
   created_at: string;
   until: string;
+  /**
+   * what to do: refuse (ban) or ask for a captcha
+   */
+  type: "ban" | "captcha";
+  /**
+   * how many times its duration doubled: decisions for its address within the 24 hours before
+   */
+  escalation: number;
 }
 
 /**
@@ -1039,6 +1094,10 @@ export interface Issue {
   last_regressed_at: string | null;
   last_regression_kind: "same_release" | "new_release" | null;
   companies: string[];
+  /**
+   * a security issue whose burst made no decision: its actor or address is allowlisted, or the project only monitors
+   */
+  policy?: "allowlisted" | "monitoring" | null;
 }
 
 /**

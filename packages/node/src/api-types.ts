@@ -15,6 +15,14 @@ export interface Decision {
   issue_id: string;
   created_at: string;
   until: string;
+  /**
+   * what to do: refuse (ban) or ask for a captcha
+   */
+  type: "ban" | "captcha";
+  /**
+   * how many times its duration doubled: decisions for its address within the 24 hours before
+   */
+  escalation: number;
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 import Router, { type RouterContext } from '@koa/router';
 import { ConflictError, NotFoundError } from '../../errors.ts';
-import type { AlertSettings } from '../../store/projects.store.ts';
+import type { AlertsChange } from '../../store/projects.store.ts';
 import type { PersonList } from '../../store/orgs.store.ts';
 import { contracted, PARAMS } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
@@ -118,7 +118,7 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
     },
   );
   // The admin service checks alert settings against schemas/alerts.json, for the CLI and here alike (checkedBy).
-  const alerts = async (ctx: WebContext) => (await readJson(ctx, deps.config.bodyLimitBytes)) as Partial<AlertSettings>;
+  const alerts = async (ctx: WebContext) => (await readJson(ctx, deps.config.bodyLimitBytes)) as AlertsChange;
   routes.put(
     '/projects/:project/alerts',
     {

@@ -5,6 +5,7 @@
   larger value, first and last seen widen. An attempt of the burst received
   after the issue was resolved regresses it (spec 3.1). Applying the same
   burst again changes nothing. When the project has notification channels,
+  the decision made (decision.created: its type, address or actor, end and escalation),
   the issue's creation (security.burst, naming the actor, the address and
   the attempts) and a regression (issue.regressed) go to its outbox (nq) in
   the same step, so each is recorded once.
@@ -26,7 +27,8 @@
   ARGV[1] key prefix of the project, '<prefix>:{p:<id>}:'
   ARGV[2] issue id (numbered for the burst's fingerprint, perhaps not created yet)
   ARGV[3] JSON {fingerprint, title, detector, group, first_id, last_id, actor, ip, count, first, last, latest,
-          latest_at, received}
+          latest_at, received, policy}
+          `policy`: why the burst makes no decision ('allowlisted', 'monitoring'; '' none), kept on the issue
           `group` the digest of the detector's group (actor and address, or address); `first_id` and `last_id` the
           event ids of the burst's earliest and newest attempts; `received` (ms) is set when the burst holds an
           attempt of the batch being applied
@@ -35,6 +37,9 @@
   ARGV[6] now (ms)
   ARGV[7] how long a burst's span is kept in its group's index (ms): by wall time since the group's last burst,
           and by the attempts' time before a new burst's first
+  ARGV[9] JSON {type, escalate, max_ms}: the decision's type (ban, captcha); with escalate, a decision made for an
+          address that had one within the last 24 hours (dip:<address>, counted) holds twice as long for each, up to
+          max_ms, and the decision says how far it escalated
   ARGV[8] JSON [[event id, at (ms), actor, address], ...]: the attempts this fold added to the burst. Each joins the
           issue's attempts (ie:, score at), its hourly counts (ih:) and its spread of actors and addresses
           (is: 'a:<actor>', 'i:<address>') once, whichever fold or retry brings it again
@@ -124,6 +129,7 @@ if b.received and issue[5] == 'resolved' and tonumber(issue[6]) < tonumber(b.rec
   trigger({event = 'issue.regressed', issue = tonumber(issueId), at = b.received, level = 'warning',
     regression_kind = 'new_release', detector = b.detector, actor = b.actor, ip = b.ip, attempts = b.count})
 end
+if (redis.call('HGET', key, 'policy') or '') ~= (b.policy or '') then redis.call('HSET', key, 'policy', b.policy or ''); changed = true end
 if not changed then return 0 end
 redis.call('HSET', KEYS[3], issueId, redis.call('INCR', KEYS[2]))
 
@@ -134,15 +140,36 @@ if holdFor > 0 and redis.call('HGET', key, 'status') == 'unresolved' and fresh t
   local ends = now + holdFor * 1000
   local id = redis.call('GET', base .. 'di:' .. issueId)
   local decision
+  local policy = cjson.decode(ARGV[9] or '{}')
+  local maxMs = tonumber(policy.max_ms or 0)
+  -- how long a decision escalated `level` times holds: twice as long for each, up to the cap
+  local function holding(level)
+    local ms = holdFor * 1000 * (2 ^ level)
+    if maxMs > 0 and ms > maxMs then ms = math.max(maxMs, holdFor * 1000) end
+    return ms
+  end
   if id and redis.call('ZSCORE', base .. 'da', id) then
     decision = cjson.decode(redis.call('GET', base .. 'dc:' .. id))
+    ends = now + holding(decision.escalation or 0)
     decision['until'] = ends
   else
     id = 'd' .. redis.call('INCR', base .. 'dseq')
     local kind = 'brute_force'
     if b.detector == 'credential_stuffing' then kind = 'credential_stuffing' end
-    decision = {id = id, kind = kind, actor = b.actor, ip = b.ip, issue_id = issueId, created_at = now, ['until'] = ends}
+    -- every decision on an address is counted for a day (dip:), so escalation turned on counts the ones made before
+    local level = 0
+    if type(b.ip) == 'string' then
+      local seen = base .. 'dip:' .. b.ip
+      local before = tonumber(redis.call('GET', seen) or '0')
+      redis.call('SET', seen, before + 1, 'PX', 86400000)
+      if policy.escalate then level = before end
+    end
+    ends = now + holding(level)
+    decision = {id = id, kind = kind, type = policy.type or 'ban', escalation = level, actor = b.actor, ip = b.ip,
+      issue_id = issueId, created_at = now, ['until'] = ends}
     redis.call('SET', base .. 'di:' .. issueId, id)
+    trigger({event = 'decision.created', issue = tonumber(issueId), at = now, level = 'warning', decision = id,
+      detector = b.detector, type = decision.type, actor = b.actor, ip = b.ip, escalation = level, ['until'] = ends})
   end
   redis.call('SET', base .. 'dc:' .. id, cjson.encode(decision))
   redis.call('ZADD', base .. 'da', ends, id)

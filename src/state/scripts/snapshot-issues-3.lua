@@ -32,7 +32,7 @@ local ORDERS = {'last', 'first', 'count', 'id'}
 -- The fields of an issue a list row shows, in the order src/state/issue-reads.ts reads them.
 local ROW_FIELDS = {'kind', 'fingerprint', 'title', 'culprit', 'exception_type', 'level', 'status', 'first', 'last', 'count',
   'last_release', 'regressions', 'resolves', 'resolved_at', 'resolved_release', 'regressed_at', 'regression_kind',
-  'created', 'latest'}
+  'created', 'latest', 'policy'}
 
 -- The words of a title or culprit (src/state/issue-reads.ts searches them): split at ASCII spaces and
 -- punctuation, each word whole and in its camelCase parts ('BetaError': betaerror, beta, error), ASCII

@@ -18,7 +18,8 @@ interface Preview {
   proposed: { brute_force: number; credential_stuffing: number; decisions: number };
 }
 
-const FIELDS: { key: keyof Alerts; label: string; hint: string; max: number; min?: number }[] = [
+type NumberKey = 'threshold' | 'window_seconds' | 'cooldown_seconds' | 'stuffing_threshold' | 'decision_seconds';
+const FIELDS: { key: NumberKey; label: string; hint: string; max: number; min?: number }[] = [
   { key: 'threshold', label: 'Brute-force threshold', hint: 'failed sign-ins of one actor from one address inside the window', max: 100_000 },
   { key: 'window_seconds', label: 'Window (seconds)', hint: 'how far back the attempts are counted', max: 2_592_000 },
   { key: 'cooldown_seconds', label: 'Quiet period (seconds)', hint: 'after an issue is raised, bursts add to it instead of raising another', max: 2_592_000 },
@@ -66,11 +67,15 @@ export function Decisions({ id, owner, issue }: { id: string; owner: boolean; is
           <Listed
             label="Active decisions"
             empty={issue ? 'None: this burst is not being acted on (no decision made, or it ended).' : 'None: no burst is being acted on.'}
-            heads={['Kind', 'Actor', 'Address', 'Made', 'Until', 'Issue', ...(owner ? ['Actions'] : [])]}
+            heads={['Kind', 'Type', 'Actor', 'Address', 'Made', 'Until', 'Issue', ...(owner ? ['Actions'] : [])]}
             items={issue ? decisions.filter((d) => d.issue_id === issue) : decisions}
             row={(d) => (
               <tr key={d.id} data-decision={d.id}>
                 <td>{d.kind === 'brute_force' ? 'Brute force' : 'Credential stuffing'}</td>
+                <td>
+                  {d.type}
+                  {d.escalation > 0 && `, ×${2 ** d.escalation} (escalated)`}
+                </td>
                 <td>{d.actor ?? 'any'}</td>
                 <td>{d.ip ?? 'unknown'}</td>
                 <td>{when(d.created_at)}</td>
@@ -102,6 +107,7 @@ const TRIGGERS: [name: string, label: string][] = [
   ['issue.frequency', 'Frequent issue'],
   ['release.crash_free', 'Crash-free rate drop'],
   ['security.csp', 'CSP violation'],
+  ['decision.created', 'Decision made'],
 ];
 const LEVELS = ['debug', 'info', 'warning', 'error', 'fatal'];
 
@@ -334,15 +340,43 @@ function DeliveriesLog({ list }: { list: Delivery[] }) {
 }
 
 function AlertsForm({ id, saved, onSaved }: { id: string; saved: Alerts; onSaved(): void }) {
-  const [values, setValues] = useState<Record<keyof Alerts, string>>(() => stringify(saved));
+  const [values, setValues] = useState<Record<NumberKey, string>>(() => stringify(saved));
+  const [policy, setPolicy] = useState(() => ({
+    decision_mode: saved.decision_mode,
+    allowlist: saved.allowlist.join('\n'),
+    escalate: saved.escalate,
+    decision_max_seconds: String(saved.decision_max_seconds),
+    decision_types: saved.decision_types,
+  }));
   const [preview, setPreview] = useState<Preview | null>(null);
   const [notice, setNotice] = useState('');
   const [act, error, busy] = useAction();
-  const settings = () => Object.fromEntries(FIELDS.map((f) => [f.key, Number(values[f.key])])) as unknown as Alerts;
-  const edit = (key: keyof Alerts, value: string) => {
-    setValues({ ...values, [key]: value });
+  const settings = (): Alerts => ({
+    ...(Object.fromEntries(FIELDS.map((f) => [f.key, Number(values[f.key])])) as Record<NumberKey, number>),
+    decision_mode: policy.decision_mode,
+    allowlist: [
+      ...new Set(
+        policy.allowlist
+          .split('\n')
+          .map((e) => e.trim())
+          .filter(Boolean),
+      ),
+    ],
+    escalate: policy.escalate,
+    decision_max_seconds: Number(policy.decision_max_seconds),
+    decision_types: policy.decision_types,
+  });
+  const changed = () => {
     setPreview(null);
     setNotice('');
+  };
+  const edit = (key: NumberKey, value: string) => {
+    setValues({ ...values, [key]: value });
+    changed();
+  };
+  const editPolicy = (change: Partial<typeof policy>) => {
+    setPolicy({ ...policy, ...change });
+    changed();
   };
   const runPreview = () => void act(async () => setPreview(await api<Preview>('POST', `/projects/${id}/alerts/preview`, settings())));
   const save = (event: Event) => {
@@ -374,6 +408,72 @@ function AlertsForm({ id, saved, onSaved }: { id: string; saved: Alerts; onSaved
           </span>
         </label>
       ))}
+      <fieldset>
+        <legend>Decisions</legend>
+        <label>
+          Mode
+          <select
+            name="decision_mode"
+            value={policy.decision_mode}
+            onChange={(e) => editPolicy({ decision_mode: e.currentTarget.value as Alerts['decision_mode'] })}
+          >
+            <option value="enforce">Make decisions</option>
+            <option value="monitor">Monitor only: issues and notifications, no decisions</option>
+          </select>
+        </label>
+        <label>
+          Brute-force decision
+          <select
+            name="brute_force_type"
+            value={policy.decision_types.brute_force}
+            onChange={(e) => editPolicy({ decision_types: { ...policy.decision_types, brute_force: e.currentTarget.value as 'ban' | 'captcha' } })}
+          >
+            <option value="ban">Ban</option>
+            <option value="captcha">Captcha</option>
+          </select>
+        </label>
+        <label>
+          Credential-stuffing decision
+          <select
+            name="stuffing_type"
+            value={policy.decision_types.credential_stuffing}
+            onChange={(e) => editPolicy({ decision_types: { ...policy.decision_types, credential_stuffing: e.currentTarget.value as 'ban' | 'captcha' } })}
+          >
+            <option value="ban">Ban</option>
+            <option value="captcha">Captcha</option>
+          </select>
+        </label>
+        <label class="check">
+          <input type="checkbox" name="escalate" checked={policy.escalate} onChange={(e) => editPolicy({ escalate: e.currentTarget.checked })} />
+          Escalate: a decision for an address that had one in the last 24 hours holds twice as long, each time
+        </label>
+        <label>
+          Longest escalated decision (seconds)
+          <input
+            type="number"
+            name="decision_max_seconds"
+            min={1}
+            max={31_536_000}
+            step={1}
+            required
+            value={policy.decision_max_seconds}
+            onInput={(e) => editPolicy({ decision_max_seconds: e.currentTarget.value })}
+          />
+        </label>
+        <label>
+          Allowlist
+          <textarea
+            name="allowlist"
+            rows={4}
+            value={policy.allowlist}
+            onInput={(e) => editPolicy({ allowlist: e.currentTarget.value })}
+            aria-describedby="allowlist-hint"
+          />
+          <span id="allowlist-hint" class="hint">
+            one per line: addresses, CIDR ranges (192.0.2.0/24) and accounts that never get a decision; their bursts still raise issues, marked allowlisted
+          </span>
+        </label>
+      </fieldset>
       <p class="actions">
         <button type="button" disabled={busy} onClick={runPreview}>
           Preview on the last 24 hours
@@ -423,6 +523,6 @@ function AlertsForm({ id, saved, onSaved }: { id: string; saved: Alerts; onSaved
   );
 }
 
-function stringify(alerts: Alerts): Record<keyof Alerts, string> {
-  return Object.fromEntries(FIELDS.map((f) => [f.key, String(alerts[f.key])])) as Record<keyof Alerts, string>;
+function stringify(alerts: Alerts): Record<NumberKey, string> {
+  return Object.fromEntries(FIELDS.map((f) => [f.key, String(alerts[f.key])])) as Record<NumberKey, string>;
 }

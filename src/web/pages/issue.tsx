@@ -11,7 +11,7 @@ import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
 import { EventView } from '../event.tsx';
 import { count, when } from '../format.ts';
-import type { AttemptSummary, Issue, IssueDetail, IssueEvent, IssueEventSummary, UserFeedback } from '../types.ts';
+import type { AttemptSummary, Issue, IssueDetail, IssueEvent, IssueEventSummary, IssueRow, UserFeedback } from '../types.ts';
 import { Failure, Figures, Show, Title, useAction, useLoad } from '../ui.tsx';
 import { Decisions, Listed } from './alerts.tsx';
 import { ProjectNav } from './projects.tsx';
@@ -189,6 +189,13 @@ function BurstBody({ id, issue, i, event, owner }: { id: string; issue: string; 
           ['Regressions', <span data-field="regression_count">{i.regression_count}</span>],
         ]}
       />
+      {i.policy && (
+        <p class="note" data-field="policy">
+          {i.policy === 'allowlisted'
+            ? 'Allowlisted: its account or address is on the project’s allowlist, so this burst makes no decision.'
+            : 'Monitoring only: the project raises issues and notifications but makes no decision (Alerts page).'}
+        </p>
+      )}
       <Activity hourly={i.hourly} what="attempts" />
       <section aria-labelledby="who" class="spreads">
         <h2 id="who">Who and from where</h2>
@@ -197,8 +204,45 @@ function BurstBody({ id, issue, i, event, owner }: { id: string; issue: string; 
       </section>
       <Decisions id={id} owner={owner} issue={issue} />
       <LatestAttempts id={id} issue={issue} />
+      {i.spread.addresses.length > 0 && <SameAddress id={id} issue={issue} addresses={i.spread.addresses.map((a) => a.value)} />}
       {event && <EventPanel id={id} issue={issue} event={event} total={i.event_count} expired={false} />}
     </>
+  );
+}
+
+/**
+ * Other open security issues from the burst's addresses: the list's search finds titles with the address's numbers,
+ * and only titles naming the address itself are kept.
+ */
+function SameAddress({ id, issue, addresses }: { id: string; issue: string; addresses: string[] }) {
+  const [first] = addresses;
+  const loaded = useLoad(
+    () => api<{ issues: IssueRow[] }>('GET', `/projects/${id}/issues?kind=security&limit=100&query=${encodeURIComponent(first!)}`),
+    `same-address:${id}:${first}`,
+  );
+  return (
+    <section aria-labelledby="same-address">
+      <h2 id="same-address">Other open security issues from {first}</h2>
+      <Show loaded={loaded}>
+        {({ issues }) => {
+          const others = issues.filter((o) => o.id !== issue && o.title.split(/\s+/).includes(first!));
+          return others.length === 0 ? (
+            <p class="muted">None.</p>
+          ) : (
+            <ul>
+              {others.map((o) => (
+                <li key={o.id}>
+                  <a href={`/projects/${id}/issues/${o.id}`}>{o.title}</a>{' '}
+                  <span class="muted">
+                    ({count(o.event_count)} attempts, last {when(o.last_seen)})
+                  </span>
+                </li>
+              ))}
+            </ul>
+          );
+        }}
+      </Show>
+    </section>
   );
 }
 
