@@ -56,7 +56,8 @@ function inline(node: unknown, root: Schema, base: string, all: Map<string, Sche
   const out: Schema = {};
   for (const [k, v] of Object.entries(rest)) {
     // `properties` maps names to schemas: a property named `title` is a property, not a keyword to take out
-    out[k] = k === 'properties' ? Object.fromEntries(Object.entries(v as Schema).map(([name, p]) => [name, inline(p, root, base, all)])) : inline(v, root, base, all);
+    out[k] =
+      k === 'properties' ? Object.fromEntries(Object.entries(v as Schema).map(([name, p]) => [name, inline(p, root, base, all)])) : inline(v, root, base, all);
   }
   // an object whose members the schema leaves open is a record of them, not `{}`
   const isObject = out.type === 'object' || (Array.isArray(out.type) && out.type.includes('object'));

@@ -27,7 +27,11 @@ async function project() {
   const p = await boundProject(ctx);
   let n = 0;
   const fail = (actor: string | undefined, ip: string | undefined) =>
-    p.send({ event_id: eventId(), timestamp: new Date(Date.now() - 60_000 + n++ * 100).toISOString(), security: { kind: 'login_failed', ...(actor && { actor }), ...(ip && { ip }) } });
+    p.send({
+      event_id: eventId(),
+      timestamp: new Date(Date.now() - 60_000 + n++ * 100).toISOString(),
+      security: { kind: 'login_failed', ...(actor && { actor }), ...(ip && { ip }) },
+    });
   const burst = async (actor: string | undefined, ip: string | undefined, count = 5) => {
     for (let i = 0; i < count; i++) expect((await fail(actor, ip)).status).toBe(202);
   };
@@ -47,7 +51,18 @@ describe('GET /v1/decisions/stream', () => {
     let added: Pulled = { new: null, deleted: null };
     await until(async () => (added = (await p.pull()).body).new !== null);
     expect(added.deleted).toBeNull();
-    expect(added.new).toEqual([{ id: expect.any(Number), origin: 'lookout', scenario: 'lookout/brute-force', scope: 'Ip', type: 'ban', value: '203.0.113.7', duration: expect.stringMatching(/^(59m\d+s|1h0m0s)$/), until: expect.any(String) }]);
+    expect(added.new).toEqual([
+      {
+        id: expect.any(Number),
+        origin: 'lookout',
+        scenario: 'lookout/brute-force',
+        scope: 'Ip',
+        type: 'ban',
+        value: '203.0.113.7',
+        duration: expect.stringMatching(/^(59m\d+s|1h0m0s)$/),
+        until: expect.any(String),
+      },
+    ]);
     // nothing changed since: nothing to say
     expect((await p.pull()).body).toEqual({ new: null, deleted: null });
     // a restarted bouncer asks for everything again
@@ -57,7 +72,9 @@ describe('GET /v1/decisions/stream', () => {
     await ctx.runtime.decisions.lift(p.id, decision!.id, new Date());
     const lifted = (await p.pull()).body;
     expect(lifted.new).toBeNull();
-    expect(lifted.deleted).toEqual([expect.objectContaining({ id: added.new![0]!.id, scope: 'Ip', value: '203.0.113.7', scenario: 'lookout/brute-force', duration: expect.any(String) })]);
+    expect(lifted.deleted).toEqual([
+      expect.objectContaining({ id: added.new![0]!.id, scope: 'Ip', value: '203.0.113.7', scenario: 'lookout/brute-force', duration: expect.any(String) }),
+    ]);
     expect((await p.pull()).body).toEqual({ new: null, deleted: null });
 
     // the owner sees the bouncer's last pull: from where, and which bouncer
@@ -76,7 +93,10 @@ describe('GET /v1/decisions/stream', () => {
     const ips = (await p.pull('?startup=true')).body.new!;
     expect(ips.map((d) => [d.scope, d.value, d.scenario])).toEqual([['Ip', '198.51.100.9', 'lookout/credential-stuffing']]);
     const all = (await p.pull('?startup=true&scopes=ip,username')).body.new!;
-    expect(all.map((d) => [d.scope, d.value]).sort()).toEqual([['Ip', '198.51.100.9'], ['username', 'root']]);
+    expect(all.map((d) => [d.scope, d.value]).sort()).toEqual([
+      ['Ip', '198.51.100.9'],
+      ['username', 'root'],
+    ]);
     expect((await p.pull('?startup=true&scenarios_containing=brute&scopes=ip,username')).body.new!.map((d) => d.value)).toEqual(['root']);
     expect((await p.pull('?startup=true&scenarios_not_containing=stuffing')).body.new).toBeNull();
     expect((await p.pull('?startup=true&origins=crowdsec')).body.new).toBeNull();
@@ -104,7 +124,12 @@ describe('GET /v1/decisions/stream', () => {
 
   it('policy: an allowlisted address or account and a monitoring project make issues without decisions; a repeat offender escalates; captcha is a type', async () => {
     const p = await project();
-    await ctx.runtime.admin.setAlerts(p.id, { allowlist: ['192.0.2.0/24', 'ops@acme.example'], escalate: true, decision_seconds: 60, decision_types: { brute_force: 'captcha' } });
+    await ctx.runtime.admin.setAlerts(p.id, {
+      allowlist: ['192.0.2.0/24', 'ops@acme.example'],
+      escalate: true,
+      decision_seconds: 60,
+      decision_types: { brute_force: 'captcha' },
+    });
     await p.pull('?startup=true');
     await p.burst('admin', '192.0.2.77');
     await p.burst('ops@acme.example', '198.51.100.77');
@@ -199,7 +224,11 @@ describe("Debian's crowdsec-custom-bouncer", () => {
       await p.burst('admin', '192.0.2.66');
       await p.burst('root', '203.0.113.66');
       await until(async () => lines().filter((l) => l.startsWith('add 203.0.113.66 ')).length === 2, 20_000);
-      const escalated = Number(lines().filter((l) => l.startsWith('add 203.0.113.66 '))[1]!.split(' ')[2]);
+      const escalated = Number(
+        lines()
+          .filter((l) => l.startsWith('add 203.0.113.66 '))[1]!
+          .split(' ')[2],
+      );
       expect(escalated).toBeGreaterThan(7100);
       expect(escalated).toBeLessThanOrEqual(7200);
       expect(lines().filter((l) => l.includes('192.0.2.66'))).toEqual([]);
@@ -212,7 +241,11 @@ describe("Debian's crowdsec-custom-bouncer", () => {
       await p.burst('admin', '203.0.113.67');
       await until(async () => (await ctx.runtime.decisions.list(p.id, new Date())).decisions.length === 1);
       await new Promise((r) => setTimeout(r, 3000));
-      expect(lines().slice(before).filter((l) => l.includes('203.0.113.67'))).toEqual([]);
+      expect(
+        lines()
+          .slice(before)
+          .filter((l) => l.includes('203.0.113.67')),
+      ).toEqual([]);
     } catch (err) {
       throw new Error(`${(err as Error).message}\nbouncer output:\n${output.slice(-2000)}\nscript calls:\n${lines().join('\n')}`, { cause: err });
     } finally {

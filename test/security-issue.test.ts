@@ -48,5 +48,10 @@ it("pages a brute force's attempts with who, from where and with what; counts th
   expect(row.events_24h.reduce((a: number, b: number) => a + b, 0)).toBe(7);
 
   const one = (await p.get(`/issues/${issue}/events/${sent[3]}`)).body;
-  expect(one).toMatchObject({ issue_id: issue, newer: sent[4], older: sent[2], event: { event_id: sent[3], security: { actor: 'admin', user_agent: 'curl/8.3' } } });
+  expect(one).toMatchObject({
+    issue_id: issue,
+    newer: sent[4],
+    older: sent[2],
+    event: { event_id: sent[3], security: { actor: 'admin', user_agent: 'curl/8.3' } },
+  });
 });

@@ -33,9 +33,15 @@ export type SignedIn = WebSession & { setup_2fa: boolean };
 
 export class SignInThrottledError extends AppError {
   constructor(retryAfterSeconds: number) {
-    super(429, 'sign_in_throttled', `too many failed sign-ins; try again in ${retryAfterSeconds} s`, { retry_after: retryAfterSeconds }, {
-      'Retry-After': String(retryAfterSeconds),
-    });
+    super(
+      429,
+      'sign_in_throttled',
+      `too many failed sign-ins; try again in ${retryAfterSeconds} s`,
+      { retry_after: retryAfterSeconds },
+      {
+        'Retry-After': String(retryAfterSeconds),
+      },
+    );
   }
 }
 
@@ -289,7 +295,8 @@ export function makeAccountsService(deps: { stores: Stores; redis: RedisClient; 
       const user = await stores.users.get(email);
       if (!user?.totp_pending) throw new ConflictError('no_enrolment', 'start two-factor enrolment first');
       const seed = box.open(user.totp_pending);
-      if ((await codeStep(seed, code.trim())) === null) throw new BadRequestError('bad_otp', 'the code does not match: check the time of your device and try the next code');
+      if ((await codeStep(seed, code.trim())) === null)
+        throw new BadRequestError('bad_otp', 'the code does not match: check the time of your device and try the next code');
       const codes = newRecoveryCodes();
       await stores.users.enableTotp(email, user.totp_pending, codes.map(recoveryHash), now);
       return { recovery_codes: codes };

@@ -30,7 +30,11 @@ type PreviewAttempt = Attempt & { group: string; ip: string | null };
  */
 function burstCounts(attempts: PreviewAttempt[], settings: AlertSettings) {
   const allowlist = makeAllowlist(settings.allowlist);
-  const count = (groups: Map<unknown, PreviewAttempt[]>, detect: typeof detectBruteForce, who: (a: PreviewAttempt) => { actor: string | null; ip: string | null }) => {
+  const count = (
+    groups: Map<unknown, PreviewAttempt[]>,
+    detect: typeof detectBruteForce,
+    who: (a: PreviewAttempt) => { actor: string | null; ip: string | null },
+  ) => {
     let issues = 0;
     let decided = 0;
     for (const group of groups.values()) {
@@ -40,8 +44,19 @@ function burstCounts(attempts: PreviewAttempt[], settings: AlertSettings) {
     }
     return { issues, decided };
   };
-  const brute = count(groupBy(attempts, (a) => a.group), detectBruteForce, (a) => ({ actor: a.actor, ip: a.ip }));
-  const stuffing = count(groupBy(attempts.filter((a) => a.ip), (a) => a.ip), detectStuffing, (a) => ({ actor: null, ip: a.ip }));
+  const brute = count(
+    groupBy(attempts, (a) => a.group),
+    detectBruteForce,
+    (a) => ({ actor: a.actor, ip: a.ip }),
+  );
+  const stuffing = count(
+    groupBy(
+      attempts.filter((a) => a.ip),
+      (a) => a.ip,
+    ),
+    detectStuffing,
+    (a) => ({ actor: null, ip: a.ip }),
+  );
   // Each issue raised makes one decision (later bursts of it extend that one), unless decisions are off, the project
   // only monitors, or its actor or address is allowlisted.
   const deciding = settings.decision_seconds > 0 && settings.decision_mode !== 'monitor';
@@ -137,8 +152,7 @@ export function makeAdminService(stores: Stores, sdk: SdkService, changes: Proje
     async person(id: number, list: PersonList, action: 'add' | 'remove', email: string) {
       await org(id);
       const normal = normalEmail(email);
-      const updated =
-        action === 'add' ? await stores.orgs.addPerson(id, list, normal) : await stores.orgs.removePerson(id, list, normal);
+      const updated = action === 'add' ? await stores.orgs.addPerson(id, list, normal) : await stores.orgs.removePerson(id, list, normal);
       return withUsage(updated ?? (await org(id)));
     },
 
@@ -218,7 +232,8 @@ export function makeAdminService(stores: Stores, sdk: SdkService, changes: Proje
         for (const e of chunk) {
           if (seen.has(e.event_id)) continue;
           seen.add(e.event_id);
-          if (e.at.getTime() <= now.getTime()) attempts.push({ id: e.event_id, at: e.at.getTime(), kind: e.security_kind, actor: e.actor ?? '', group: e.group_key, ip: e.ip });
+          if (e.at.getTime() <= now.getTime())
+            attempts.push({ id: e.event_id, at: e.at.getTime(), kind: e.security_kind, actor: e.actor ?? '', group: e.group_key, ip: e.ip });
         }
       }
       const settings = alertsOf(current.alerts);

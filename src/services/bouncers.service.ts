@@ -104,7 +104,15 @@ export function makeBouncersService(deps: { stores: Pick<Stores, 'bouncers'>; de
     /** A new bouncer of the project; its key is in this answer only. */
     async add(project: number, name: string, now = new Date()) {
       const key = `${KEY_PREFIX}${randomToken()}`;
-      const doc: BouncerDoc = { _id: sha256(key), id: randomToken().slice(0, 12), project_id: project, name: name.trim().slice(0, 100) || 'bouncer', hint: key.slice(0, 8), created_at: now, last_pull: null };
+      const doc: BouncerDoc = {
+        _id: sha256(key),
+        id: randomToken().slice(0, 12),
+        project_id: project,
+        name: name.trim().slice(0, 100) || 'bouncer',
+        hint: key.slice(0, 8),
+        created_at: now,
+        last_pull: null,
+      };
       await stores.bouncers.create(doc);
       return { ...view(doc), key };
     },
@@ -147,7 +155,8 @@ export function makeBouncersService(deps: { stores: Pick<Stores, 'bouncers'>; de
       if (q.range) {
         const [address = '', bits = ''] = q.range.split('/');
         const family = net.isIP(address);
-        if (!family || !/^\d{1,3}$/.test(bits) || Number(bits) > (family === 4 ? 32 : 128)) throw new BadRequestError('invalid_range', 'range is an address and a prefix length, such as 192.0.2.0/24');
+        if (!family || !/^\d{1,3}$/.test(bits) || Number(bits) > (family === 4 ? 32 : 128))
+          throw new BadRequestError('invalid_range', 'range is an address and a prefix length, such as 192.0.2.0/24');
         range = new net.BlockList();
         range.addSubnet(address, Number(bits), family === 4 ? 'ipv4' : 'ipv6');
       }

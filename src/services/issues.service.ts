@@ -72,10 +72,26 @@ function eventSummary(doc: EventDoc) {
 
 /** What an event shows of an attachment: enough to pick it, and whether its bytes were kept. */
 function attachmentView(a: AttachmentInfo) {
-  return { slot: a.slot, filename: a.filename, content_type: a.content_type, attachment_type: a.attachment_type, size: a.size, kept: !a.dropped, ...(a.dropped ? { dropped: a.dropped } : {}) };
+  return {
+    slot: a.slot,
+    filename: a.filename,
+    content_type: a.content_type,
+    attachment_type: a.attachment_type,
+    size: a.size,
+    kept: !a.dropped,
+    ...(a.dropped ? { dropped: a.dropped } : {}),
+  };
 }
 
-export function makeIssuesService(deps: { issues: IssuesStore; events: EventsStore; state: IssuesState; reads: IssueReads; keeper: StateKeeper; feedback: FeedbackService; attachments: AttachmentsStore }) {
+export function makeIssuesService(deps: {
+  issues: IssuesStore;
+  events: EventsStore;
+  state: IssuesState;
+  reads: IssueReads;
+  keeper: StateKeeper;
+  feedback: FeedbackService;
+  attachments: AttachmentsStore;
+}) {
   const { issues, events, state, reads, keeper } = deps;
   const notFound = (id: number) => new NotFoundError('issue_not_found', `no issue ${id} in this project`);
   const eventNotFound = (id: string) => new NotFoundError('event_not_found', `no event ${id} in this issue`);
@@ -148,7 +164,11 @@ export function makeIssuesService(deps: { issues: IssuesStore; events: EventsSto
     async event(projectId: number, id: number, eventId: string) {
       await issueOf(projectId, id);
       // an error event's stored body, or a sign-in attempt's from its group's document
-      const [event, place, files] = await Promise.all([events.body(eventKey(projectId, eventId)), reads.neighbours(projectId, id, eventId), deps.attachments.ofEvent(projectId, eventId)]);
+      const [event, place, files] = await Promise.all([
+        events.body(eventKey(projectId, eventId)),
+        reads.neighbours(projectId, id, eventId),
+        deps.attachments.ofEvent(projectId, eventId),
+      ]);
       if (!event || !place) throw eventNotFound(eventId);
       return { issue_id: String(id), index: place.index, newer: place.newer, older: place.older, event, attachments: files.map(attachmentView) };
     },
@@ -168,7 +188,11 @@ export function makeIssuesService(deps: { issues: IssuesStore; events: EventsSto
       const result = await keeper.verified(projectId, now, () => state.setStatus(projectId, id, status, now));
       if (result === 'not_found') throw notFound(id);
       const snap = await state.snapshot(projectId, [id]);
-      await issues.writeFlushed(projectId, snap.issues.map((i) => i.doc), snap.seq);
+      await issues.writeFlushed(
+        projectId,
+        snap.issues.map((i) => i.doc),
+        snap.seq,
+      );
       return { ok: true as const, status };
     },
   };
