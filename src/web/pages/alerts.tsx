@@ -18,6 +18,12 @@ interface Preview {
   proposed: { brute_force: number; credential_stuffing: number; decisions: number };
 }
 
+/** Each detector's decision type, as the form names it. */
+const DETECTOR_TYPES: [detector: keyof Alerts['decision_types'], label: string][] = [
+  ['brute_force', 'Brute-force decision'],
+  ['credential_stuffing', 'Credential-stuffing decision'],
+];
+
 type NumberKey = 'threshold' | 'window_seconds' | 'cooldown_seconds' | 'stuffing_threshold' | 'decision_seconds';
 const FIELDS: { key: NumberKey; label: string; hint: string; max: number; min?: number }[] = [
   { key: 'threshold', label: 'Brute-force threshold', hint: 'failed sign-ins of one actor from one address inside the window', max: 100_000 },
@@ -421,28 +427,19 @@ function AlertsForm({ id, saved, onSaved }: { id: string; saved: Alerts; onSaved
             <option value="monitor">Monitor only: issues and notifications, no decisions</option>
           </select>
         </label>
-        <label>
-          Brute-force decision
-          <select
-            name="brute_force_type"
-            value={policy.decision_types.brute_force}
-            onChange={(e) => editPolicy({ decision_types: { ...policy.decision_types, brute_force: e.currentTarget.value as 'ban' | 'captcha' } })}
-          >
-            <option value="ban">Ban</option>
-            <option value="captcha">Captcha</option>
-          </select>
-        </label>
-        <label>
-          Credential-stuffing decision
-          <select
-            name="stuffing_type"
-            value={policy.decision_types.credential_stuffing}
-            onChange={(e) => editPolicy({ decision_types: { ...policy.decision_types, credential_stuffing: e.currentTarget.value as 'ban' | 'captcha' } })}
-          >
-            <option value="ban">Ban</option>
-            <option value="captcha">Captcha</option>
-          </select>
-        </label>
+        {DETECTOR_TYPES.map(([detector, label]) => (
+          <label key={detector}>
+            {label}
+            <select
+              name={`${detector}_type`}
+              value={policy.decision_types[detector]}
+              onChange={(e) => editPolicy({ decision_types: { ...policy.decision_types, [detector]: e.currentTarget.value as 'ban' | 'captcha' } })}
+            >
+              <option value="ban">Ban</option>
+              <option value="captcha">Captcha</option>
+            </select>
+          </label>
+        ))}
         <label class="check">
           <input type="checkbox" name="escalate" checked={policy.escalate} onChange={(e) => editPolicy({ escalate: e.currentTarget.checked })} />
           Escalate: a decision for an address that had one in the last 24 hours holds twice as long, each time
