@@ -66,7 +66,7 @@ export function crowdsecDecision(d: Decision, now: number): CrowdsecDecision {
   };
 }
 
-const list = (value: string | undefined) =>
+const commaList = (value: string | undefined) =>
   (value ?? '')
     .split(',')
     .map((v) => v.trim().toLowerCase())
@@ -74,13 +74,13 @@ const list = (value: string | undefined) =>
 
 /** Whether a decision passes a bouncer's filters; without `scopes`, only address decisions (CrowdSec's default). */
 export function passes(d: CrowdsecDecision, f: StreamFilters): boolean {
-  const scopes = list(f.scopes);
+  const scopes = commaList(f.scopes);
   if (!(scopes.length ? scopes : ['ip']).includes(d.scope.toLowerCase())) return false;
-  const origins = list(f.origins);
+  const origins = commaList(f.origins);
   if (origins.length && !origins.includes(d.origin)) return false;
-  const containing = list(f.scenarios_containing);
+  const containing = commaList(f.scenarios_containing);
   if (containing.length && !containing.some((c) => d.scenario.includes(c))) return false;
-  return !list(f.scenarios_not_containing).some((c) => d.scenario.includes(c));
+  return !commaList(f.scenarios_not_containing).some((c) => d.scenario.includes(c));
 }
 
 const view = (b: BouncerDoc) => ({
@@ -93,11 +93,6 @@ const view = (b: BouncerDoc) => ({
 
 export function makeBouncersService(deps: { stores: Pick<Stores, 'bouncers'>; decisions: DecisionsState }) {
   const { stores, decisions: state } = deps;
-  /** Every decision in force, and the cursor to go on from (read first: a change between the two is sent again, never missed). */
-  const everything = async (project: number) => {
-    const cursor = await state.head(project);
-    return { cursor, decisions: await state.active(project) };
-  };
   const orNull = <T>(items: T[]) => (items.length ? items : null);
 
   return {
@@ -138,7 +133,7 @@ export function makeBouncersService(deps: { stores: Pick<Stores, 'bouncers'>; de
       const changes = since === null ? null : await state.changes(project, since);
       if (!changes) {
         // the first pull, or a log that no longer holds what came after the cursor: everything in force
-        const { cursor, decisions } = await everything(project);
+        const { cursor, decisions } = await state.inForce(project);
         await state.bouncerCursor.set(project, bouncer.id, cursor);
         return { new: orNull(shown(decisions)), deleted: null };
       }

@@ -24,9 +24,8 @@ export function decisionView(d: Decision) {
 
 export function makeDecisionsService(state: DecisionsState) {
   async function full(project: number) {
-    // The cursor is read before the list: a change between the two is sent again at the next poll, never missed.
-    const cursor = await state.head(project);
-    return { decisions: (await state.active(project)).map(decisionView), removed: [] as string[], cursor };
+    const { cursor, decisions } = await state.inForce(project);
+    return { decisions: decisions.map(decisionView), removed: [] as string[], cursor };
   }
 
   return {

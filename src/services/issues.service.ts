@@ -149,7 +149,7 @@ export function makeIssuesService(deps: {
     async events(projectId: number, id: number, offset: number, limit: number) {
       await issueOf(projectId, id);
       const page = await reads.events(projectId, id, offset, limit);
-      const docs = (await events.getMany(page.ids.map((e) => eventKey(projectId, e)))) as (EventDoc | AttemptKey)[];
+      const docs = await events.getMany(page.ids.map((e) => eventKey(projectId, e)));
       const keys = docs.filter((d): d is AttemptKey => !('payload' in d));
       const rows = new Map<string, ReturnType<typeof eventSummary> | ReturnType<typeof attemptSummary>>([
         ...docs.filter((d): d is EventDoc => 'payload' in d).map((d) => [d.event_id, eventSummary(d)] as const),

@@ -52,6 +52,12 @@ export function makeDecisionsState(redis: RedisClient, opts: { prefix: string })
     return out;
   };
 
+  /** The newest change's id: the cursor of a client that has everything ('0-0' before any change). */
+  const head = async (project: number): Promise<string> => {
+    const [last] = await redis.xrevrange(keys(project).log, '+', '-', 'COUNT', 1);
+    return last?.[0] ?? '0-0';
+  };
+
   return {
     /** Ends the decisions whose time is up, logging each. */
     async expire(project: number, now: Date): Promise<string[]> {
@@ -83,10 +89,13 @@ export function makeDecisionsState(redis: RedisClient, opts: { prefix: string })
         await redis.set(`${keys(project).base}bc:${bouncer}`, cursor, 'PX', BOUNCER_CURSOR_MS);
       },
     },
-    /** The newest change's id: the cursor of a client that has everything ('0-0' before any change). */
-    async head(project: number): Promise<string> {
-      const [last] = await redis.xrevrange(keys(project).log, '+', '-', 'COUNT', 1);
-      return last?.[0] ?? '0-0';
+    /**
+     * Every active decision and the cursor to go on from. The cursor is read first: a change between the two is
+     * sent again at the next poll, never missed.
+     */
+    async inForce(project: number): Promise<{ cursor: string; decisions: Decision[] }> {
+      const cursor = await head(project);
+      return { cursor, decisions: await read(project, await redis.zrange(keys(project).active, 0, -1)) };
     },
     /**
      * The changes after `since`, each decision's last one ('s' set, 'd' ended,

@@ -145,9 +145,12 @@ export function makeEventsStore(db: Db, profile: StoreProfile) {
       if ('payload' in doc) return payloadOf(doc);
       return (await attempts.ofKey(doc))?.body ?? null;
     },
-    /** Events by `_id` (the embedded FerretDB reads an `$in` of ids through its index: tools/ferretdb/patches.json). */
-    getMany(ids: string[]): Promise<EventDoc[]> {
-      return ids.length === 0 ? Promise.resolve([]) : events.find({ _id: { $in: ids } }).toArray();
+    /**
+     * Events by `_id`: an error event's document, or a sign-in attempt's key naming its group (the embedded FerretDB
+     * reads an `$in` of ids through its index: tools/ferretdb/patches.json).
+     */
+    getMany(ids: string[]): Promise<(EventDoc | AttemptKey)[]> {
+      return ids.length === 0 ? Promise.resolve([]) : (events.find({ _id: { $in: ids } }).toArray() as Promise<(EventDoc | AttemptKey)[]>);
     },
     /**
      * Events received before `before`, of the projects listed in `projects.in`
