@@ -98,6 +98,8 @@ describe('dashboard guards', () => {
       ['PATCH', '/org', { plan: 'free' }],
       ['POST', '/org/people', { list: 'invites', email: 'x@one.example' }],
       ['DELETE', `/org/people/members/${encodeURIComponent(OWNER.email)}`],
+      ['POST', `/projects/${mine.id}/bouncers`, { name: 'edge' }],
+      ['DELETE', `/projects/${mine.id}/bouncers/whatever`],
     ];
     for (const [method, path, body] of ownerActions) {
       const res = await member.call(method, path, body);
@@ -106,6 +108,7 @@ describe('dashboard guards', () => {
     }
     expect((await member.call('GET', '/projects')).body.projects.map((p: { id: string }) => p.id)).toEqual([mine.id]);
     expect((await member.call('GET', '/org')).status).toBe(200);
+    expect((await member.call('GET', `/projects/${mine.id}/bouncers`)).body).toEqual({ bouncers: [] });
     expect((await member.call('PUT', `/projects/${mine.id}/alerts`, { threshold: 7 })).status).toBe(200);
     const org = await ctx.runtime.admin.showOrg(Number((await ctx.runtime.admin.showProject(Number(mine.id))).org));
     expect(org.plan).toBe('business');
@@ -126,6 +129,9 @@ describe('dashboard guards', () => {
       ['GET', '/issues'],
       ['GET', '/issues/1'],
       ['POST', '/issues/1/status', { status: 'resolved' }],
+      ['GET', '/issues/1/decisions'],
+      ['GET', '/bouncers'],
+      ['POST', '/bouncers', { name: 'edge' }],
     ];
     for (const [method, suffix, body] of routes) {
       for (const id of [theirs.id, '999999']) {
@@ -160,8 +166,10 @@ describe('dashboard guards', () => {
     const owner = await signIn(OWNER);
     const rotated = (await owner.call('POST', `/projects/${mine.id}/keys`, { kind: 'secret' })).body.secret_key as string;
     const created = (await owner.call('POST', '/projects', { name: 'another' })).body.secret_key as string;
+    const bouncer = (await owner.call('POST', `/projects/${mine.id}/bouncers`, { name: 'edge-nginx' })).body.key as string;
     expect(rotated).toMatch(/^lk_sk_/);
-    const secrets = [OWNER.password, MEMBER.password, OTHER.password, mine.secret_key, theirs.secret_key, rotated, created];
+    expect(bouncer).toMatch(/^lkb_/);
+    const secrets = [OWNER.password, MEMBER.password, OTHER.password, mine.secret_key, theirs.secret_key, rotated, created, bouncer];
     let stored = await everythingStored(ctx);
     const redis = ctx.runtime.queues.connection;
     for (const key of await redis.keys(`${ctx.config.queuePrefix}*`)) {

@@ -93,13 +93,17 @@ describe('GET /api/v1/sdk/decisions', () => {
     expect((await p.feed(after.cursor)).decisions[0]!.id).not.toBe(id);
   });
 
-  it('a decision expires after decision_seconds: removed at the next poll', async () => {
+  it('a decision expires after decision_seconds: removed at the next poll, kept by its issue as expired', async () => {
     const p = await bound({ decision_seconds: 1 });
     await p.burst('erin@example.com', '203.0.113.10');
     await until(async () => (await p.feed()).decisions.length === 1);
     const before = await p.feed();
     await new Promise((resolve) => setTimeout(resolve, 1100));
     expect(await p.feed(before.cursor)).toMatchObject({ decisions: [], removed: [before.decisions[0]!.id] });
+    // its issue keeps it, ended when its time was up rather than when a poll noticed
+    const issue = Number(before.decisions[0]!.issue_id);
+    const [ended] = (await ctx.runtime.decisions.ofIssue(p.id, issue, new Date())).decisions;
+    expect(ended).toMatchObject({ id: before.decisions[0]!.id, state: 'expired', ended_at: before.decisions[0]!.until });
   });
 
   it('decision_seconds 0 makes none; a credential-stuffing burst decides on the address alone', async () => {

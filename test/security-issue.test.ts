@@ -55,3 +55,43 @@ it("pages a brute force's attempts with who, from where and with what; counts th
     event: { event_id: sent[3], security: { actor: 'admin', user_agent: 'curl/8.3' } },
   });
 });
+
+it("keeps a security issue's decisions: made, extended by a later burst, lifted; a new one after, ended by a resolve", async () => {
+  const p = await boundProject(ctx);
+  let n = 0;
+  const burst = async (count: number) => {
+    for (let i = 0; i < count; i++) {
+      const security = { kind: 'login_failed', actor: 'root', ip: '192.0.2.44' };
+      expect((await p.send({ event_id: eventId(), timestamp: new Date(Date.now() - 30_000 + n++ * 100).toISOString(), security })).status).toBe(202);
+    }
+  };
+  const history = async () => (await ctx.runtime.decisions.ofIssue(p.id, Number(issue), new Date())).decisions;
+  let issue = '';
+  await burst(5);
+  await until(async () => {
+    issue = (await p.get('/issues?kind=security')).body.issues?.[0]?.id ?? '';
+    return issue !== '' && (await history()).length === 1;
+  });
+  const [made] = await history();
+  expect(made).toMatchObject({ state: 'active', ended_at: null, ip: '192.0.2.44', type: 'ban' });
+  expect(made!.extended_at).toBeUndefined();
+
+  await burst(5);
+  await until(async () => (await history())[0]?.extended_at !== undefined);
+  const [extended] = await history();
+  expect(extended).toMatchObject({ id: made!.id, state: 'active', created_at: made!.created_at, extensions: 1 });
+  expect(Date.parse(extended!.until)).toBeGreaterThan(Date.parse(made!.until));
+
+  await ctx.runtime.decisions.lift(p.id, made!.id, new Date());
+  const [lifted] = await history();
+  expect(lifted).toMatchObject({ id: made!.id, state: 'lifted', extended_at: extended!.extended_at, ended_at: expect.any(String) });
+
+  // attempts after the lift make a new decision; resolving the issue ends it
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  await burst(5);
+  await until(async () => (await history())[0]?.state === 'active');
+  await ctx.runtime.issues.setStatus(p.id, Number(issue), 'resolved', new Date());
+  const ended = await history();
+  expect(ended.map((d) => d.state)).toEqual(['resolved', 'lifted']);
+  expect(ended[0]!.id).not.toBe(made!.id);
+});

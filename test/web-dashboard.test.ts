@@ -333,16 +333,40 @@ describe('the web dashboard', () => {
     const decision = page.locator('tr[data-decision]');
     await expect.poll(() => decision.count()).toBe(1);
     expect(await decision.textContent()).toContain('198.51.100.23');
+    expect(await decision.getAttribute('data-state')).toBe('active');
     await expect.poll(() => page.getByRole('region', { name: /Other open security issues from 198.51.100.23/ }).textContent()).toContain('trent@acme.example');
     await accessible('security-issue');
     await shot('security-issue');
     await page.getByRole('button', { name: 'Lift' }).click();
-    await page.getByText('None: this burst is not being acted on').waitFor();
+    // the decision stays in the issue's history, lifted, with when
+    await page.locator('tr[data-decision][data-state="lifted"]').waitFor();
+    expect(await page.getByRole('button', { name: 'Lift' }).count()).toBe(0);
     expect((await ctx.runtime.decisions.list(Number(project), new Date())).decisions.filter((d) => d.issue_id === issue)).toEqual([]);
     await page.getByRole('link', { name: 'All 6 attempts' }).click();
     await page.getByRole('table', { name: 'Sign-in attempts, newest first' }).waitFor();
     await accessible('security-issue-attempts');
   }, 90_000);
+
+  it('adds a CrowdSec bouncer (its key shown once), shows its last pull, and revokes it', async () => {
+    await open(`/projects/${project}/alerts`, 'Shop: alerts');
+    await page.getByText('No bouncer yet.').waitFor();
+    expect(await page.getByText(`${new URL(ctx.api).origin}/`, { exact: true }).count()).toBe(1); // the api_url to set
+    await page.getByLabel('Name').fill('edge-nginx');
+    await page.getByRole('button', { name: 'Add bouncer' }).click();
+    const key = (await page.getByLabel('Bouncer key', { exact: true }).textContent())!.trim();
+    expect(key).toMatch(/^lkb_/);
+    const row = page.locator('tr[data-bouncer]');
+    await expect.poll(() => row.textContent()).toContain('never');
+    const pull = () => call(ctx, 'GET', '/v1/decisions/stream?startup=true', { headers: { 'x-api-key': key, 'user-agent': 'crowdsec-nginx-bouncer/v1.0.8' } });
+    expect((await pull()).status).toBe(200);
+    await page.reload();
+    await expect.poll(() => row.textContent()).toContain('crowdsec-nginx-bouncer/v1.0.8');
+    expect(await page.getByText(key).count()).toBe(0); // shown once only
+    await accessible('alerts bouncers');
+    await page.getByRole('button', { name: 'Revoke' }).click();
+    await page.getByText('No bouncer yet.').waitFor();
+    expect((await pull()).status).toBe(403);
+  }, 60_000);
 
   it('adds a webhook channel (its secret shown once), sends a test and reads the deliveries log', async () => {
     await open(`/projects/${project}/alerts`, 'Shop: alerts');

@@ -116,6 +116,7 @@ export const PARAMS = {
   /** the project of a Sentry DSN's path */
   dsnProject: { name: 'project', in: 'path', description: 'project id (the last part of the DSN path)', schema: { type: 'integer', minimum: 1 } },
   channel: { name: 'channel', in: 'path', description: 'notification channel id', schema: { type: 'integer', minimum: 1 } },
+  bouncer: { name: 'bouncer', in: 'path', description: "a CrowdSec bouncer's id (from the bouncers list)", schema: { type: 'string' } },
   release: { name: 'release', in: 'path', description: 'release name', schema: { $ref: 'session#/$defs/release' } },
   session: { name: 'id', in: 'path', description: 'a session id (from a sessions list)', schema: { type: 'string' } },
   token: { name: 'id', in: 'path', description: 'a token id (from the tokens list)', schema: { type: 'string' } },

@@ -6,7 +6,7 @@
  * Expired decisions are ended (and logged as removed) before each read.
  */
 import { BadRequestError, NotFoundError } from '../errors.ts';
-import { CURSOR, type Decision, type DecisionsState } from '../state/decisions.state.ts';
+import { CURSOR, type Decision, type DecisionsState, type EndedDecision } from '../state/decisions.state.ts';
 
 export function decisionView(d: Decision) {
   return {
@@ -19,7 +19,15 @@ export function decisionView(d: Decision) {
     issue_id: d.issue_id,
     created_at: new Date(d.created_at).toISOString(),
     until: new Date(d.until).toISOString(),
+    ...(d.extended_at ? { extended_at: new Date(d.extended_at).toISOString(), extensions: d.extensions ?? 1 } : {}),
   };
+}
+
+/** A decision in an issue's history: in force, or how and when it ended. */
+function historyView(d: Decision | EndedDecision) {
+  return 'ended' in d
+    ? { ...decisionView(d), state: d.ended, ended_at: new Date(d.ended_at).toISOString() }
+    : { ...decisionView(d), state: 'active' as const, ended_at: null };
 }
 
 export function makeDecisionsService(state: DecisionsState) {
@@ -47,6 +55,12 @@ export function makeDecisionsService(state: DecisionsState) {
     async list(project: number, now: Date) {
       await state.expire(project, now);
       return { decisions: (await state.active(project)).map(decisionView) };
+    },
+    /** An issue's decisions, newest first: the one in force, then the last 50 that ended. */
+    async ofIssue(project: number, issue: number, now: Date) {
+      await state.expire(project, now);
+      const { active, ended } = await state.ofIssue(project, issue);
+      return { decisions: [...(active ? [active] : []), ...ended].map(historyView) };
     },
     async lift(project: number, id: string, now: Date) {
       const [lifted] = await state.lift(project, [id], now);

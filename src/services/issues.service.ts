@@ -139,6 +139,11 @@ export function makeIssuesService(deps: {
       };
     },
 
+    /** Answers not found unless the project has the issue. */
+    async mustExist(projectId: number, id: number): Promise<void> {
+      await issueOf(projectId, id);
+    },
+
     /** A page of the issue's user feedback, newest first. */
     async feedback(projectId: number, id: number, offset: number, limit: number) {
       await issueOf(projectId, id);
@@ -187,7 +192,7 @@ export function makeIssuesService(deps: {
       // Nothing changes while the state is unverified, so calling again is safe.
       const result = await keeper.verified(projectId, now, () => state.setStatus(projectId, id, status, now));
       if (result === 'not_found') throw notFound(id);
-      const snap = await state.snapshot(projectId, [id]);
+      const snap = await state.snapshot(projectId, { ids: [id] });
       await issues.writeFlushed(
         projectId,
         snap.issues.map((i) => i.doc),

@@ -2,7 +2,7 @@
  * Decisions in Redis (issue 24), under the project's hash tag: made and
  * extended by apply-burst-3.lua with the burst's issue, ended by
  * set-issue-status-3.lua (resolve, ignore) and end-decisions-2.lua (lift,
- * expiry). Each change is appended to the project's change log (`dlog`, a
+ * expiry), which keep each issue's ended ones (lib/end-decision.lua). Each change is appended to the project's change log (`dlog`, a
  * stream), which the feed reads from a client's cursor, never scanning.
  */
 import type { RedisClient } from '../redis/connect.ts';
@@ -21,6 +21,15 @@ export interface Decision {
   /** ms */
   created_at: number;
   until: number;
+  /** ms: when a later burst last extended it, and how many times one did */
+  extended_at?: number;
+  extensions?: number;
+}
+
+/** A decision that ended (scripts/lib/end-decision.lua): how, and when (ms). */
+export interface EndedDecision extends Decision {
+  ended: 'lifted' | 'expired' | 'resolved' | 'ignored';
+  ended_at: number;
 }
 
 /** A cursor: the id of a change log entry (`<ms>-<seq>`). */
@@ -79,6 +88,13 @@ export function makeDecisionsState(redis: RedisClient, opts: { prefix: string })
       return read(project, await redis.zrange(keys(project).active, 0, -1));
     },
     read,
+    /** An issue's decisions: the one in force (if any) and the last 50 that ended, newest first. */
+    async ofIssue(project: number, issue: number): Promise<{ active: Decision | null; ended: EndedDecision[] }> {
+      const base = keys(project).base;
+      const [id, history] = await Promise.all([redis.get(`${base}di:${issue}`), redis.lrange(`${base}dh:${issue}`, 0, -1)]);
+      const [active = null] = id ? await read(project, [id]) : [];
+      return { active, ended: history.map((json) => JSON.parse(json) as EndedDecision) };
+    },
     /**
      * A CrowdSec bouncer's cursor: bouncers send none, so Lookout keeps each one's, for a week after its last pull
      * (a bouncer silent longer starts again from the full list).

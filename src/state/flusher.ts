@@ -71,20 +71,27 @@ export function makeFlusher(deps: {
       name: 'issues',
       pending: issuesState.pending,
       finishBatches: (ids) => deps.eventsStore.backlog.finish(ids),
+      /** A chunk at a time, each written before the next is read, so no one script call holds Redis for long. */
       async flushProject(project) {
-        const snap = await issuesState.snapshot(project);
-        if (!snap.verified) return null;
-        if (snap.issues.length === 0) return 0;
-        await deps.issuesStore.writeFlushed(
-          project,
-          snap.issues.map((i) => i.doc),
-          snap.seq,
-        );
-        await issuesState.clear(
-          project,
-          snap.issues.map((i) => ({ id: i.doc._id, version: i.version })),
-        );
-        return snap.issues.length;
+        let written = 0;
+        let cursor = '0';
+        do {
+          const snap = await issuesState.snapshot(project, { cursor });
+          if (!snap.verified) return null;
+          cursor = snap.cursor;
+          if (snap.issues.length === 0) continue;
+          await deps.issuesStore.writeFlushed(
+            project,
+            snap.issues.map((i) => i.doc),
+            snap.seq,
+          );
+          await issuesState.clear(
+            project,
+            snap.issues.map((i) => ({ id: i.doc._id, version: i.version })),
+          );
+          written += snap.issues.length;
+        } while (cursor !== '0');
+        return written;
       },
     },
   ];

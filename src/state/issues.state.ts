@@ -23,6 +23,9 @@ import { makePendingFlush } from './pending-flush.ts';
 import { makeRepackList, type RepackList } from './repack-list.ts';
 import { answerOf, defineScripts, projectKeys } from './scripts.ts';
 
+/** About how many changed issues one snapshot call reads and indexes (a few milliseconds of Redis's time). */
+const SNAPSHOT_CHUNK = 500;
+
 export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
   const r = defineScripts(redis);
   const keys = (project: number) => projectKeys(opts.prefix, project);
@@ -58,14 +61,21 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
       return answerOf(code, { 1: 'set', 0: 'not_found' } as const);
     },
 
-    /** Changed issues (or the ones named) as documents, with the project's event change counter, read atomically. */
-    async snapshot(project: number, ids: number[] = []): Promise<{ verified: boolean; seq: number; issues: { doc: IssueDoc; version: string }[] }> {
+    /**
+     * Changed issues as documents, a chunk of about SNAPSHOT_CHUNK at a time from `cursor` ('0' to begin; the answer's
+     * cursor is '0' after the last chunk), or the ones named, with the project's event change counter, read atomically.
+     */
+    async snapshot(
+      project: number,
+      from: { cursor?: string; ids?: number[] } = {},
+    ): Promise<{ verified: boolean; seq: number; cursor: string; issues: { doc: IssueDoc; version: string }[] }> {
       const k = keys(project);
-      const [verified, seq, ...rows] = await r.snapshotIssues(k.epoch, k.eseq, k.edirty, k.base, ...ids.map(String));
+      const ids = (from.ids ?? []).map(String);
+      const [verified, seq, cursor, ...rows] = await r.snapshotIssues(k.epoch, k.eseq, k.edirty, k.base, from.cursor ?? '0', SNAPSHOT_CHUNK, ...ids);
       const issues = rows
         .filter(([, , fields]) => fields.length > 0)
         .map(([id, version, fields, companies]) => ({ doc: readIssue(project, Number(id), fromPairs(fields), companies), version }));
-      return { verified: verified === 1, seq, issues };
+      return { verified: verified === 1, seq, cursor, issues };
     },
     /** Issues as their hashes hold them now (a notification's, before the flusher copies them); a missing one is left out. */
     async issues(project: number, ids: number[]): Promise<Map<number, IssueDoc>> {

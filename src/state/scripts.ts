@@ -74,8 +74,10 @@ export interface ScriptCommands {
     seq: string,
     dirty: string,
     base: string,
+    cursor: string,
+    count: number,
     ...ids: string[]
-  ): Promise<[number, number, ...[string, string, string[], string[]][]]>;
+  ): Promise<[number, number, string, ...[string, string, string[], string[]][]]>;
   listIssues(epoch: string, order: string, counts: string, ...argv: Arg[]): Promise<[number, number, ...(string | (string | null)[])[]]>;
   raiseCounter(counter: string, atLeast: number): Promise<number>;
   raiseNotice(mark: string, outbox: string, ttlMs: number, trigger: string): Promise<number>;

@@ -68,6 +68,16 @@ export interface AlertsBody {
 }
 
 /**
+ * A new CrowdSec bouncer of the project
+ */
+export interface BouncerCreateBody {
+  /**
+   * what the bouncer guards, such as edge-nginx
+   */
+  name: string;
+}
+
+/**
  * A signed-in user's new password; their other sessions end
  */
 export interface ChangePasswordBody {
@@ -768,6 +778,47 @@ export interface AttemptSummary {
 }
 
 /**
+ * A project's CrowdSec bouncers, oldest first
+ */
+export interface BouncerList {
+  bouncers: Bouncer[];
+}
+
+/**
+ * A CrowdSec bouncer of a project (never its key, apart from the answer that creates it)
+ */
+export interface Bouncer {
+  /**
+   * the bouncer's public id, which revokes it
+   */
+  id: string;
+  name: string;
+  /**
+   * the key's first characters, to tell keys apart
+   */
+  hint: string;
+  created_at: string;
+  /**
+   * its latest pull of the decisions (none yet: null)
+   */
+  last_pull: null | {
+    at: string;
+    /**
+     * the address it pulled from
+     */
+    ip: string;
+    /**
+     * its User-Agent: the bouncer and its version
+     */
+    user_agent: string;
+  };
+  /**
+   * the bouncer's key (its api_key line), in the answer that creates it only
+   */
+  key?: string;
+}
+
+/**
  * A project's notification channels
  */
 export interface ChannelList {
@@ -859,6 +910,14 @@ export interface Decision {
    * how many times its duration doubled: decisions for its address within the 24 hours before
    */
   escalation: number;
+  /**
+   * when a later burst last extended it (none: never extended)
+   */
+  extended_at?: string;
+  /**
+   * how many times a later burst extended it
+   */
+  extensions?: number;
 }
 
 /**
@@ -933,6 +992,22 @@ export interface Ingestion {
     accepted: number;
     dropped: number;
   }[];
+}
+
+/**
+ * A security issue's decisions, newest first: the one in force, then the last 50 that ended
+ */
+export interface IssueDecisions {
+  decisions: (Decision & {
+    /**
+     * in force, or how it ended: lifted by an owner, its time up, or its issue resolved or ignored
+     */
+    state: "active" | "lifted" | "expired" | "resolved" | "ignored";
+    /**
+     * when it ended (in force: null)
+     */
+    ended_at: string | null;
+  })[];
 }
 
 /**
@@ -1198,6 +1273,7 @@ export interface UserFeedback {
 export interface RequestSchemas {
   'activate': ActivateBody;
   'alerts': AlertsBody;
+  'bouncer-create': BouncerCreateBody;
   'change-password': ChangePasswordBody;
   'channel': ChannelBody;
   'contacts': ContactsBody;
@@ -1235,6 +1311,8 @@ export interface RequestSchemas {
 export interface AnswerSchemas {
   'alerts': Alerts;
   'attempt-summary': AttemptSummary;
+  'bouncer-list': BouncerList;
+  'bouncer': Bouncer;
   'channel-list': ChannelList;
   'channel': Channel;
   'crowdsec-decision': CrowdsecDecision;
@@ -1247,6 +1325,7 @@ export interface AnswerSchemas {
   'delivery': Delivery;
   'hour-point': HourPoint;
   'ingestion': Ingestion;
+  'issue-decisions': IssueDecisions;
   'issue-detail': IssueDetail;
   'issue-event-summary': IssueEventSummary;
   'issue-event': IssueEvent;

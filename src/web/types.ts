@@ -5,6 +5,7 @@
 export type {
   Alerts,
   AttemptSummary,
+  Bouncer,
   Channel,
   Decision,
   Delivery,
@@ -12,6 +13,7 @@ export type {
   Ingestion as IngestCounts,
   Issue,
   IssueDetail,
+  IssueDecisions,
   IssueEvent,
   IssueEventSummary,
   IssueRow,
@@ -20,3 +22,7 @@ export type {
   StatusCounts,
   UserFeedback,
 } from '../validation/schema-types.ts';
+
+import type { IssueDecisions } from '../validation/schema-types.ts';
+/** One decision of a security issue's history. */
+export type IssueDecision = IssueDecisions['decisions'][number];

@@ -23,6 +23,14 @@ export interface Decision {
    * how many times its duration doubled: decisions for its address within the 24 hours before
    */
   escalation: number;
+  /**
+   * when a later burst last extended it (none: never extended)
+   */
+  extended_at?: string;
+  /**
+   * how many times a later burst extended it
+   */
+  extensions?: number;
 }
 
 /**

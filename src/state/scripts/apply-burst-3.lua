@@ -15,7 +15,8 @@
   project (ARGV[5] = 0), the issue is not unresolved, or the issue's
   decision was lifted (by hand, a resolve or an ignore) and the burst holds
   no attempt received since:
-    dc:<id>    the decision, JSON {id, kind, actor, ip, issue_id, created_at, until} (ms)
+    dc:<id>    the decision, JSON {id, kind, type, escalation, actor, ip, issue_id, created_at, until, and once a
+               later burst extended it, extended_at and extensions} (ms); lib/end-decision.lua ends it
     da         zset: active decision id -> until (ms)
     di:<issue> the issue's active decision id; dlift:<issue> when its last decision was lifted (ms)
     dseq       the project's decision counter; dlog the change log, a stream of {op: s (set) | d (ended), id}
@@ -152,6 +153,8 @@ if holdFor > 0 and redis.call('HGET', key, 'status') == 'unresolved' and fresh t
     decision = cjson.decode(redis.call('GET', base .. 'dc:' .. id))
     ends = now + holding(decision.escalation or 0)
     decision['until'] = ends
+    decision.extended_at = now
+    decision.extensions = (decision.extensions or 0) + 1
   else
     id = 'd' .. redis.call('INCR', base .. 'dseq')
     local kind = 'brute_force'

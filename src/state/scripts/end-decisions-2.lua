@@ -1,10 +1,8 @@
 --[[
   Ends decisions (apply-burst-3.lua makes them): the ones named (an owner
-  lifts them), or every one whose time is up. Each ended decision leaves
-  the active set and its issue, and its id goes to the change log as `d`
-  with the decision as it was (`dc`: a bouncer's `deleted` names its
-  address), in one step, so the feed's `removed` names each once. A lifted issue's
-  burst makes no new decision from attempts before the lift.
+  lifts them), or every one whose time is up, each as lib/end-decision.lua
+  tells, in one step, so the feed's `removed` names each once. A lifted
+  issue's burst makes no new decision from attempts before the lift.
 
   KEYS[1] da    zset: active decision id -> until (ms)
   KEYS[2] dlog  the change log stream
@@ -16,6 +14,7 @@
 
   Returns the ids ended
 ]]
+-- #include lib/end-decision.lua
 local base = ARGV[1]
 local ids
 if ARGV[3] == 'expired' then
@@ -27,12 +26,7 @@ else
   end
 end
 for _, id in ipairs(ids) do
-  local stored = redis.call('GET', base .. 'dc:' .. id)
-  local decision = cjson.decode(stored)
-  redis.call('ZREM', KEYS[1], id)
-  redis.call('DEL', base .. 'dc:' .. id)
-  if redis.call('GET', base .. 'di:' .. decision.issue_id) == id then redis.call('DEL', base .. 'di:' .. decision.issue_id) end
-  if ARGV[3] == 'lift' then redis.call('SET', base .. 'dlift:' .. decision.issue_id, ARGV[2]) end
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', 50000, '*', 'op', 'd', 'id', id, 'dc', stored)
+  local decision = endDecision(base, id, ARGV[3] == 'lift' and 'lifted' or 'expired', tonumber(ARGV[2]))
+  if decision and ARGV[3] == 'lift' then redis.call('SET', base .. 'dlift:' .. decision.issue_id, ARGV[2]) end
 end
 return ids

@@ -3,8 +3,8 @@
   A resolve records when and in which release (the issue's last release),
   and counts; a new event received later regresses it (apply-events-4.lua).
   Resolving or ignoring a security issue ends its decision (issue 24) in
-  the same step: the decision leaves the active set and its id goes to the
-  change log, and the issue's bursts before now make no new one.
+  the same step (lib/end-decision.lua), and the issue's bursts before now
+  make no new one.
 
   KEYS[1] epoch    run_id of the Redis this project's state was verified on
   KEYS[2] eseq     the project's event change counter
@@ -18,6 +18,7 @@
   Returns 1 set, 0 no such issue in this project, -1 the state was not verified since this Redis started
 ]]
 -- #include lib/epoch.lua
+-- #include lib/end-decision.lua
 if not verifiedEpoch(KEYS[1]) then return -1 end
 local key = ARGV[1] .. 'i:' .. ARGV[2]
 if redis.call('EXISTS', key) == 0 then return 0 end
@@ -29,10 +30,8 @@ end
 redis.call('HSET', KEYS[3], ARGV[2], redis.call('INCR', KEYS[2]))
 local decision = redis.call('GET', ARGV[1] .. 'di:' .. ARGV[2])
 if ARGV[3] ~= 'unresolved' and decision then
-  local stored = redis.call('GET', ARGV[1] .. 'dc:' .. decision) or ''
-  redis.call('ZREM', ARGV[1] .. 'da', decision)
-  redis.call('DEL', ARGV[1] .. 'dc:' .. decision, ARGV[1] .. 'di:' .. ARGV[2])
+  endDecision(ARGV[1], decision, ARGV[3], tonumber(ARGV[4]))
+  redis.call('DEL', ARGV[1] .. 'di:' .. ARGV[2])
   redis.call('SET', ARGV[1] .. 'dlift:' .. ARGV[2], ARGV[4])
-  redis.call('XADD', ARGV[1] .. 'dlog', 'MAXLEN', '~', 50000, '*', 'op', 'd', 'id', decision, 'dc', stored)
 end
 return 1

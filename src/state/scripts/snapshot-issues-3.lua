@@ -21,12 +21,15 @@
   KEYS[3] edirty   hash: issue id -> eseq of its last change
 
   ARGV[1] key prefix of the project, '<prefix>:{p:<id>}:'
-  ARGV[2..] issue ids to read (none: every changed issue)
+  ARGV[2] HSCAN cursor over edirty ('0' to begin), read when no ids are named
+  ARGV[3] how many changed issues to read in this call (HSCAN's COUNT: about that many), so that
+          a project with 100,000 changed issues never holds Redis for long in one call
+  ARGV[4..] issue ids to read (none: the changed issues, a chunk at a time)
 
-  Returns {verified, eseq, {id, version, {field, value, ...}, {company, ...}}, ...}
+  Returns {verified, eseq, next cursor ('0': the last chunk), {id, version, {field, value, ...}, {company, ...}}, ...}
 ]]
 -- #include lib/epoch.lua
-if not verifiedEpoch(KEYS[1]) then return {0, 0} end
+if not verifiedEpoch(KEYS[1]) then return {0, 0, '0'} end
 local base = ARGV[1]
 local ORDERS = {'last', 'first', 'count', 'id'}
 -- The fields of an issue a list row shows, in the order src/state/issue-reads.ts reads them.
@@ -109,12 +112,13 @@ local function index(id, key)
   redis.call('SET', base .. 'r:' .. id, cjson.encode({row, redis.call('SMEMBERS', base .. 'ic:' .. id)}))
 end
 
-local out = {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
+local out = {1, tonumber(redis.call('GET', KEYS[2]) or '0'), '0'}
 local ids = {}
-if #ARGV > 1 then
-  for i = 2, #ARGV do ids[#ids + 1] = ARGV[i]; ids[#ids + 1] = redis.call('HGET', KEYS[3], ARGV[i]) or '' end
+if #ARGV > 3 then
+  for i = 4, #ARGV do ids[#ids + 1] = ARGV[i]; ids[#ids + 1] = redis.call('HGET', KEYS[3], ARGV[i]) or '' end
 else
-  ids = redis.call('HGETALL', KEYS[3])
+  local scan = redis.call('HSCAN', KEYS[3], ARGV[2], 'COUNT', ARGV[3])
+  out[3], ids = scan[1], scan[2]
 end
 for i = 1, #ids, 2 do
   local key = base .. 'i:' .. ids[i]

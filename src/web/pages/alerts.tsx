@@ -8,7 +8,7 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
 import { count, when } from '../format.ts';
-import type { Alerts, Channel, Decision, Delivery, Project } from '../types.ts';
+import type { Alerts, Bouncer, Channel, Decision, Delivery, Project } from '../types.ts';
 import { Failure, OnceSecret, Show, Title, useAction, useLoad } from '../ui.tsx';
 import { ProjectNav } from './projects.tsx';
 
@@ -49,6 +49,7 @@ export function AlertsPage({ id, session }: { id: string; session: Session }) {
           <h2>Sign-in bursts</h2>
           <AlertsForm id={id} saved={project.alerts} onSaved={loaded.reload} />
           <Decisions id={id} owner={session.role === 'owner'} />
+          <Bouncers id={id} owner={session.role === 'owner'} />
           <Notifications id={id} owner={session.role === 'owner'} />
         </section>
       )}
@@ -56,8 +57,8 @@ export function AlertsPage({ id, session }: { id: string; session: Session }) {
   );
 }
 
-/** The active decisions the installation is acting on (all of the project's, or one issue's), each with a Lift button for owners. */
-export function Decisions({ id, owner, issue }: { id: string; owner: boolean; issue?: string }) {
+/** The active decisions the installation is acting on, each with a Lift button for owners. */
+function Decisions({ id, owner }: { id: string; owner: boolean }) {
   const loaded = useLoad(() => api<{ decisions: Decision[] }>('GET', `/projects/${id}/decisions`), `decisions:${id}`);
   const [act, error, busy] = useAction();
   const lift = (decision: string) =>
@@ -72,9 +73,9 @@ export function Decisions({ id, owner, issue }: { id: string; owner: boolean; is
         {({ decisions }) => (
           <Listed
             label="Active decisions"
-            empty={issue ? 'None: this burst is not being acted on (no decision made, or it ended).' : 'None: no burst is being acted on.'}
+            empty="None: no burst is being acted on."
             heads={['Kind', 'Type', 'Actor', 'Address', 'Made', 'Until', 'Issue', ...(owner ? ['Actions'] : [])]}
-            items={issue ? decisions.filter((d) => d.issue_id === issue) : decisions}
+            items={decisions}
             row={(d) => (
               <tr key={d.id} data-decision={d.id}>
                 <td>{d.kind === 'brute_force' ? 'Brute force' : 'Credential stuffing'}</td>
@@ -102,6 +103,85 @@ export function Decisions({ id, owner, issue }: { id: string; owner: boolean; is
         )}
       </Show>
       {error && <Failure error={error} />}
+    </>
+  );
+}
+
+/**
+ * The CrowdSec bouncers that pull the project's decisions (a reverse proxy's or a firewall's): each with its last pull,
+ * so an owner sees which are alive; owners add one (its key shown once) and revoke one.
+ */
+function Bouncers({ id, owner }: { id: string; owner: boolean }) {
+  const loaded = useLoad(() => api<{ bouncers: Bouncer[] }>('GET', `/projects/${id}/bouncers`), `bouncers:${id}`);
+  const [act, error, busy] = useAction();
+  const [added, setAdded] = useState<Bouncer | null>(null);
+  const add = (event: Event) => {
+    event.preventDefault();
+    const form = event.currentTarget as HTMLFormElement;
+    const name = String(new FormData(form).get('name') ?? '').trim();
+    void act(async () => {
+      setAdded(await api<Bouncer>('POST', `/projects/${id}/bouncers`, { name }));
+      form.reset();
+      loaded.reload();
+    });
+  };
+  const revoke = (b: Bouncer) => {
+    if (!confirm(`Revoke ${b.name}? Its next pull is refused, and it stops acting on new decisions.`)) return;
+    void act(async () => {
+      await api('DELETE', `/projects/${id}/bouncers/${b.id}`);
+      loaded.reload();
+    });
+  };
+  return (
+    <>
+      <h2>CrowdSec bouncers</h2>
+      <p class="muted">
+        Any CrowdSec bouncer (nginx, Traefik, HAProxy, the firewall, a custom script) acts on these decisions: set its <code>api_url</code> to{' '}
+        <code>{`${location.origin}/`}</code> and its <code>api_key</code> to a key made here. Decisions that name only an account reach only bouncers that ask
+        for the <code>username</code> scope.
+      </p>
+      <Show loaded={loaded}>
+        {({ bouncers }) => (
+          <Listed
+            label="CrowdSec bouncers"
+            empty="No bouncer yet."
+            heads={['Name', 'Key', 'Added', 'Last pull', 'From', 'Bouncer', ...(owner ? ['Actions'] : [])]}
+            items={bouncers}
+            row={(b) => (
+              <tr key={b.id} data-bouncer={b.id}>
+                <td>{b.name}</td>
+                <td>
+                  <code>{b.hint}</code>
+                </td>
+                <td>{when(b.created_at)}</td>
+                <td>{b.last_pull ? when(b.last_pull.at) : 'never'}</td>
+                <td>{b.last_pull?.ip ?? '—'}</td>
+                <td>{b.last_pull?.user_agent || '—'}</td>
+                {owner && (
+                  <td>
+                    <button type="button" disabled={busy} onClick={() => revoke(b)}>
+                      Revoke
+                    </button>
+                  </td>
+                )}
+              </tr>
+            )}
+          />
+        )}
+      </Show>
+      {error && <Failure error={error} />}
+      {owner && (
+        <form onSubmit={add} aria-label="Add a bouncer">
+          {added?.key && <OnceSecret label="Bouncer key" value={added.key} kept={`Set it as the api_key of ${added.name}; Lookout keeps only its hash.`} />}
+          <label>
+            Name
+            <input name="name" required maxLength={100} placeholder="edge-nginx" />
+          </label>{' '}
+          <button type="submit" disabled={busy}>
+            Add bouncer
+          </button>
+        </form>
+      )}
     </>
   );
 }

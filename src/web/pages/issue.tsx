@@ -5,15 +5,15 @@
  * click away, each at a stable URL; and the page of all its events.
  * A sign-in burst's security issue is built for an investigation instead:
  * its attempts per hour, the accounts tried and the addresses they came
- * from, its decision with Lift for owners, and its latest attempts.
+ * from, its decisions (Lift for owners) and its latest attempts.
  */
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
 import { EventView } from '../event.tsx';
 import { count, when } from '../format.ts';
-import type { AttemptSummary, Issue, IssueDetail, IssueEvent, IssueEventSummary, IssueRow, UserFeedback } from '../types.ts';
+import type { AttemptSummary, Issue, IssueDecision, IssueDetail, IssueEvent, IssueEventSummary, IssueRow, UserFeedback } from '../types.ts';
 import { Failure, Figures, Show, Title, useAction, useLoad } from '../ui.tsx';
-import { Decisions, Listed } from './alerts.tsx';
+import { Listed } from './alerts.tsx';
 import { ProjectNav } from './projects.tsx';
 
 /** The detectors that raise security issues from sign-in bursts (the issue's exception_type). */
@@ -202,11 +202,73 @@ function BurstBody({ id, issue, i, event, owner }: { id: string; issue: string; 
         <Spread title={i.exception_type === 'credential_stuffing' ? 'Accounts tried' : 'Accounts'} rows={i.spread.actors} of="Attempts" />
         <Spread title="Addresses" rows={i.spread.addresses} of="Attempts" />
       </section>
-      <Decisions id={id} owner={owner} issue={issue} />
+      <BurstDecisions id={id} owner={owner} issue={issue} />
       <LatestAttempts id={id} issue={issue} />
       {i.spread.addresses.length > 0 && <SameAddress id={id} issue={issue} addresses={i.spread.addresses.map((a) => a.value)} />}
       {event && <EventPanel id={id} issue={issue} event={event} total={i.event_count} expired={false} />}
     </>
+  );
+}
+
+const ENDED: Record<IssueDecision['state'], string> = {
+  active: 'In force',
+  lifted: 'Lifted',
+  expired: 'Expired',
+  resolved: 'Ended: issue resolved',
+  ignored: 'Ended: issue ignored',
+};
+
+/** The burst's decisions, newest first: the one in force (with Lift for owners) and the ones that ended, each with its times. */
+function BurstDecisions({ id, owner, issue }: { id: string; owner: boolean; issue: string }) {
+  const loaded = useLoad(() => api<{ decisions: IssueDecision[] }>('GET', `/projects/${id}/issues/${issue}/decisions`), `issue-decisions:${id}:${issue}`);
+  const [act, error, busy] = useAction();
+  const lift = (decision: string) =>
+    void act(async () => {
+      await api('POST', `/projects/${id}/decisions/${decision}/lift`);
+      loaded.reload();
+    });
+  return (
+    <section aria-labelledby="decisions">
+      <h2 id="decisions">Decisions</h2>
+      <Show loaded={loaded}>
+        {({ decisions }) => (
+          <Listed
+            label="Decisions"
+            empty="None: this burst made no decision (decisions off, monitoring only, or allowlisted)."
+            heads={['Scope', 'Value', 'Type', 'State', 'Made', 'Extended', 'Until', 'Ended', ...(owner ? ['Actions'] : [])]}
+            items={decisions}
+            row={(d) => (
+              <tr key={d.id} data-decision={d.id} data-state={d.state}>
+                <td>{d.ip ? 'Address' : 'Account'}</td>
+                <td>
+                  <code>{d.ip ?? d.actor ?? 'unknown'}</code>
+                  {d.ip && d.actor && <span class="muted">{` (account ${d.actor})`}</span>}
+                </td>
+                <td>
+                  {d.type}
+                  {d.escalation > 0 && `, ×${2 ** d.escalation} (escalated)`}
+                </td>
+                <td>{ENDED[d.state]}</td>
+                <td>{when(d.created_at)}</td>
+                <td>{d.extended_at ? `${when(d.extended_at)}${d.extensions && d.extensions > 1 ? ` (${d.extensions} times)` : ''}` : '—'}</td>
+                <td>{when(d.until)}</td>
+                <td>{d.ended_at ? when(d.ended_at) : '—'}</td>
+                {owner && (
+                  <td>
+                    {d.state === 'active' && (
+                      <button type="button" disabled={busy} onClick={() => lift(d.id)}>
+                        Lift
+                      </button>
+                    )}
+                  </td>
+                )}
+              </tr>
+            )}
+          />
+        )}
+      </Show>
+      {error && <Failure error={error} />}
+    </section>
   );
 }
 
