@@ -107,7 +107,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const bursts = makeBurstsService({ issuesState, burstsState, alertSettings });
   const decisionsState = makeDecisionsState(stateRedis, { prefix: config.queuePrefix });
   const decisions = makeDecisionsService(decisionsState);
-  const bouncers = makeBouncersService({ stores, decisions: decisionsState });
+  const bouncers = makeBouncersService({ stores, decisions: decisionsState, changes, keyCacheSeconds: config.keyCacheSeconds, log });
   return {
     config,
     urls,

@@ -76,8 +76,11 @@ describe('GET /v1/decisions/stream', () => {
       expect.objectContaining({ id: added.new![0]!.id, scope: 'Ip', value: '203.0.113.7', scenario: 'lookout/brute-force', duration: expect.any(String) }),
     ]);
     expect((await p.pull()).body).toEqual({ new: null, deleted: null });
+    // a startup after the lift lists nothing (each process' copy of the list follows the change log)
+    expect((await p.pull('?startup=true')).body).toEqual({ new: null, deleted: null });
 
-    // the owner sees the bouncer's last pull: from where, and which bouncer
+    // the owner sees the bouncer's last pull: from where, and which bouncer (noted beside the answer)
+    await until(async () => (await ctx.runtime.bouncers.list(p.id)).bouncers[0]?.last_pull !== null);
     const [listed] = (await ctx.runtime.bouncers.list(p.id)).bouncers;
     expect(listed).toMatchObject({ id: p.bouncer.id, name: 'edge-nginx', last_pull: { ip: expect.any(String), user_agent: 'crowdsec-test/v1.2.3' } });
     expect(JSON.stringify(listed)).not.toContain(p.bouncer.key);
@@ -106,6 +109,35 @@ describe('GET /v1/decisions/stream', () => {
     expect((await call(ctx, 'GET', '/v1/decisions?range=198.51.100.0/24', { headers: { 'x-api-key': p.bouncer.key } })).body).toHaveLength(1);
     expect((await call(ctx, 'GET', '/v1/decisions?ip=192.0.2.1', { headers: { 'x-api-key': p.bouncer.key } })).body).toBeNull();
     expect((await call(ctx, 'GET', '/v1/decisions?range=nonsense', { headers: { 'x-api-key': p.bouncer.key } })).status).toBe(400);
+  });
+
+  it('credential stuffing spread over an IPv6 /64 is one issue and a Range decision; one address of it alone is that address', async () => {
+    const p = await project();
+    await p.pull('?startup=true');
+    // ten accounts, each from another address of one /64: no address reaches the threshold, the /64 does
+    for (let i = 0; i < 10; i++) await p.burst(`v6user${i}@example.com`, `2001:db8:7:7::${(i + 1).toString(16)}`, 1);
+    await until(async () => (await ctx.runtime.decisions.list(p.id, new Date())).decisions.length === 1);
+    let issues: { id: string; title: string }[] = [];
+    await until(async () => (issues = (await p.get('/issues?kind=security')).body.issues).length > 0);
+    expect(issues.map((i) => i.title)).toEqual(['Failed sign-ins on many accounts from 2001:db8:7:7::/64']);
+    const detail = (await p.get(`/issues/${issues[0]!.id}`)).body;
+    expect(detail.spread.addresses).toHaveLength(10);
+    const pulled = (await p.pull()).body.new!;
+    expect(pulled.map((d) => [d.scope, d.value, d.scenario])).toEqual([['Range', '2001:db8:7:7::/64', 'lookout/credential-stuffing']]);
+    const live = await call(ctx, 'GET', '/v1/decisions?ip=2001:db8:7:7::abcd', { headers: { 'x-api-key': p.bouncer.key } });
+    expect(live.body).toEqual([expect.objectContaining({ scope: 'Range', value: '2001:db8:7:7::/64' })]);
+    expect((await call(ctx, 'GET', '/v1/decisions?ip=2001:db8:7:8::1', { headers: { 'x-api-key': p.bouncer.key } })).body).toBeNull();
+    expect((await call(ctx, 'GET', '/v1/decisions?ip=nonsense', { headers: { 'x-api-key': p.bouncer.key } })).status).toBe(400);
+
+    // one IPv6 address of another /64 trying ten accounts: its own issue and decision, not its /64's as well
+    const q = await project();
+    for (let i = 0; i < 10; i++) await q.burst(`solo${i}@example.com`, '2001:db8:9:9::5', 1);
+    await until(async () => (await ctx.runtime.decisions.list(q.id, new Date())).decisions.length === 1);
+    await until(async () => (await ctx.runtime.stores.events.backlog.size()) === 0 && (await q.get('/issues?kind=security')).body.issues.length > 0);
+    expect((await ctx.runtime.decisions.list(q.id, new Date())).decisions).toHaveLength(1);
+    const solo = (await q.get('/issues?kind=security')).body.issues as { title: string }[];
+    expect(solo.map((i) => i.title)).toEqual(['Failed sign-ins on many accounts from 2001:db8:9:9::5']);
+    expect((await q.pull('?startup=true')).body.new!.map((d) => [d.scope, d.value])).toEqual([['Ip', '2001:db8:9:9::5']]);
   });
 
   it('a revoked or unknown key is refused (403), and a key pulls only its own project', async () => {

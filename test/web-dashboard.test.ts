@@ -359,8 +359,13 @@ describe('the web dashboard', () => {
     await expect.poll(() => row.textContent()).toContain('never');
     const pull = () => call(ctx, 'GET', '/v1/decisions/stream?startup=true', { headers: { 'x-api-key': key, 'user-agent': 'crowdsec-nginx-bouncer/v1.0.8' } });
     expect((await pull()).status).toBe(200);
-    await page.reload();
-    await expect.poll(() => row.textContent()).toContain('crowdsec-nginx-bouncer/v1.0.8');
+    // the pull is noted beside its answer: the page shows it once written
+    await expect
+      .poll(async () => {
+        await page.reload();
+        return row.textContent();
+      })
+      .toContain('crowdsec-nginx-bouncer/v1.0.8');
     expect(await page.getByText(key).count()).toBe(0); // shown once only
     await accessible('alerts bouncers');
     await page.getByRole('button', { name: 'Revoke' }).click();

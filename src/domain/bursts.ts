@@ -24,6 +24,8 @@ export interface Attempt {
   at: number;
   kind: string;
   actor: string;
+  /** the address it came from, where the attempts read carry it (an IPv6 /64's); the fold does not read it */
+  ip?: string;
 }
 
 export interface BurstSettings {

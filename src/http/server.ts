@@ -54,7 +54,10 @@ export async function startApi(runtime: Runtime, listen: { host: string; port: n
   const lifecycle = { stopping: false };
   const publisher = publishMetrics(runtime, 'api');
   // Admin changes anywhere drop this process' cached key lookups at once (src/state/project-changes.ts).
-  const unsubscribe = runtime.changes.subscribe(() => runtime.resolver.forget());
+  const unsubscribe = runtime.changes.subscribe(() => {
+    runtime.resolver.forget();
+    runtime.bouncers.forget();
+  });
   const app = makeApp(makeApiDeps(runtime, publisher.id, lifecycle));
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;

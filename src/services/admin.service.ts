@@ -3,7 +3,8 @@
  * keys, people and alert settings. The one service behind both the admin CLI
  * and the web dashboard, so each rule is written once.
  */
-import { detectBruteForce, detectStuffing, type Attempt } from '../domain/bursts.ts';
+import { detectBruteForce, detectStuffing, type Attempt, type Detector } from '../domain/bursts.ts';
+import { ipv6Prefix64 } from '../domain/ip-prefix.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { Stores } from '../store/index.ts';
 import type { OrgDoc, PersonList } from '../store/orgs.store.ts';
@@ -20,47 +21,37 @@ import { groupBy } from '../util/group-by.ts';
 /** How far back the Alerts page's preview looks. */
 export const ALERTS_PREVIEW_MS = 24 * 3600 * 1000;
 
-type PreviewAttempt = Attempt & { group: string; ip: string | null };
+type PreviewAttempt = Omit<Attempt, 'ip'> & { group: string; ip: string | null };
 
 /**
  * How many issues each detector raises from `attempts` under `settings`,
- * grouped as the workers group them (src/queues/jobs/events-process.ts):
- * brute force by (actor, address), stuffing by address, attempts without
- * one left out.
+ * grouped as the workers group them (src/services/bursts.service.ts):
+ * brute force by (actor, address), stuffing by address and by IPv6 /64
+ * (a /64's burst only where two or more of its addresses took part),
+ * attempts without an address left out of stuffing.
  */
 function burstCounts(attempts: PreviewAttempt[], settings: AlertSettings) {
   const allowlist = makeAllowlist(settings.allowlist);
-  const count = (
-    groups: Map<unknown, PreviewAttempt[]>,
-    detect: typeof detectBruteForce,
-    who: (a: PreviewAttempt) => { actor: string | null; ip: string | null },
-  ) => {
-    let issues = 0;
-    let decided = 0;
+  const issues = { brute_force: 0, credential_stuffing: 0 };
+  let decided = 0;
+  const count = (detector: Detector, groups: Map<unknown, PreviewAttempt[]>, opts: { actor: boolean; twoAddresses?: boolean }) => {
     for (const group of groups.values()) {
-      const found = detect(group, settings).length;
-      issues += found;
-      if (!allowlist.allows(who(group[0]!))) decided += found;
+      const found = (detector === 'brute_force' ? detectBruteForce : detectStuffing)(group as Attempt[], settings).filter(
+        (b) => !opts.twoAddresses || new Set(group.filter((a) => a.kind === 'login_failed' && a.at >= b.first_seen && a.at <= b.last_seen).map((a) => a.ip)).size >= 2,
+      );
+      issues[detector] += found.length;
+      if (!group.some((a) => allowlist.allows({ actor: opts.actor ? a.actor : null, ip: a.ip }))) decided += found.length;
     }
-    return { issues, decided };
   };
-  const brute = count(
-    groupBy(attempts, (a) => a.group),
-    detectBruteForce,
-    (a) => ({ actor: a.actor, ip: a.ip }),
-  );
-  const stuffing = count(
-    groupBy(
-      attempts.filter((a) => a.ip),
-      (a) => a.ip,
-    ),
-    detectStuffing,
-    (a) => ({ actor: null, ip: a.ip }),
-  );
+  const withIp = attempts.filter((a) => a.ip);
+  const inV6 = withIp.filter((a) => ipv6Prefix64(a.ip!));
+  count('brute_force', groupBy(attempts, (a) => a.group), { actor: true });
+  count('credential_stuffing', groupBy(withIp, (a) => a.ip), { actor: false });
+  count('credential_stuffing', groupBy(inV6, (a) => ipv6Prefix64(a.ip!)), { actor: false, twoAddresses: true });
   // Each issue raised makes one decision (later bursts of it extend that one), unless decisions are off, the project
   // only monitors, or its actor or address is allowlisted.
   const deciding = settings.decision_seconds > 0 && settings.decision_mode !== 'monitor';
-  return { brute_force: brute.issues, credential_stuffing: stuffing.issues, decisions: deciding ? brute.decided + stuffing.decided : 0 };
+  return { ...issues, decisions: deciding ? decided : 0 };
 }
 
 export function orgView(org: OrgDoc, used?: number) {

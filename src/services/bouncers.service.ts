@@ -9,16 +9,20 @@
  * - `live`: `GET /v1/decisions?ip=…`, the decisions in force that name an address, a range, or a scope and value.
  *
  * A decision is `{id, origin: "lookout", scenario: "lookout/brute-force" | "lookout/credential-stuffing", scope,
- * type: "ban", value, duration}`. One that names an address has scope `Ip`; one that names only an account (a
+ * type: "ban", value, duration}`. One that names an address has scope `Ip`, an IPv6 /64's scope `Range`; one that names only an account (a
  * brute force whose attempts carried no address) has scope `username`, and only bouncers that ask for that scope
  * get it, since a bouncer that does not understand it would read the account name as an address. Lists with
  * nothing to say are `null`, as bouncers expect.
  */
 import net from 'node:net';
+import { isRange } from '../domain/ip-prefix.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { Decision, DecisionsState } from '../state/decisions.state.ts';
 import type { BouncerDoc } from '../store/bouncers.store.ts';
 import type { Stores } from '../store/index.ts';
+import type { Logger } from '../log.ts';
+import type { ProjectChanges } from '../state/project-changes.ts';
+import { makeStartupLists, type Written } from './bouncer-startup.ts';
 import { randomToken, sha256 } from './web-sessions.ts';
 
 const KEY_PREFIX = 'lkb_';
@@ -27,7 +31,7 @@ export interface CrowdsecDecision {
   id: number;
   origin: 'lookout';
   scenario: string;
-  scope: 'Ip' | 'username';
+  scope: 'Ip' | 'Range' | 'username';
   type: 'ban' | 'captcha';
   value: string;
   duration: string;
@@ -54,16 +58,35 @@ export function goDuration(ms: number): string {
 const SCENARIOS: Record<Decision['kind'], string> = { brute_force: 'lookout/brute-force', credential_stuffing: 'lookout/credential-stuffing' };
 
 export function crowdsecDecision(d: Decision, now: number): CrowdsecDecision {
-  return {
-    id: Number(d.id.replace(/^d/, '')),
-    origin: 'lookout',
+  const { view } = written(d);
+  return { ...view, duration: goDuration(d.until - now), until: view.until };
+}
+
+/** A decision as a bouncer's list writes it, in that order: its JSON before and after the duration, which changes. */
+export function written(d: Decision): Written {
+  const view = {
+    id: Number(d.id.slice(1)),
+    origin: 'lookout' as const,
     scenario: SCENARIOS[d.kind],
-    scope: d.ip ? 'Ip' : 'username',
+    scope: d.ip ? (isRange(d.ip) ? ('Range' as const) : ('Ip' as const)) : ('username' as const),
     type: d.type ?? 'ban',
     value: d.ip ?? d.actor ?? '',
-    duration: goDuration(d.until - now),
     until: new Date(d.until).toISOString(),
   };
+  const head = `{"id":${view.id},"origin":"lookout","scenario":${JSON.stringify(view.scenario)},"scope":"${view.scope}","type":"${view.type}","value":${JSON.stringify(view.value)},"duration":"`;
+  return { head, tail: `","until":"${view.until}"}`, until: d.until, view };
+}
+
+const family = (ip: string) => (net.isIP(ip) === 6 ? 'ipv6' : 'ipv4');
+
+/** A range (`192.0.2.0/24`, `2001:db8:1:2::/64`) as a block list; null when it is none. */
+function blockOf(range: string): net.BlockList | null {
+  const [address = '', bits = ''] = range.split('/');
+  const version = net.isIP(address);
+  if (!version || !/^\d{1,3}$/.test(bits) || Number(bits) > (version === 4 ? 32 : 128)) return null;
+  const block = new net.BlockList();
+  block.addSubnet(address, Number(bits), family(address));
+  return block;
 }
 
 const commaList = (value: string | undefined) =>
@@ -72,15 +95,18 @@ const commaList = (value: string | undefined) =>
     .map((v) => v.trim().toLowerCase())
     .filter(Boolean);
 
-/** Whether a decision passes a bouncer's filters; without `scopes`, only address decisions (CrowdSec's default). */
-export function passes(d: CrowdsecDecision, f: StreamFilters): boolean {
-  const scopes = commaList(f.scopes);
-  if (!(scopes.length ? scopes : ['ip']).includes(d.scope.toLowerCase())) return false;
+/** A bouncer's filters as a test of a decision; without `scopes`, address and range decisions (CrowdSec's default). */
+export function filterOf(f: StreamFilters): (d: Pick<CrowdsecDecision, 'scope' | 'origin' | 'scenario'>) => boolean {
+  const given = commaList(f.scopes);
+  const scopes = new Set(given.length ? given : ['ip', 'range']);
   const origins = commaList(f.origins);
-  if (origins.length && !origins.includes(d.origin)) return false;
   const containing = commaList(f.scenarios_containing);
-  if (containing.length && !containing.some((c) => d.scenario.includes(c))) return false;
-  return !commaList(f.scenarios_not_containing).some((c) => d.scenario.includes(c));
+  const notContaining = commaList(f.scenarios_not_containing);
+  return (d) =>
+    scopes.has(d.scope.toLowerCase()) &&
+    (!origins.length || origins.includes(d.origin)) &&
+    (!containing.length || containing.some((c) => d.scenario.includes(c))) &&
+    !notContaining.some((c) => d.scenario.includes(c));
 }
 
 const view = (b: BouncerDoc) => ({
@@ -91,9 +117,28 @@ const view = (b: BouncerDoc) => ({
   last_pull: b.last_pull && { at: b.last_pull.at.toISOString(), ip: b.last_pull.ip, user_agent: b.last_pull.user_agent },
 });
 
-export function makeBouncersService(deps: { stores: Pick<Stores, 'bouncers'>; decisions: DecisionsState }) {
+export function makeBouncersService(deps: {
+  stores: Pick<Stores, 'bouncers'>;
+  decisions: DecisionsState;
+  /** tells every API process a bouncer was revoked, so each drops its cached keys at once */
+  changes: Pick<ProjectChanges, 'publish'>;
+  /** how long a process trusts a key it looked up (KEY_CACHE_SECONDS), bounding a missed revocation */
+  keyCacheSeconds: number;
+  log: Logger;
+}) {
   const { stores, decisions: state } = deps;
   const orNull = <T>(items: T[]) => (items.length ? items : null);
+  /** key hash → its bouncer (null: none), looked up at `at` */
+  const keys = new Map<string, { bouncer: BouncerDoc | null; at: number }>();
+  const startupLists = makeStartupLists(state, written);
+
+  /** Every decision in force that passes `keep`, written as a bouncer's startup answer, with the cursor it is current at. */
+  async function startupAnswer(project: number, keep: ReturnType<typeof filterOf>, at: number): Promise<{ cursor: string; json: string }> {
+    const { cursor, decisions } = await startupLists.current(project);
+    const parts: string[] = [];
+    for (const d of decisions) if (keep(d.view)) parts.push(`${d.head}${goDuration(d.until - at)}${d.tail}`);
+    return { cursor, json: `{"new":${parts.length ? `[${parts.join(',')}]` : 'null'},"deleted":null}` };
+  }
 
   return {
     /** A new bouncer of the project; its key is in this answer only. */
@@ -109,57 +154,70 @@ export function makeBouncersService(deps: { stores: Pick<Stores, 'bouncers'>; de
         last_pull: null,
       };
       await stores.bouncers.create(doc);
+      keys.delete(doc._id);
       return { ...view(doc), key };
     },
     async list(project: number) {
       return { bouncers: (await stores.bouncers.ofProject(project)).map(view) };
     },
+    /** Revokes a bouncer: every API process refuses its key from the answer on (or, if the announcement is lost, within KEY_CACHE_SECONDS). */
     async revoke(project: number, id: string) {
       if (!(await stores.bouncers.revoke(project, id))) throw new NotFoundError('bouncer_not_found', `no bouncer ${id} in project ${project}`);
+      keys.clear();
+      await deps.changes.publish(project);
       return { revoked: id };
+    },
+    /** Drops the keys this process looked up (another process revoked one). */
+    forget(): void {
+      keys.clear();
     },
     /** The bouncer a key belongs to; null for a key Lookout does not know (or revoked). */
     async authenticate(key: string): Promise<BouncerDoc | null> {
       if (!key.startsWith(KEY_PREFIX)) return null;
-      return stores.bouncers.byHash(sha256(key));
+      const hash = sha256(key);
+      const cached = keys.get(hash);
+      if (cached && Date.now() - cached.at < deps.keyCacheSeconds * 1000) return cached.bouncer;
+      const bouncer = await stores.bouncers.byHash(hash);
+      if (keys.size > 10_000) keys.clear();
+      keys.set(hash, { bouncer, at: Date.now() });
+      return bouncer;
     },
 
-    async stream(bouncer: BouncerDoc, startup: boolean, filters: StreamFilters, pull: { ip: string; user_agent: string }, now = new Date()) {
+    /** A bouncer's pull, answered as JSON text: the startup list is written straight from the process's copy. */
+    async stream(bouncer: BouncerDoc, startup: boolean, filters: StreamFilters, pull: { ip: string; user_agent: string }, now = new Date()): Promise<string> {
       const project = bouncer.project_id;
-      await Promise.all([state.expire(project, now), stores.bouncers.pulled(bouncer, { ...pull, at: now })]);
+      // the pull is noted beside the answer, never in its way: what it records is for the owner's list only
+      stores.bouncers.pulled(bouncer, { ...pull, at: now }).catch((err: Error) => deps.log.warn({ err: err.message, bouncer: bouncer.id }, "could not note a bouncer's pull"));
+      await state.expire(project, now);
       const at = now.getTime();
-      const shown = (list: Decision[]) => list.map((d) => crowdsecDecision(d, at)).filter((d) => passes(d, filters));
+      const keep = filterOf(filters);
       const since = startup ? null : await state.bouncerCursor.get(project, bouncer.id);
       const changes = since === null ? null : await state.changes(project, since);
       if (!changes) {
         // the first pull, or a log that no longer holds what came after the cursor: everything in force
-        const { cursor, decisions } = await state.inForce(project);
+        const { cursor, json } = await startupAnswer(project, keep, at);
         await state.bouncerCursor.set(project, bouncer.id, cursor);
-        return { new: orNull(shown(decisions)), deleted: null };
+        return json;
       }
+      const shown = (list: Decision[]) => list.map((d) => crowdsecDecision(d, at)).filter(keep);
       const set = [...changes.ops].filter(([, op]) => op === 's').map(([id]) => id);
       const live = await state.read(project, set);
       await state.bouncerCursor.set(project, bouncer.id, changes.cursor);
-      return { new: orNull(shown(live)), deleted: orNull(shown([...changes.ended.values()])) };
+      return JSON.stringify({ new: orNull(shown(live)), deleted: orNull(shown([...changes.ended.values()])) });
     },
 
     async live(project: number, q: { ip?: string; range?: string; scope?: string; value?: string; type?: string }, now = new Date()) {
       await state.expire(project, now);
       const at = now.getTime();
-      let range: net.BlockList | null = null;
-      if (q.range) {
-        const [address = '', bits = ''] = q.range.split('/');
-        const family = net.isIP(address);
-        if (!family || !/^\d{1,3}$/.test(bits) || Number(bits) > (family === 4 ? 32 : 128))
-          throw new BadRequestError('invalid_range', 'range is an address and a prefix length, such as 192.0.2.0/24');
-        range = new net.BlockList();
-        range.addSubnet(address, Number(bits), family === 4 ? 'ipv4' : 'ipv6');
-      }
+      const range = q.range ? blockOf(q.range) : null;
+      if (q.range && !range) throw new BadRequestError('invalid_range', 'range is an address and a prefix length, such as 192.0.2.0/24');
+      if (q.ip && !net.isIP(q.ip)) throw new BadRequestError('invalid_ip', 'ip is an IPv4 or IPv6 address');
       const found = (await state.active(project))
         .map((d) => crowdsecDecision(d, at))
         .filter((d) => {
-          if (q.ip && !(d.scope === 'Ip' && d.value === q.ip)) return false;
-          if (range && !(d.scope === 'Ip' && range.check(d.value, net.isIP(d.value) === 6 ? 'ipv6' : 'ipv4'))) return false;
+          // an address asked about matches its own decisions and the ranges holding it; a range, what lies in it
+          if (q.ip && !(d.scope === 'Ip' ? d.value === q.ip : d.scope === 'Range' && blockOf(d.value)?.check(q.ip, family(q.ip)))) return false;
+          if (range && !(d.scope !== 'username' && range.check(d.value.split('/')[0]!, family(d.value.split('/')[0]!)))) return false;
           if (q.scope && d.scope.toLowerCase() !== q.scope.toLowerCase()) return false;
           if (q.value && d.value !== q.value) return false;
           return !(q.type && d.type !== q.type);

@@ -1,11 +1,12 @@
 /**
  * Burst detection after a job applied sign-in attempts: both detectors (src/domain/bursts.ts) run over the
- * groups and addresses the attempts touch. Each goes on from its saved fold, reading only the attempts after it,
+ * groups and addresses the attempts touch (credential stuffing per address and per IPv6 /64). Each goes on from its saved fold, reading only the attempts after it,
  * or folds its look-back from the start. Each fold records its bursts in their security issues (counts that only
  * grow, so a retry or a second worker leaves the same result), then is saved up to DETECTION_SETTLE_MS before its
  * newest attempt.
  */
 import { makeAllowlist } from '../domain/allowlist.ts';
+import { ipv6Prefix64 } from '../domain/ip-prefix.ts';
 import { burstIssue, resumeSettled, type Attempt, type Burst, type Detector } from '../domain/bursts.ts';
 import type { AlertSettings } from '../store/projects.store.ts';
 import { StateMovedError } from '../state/rebuild.ts';
@@ -35,8 +36,17 @@ export function makeBurstsService(deps: { issuesState: IssuesState; burstsState:
     const { digest, fingerprint, title } = burstIssue(detector, key, burst);
     const { settings } = opts;
     const actor = detector === 'brute_force' ? key.actor : null;
-    // no decision for an allowlisted actor or address, nor while the project only monitors; the issue says which
-    const policy = makeAllowlist(settings.allowlist).allows({ actor, ip: key.ip }) ? 'allowlisted' : settings.decision_mode === 'monitor' ? 'monitoring' : '';
+    // A /64's burst: its failures in the burst's span, each with its own address. One address alone is that
+    // address's burst (its own detector raises it), so the /64 raises one only when two or more addresses took part.
+    const span = key.kind === 'a64' ? [...read.values()].filter((a) => a.kind === 'login_failed' && a.at >= burst.first_seen && a.at <= burst.last_seen) : [];
+    const addresses = new Set(span.map((a) => a.ip!));
+    if (key.kind === 'a64' && addresses.size < 2) return;
+    // no decision for an allowlisted actor or address (for a /64, any of its addresses that took part, or the /64
+    // itself), nor while the project only monitors; the issue says which
+    const allowlist = makeAllowlist(settings.allowlist);
+    const allowlisted =
+      allowlist.allows({ actor, ip: key.kind === 'a64' ? key.key.split('/')[0]! : key.ip }) || [...addresses].some((ip) => allowlist.allows({ actor: null, ip }));
+    const policy = allowlisted ? 'allowlisted' : settings.decision_mode === 'monitor' ? 'monitoring' : '';
     const id = (await deps.issuesState.issueIds(project, [fingerprint])).get(fingerprint)!;
     const result = await state.applyBurst(
       project,
@@ -63,11 +73,15 @@ export function makeBurstsService(deps: { issuesState: IssuesState; burstsState:
         decisionSeconds: policy ? 0 : settings.decision_seconds,
         decision: { type: settings.decision_types[detector], escalate: settings.escalate, maxSeconds: settings.decision_max_seconds },
         now: new Date(),
-        // the attempts join the issue (its list of attempts, hourly counts, actors and addresses)
-        attempts: burst.attempt_ids.flatMap((id) => {
-          const a = read.get(id);
-          return a ? [{ id, at: a.at, actor: a.actor || key.actor, ip: key.ip }] : [];
-        }),
+        // the attempts join the issue (its list of attempts, hourly counts, actors and addresses); a /64's, every
+        // one of its span, since the folds before a second address came were not recorded
+        attempts:
+          key.kind === 'a64'
+            ? span.map((a) => ({ id: a.id, at: a.at, actor: a.actor, ip: a.ip! }))
+            : burst.attempt_ids.flatMap((id) => {
+                const a = read.get(id);
+                return a ? [{ id, at: a.at, actor: a.actor || key.actor, ip: key.ip }] : [];
+              }),
       },
     );
     if (result === 'unverified') throw new StateMovedError(project, 'burst detection');
@@ -97,6 +111,9 @@ export function makeBurstsService(deps: { issuesState: IssuesState; burstsState:
             (a) => a.attempt.ip!,
           ),
         ].map(([key, list]) => ({ kind: 'aip' as const, key, actor: null, ip: key, since: earliest(list) })),
+        ...[...groupBy(failures, (a) => (a.attempt.ip && ipv6Prefix64(a.attempt.ip)) || '')]
+          .filter(([prefix]) => prefix !== '')
+          .map(([prefix, list]) => ({ kind: 'a64' as const, key: prefix, actor: null, ip: prefix, since: earliest(list) })),
       ];
       const reads = await state.detectorReads(project, keys, settings);
       const settledAt = (fresh: Attempt[]) => Math.max(...fresh.map((a) => a.at)) - DETECTION_SETTLE_MS;

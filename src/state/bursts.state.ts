@@ -5,6 +5,7 @@
  */
 import crypto from 'node:crypto';
 import { attemptMember, readAttemptMember } from '../domain/client-keys.ts';
+import { ipv6Prefix64 } from '../domain/ip-prefix.ts';
 import { byTimeThenId, settingsKey, type Attempt, type BurstSettings, type Detector, type DetectorState } from '../domain/bursts.ts';
 import type { RedisClient } from '../redis/connect.ts';
 import { answerOf, defineScripts, projectKeys, type ScriptPipeline } from './scripts.ts';
@@ -37,20 +38,20 @@ export interface AttemptEntry {
   ip: string | null;
 }
 
-/** The detector each kind of attempts key feeds: an (actor, ip) group's (`ag`), an ip's (`aip`). */
-export const DETECTOR_OF = { ag: 'brute_force', aip: 'credential_stuffing' } as const satisfies Record<string, Detector>;
+/** The detector each kind of attempts key feeds: an (actor, ip) group's (`ag`), an ip's (`aip`), an IPv6 /64's (`a64`). */
+export const DETECTOR_OF = { ag: 'brute_force', aip: 'credential_stuffing', a64: 'credential_stuffing' } as const satisfies Record<string, Detector>;
 
 /**
- * A burst detector's attempts: an (actor, ip) group's (`ag`, keyed by the group's hash) or an ip's (`aip`, keyed by
- * the address), since the look-back's start. The actor and address are the attempts' own, carried beside the key:
- * nothing is read back out of a key.
+ * A burst detector's attempts: an (actor, ip) group's (`ag`, keyed by the group's hash), an ip's (`aip`, keyed by
+ * the address) or an IPv6 /64's (`a64`, keyed by the prefix), since the look-back's start. The actor and address
+ * are the attempts' own, carried beside the key: nothing is read back out of a key.
  */
 export interface DetectorKey {
-  kind: 'ag' | 'aip';
+  kind: keyof typeof DETECTOR_OF;
   key: string;
   /** the group's actor (`ag`); null for an address's attempts */
   actor: string | null;
-  /** the attempts' address; null for a group of attempts sent without one */
+  /** the attempts' address, or their /64 (`2001:db8:1:2::/64`); null for a group of attempts sent without one */
   ip: string | null;
   since: Date;
 }
@@ -120,15 +121,16 @@ export function makeBurstsState(redis: RedisClient, opts: { prefix: string }) {
       return answers.map(([err, answer], i) => {
         if (err) throw err;
         const [version, fold, windowFrom, from, fresh, leaving] = answer as [string, string, string, string, string[], string[]];
-        // a group's members leave out its actor, which the key carries beside it
-        const actor = reads[i]!.actor ?? '';
+        // a group's members leave out its actor, which the key carries beside it; a /64's carry each one's address
+        const { actor, kind } = reads[i]!;
+        const read = (raw: string[]) => (kind === 'a64' ? readAttempts(raw, '').map(withAddress) : readAttempts(raw, actor ?? ''));
         return {
           version,
           state: fold === '' ? null : (JSON.parse(fold) as DetectorState),
           windowFrom: Number(windowFrom),
           from: Number(from),
-          fresh: readAttempts(fresh, actor),
-          leaving: readAttempts(leaving, actor),
+          fresh: read(fresh),
+          leaving: read(leaving),
         };
       });
     },
@@ -209,9 +211,10 @@ export type BurstsState = ReturnType<typeof makeBurstsState>;
 
 /**
  * An attempt's sorted sets and its members there (src/domain/client-keys.ts): its group's, `ag:<group>` holding
- * `<id>|<kind>`, and its address's, `aip:<ip>` holding `<id>|<kind>|<actor>`. Each attempt is a member of two sets
- * for two days, and the members are most of what Redis and its AOF hold per attempt, so the kind is one letter, the
- * event id its 16 bytes in base64url (22 characters), and the group's set leaves out the actor its key stands for.
+ * `<id>|<kind>`, its address's, `aip:<ip>` holding `<id>|<kind>|<actor>`, and for an IPv6 address its /64's,
+ * `a64:<prefix>` holding `<id>|<kind>|<ip>|<actor>`. Each attempt is a member of two or three sets for two days,
+ * and the members are most of what Redis and its AOF hold per attempt, so the kind is one letter, the event id its
+ * 16 bytes in base64url (22 characters), and the group's set leaves out the actor its key stands for.
  */
 const KIND_CODES: Record<string, string> = { login_failed: 'f', login_succeeded: 's' };
 const KINDS_BY_CODE = new Map(Object.entries(KIND_CODES).map(([kind, code]) => [code, kind]));
@@ -220,7 +223,15 @@ export function attemptSets(a: AttemptEntry): [string, string][] {
   const member = { id: a.event_id, kind: KIND_CODES[a.kind] ?? a.kind };
   const sets: [string, string][] = [[`ag:${a.group}`, attemptMember(member)]];
   if (a.ip) sets.push([`aip:${a.ip}`, attemptMember({ ...member, actor: a.actor })]);
+  const prefix = a.ip && ipv6Prefix64(a.ip);
+  if (prefix) sets.push([`a64:${prefix}`, attemptMember({ ...member, actor: `${a.ip}|${a.actor}` })]);
   return sets;
+}
+
+/** A /64's attempt, whose member's actor part is `<ip>|<actor>` (an address holds no '|'). */
+function withAddress(a: Attempt): Attempt {
+  const bar = a.actor.indexOf('|');
+  return { ...a, ip: a.actor.slice(0, bar), actor: a.actor.slice(bar + 1) };
 }
 
 /** Members with their scores → attempts; `actor` is the group's, for members that leave it out. */

@@ -29,6 +29,7 @@ const ISSUE_KEY_PATTERNS = [
   'r:*',
   'ag:*',
   'aip:*',
+  'a64:*',
   'dt:*',
   'bx:*',
   'fb:*',

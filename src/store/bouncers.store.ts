@@ -36,10 +36,14 @@ export function makeBouncersStore(db: Db) {
     async revoke(project: number, id: string): Promise<boolean> {
       return (await bouncers.deleteOne({ id, project_id: project })).deletedCount === 1;
     },
-    /** Notes a pull, unless one was noted within the last minute from the same address and bouncer version. */
+    /**
+     * Notes a pull, unless one was noted within the last minute from the same address and bouncer version; the
+     * document given (a cached one) then holds it too.
+     */
     async pulled(doc: BouncerDoc, pull: { at: Date; ip: string; user_agent: string }): Promise<void> {
       const last = doc.last_pull;
       if (last && last.ip === pull.ip && last.user_agent === pull.user_agent && pull.at.getTime() - last.at.getTime() < LAST_PULL_STEP_MS) return;
+      doc.last_pull = pull;
       await bouncers.updateOne({ _id: doc._id }, { $set: { last_pull: pull } });
     },
   };

@@ -858,7 +858,10 @@ export interface CrowdsecDecision {
   id: number;
   origin: "lookout";
   scenario: "lookout/brute-force" | "lookout/credential-stuffing";
-  scope: "Ip" | "username";
+  /**
+   * Ip: one address; Range: an IPv6 /64 (credential stuffing spread over its addresses); username: an account, for bouncers that ask for that scope
+   */
+  scope: "Ip" | "Range" | "username";
   type: "ban" | "captcha";
   value: string;
   /**
@@ -898,6 +901,9 @@ export interface Decision {
    */
   kind: "brute_force" | "credential_stuffing";
   actor?: string;
+  /**
+   * the address, or for credential stuffing spread over an IPv6 /64, that range ('2001:db8:1:2::/64'); null: the decision names only its actor
+   */
   ip: string | null;
   issue_id: string;
   created_at: string;

@@ -11,6 +11,9 @@ export interface Decision {
    */
   kind: "brute_force" | "credential_stuffing";
   actor?: string;
+  /**
+   * the address, or for credential stuffing spread over an IPv6 /64, that range ('2001:db8:1:2::/64'); null: the decision names only its actor
+   */
   ip: string | null;
   issue_id: string;
   created_at: string;

@@ -34,6 +34,7 @@ export function crowdsecRoutes(deps: AppDeps): Router<AppState> {
     },
     bouncerKey,
     async (ctx, { query: { startup, ...filters } }) => {
+      ctx.type = 'application/json';
       ctx.body = await deps.bouncers.stream(ctx.state.bouncer, startup, filters, { ip: ctx.ip, user_agent: ctx.get('user-agent').slice(0, 200) });
     },
   );

@@ -9,8 +9,8 @@
     the issue's events (ie:), its spread (is:, and the filter sets fr:, fe:,
     fc: on the first event of a release, environment or company) and its
     hourly counts (ih:, trimmed to HOURS_KEPT);
-  - a sign-in attempt joins its (actor, ip) group's and its ip's attempts,
-    sorted sets trimmed to the detectors' look-back, which the worker hands
+  - a sign-in attempt joins its (actor, ip) group's and its ip's attempts
+    (and an IPv6 address's /64's), sorted sets trimmed to the detectors' look-back, which the worker hands
     to the pure detectors (src/domain/bursts.ts).
   When the project has notification channels, the same step records what
   they are told of (src/notify/): a new issue (issue.created) and a
@@ -54,7 +54,8 @@
                  (the id in base64url)
     aip:<ip>     attempts from an ip: the same, member '<event id>|<kind>|<actor>' (the actor everything after the
                  second '|': src/domain/client-keys.ts' attemptMember)
-    dt:<ag or aip key>  a burst detector's saved fold (read-detector-2.lua): deleted when an attempt
+    a64:<prefix> attempts from an IPv6 /64 ('2001:db8:1:2::/64'): member '<event id>|<kind>|<ip>|<actor>'
+    dt:<ag, aip or a64 key>  a burst detector's saved fold (read-detector-2.lua): deleted when an attempt
                  no newer than its newest arrives
     rp           groups whose sign-in attempts the repacker has yet to rewrite: score the group id's time (ms)
                  (src/services/repack.service.ts)

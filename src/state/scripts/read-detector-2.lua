@@ -8,7 +8,7 @@
   its window lies inside the look-back, and the attempts are below the cap
   (trimming then never took a failure of its window).
 
-  KEYS[1] the attempts: ag:<group> or aip:<ip> (score at, see apply-events-4.lua)
+  KEYS[1] the attempts: ag:<group>, aip:<ip> or a64:<prefix> (score at, see apply-events-4.lua)
   KEYS[2] the saved fold: dt:<that key>, a hash {v version token, s the fold's JSON,
           l newest attempt folded (ms), w where its window's failures start (ms), k settings}
 

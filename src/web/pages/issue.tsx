@@ -239,7 +239,7 @@ function BurstDecisions({ id, owner, issue }: { id: string; owner: boolean; issu
             items={decisions}
             row={(d) => (
               <tr key={d.id} data-decision={d.id} data-state={d.state}>
-                <td>{d.ip ? 'Address' : 'Account'}</td>
+                <td>{d.ip ? (d.ip.includes('/') ? 'Range' : 'Address') : 'Account'}</td>
                 <td>
                   <code>{d.ip ?? d.actor ?? 'unknown'}</code>
                   {d.ip && d.actor && <span class="muted">{` (account ${d.actor})`}</span>}

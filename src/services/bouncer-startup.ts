@@ -1,0 +1,67 @@
+/**
+ * A bouncer's startup list (`GET /v1/decisions/stream?startup=true`) at 100,000 decisions in force (issue 49): each
+ * API process keeps the project's decisions in force, each already written as the JSON a bouncer reads apart from
+ * its duration, and brings the copy up to date from the change log before each startup pull (O(changes), as the
+ * bouncers' own pulls are). A startup pull then costs a duration per decision and one string join, not a read and
+ * parse of every decision from Redis. A copy no startup pull asked for in IDLE_MS is dropped.
+ */
+import type { Decision, DecisionsState } from '../state/decisions.state.ts';
+import type { CrowdsecDecision } from './bouncers.service.ts';
+
+/** A decision in force as a bouncer's list writes it: the JSON before and after its duration, and what filters read. */
+export interface Written {
+  head: string;
+  tail: string;
+  until: number;
+  view: Omit<CrowdsecDecision, 'duration'>;
+}
+
+interface Copy {
+  cursor: string;
+  decisions: Map<string, Written>;
+  used: number;
+}
+
+/** How long a project's copy is kept after its last startup pull. */
+const IDLE_MS = 10 * 60_000;
+
+export function makeStartupLists(state: DecisionsState, write: (d: Decision) => Written) {
+  const copies = new Map<number, Copy>();
+  /** one refresh at a time per project: startup pulls that come together share it */
+  const refreshing = new Map<number, Promise<Copy>>();
+
+  async function load(project: number): Promise<Copy> {
+    const { cursor, decisions } = await state.inForce(project);
+    return { cursor, decisions: new Map(decisions.map((d) => [d.id, write(d)])), used: Date.now() };
+  }
+
+  async function refresh(project: number): Promise<Copy> {
+    const copy = copies.get(project);
+    const changes = copy && (await state.changes(project, copy.cursor));
+    if (!copy || !changes) return load(project);
+    const set = [...changes.ops].filter(([, op]) => op === 's').map(([id]) => id);
+    const read = await state.read(project, set);
+    // an id set since may have ended too (read finds none): every changed id leaves, and those in force come back
+    for (const id of changes.ops.keys()) copy.decisions.delete(id);
+    for (const d of read) copy.decisions.set(d.id, write(d));
+    return { ...copy, cursor: changes.cursor };
+  }
+
+  return {
+    /** The project's decisions in force, up to date with its change log, with the cursor they are current at. */
+    async current(project: number): Promise<{ cursor: string; decisions: Iterable<Written> }> {
+      const now = Date.now();
+      for (const [p, c] of copies) if (now - c.used > IDLE_MS) copies.delete(p);
+      let pending = refreshing.get(project);
+      if (!pending) {
+        pending = refresh(project).finally(() => refreshing.delete(project));
+        refreshing.set(project, pending);
+      }
+      const copy = await pending;
+      copy.used = now;
+      copies.set(project, copy);
+      return { cursor: copy.cursor, decisions: copy.decisions.values() };
+    },
+  };
+}
+export type StartupLists = ReturnType<typeof makeStartupLists>;
