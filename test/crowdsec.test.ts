@@ -137,6 +137,8 @@ describe('GET /v1/decisions/stream', () => {
     expect((await ctx.runtime.decisions.list(q.id, new Date())).decisions).toHaveLength(1);
     const solo = (await q.get('/issues?kind=security')).body.issues as { title: string }[];
     expect(solo.map((i) => i.title)).toEqual(['Failed sign-ins on many accounts from 2001:db8:9:9::5']);
+    // decisions made before the set bouncers' lists are written from (dw) are read whole instead
+    await ctx.runtime.issuesState.redis.del(`${ctx.runtime.issuesState.keys(q.id).base}dw`);
     expect((await q.pull('?startup=true')).body.new!.map((d) => [d.scope, d.value])).toEqual([['Ip', '2001:db8:9:9::5']]);
   });
 

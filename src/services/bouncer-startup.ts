@@ -25,14 +25,30 @@ interface Copy {
 /** How long a project's copy is kept after its last startup pull. */
 const IDLE_MS = 10 * 60_000;
 
-export function makeStartupLists(state: DecisionsState, write: (d: Decision) => Written) {
+export function makeStartupLists(
+  state: DecisionsState,
+  write: (d: Decision) => Written,
+  /** a member of the `dw` set with its end as written; null for one this build does not read */
+  readMember: (member: string, until: number) => Written | null,
+) {
   const copies = new Map<number, Copy>();
   /** one refresh at a time per project: startup pulls that come together share it */
   const refreshing = new Map<number, Promise<Copy>>();
 
+  /** Every decision in force, from the set kept as bouncers name them (no decision read whole), or read whole. */
   async function load(project: number): Promise<Copy> {
-    const { cursor, decisions } = await state.inForce(project);
-    return { cursor, decisions: new Map(decisions.map((d) => [d.id, write(d)])), used: Date.now() };
+    const listed = await state.bouncerList(project);
+    if (!listed) {
+      const { cursor, decisions } = await state.inForce(project);
+      return { cursor, decisions: new Map(decisions.map((d) => [d.id, write(d)])), used: Date.now() };
+    }
+    const decisions = new Map<string, Written>();
+    const { members } = listed;
+    for (let i = 0; i < members.length; i += 2) {
+      const w = readMember(members[i]!, Number(members[i + 1]));
+      if (w) decisions.set(`d${w.view.id}`, w);
+    }
+    return { cursor: listed.cursor, decisions, used: Date.now() };
   }
 
   async function refresh(project: number): Promise<Copy> {

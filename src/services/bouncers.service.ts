@@ -22,6 +22,7 @@ import type { BouncerDoc } from '../store/bouncers.store.ts';
 import type { Stores } from '../store/index.ts';
 import type { Logger } from '../log.ts';
 import type { ProjectChanges } from '../state/project-changes.ts';
+import { isoTime } from '../util/iso-time.ts';
 import { makeStartupLists, type Written } from './bouncer-startup.ts';
 import { randomToken, sha256 } from './web-sessions.ts';
 
@@ -64,17 +65,28 @@ export function crowdsecDecision(d: Decision, now: number): CrowdsecDecision {
 
 /** A decision as a bouncer's list writes it, in that order: its JSON before and after the duration, which changes. */
 export function written(d: Decision): Written {
-  const view = {
-    id: Number(d.id.slice(1)),
-    origin: 'lookout' as const,
-    scenario: SCENARIOS[d.kind],
-    scope: d.ip ? (isRange(d.ip) ? ('Range' as const) : ('Ip' as const)) : ('username' as const),
-    type: d.type ?? 'ban',
-    value: d.ip ?? d.actor ?? '',
-    until: new Date(d.until).toISOString(),
-  };
-  const head = `{"id":${view.id},"origin":"lookout","scenario":${JSON.stringify(view.scenario)},"scope":"${view.scope}","type":"${view.type}","value":${JSON.stringify(view.value)},"duration":"`;
-  return { head, tail: `","until":"${view.until}"}`, until: d.until, view };
+  return writtenOf(Number(d.id.slice(1)), d.kind, d.type ?? 'ban', d.ip ? (isRange(d.ip) ? 'Range' : 'Ip') : 'username', d.ip ?? d.actor ?? '', d.until);
+}
+
+/** A member of the `dw` set (`<id>|<kind>|<type>|<i or a>|<value>`, src/state/decisions.state.ts) as written; null for one of another form. */
+export function writtenMember(member: string, until: number): Written | null {
+  const a = member.indexOf('|');
+  const b = member.indexOf('|', a + 1);
+  const c = member.indexOf('|', b + 1);
+  const d = member.indexOf('|', c + 1);
+  if (a < 2 || d < 0) return null;
+  const [kind, type, value] = [member.slice(a + 1, b), member.slice(b + 1, c), member.slice(d + 1)];
+  if (!(kind === 'brute_force' || kind === 'credential_stuffing') || !(type === 'ban' || type === 'captcha')) return null;
+  const scope = member[c + 1] === 'i' ? (isRange(value) ? 'Range' : 'Ip') : 'username';
+  return writtenOf(Number(member.slice(1, a)), kind, type, scope, value, until);
+}
+
+function writtenOf(id: number, kind: Decision['kind'], type: 'ban' | 'captcha', scope: CrowdsecDecision['scope'], value: string, until: number): Written {
+  const view = { id, origin: 'lookout' as const, scenario: SCENARIOS[kind], scope, type, value, until: isoTime(until) };
+  // an address needs no escaping; an account may
+  const quoted = /^[0-9A-Fa-f.:/]*$/.test(value) ? `"${value}"` : JSON.stringify(value);
+  const head = `{"id":${id},"origin":"lookout","scenario":"${view.scenario}","scope":"${scope}","type":"${type}","value":${quoted},"duration":"`;
+  return { head, tail: `","until":"${view.until}"}`, until, view };
 }
 
 const family = (ip: string) => (net.isIP(ip) === 6 ? 'ipv6' : 'ipv4');
@@ -130,7 +142,7 @@ export function makeBouncersService(deps: {
   const orNull = <T>(items: T[]) => (items.length ? items : null);
   /** key hash → its bouncer (null: none), looked up at `at` */
   const keys = new Map<string, { bouncer: BouncerDoc | null; at: number }>();
-  const startupLists = makeStartupLists(state, written);
+  const startupLists = makeStartupLists(state, written, writtenMember);
 
   /** Every decision in force that passes `keep`, written as a bouncer's startup answer, with the cursor it is current at. */
   async function startupAnswer(project: number, keep: ReturnType<typeof filterOf>, at: number): Promise<{ cursor: string; json: string }> {

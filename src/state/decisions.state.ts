@@ -24,6 +24,8 @@ export interface Decision {
   /** ms: when a later burst last extended it, and how many times one did */
   extended_at?: number;
   extensions?: number;
+  /** its member of the `dw` set (apply-burst-3.lua); none on decisions made before that set */
+  w?: string;
 }
 
 /** A decision that ended (scripts/lib/end-decision.lua): how, and when (ms). */
@@ -112,6 +114,20 @@ export function makeDecisionsState(redis: RedisClient, opts: { prefix: string })
     async inForce(project: number): Promise<{ cursor: string; decisions: Decision[] }> {
       const cursor = await head(project);
       return { cursor, decisions: await read(project, await redis.zrange(keys(project).active, 0, -1)) };
+    },
+    /**
+     * Every decision in force as a bouncer's list names it (`dw`, apply-burst-3.lua): `<id>|<kind>|<type>|<i or
+     * a>|<value>` and its end (ms), with the cursor to go on from (read first, as inForce does); null when the set
+     * does not hold every decision in force (some were made before it existed): read them whole then.
+     */
+    async bouncerList(project: number): Promise<{ cursor: string; members: string[] } | null> {
+      const k = keys(project);
+      const cursor = await head(project);
+      const [[, inForce], [, members]] = (await redis.multi().zcard(k.active).zrange(`${k.base}dw`, 0, -1, 'WITHSCORES').exec())! as [
+        [null, number],
+        [null, string[]],
+      ];
+      return members.length === 2 * inForce ? { cursor, members } : null;
     },
     /**
      * The changes after `since`, each decision's last one ('s' set, 'd' ended,

@@ -18,6 +18,8 @@
     dc:<id>    the decision, JSON {id, kind, type, escalation, actor, ip, issue_id, created_at, until, and once a
                later burst extended it, extended_at and extensions} (ms); lib/end-decision.lua ends it
     da         zset: active decision id -> until (ms)
+    dw         zset: the same decisions as a bouncer's list names them, '<id>|<kind>|<type>|<i: address or range,
+               a: actor>|<value>' -> until (ms), the member kept in the decision as `w` (src/services/bouncer-startup.ts)
     di:<issue> the issue's active decision id; dlift:<issue> when its last decision was lifted (ms)
     dseq       the project's decision counter; dlog the change log, a stream of {op: s (set) | d (ended), id}
 
@@ -170,12 +172,16 @@ if holdFor > 0 and redis.call('HGET', key, 'status') == 'unresolved' and fresh t
     ends = now + holding(level)
     decision = {id = id, kind = kind, type = policy.type or 'ban', escalation = level, actor = b.actor, ip = b.ip,
       issue_id = issueId, created_at = now, ['until'] = ends}
+    -- as a bouncer's list names it (dw): an address (or range), else the actor
+    if type(b.ip) == 'string' then decision.w = id .. '|' .. kind .. '|' .. decision.type .. '|i|' .. b.ip
+    else decision.w = id .. '|' .. kind .. '|' .. decision.type .. '|a|' .. tostring(b.actor) end
     redis.call('SET', base .. 'di:' .. issueId, id)
     trigger({event = 'decision.created', issue = tonumber(issueId), at = now, level = 'warning', decision = id,
       detector = b.detector, type = decision.type, actor = b.actor, ip = b.ip, escalation = level, ['until'] = ends})
   end
   redis.call('SET', base .. 'dc:' .. id, cjson.encode(decision))
   redis.call('ZADD', base .. 'da', ends, id)
+  if decision.w then redis.call('ZADD', base .. 'dw', ends, decision.w) end
   redis.call('XADD', base .. 'dlog', 'MAXLEN', '~', 50000, '*', 'op', 's', 'id', id)
 end
 return 1
