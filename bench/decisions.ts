@@ -159,6 +159,7 @@ try {
     startupBytes = bytes;
     if ((body.new?.length ?? 0) < DECISIONS - 200) throw new Error(`a bouncer's startup pull holds ${body.new?.length ?? 0} decisions`);
   }
+  const firstStartup = startups[0]!;
   startups.sort((a, b) => a - b);
   const streamUnchanged = await timedInTurn(REQUESTS, (i) => pull(bouncers[i % BOUNCERS]!.key, false));
   // the other bouncers pull every BOUNCER_EVERY_MS while bursts are made and the first bouncer watches for them
@@ -196,7 +197,7 @@ try {
     poll_one_change: { p50: round(oneChange[49]!, 1), p99: round(oneChange[98]!, 1) },
     burst_to_feed_ms: { p50: round(visible[9]!, 0), max: round(visible.at(-1)!, 0) },
     bouncers: BOUNCERS,
-    bouncer_startup_ms: { p50: round(startups[Math.floor(startups.length / 2)]!, 1), max: round(startups.at(-1)!, 1), bytes: startupBytes },
+    bouncer_startup_ms: { first: round(firstStartup, 1), p50: round(startups[Math.floor(startups.length / 2)]!, 1), max: round(startups.at(-1)!, 1), bytes: startupBytes },
     bouncer_pull_no_changes: streamUnchanged,
     burst_to_bouncer_ms: { p50: round(toBouncer[9]!, 0), max: round(toBouncer.at(-1)!, 0) },
     targets_met: unchanged.p99 < 10 && fullList.max < 200 && visible.at(-1)! < 2000,
@@ -218,7 +219,7 @@ try {
     [`CrowdSec bouncers (${BOUNCERS}, the others pulling every ${BOUNCER_EVERY_MS / 1000} s)`, ''],
     [
       `first pull, startup=true (${Math.round(startupBytes / 1024)} KiB)`,
-      `${result.bouncer_startup_ms.p50} / slowest ${result.bouncer_startup_ms.max}  (target < 1,000 ms)`,
+      `${result.bouncer_startup_ms.p50} / slowest ${result.bouncer_startup_ms.max}, the first ${result.bouncer_startup_ms.first}  (target < 1,000 ms)`,
     ],
     ['pull without changes', `${streamUnchanged.p50} / ${streamUnchanged.p99}  (target p99 < 10 ms)`],
     [

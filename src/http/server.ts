@@ -54,10 +54,14 @@ export async function startApi(runtime: Runtime, listen: { host: string; port: n
   const lifecycle = { stopping: false };
   const publisher = publishMetrics(runtime, 'api');
   // Admin changes anywhere drop this process' cached key lookups at once (src/state/project-changes.ts).
-  const unsubscribe = runtime.changes.subscribe(() => {
+  // A project that gained a bouncer has this process prepare its bouncers' startup list, as every project with
+  // bouncers has at start (src/services/bouncer-startup.ts).
+  const unsubscribe = runtime.changes.subscribe((project) => {
     runtime.resolver.forget();
     runtime.bouncers.forget();
+    if (project !== null) runtime.bouncers.prepare([project]);
   });
+  runtime.bouncers.prepare();
   const app = makeApp(makeApiDeps(runtime, publisher.id, lifecycle));
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;

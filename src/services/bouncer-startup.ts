@@ -3,7 +3,9 @@
  * API process keeps the project's decisions in force, each already written as the JSON a bouncer reads apart from
  * its duration, and brings the copy up to date from the change log before each startup pull (O(changes), as the
  * bouncers' own pulls are). A startup pull then costs a duration per decision and one string join, not a read and
- * parse of every decision from Redis. A copy no startup pull asked for in IDLE_MS is dropped.
+ * parse of every decision from Redis. A copy is made when the process starts for every project with bouncers, and
+ * when a project gains one; its bouncers' pulls keep it (and bring it up to date every FOLLOW_MS in the background),
+ * and one no bouncer pulled for in IDLE_MS is dropped.
  */
 import type { Decision, DecisionsState } from '../state/decisions.state.ts';
 import type { CrowdsecDecision } from './bouncers.service.ts';
@@ -19,11 +21,15 @@ export interface Written {
 interface Copy {
   cursor: string;
   decisions: Map<string, Written>;
+  /** when a pull last asked for it, and when it was last brought up to date */
   used: number;
+  refreshed: number;
 }
 
-/** How long a project's copy is kept after its last startup pull. */
+/** How long a project's copy is kept after its bouncers' last pull. */
 const IDLE_MS = 10 * 60_000;
+/** How often a pull without startup brings the copy up to date (in the background), so it never falls far behind. */
+const FOLLOW_MS = 10_000;
 
 export function makeStartupLists(
   state: DecisionsState,
@@ -40,7 +46,7 @@ export function makeStartupLists(
     const listed = await state.bouncerList(project);
     if (!listed) {
       const { cursor, decisions } = await state.inForce(project);
-      return { cursor, decisions: new Map(decisions.map((d) => [d.id, write(d)])), used: Date.now() };
+      return { cursor, decisions: new Map(decisions.map((d) => [d.id, write(d)])), used: Date.now(), refreshed: Date.now() };
     }
     const decisions = new Map<string, Written>();
     const { members } = listed;
@@ -48,7 +54,7 @@ export function makeStartupLists(
       const w = readMember(members[i]!, Number(members[i + 1]));
       if (w) decisions.set(`d${w.view.id}`, w);
     }
-    return { cursor: listed.cursor, decisions, used: Date.now() };
+    return { cursor: listed.cursor, decisions, used: Date.now(), refreshed: Date.now() };
   }
 
   async function refresh(project: number): Promise<Copy> {
@@ -60,7 +66,19 @@ export function makeStartupLists(
     // an id set since may have ended too (read finds none): every changed id leaves, and those in force come back
     for (const id of changes.ops.keys()) copy.decisions.delete(id);
     for (const d of read) copy.decisions.set(d.id, write(d));
-    return { ...copy, cursor: changes.cursor };
+    return { ...copy, cursor: changes.cursor, refreshed: Date.now() };
+  }
+
+  /** The project's copy, brought up to date; pulls that come together share one refresh. */
+  function refreshed(project: number): Promise<Copy> {
+    let pending = refreshing.get(project);
+    if (!pending) {
+      pending = refresh(project)
+        .then((copy) => (copies.set(project, copy), copy))
+        .finally(() => refreshing.delete(project));
+      refreshing.set(project, pending);
+    }
+    return pending;
   }
 
   return {
@@ -68,15 +86,23 @@ export function makeStartupLists(
     async current(project: number): Promise<{ cursor: string; decisions: Iterable<Written> }> {
       const now = Date.now();
       for (const [p, c] of copies) if (now - c.used > IDLE_MS) copies.delete(p);
-      let pending = refreshing.get(project);
-      if (!pending) {
-        pending = refresh(project).finally(() => refreshing.delete(project));
-        refreshing.set(project, pending);
-      }
-      const copy = await pending;
+      const copy = await refreshed(project);
       copy.used = now;
-      copies.set(project, copy);
       return { cursor: copy.cursor, decisions: copy.decisions.values() };
+    },
+    /**
+     * A bouncer of the project pulled without startup: its copy is kept, and brought up to date in the background
+     * every FOLLOW_MS, so a startup pull finds it ready.
+     */
+    pulled(project: number, onError: (err: Error) => void): void {
+      const copy = copies.get(project);
+      if (!copy) return;
+      copy.used = Date.now();
+      if (copy.used - copy.refreshed >= FOLLOW_MS) refreshed(project).catch(onError);
+    },
+    /** Builds the project's copy ahead of its bouncers' first startup pull (in the background). */
+    prepare(project: number, onError: (err: Error) => void): void {
+      if (!copies.has(project)) refreshed(project).catch(onError);
     },
   };
 }

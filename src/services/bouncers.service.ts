@@ -167,6 +167,8 @@ export function makeBouncersService(deps: {
       };
       await stores.bouncers.create(doc);
       keys.delete(doc._id);
+      // every API process prepares the project's startup list for it
+      await deps.changes.publish(project);
       return { ...view(doc), key };
     },
     async list(project: number) {
@@ -182,6 +184,16 @@ export function makeBouncersService(deps: {
     /** Drops the keys this process looked up (another process revoked one). */
     forget(): void {
       keys.clear();
+    },
+    /**
+     * Builds, in the background, the startup lists of the projects named that have bouncers (none named: every
+     * project with bouncers), so that a bouncer's first pull finds its list ready.
+     */
+    prepare(projects?: number[]): void {
+      const failed = (err: Error) => deps.log.warn({ err: err.message }, "could not prepare the bouncers' startup list of a project");
+      (async () => {
+        for (const project of await stores.bouncers.projects(projects)) startupLists.prepare(project, failed);
+      })().catch(failed);
     },
     /** The bouncer a key belongs to; null for a key Lookout does not know (or revoked). */
     async authenticate(key: string): Promise<BouncerDoc | null> {
@@ -211,6 +223,7 @@ export function makeBouncersService(deps: {
         await state.bouncerCursor.set(project, bouncer.id, cursor);
         return json;
       }
+      startupLists.pulled(project, (err) => deps.log.warn({ err: err.message, project }, "could not bring the bouncers' startup list up to date"));
       const shown = (list: Decision[]) => list.map((d) => crowdsecDecision(d, at)).filter(keep);
       const set = [...changes.ops].filter(([, op]) => op === 's').map(([id]) => id);
       const live = await state.read(project, set);

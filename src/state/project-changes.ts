@@ -18,16 +18,16 @@ export function makeProjectChanges(deps: { redis: RedisClient; target: RedisTarg
       });
     },
 
-    /** Calls `onChange` for each change (and after a reconnect); returns the unsubscribe. Never waits for Redis. */
-    subscribe(onChange: () => void): () => void {
+    /** Calls `onChange` with the project of each change (and with null after a reconnect); returns the unsubscribe. Never waits for Redis. */
+    subscribe(onChange: (project: number | null) => void): () => void {
       const subscriber = connectRedis(deps.target, { maxRetriesPerRequest: null });
       subscriber.on('error', (err: Error) => deps.log.debug({ err: err.message }, 'project-change subscriber error; reconnecting'));
       let connectedBefore = false;
       subscriber.on('ready', () => {
-        if (connectedBefore) onChange();
+        if (connectedBefore) onChange(null);
         connectedBefore = true;
       });
-      subscriber.on('message', () => onChange());
+      subscriber.on('message', (_channel: string, project: string) => onChange(Number(project) || null));
       subscriber.subscribe(channel).catch((err: Error) => deps.log.warn({ err: err.message }, 'could not subscribe to project changes'));
       return () => subscriber.disconnect();
     },

@@ -33,6 +33,11 @@ export function makeBouncersStore(db: Db) {
     ofProject(project: number): Promise<BouncerDoc[]> {
       return bouncers.find({ project_id: project }).sort({ created_at: 1 }).toArray();
     },
+    /** Which of the projects named (none named: any) have a bouncer (a rare read by a secondary field). */
+    async projects(among?: number[]): Promise<number[]> {
+      const found = await bouncers.find(among ? { project_id: { $in: among } } : {}, { projection: { project_id: 1 } }).toArray();
+      return [...new Set(found.map((b) => b.project_id))];
+    },
     async revoke(project: number, id: string): Promise<boolean> {
       return (await bouncers.deleteOne({ id, project_id: project })).deletedCount === 1;
     },
