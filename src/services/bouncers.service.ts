@@ -212,10 +212,9 @@ export function makeBouncersService(deps: {
       const project = bouncer.project_id;
       // the pull is noted beside the answer, never in its way: what it records is for the owner's list only
       stores.bouncers.pulled(bouncer, { ...pull, at: now }).catch((err: Error) => deps.log.warn({ err: err.message, bouncer: bouncer.id }, "could not note a bouncer's pull"));
-      await state.expire(project, now);
+      const [, since] = await Promise.all([state.expire(project, now), startup ? null : state.bouncerCursor.get(project, bouncer.id)]);
       const at = now.getTime();
       const keep = filterOf(filters);
-      const since = startup ? null : await state.bouncerCursor.get(project, bouncer.id);
       const changes = since === null ? null : await state.changes(project, since);
       if (!changes) {
         // the first pull, or a log that no longer holds what came after the cursor: everything in force
@@ -225,6 +224,11 @@ export function makeBouncersService(deps: {
       }
       startupLists.pulled(project, (err) => deps.log.warn({ err: err.message, project }, "could not bring the bouncers' startup list up to date"));
       const shown = (list: Decision[]) => list.map((d) => crowdsecDecision(d, at)).filter(keep);
+      if (changes.ops.size === 0) {
+        // nothing new: the cursor stays, and only its expiry moves on, beside the answer
+        state.bouncerCursor.set(project, bouncer.id, since!).catch((err: Error) => deps.log.warn({ err: err.message, bouncer: bouncer.id }, "could not keep a bouncer's cursor"));
+        return '{"new":null,"deleted":null}';
+      }
       const set = [...changes.ops].filter(([, op]) => op === 's').map(([id]) => id);
       const live = await state.read(project, set);
       await state.bouncerCursor.set(project, bouncer.id, changes.cursor);

@@ -136,11 +136,14 @@ export function makeDecisionsState(redis: RedisClient, opts: { prefix: string })
      */
     async changes(project: number, since: string): Promise<{ ops: Map<string, 's' | 'd'>; ended: Map<string, Decision>; cursor: string } | null> {
       const k = keys(project);
-      const info = (await redis.call('XINFO', 'STREAM', k.log).catch(() => null)) as unknown[] | null;
+      // the log's bounds and what follows the cursor, asked together
+      const [info, entries] = await Promise.all([
+        redis.call('XINFO', 'STREAM', k.log).catch(() => null) as Promise<unknown[] | null>,
+        redis.xrange(k.log, `(${since}`, '+', 'COUNT', MOST_CHANGES + 1),
+      ]);
       if (!info) return since === '0-0' ? { ops: new Map(), ended: new Map(), cursor: since } : null;
       const field = (name: string) => String(info[info.indexOf(name) + 1]);
       if (compareIds(since, field('max-deleted-entry-id')) < 0 || compareIds(since, field('last-generated-id')) > 0) return null;
-      const entries = await redis.xrange(k.log, `(${since}`, '+', 'COUNT', MOST_CHANGES + 1);
       if (entries.length > MOST_CHANGES) return null;
       const ops = new Map<string, 's' | 'd'>();
       /** each decision ended, as it was when it ended */

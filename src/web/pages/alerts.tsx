@@ -57,6 +57,18 @@ export function AlertsPage({ id, session }: { id: string; session: Session }) {
   );
 }
 
+/** A decision's type, and how far it escalated. */
+export const decisionType = (d: Pick<Decision, 'type' | 'escalation'>) => `${d.type}${d.escalation > 0 ? `, ×${2 ** d.escalation} (escalated)` : ''}`;
+
+/** An owner's button that ends a decision now. */
+export function LiftButton({ busy, lift }: { busy: boolean; lift(): void }) {
+  return (
+    <button type="button" disabled={busy} onClick={lift}>
+      Lift
+    </button>
+  );
+}
+
 /** The active decisions the installation is acting on, each with a Lift button for owners. */
 function Decisions({ id, owner }: { id: string; owner: boolean }) {
   const loaded = useLoad(() => api<{ decisions: Decision[] }>('GET', `/projects/${id}/decisions`), `decisions:${id}`);
@@ -79,10 +91,7 @@ function Decisions({ id, owner }: { id: string; owner: boolean }) {
             row={(d) => (
               <tr key={d.id} data-decision={d.id}>
                 <td>{d.kind === 'brute_force' ? 'Brute force' : 'Credential stuffing'}</td>
-                <td>
-                  {d.type}
-                  {d.escalation > 0 && `, ×${2 ** d.escalation} (escalated)`}
-                </td>
+                <td>{decisionType(d)}</td>
                 <td>{d.actor ?? 'any'}</td>
                 <td>{d.ip ?? 'unknown'}</td>
                 <td>{when(d.created_at)}</td>
@@ -92,9 +101,7 @@ function Decisions({ id, owner }: { id: string; owner: boolean }) {
                 </td>
                 {owner && (
                   <td>
-                    <button type="button" disabled={busy} onClick={() => lift(d.id)}>
-                      Lift
-                    </button>
+                    <LiftButton busy={busy} lift={() => lift(d.id)} />
                   </td>
                 )}
               </tr>

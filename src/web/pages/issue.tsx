@@ -13,7 +13,7 @@ import { EventView } from '../event.tsx';
 import { count, when } from '../format.ts';
 import type { AttemptSummary, Issue, IssueDecision, IssueDetail, IssueEvent, IssueEventSummary, IssueRow, UserFeedback } from '../types.ts';
 import { Failure, Figures, Show, Title, useAction, useLoad } from '../ui.tsx';
-import { Listed } from './alerts.tsx';
+import { decisionType, LiftButton, Listed } from './alerts.tsx';
 import { ProjectNav } from './projects.tsx';
 
 /** The detectors that raise security issues from sign-in bursts (the issue's exception_type). */
@@ -244,24 +244,13 @@ function BurstDecisions({ id, owner, issue }: { id: string; owner: boolean; issu
                   <code>{d.ip ?? d.actor ?? 'unknown'}</code>
                   {d.ip && d.actor && <span class="muted">{` (account ${d.actor})`}</span>}
                 </td>
-                <td>
-                  {d.type}
-                  {d.escalation > 0 && `, ×${2 ** d.escalation} (escalated)`}
-                </td>
+                <td>{decisionType(d)}</td>
                 <td>{ENDED[d.state]}</td>
                 <td>{when(d.created_at)}</td>
                 <td>{d.extended_at ? `${when(d.extended_at)}${d.extensions && d.extensions > 1 ? ` (${d.extensions} times)` : ''}` : '—'}</td>
                 <td>{when(d.until)}</td>
                 <td>{d.ended_at ? when(d.ended_at) : '—'}</td>
-                {owner && (
-                  <td>
-                    {d.state === 'active' && (
-                      <button type="button" disabled={busy} onClick={() => lift(d.id)}>
-                        Lift
-                      </button>
-                    )}
-                  </td>
-                )}
+                {owner && <td>{d.state === 'active' && <LiftButton busy={busy} lift={() => lift(d.id)} />}</td>}
               </tr>
             )}
           />
