@@ -68,6 +68,12 @@ describe('dashboard guards', () => {
     const owner = await signIn(OWNER);
     const page = await owner.page(`/projects/${mine.id}/releases`);
     expect(page.status).toBe(200);
+    // a release page opened by its address, whatever its name holds (dots, '+', and '#', '/' or spaces encoded)
+    for (const release of ['erp@17.0.4', 'erp@17.0.4+build.7', 'web#2', 'app/1.0', 'shop 2.1']) {
+      const opened = await owner.page(`/projects/${mine.id}/releases/${encodeURIComponent(release)}?environment=production`);
+      expect(opened.status, release).toBe(200);
+      expect(opened.headers.get('content-type'), release).toMatch(/text\/html/);
+    }
     const html = await page.text();
     const script = /src="(\/assets\/[^"]+\.js)"/.exec(html)![1]!;
     const asset = await fetch(`${ctx.api}${script}`, { headers: { 'accept-encoding': 'gzip' } });

@@ -17,9 +17,12 @@ import { SESSION_COOKIE } from './routes/dashboard-session.route.ts';
 
 export const WEB_DIR = fileURLToPath(new URL('../../dist/web/', import.meta.url));
 
-/** The paths the page answers; those after the first two need a session. */
+/**
+ * The paths the page answers; those after the first two need a session. Anything under /projects is a page, since a
+ * release's name holds dots, `+`, and `#`, `/` or spaces encoded (`/projects/1/releases/erp%4017.0.4%2Bbuild.7`).
+ */
 const OPEN_PAGES = new Set(['/sign-in', '/set-password']);
-const PAGE = /^\/(?:sign-in|set-password|organisation|account|projects(?:\/[^.]*)?)?\/?$/;
+const PAGE = /^\/(?:sign-in|set-password|organisation|account|projects(?:\/.*)?)?\/?$/;
 
 const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.txt': 'text/plain; charset=utf-8' };
 

@@ -8,14 +8,24 @@
  * and one no bouncer pulled for in IDLE_MS is dropped.
  */
 import type { Decision, DecisionsState } from '../state/decisions.state.ts';
-import type { CrowdsecDecision } from './bouncers.service.ts';
+
+/** A decision as a bouncer reads it, but for its duration (src/services/bouncers.service.ts). */
+export interface BouncerView {
+  id: number;
+  origin: 'lookout';
+  scenario: string;
+  scope: 'Ip' | 'Range' | 'username';
+  type: 'ban' | 'captcha';
+  value: string;
+  until: string;
+}
 
 /** A decision in force as a bouncer's list writes it: the JSON before and after its duration, and what filters read. */
 export interface Written {
   head: string;
   tail: string;
   until: number;
-  view: Omit<CrowdsecDecision, 'duration'>;
+  view: BouncerView;
 }
 
 interface Copy {

@@ -23,20 +23,15 @@ import type { Stores } from '../store/index.ts';
 import type { Logger } from '../log.ts';
 import type { ProjectChanges } from '../state/project-changes.ts';
 import { isoTime } from '../util/iso-time.ts';
-import { makeStartupLists, type Written } from './bouncer-startup.ts';
+import { makeStartupLists, type BouncerView, type Written } from './bouncer-startup.ts';
 import { randomToken, sha256 } from './web-sessions.ts';
 
 const KEY_PREFIX = 'lkb_';
 
-export interface CrowdsecDecision {
-  id: number;
-  origin: 'lookout';
-  scenario: string;
-  scope: 'Ip' | 'Range' | 'username';
-  type: 'ban' | 'captcha';
-  value: string;
+/** A decision as a bouncer reads it. */
+export interface CrowdsecDecision extends BouncerView {
+  /** what is left of it, as Go writes durations */
   duration: string;
-  until: string;
 }
 
 /** The filters a bouncer may send (comma-separated lists, as CrowdSec's API takes them). */
