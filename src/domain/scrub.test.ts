@@ -52,6 +52,13 @@ describe('scrubEvent', () => {
     expect(value).toEqual({ request: { headers: [['Authorization', FILTERED], ['Accept', 'y']], query_string: [['token', FILTERED], ['q', 'z']] } });
   });
 
+  it("leaves the SDK's list of packages alone, and still filters the same words as keys elsewhere", () => {
+    const event = { modules: { oauthlib: '3.2.2', 'django-auth-ldap': '4.6.0', 'python-jose': '3.3.0' }, extra: { oauth_token: 'tok-1', auth: 'basic' } };
+    const { value, filtered } = scrubEvent(structuredClone(event));
+    expect(value).toEqual({ ...event, extra: { oauth_token: FILTERED, auth: FILTERED } });
+    expect(filtered).toEqual(['/extra/oauth_token', '/extra/auth']);
+  });
+
   it('keeps a sign-in attempt whole, but never its password', () => {
     const attempt = { event_id: '4'.repeat(32), security: { kind: 'login_failed', actor_id: '4111111111111111', ip: '192.0.2.1', password: 'p' } };
     expect(scrubEvent(attempt).value).toEqual({ ...attempt, security: { ...attempt.security, password: FILTERED } });

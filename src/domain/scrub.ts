@@ -18,8 +18,11 @@ export const FILTERED = '[Filtered]';
 
 const SECRET_KEY = /pass(word|wd|phrase)?|pwd|secret|token|api[-_]?key|auth|credential|cookie|session[-_]?(id|key|token)|^session$|csrf|xsrf|private[-_]?key|signature/i;
 
-/** Top-level keys that are Lookout's own bookkeeping or grouping, never a secret (and never scrubbed). */
-const OWN_KEYS = new Set(['event_id', '_meta', 'fingerprint']);
+/**
+ * Top-level keys never scrubbed: Lookout's own bookkeeping and grouping, and `modules`, the SDK's list of packages
+ * and their versions, whose names are never secrets (`oauthlib`, `django-auth-ldap` would read as `auth` keys).
+ */
+const OWN_KEYS = new Set(['event_id', '_meta', 'fingerprint', 'modules']);
 /**
  * Identifiers that may be long digit strings (snowflake ids, numeric user ids): no card number is looked
  * for in `security` or in these values, so a sign-in actor or a user keeps its identity (keys are still checked).

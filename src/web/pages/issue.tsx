@@ -154,7 +154,7 @@ function ErrorBody({ id, issue, i, event }: { id: string; issue: string; i: Issu
       {i.last_regressed_at && (
         <p>
           Last regression {when(i.last_regressed_at)} ({i.last_regression_kind === 'new_release' ? 'in a new release' : 'in the same release'}); resolved{' '}
-          {i.resolved_count} times.
+          {i.resolved_count === 1 ? 'once' : i.resolved_count === 2 ? 'twice' : `${count(i.resolved_count)} times`}.
         </p>
       )}
       <Activity hourly={i.hourly} />
