@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSearch, tokens } from './search.ts';
+import { listFilters, parseSearch, termText, tokens, type SearchTerm } from './search.ts';
 
 describe('tokens', () => {
   it.each([
@@ -45,6 +45,8 @@ describe('parseSearch', () => {
     ['times-seen:3', [{ kind: 'times-seen', op: '=', count: 3, negated: false }]],
   ])('%s', (search, terms) => {
     expect(parseSearch(search)).toEqual({ terms, text: [], unknown: [] });
+    // and written back, it reads as the same term
+    expect(parseSearch(termText(terms[0] as SearchTerm)).terms).toEqual(terms);
   });
 
   it('reads free text, quoted phrases whole, beside the terms', () => {
@@ -69,5 +71,23 @@ describe('parseSearch', () => {
     ['a/b:c', 'not a field or a tag name'],
   ])('names what it cannot read: %s', (search, reason) => {
     expect(parseSearch(search)).toEqual({ terms: [], text: [], unknown: [{ term: search, reason }] });
+  });
+});
+
+describe('listFilters', () => {
+  it('sets the list filters it serves, and names every other term with why', () => {
+    expect(listFilters(parseSearch('is:resolved level:error release:erp@17.0.5 environment:production company:acme "card declined" checkout'))).toEqual({
+      filters: { status: 'resolved', level: 'error', release: 'erp@17.0.5', environment: 'production', company: 'acme', query: 'card declined checkout' },
+      unknown: [],
+    });
+    expect(listFilters(parseSearch('!release:erp@1 release:erp@2 release:erp@3 browser:Chrome is:open'))).toEqual({
+      filters: { release: 'erp@2' },
+      unknown: [
+        { term: 'is:open', reason: 'is: takes unresolved, resolved, ignored, regressed, assigned, unassigned' },
+        { term: '!release:erp@1', reason: 'the issue list does not search by this yet' },
+        { term: 'release:erp@3', reason: 'one release: term at a time' },
+        { term: 'browser:Chrome', reason: 'the issue list does not search by this yet' },
+      ],
+    });
   });
 });

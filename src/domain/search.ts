@@ -8,7 +8,8 @@
 export const FIELDS = ['level', 'release', 'first-release', 'environment', 'user.id', 'user.email', 'company', 'assigned'] as const;
 export type Field = (typeof FIELDS)[number];
 const STATUSES = ['unresolved', 'resolved', 'ignored'] as const;
-const LEVELS = ['debug', 'info', 'warning', 'error', 'fatal'];
+const LEVELS = ['debug', 'info', 'warning', 'error', 'fatal'] as const;
+type Level = (typeof LEVELS)[number];
 /** What `has:` can ask for. */
 const HAS = ['user', 'release', 'environment', 'company', 'assignee'] as const;
 
@@ -93,7 +94,9 @@ function readTerm(key: string, value: string, negated: boolean): SearchTerm | st
       return (HAS as readonly string[]).includes(v) ? { kind: 'has', what: v as (typeof HAS)[number], negated } : `has: takes ${HAS.join(', ')}`;
     }
     case 'level':
-      return LEVELS.includes(value.toLowerCase()) ? { kind: 'field', field: 'level', value: value.toLowerCase(), negated } : `level: takes ${LEVELS.join(', ')}`;
+      return (LEVELS as readonly string[]).includes(value.toLowerCase())
+        ? { kind: 'field', field: 'level', value: value.toLowerCase(), negated }
+        : `level: takes ${LEVELS.join(', ')}`;
     case 'age':
     case 'last-seen': {
       const m = /^([+-])(\d{1,6})([mhdw])$/.exec(value);
@@ -109,5 +112,72 @@ function readTerm(key: string, value: string, negated: boolean): SearchTerm | st
       if ((FIELDS as readonly string[]).includes(key)) return { kind: 'field', field: key as Exclude<Field, 'assigned'>, value, negated };
       if (!/^[\w.-]{1,32}$/.test(key)) return 'not a field or a tag name';
       return { kind: 'tag', key, value, negated };
+  }
+}
+
+/** The filters of the issue list a search sets (src/state/issue-reads.ts), and the terms the list cannot serve yet. */
+export interface ListFilters {
+  status?: (typeof STATUSES)[number];
+  level?: Level;
+  release?: string;
+  environment?: string;
+  company?: string;
+  /** the free text, word by word */
+  query?: string;
+}
+
+/**
+ * A search as the issue list's filters. The list serves a status, a level, a release, an environment, a company and
+ * words in titles and culprits, one of each; any other term (and a second of one kind, or a negated one) is named
+ * in `unknown` with why, so that the answer says what it did not apply.
+ */
+export function listFilters(search: Search): { filters: ListFilters; unknown: Search['unknown'] } {
+  const filters: ListFilters = {};
+  const unknown = [...search.unknown];
+  for (const t of search.terms) {
+    const name = t.kind === 'status' ? 'status' : t.kind === 'field' ? t.field : null;
+    if (t.negated || name === null || !(name === 'status' || name in FIELD_FILTERS)) {
+      unknown.push({ term: termText(t), reason: 'the issue list does not search by this yet' });
+      continue;
+    }
+    const filter = name === 'status' ? 'status' : FIELD_FILTERS[name as keyof typeof FIELD_FILTERS];
+    if (filters[filter] !== undefined) {
+      unknown.push({ term: termText(t), reason: `one ${name}: term at a time` });
+      continue;
+    }
+    filters[filter] = (t.kind === 'status' ? t.status : (t as { value: string }).value) as never;
+  }
+  const words = search.text.join(' ').trim();
+  if (words) filters.query = words;
+  return { filters, unknown };
+}
+
+/** The search fields the list serves, by the list filter each sets. */
+const FIELD_FILTERS = { level: 'level', release: 'release', environment: 'environment', company: 'company' } as const;
+
+/** A term as it is written in a search. */
+export function termText(t: SearchTerm): string {
+  const quoted = (v: string) => (/[\s"]/.test(v) ? `"${v}"` : v);
+  const not = t.negated ? '!' : '';
+  switch (t.kind) {
+    case 'status':
+      return `${not}is:${t.status}`;
+    case 'regressed':
+      return `${not}is:regressed`;
+    case 'assigned':
+      return t.to === 'anyone' ? (t.negated ? 'is:unassigned' : 'is:assigned') : `${not}assigned:${t.to}`;
+    case 'field':
+      return `${not}${t.field}:${quoted(t.value)}`;
+    case 'has':
+      return `${not}has:${t.what}`;
+    case 'tag':
+      return `${not}${t.key}:${quoted(t.value)}`;
+    case 'age':
+    case 'last-seen': {
+      const [unit, size] = Object.entries(UNITS).reverse().find(([, ms]) => t.ms % ms === 0)!;
+      return `${not}${t.kind}:${t.newer ? '-' : '+'}${t.ms / size}${unit}`;
+    }
+    case 'times-seen':
+      return `${not}times-seen:${t.op === '=' ? '' : t.op}${t.count}`;
   }
 }

@@ -6,6 +6,7 @@
  */
 import type { IssueStatus } from '../domain/issue-status.ts';
 import { NotFoundError } from '../errors.ts';
+import { listFilters, parseSearch } from '../domain/search.ts';
 import type { IssueListQuery, IssueReads } from '../state/issue-reads.ts';
 import type { StateKeeper } from '../state/rebuild.ts';
 import type { IssuesState } from '../state/issues.state.ts';
@@ -104,7 +105,21 @@ export function makeIssuesService(deps: {
   }
 
   return {
-    async list(projectId: number, q: IssueListQuery, now = new Date()) {
+    /** A page of the list; a `search` sets its filters (src/domain/search.ts), and what it could not apply is named. */
+    async list(projectId: number, asked: IssueListQuery, now = new Date()) {
+      let q = asked;
+      let search: { search: string; unknown: { term: string; reason: string }[] } | undefined;
+      if (asked.search !== undefined) {
+        const { filters, unknown } = listFilters(parseSearch(asked.search));
+        for (const [name, value] of Object.entries(filters)) {
+          if (value.length > 200) {
+            unknown.push({ term: `${name}:${value.slice(0, 40)}…`, reason: 'longer than 200 characters' });
+            delete filters[name as keyof typeof filters];
+          }
+        }
+        q = { ...asked, ...filters };
+        search = { search: asked.search, unknown };
+      }
       const page = await keeper.verified(projectId, now, () => reads.list(projectId, q, now));
       const filters = Object.fromEntries(
         (['kind', 'release', 'environment', 'level', 'company', 'query'] as const).filter((f) => q[f] !== undefined).map((f) => [f, q[f]]),
@@ -116,6 +131,7 @@ export function makeIssuesService(deps: {
         offset: q.offset,
         order: q.order,
         ...filters,
+        ...(search && { search }),
       };
     },
 

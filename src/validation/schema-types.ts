@@ -458,6 +458,10 @@ export interface IssueListQuery {
    * words the title or culprit holds, each whole or as a camelCase part (beta finds BetaError)
    */
   query?: string;
+  /**
+   * a search in Sentry's syntax (docs/api.md, "Searching issues"): is:resolved, level:error, release:erp@17.0.5, environment:production, company:acme, and free text; its terms set the filters above, and a term the list does not serve is named in the answer's search.unknown
+   */
+  search?: string;
 }
 
 /**
@@ -1142,6 +1146,16 @@ export interface IssueList {
   limit: number;
   offset: number;
   order: string;
+  /**
+   * with `search`: the search as read, and each term not applied with why
+   */
+  search?: {
+    search: string;
+    unknown: {
+      term: string;
+      reason: string;
+    }[];
+  };
 }
 
 /**
