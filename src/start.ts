@@ -53,7 +53,12 @@ export async function start(config: Config): Promise<void> {
     stopping = true;
     log.info({ signal }, 'shutting down');
     await startup.catch(() => {});
-    await teardown();
+    try {
+      await teardown();
+    } catch (err) {
+      log.error({ err: (err as Error).message, stack: (err as Error).stack }, 'shutdown failed');
+      process.exit(1);
+    }
     process.exit(0);
   });
 

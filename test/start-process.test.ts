@@ -178,6 +178,7 @@ describe('npm start', () => {
     const clean = run(process.execPath, [BIN, 'start'], { cwd: ROOT, env });
     await clean.matched;
     clean.child.kill('SIGTERM');
-    expect(await clean.exited).toBe(0);
+    const code = await clean.exited;
+    expect(code, `a clean start stopped by SIGTERM exited ${code}:\n${clean.output()}`).toBe(0);
   }, 120_000);
 });

@@ -516,6 +516,50 @@ describe('the web dashboard', () => {
     }
   }, 60_000);
 
+  it('on a phone (390 px) in dark mode: the project pages no wider than the screen and accessible; a release with dots and + opens by its address', async () => {
+    const release = 'erp@17.0.4+build.7';
+    const sessions = [{ sid: 'sid-phone-0001', did: 'user-phone', release, environment: 'production', status: 'exited', errors: 0, started: new Date().toISOString() }];
+    expect((await call(ctx, 'POST', '/api/v1/sessions', { key: publicKey, body: { sessions } })).body).toMatchObject({ accepted: 1 });
+    await drained(ctx);
+    const [issue] = (await ctx.runtime.issues.list(Number(project), { status: 'unresolved', limit: 1, offset: 0, order: 'last_seen', kind: 'error' })).issues;
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    try {
+      const releasePage = `/projects/${project}/releases/${encodeURIComponent(release)}?environment=production`;
+      for (const pathname of [
+        '/projects',
+        `/projects/${project}/issues`,
+        `/projects/${project}/issues/${issue!.id}`,
+        `/projects/${project}/releases`,
+        releasePage,
+        `/projects/${project}/alerts`,
+        // Settings, Organisation and Account at 390 px: issue 50, still open
+      ]) {
+        await page.goto(`${ctx.api}${pathname}`);
+        await page.getByRole('heading', { level: 1 }).first().waitFor({ timeout: 15_000 });
+        await page.waitForLoadState('networkidle');
+        const width = await page.evaluate(() => document.documentElement.scrollWidth);
+        // what sticks out, named in the failure
+        const wide = await page.evaluate(() =>
+          [...document.querySelectorAll('body *')]
+            .filter((e) => e.getBoundingClientRect().right > 391 && !e.closest('.scroll'))
+            .slice(0, 5)
+            .map((e) => `${e.tagName.toLowerCase()}${e.className ? `.${String(e.className).replace(/\s+/g, '.')}` : ''} (${Math.round(e.getBoundingClientRect().right)} px)`),
+        );
+        expect(width, `${pathname} is ${width} px wide: ${wide.join(', ')}`).toBeLessThanOrEqual(390);
+        await accessible(`${pathname} at 390 px, dark`);
+      }
+      await page.goto(`${ctx.api}${releasePage}`);
+      await page.getByRole('heading', { level: 1, name: `Release ${release}` }).waitFor();
+      await page.reload();
+      await page.getByRole('heading', { level: 1, name: `Release ${release}` }).waitFor();
+      await shot('release-phone-dark');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 });
+      await page.emulateMedia({ colorScheme: 'light' });
+    }
+  }, 120_000);
+
   it('signs out: the session ends and the pages ask to sign in again', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();

@@ -83,6 +83,7 @@ export async function startApi(runtime: Runtime, listen: { host: string; port: n
       clearInterval(idle);
       clearTimeout(cut);
       unsubscribe();
+      await runtime.bouncers.settle();
       await publisher.stop();
     },
   };

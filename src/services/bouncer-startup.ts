@@ -101,18 +101,18 @@ export function makeStartupLists(
       return { cursor: copy.cursor, decisions: copy.decisions.values() };
     },
     /**
-     * A bouncer of the project pulled without startup: its copy is kept, and brought up to date in the background
-     * every FOLLOW_MS, so a startup pull finds it ready.
+     * A bouncer of the project pulled without startup: its copy is kept, and every FOLLOW_MS brought up to date (the
+     * refresh answered, for the caller to run in the background), so a startup pull finds it ready.
      */
-    pulled(project: number, onError: (err: Error) => void): void {
+    pulled(project: number): Promise<unknown> | null {
       const copy = copies.get(project);
-      if (!copy) return;
+      if (!copy) return null;
       copy.used = Date.now();
-      if (copy.used - copy.refreshed >= FOLLOW_MS) refreshed(project).catch(onError);
+      return copy.used - copy.refreshed >= FOLLOW_MS ? refreshed(project) : null;
     },
-    /** Builds the project's copy ahead of its bouncers' first startup pull (in the background). */
-    prepare(project: number, onError: (err: Error) => void): void {
-      if (!copies.has(project)) refreshed(project).catch(onError);
+    /** Builds the project's copy ahead of its bouncers' first startup pull; the caller runs it in the background. */
+    async prepare(project: number): Promise<void> {
+      if (!copies.has(project)) await refreshed(project);
     },
   };
 }

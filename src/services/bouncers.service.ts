@@ -138,6 +138,14 @@ export function makeBouncersService(deps: {
   /** key hash → its bouncer (null: none), looked up at `at` */
   const keys = new Map<string, { bouncer: BouncerDoc | null; at: number }>();
   const startupLists = makeStartupLists(state, written, writtenMember);
+  /** work done beside the answers (notes of pulls, cursors kept, lists prepared), which a shutdown waits for */
+  const beside = new Set<Promise<unknown>>();
+  const aside = (work: Promise<unknown>, what: string) => {
+    const settled = work
+      .catch((err: Error) => deps.log.warn({ err: err.message }, what))
+      .finally(() => beside.delete(settled));
+    beside.add(settled);
+  };
 
   /** Every decision in force that passes `keep`, written as a bouncer's startup answer, with the cursor it is current at. */
   async function startupAnswer(project: number, keep: ReturnType<typeof filterOf>, at: number): Promise<{ cursor: string; json: string }> {
@@ -185,10 +193,17 @@ export function makeBouncersService(deps: {
      * project with bouncers), so that a bouncer's first pull finds its list ready.
      */
     prepare(projects?: number[]): void {
-      const failed = (err: Error) => deps.log.warn({ err: err.message }, "could not prepare the bouncers' startup list of a project");
-      (async () => {
-        for (const project of await stores.bouncers.projects(projects)) startupLists.prepare(project, failed);
-      })().catch(failed);
+      const what = "could not prepare the bouncers' startup list of a project";
+      aside(
+        (async () => {
+          for (const project of await stores.bouncers.projects(projects)) aside(startupLists.prepare(project), what);
+        })(),
+        what,
+      );
+    },
+    /** Waits for the work done beside the answers (a shutdown, before the store connections close). */
+    async settle(): Promise<void> {
+      while (beside.size > 0) await Promise.all([...beside]);
     },
     /** The bouncer a key belongs to; null for a key Lookout does not know (or revoked). */
     async authenticate(key: string): Promise<BouncerDoc | null> {
@@ -206,7 +221,7 @@ export function makeBouncersService(deps: {
     async stream(bouncer: BouncerDoc, startup: boolean, filters: StreamFilters, pull: { ip: string; user_agent: string }, now = new Date()): Promise<string> {
       const project = bouncer.project_id;
       // the pull is noted beside the answer, never in its way: what it records is for the owner's list only
-      stores.bouncers.pulled(bouncer, { ...pull, at: now }).catch((err: Error) => deps.log.warn({ err: err.message, bouncer: bouncer.id }, "could not note a bouncer's pull"));
+      aside(stores.bouncers.pulled(bouncer, { ...pull, at: now }), "could not note a bouncer's pull");
       const [, since] = await Promise.all([state.expire(project, now), startup ? null : state.bouncerCursor.get(project, bouncer.id)]);
       const at = now.getTime();
       const keep = filterOf(filters);
@@ -217,11 +232,12 @@ export function makeBouncersService(deps: {
         await state.bouncerCursor.set(project, bouncer.id, cursor);
         return json;
       }
-      startupLists.pulled(project, (err) => deps.log.warn({ err: err.message, project }, "could not bring the bouncers' startup list up to date"));
+      const following = startupLists.pulled(project);
+      if (following) aside(following, "could not bring the bouncers' startup list up to date");
       const shown = (list: Decision[]) => list.map((d) => crowdsecDecision(d, at)).filter(keep);
       if (changes.ops.size === 0) {
         // nothing new: the cursor stays, and only its expiry moves on, beside the answer
-        state.bouncerCursor.set(project, bouncer.id, since!).catch((err: Error) => deps.log.warn({ err: err.message, bouncer: bouncer.id }, "could not keep a bouncer's cursor"));
+        aside(state.bouncerCursor.set(project, bouncer.id, since!), "could not keep a bouncer's cursor");
         return '{"new":null,"deleted":null}';
       }
       const set = [...changes.ops].filter(([, op]) => op === 's').map(([id]) => id);

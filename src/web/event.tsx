@@ -32,19 +32,21 @@ export function KeyValues({ value, label }: { value: unknown; label: string }) {
   const entries = isObj(value) ? Object.entries(value) : Array.isArray(value) ? value.filter((p) => Array.isArray(p) && p.length === 2).map((p) => [text((p as unknown[])[0]), (p as unknown[])[1]] as const) : [];
   if (entries.length === 0) return <p class="muted">None.</p>;
   return (
-    <table class="kv">
-      <caption class="sr-only">{label}</caption>
-      <tbody>
-        {entries.map(([k, v]) => (
-          <tr key={k}>
-            <th scope="row">{k}</th>
-            <td>
-              <code>{text(v)}</code>
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <div class="scroll" tabIndex={0}>
+      <table class="kv">
+        <caption class="sr-only">{label}</caption>
+        <tbody>
+          {entries.map(([k, v]) => (
+            <tr key={k}>
+              <th scope="row">{k}</th>
+              <td>
+                <code>{text(v)}</code>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
@@ -155,29 +157,31 @@ function Breadcrumbs({ event }: { event: Obj }) {
   return (
     <section aria-labelledby="breadcrumbs">
       <h2 id="breadcrumbs">Breadcrumbs</h2>
-      <table class="breadcrumbs">
-        <caption class="sr-only">What happened before the event, oldest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Time</th>
-            <th scope="col">Category</th>
-            <th scope="col">Level</th>
-            <th scope="col">Message</th>
-            <th scope="col">Data</th>
-          </tr>
-        </thead>
-        <tbody>
-          {crumbs.map((c, i) => (
-            <tr key={i} class={`level-${text(c.level) || 'info'}`}>
-              <td>{time(c.timestamp).replace('T', ' ').slice(0, 23)}</td>
-              <td>{text(c.category) || text(c.type) || '—'}</td>
-              <td>{text(c.level) || 'info'}</td>
-              <td>{text(c.message)}</td>
-              <td>{isObj(c.data) ? <code>{JSON.stringify(c.data)}</code> : ''}</td>
+      <div class="scroll" tabIndex={0}>
+        <table class="breadcrumbs">
+          <caption class="sr-only">What happened before the event, oldest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Time</th>
+              <th scope="col">Category</th>
+              <th scope="col">Level</th>
+              <th scope="col">Message</th>
+              <th scope="col">Data</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {crumbs.map((c, i) => (
+              <tr key={i} class={`level-${text(c.level) || 'info'}`}>
+                <td>{time(c.timestamp).replace('T', ' ').slice(0, 23)}</td>
+                <td>{text(c.category) || text(c.type) || '—'}</td>
+                <td>{text(c.level) || 'info'}</td>
+                <td>{text(c.message)}</td>
+                <td>{isObj(c.data) ? <code>{JSON.stringify(c.data)}</code> : ''}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </section>
   );
 }

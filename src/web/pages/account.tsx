@@ -57,40 +57,42 @@ export function AccountPage({ session }: { session: Session }) {
 export function SessionTable({ sessions, onEnd, busy }: { sessions: SessionRow[]; onEnd(id: string): void; busy: boolean }) {
   if (sessions.length === 0) return <p class="muted">No open sessions.</p>;
   return (
-    <table>
-      <thead>
-        <tr>
-          <th scope="col">Opened</th>
-          <th scope="col">Last used</th>
-          <th scope="col">Address</th>
-          <th scope="col">Browser</th>
-          <th scope="col">How</th>
-          <th scope="col">
-            <span class="sr-only">End</span>
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {sessions.map((s) => (
-          <tr key={s.id}>
-            <td>{when(s.created_at)}</td>
-            <td>{when(s.last_seen)}</td>
-            <td>{s.ip}</td>
-            <td>{s.user_agent || '—'}</td>
-            <td>{s.via === 'sso' ? 'single sign-on' : 'password'}</td>
-            <td>
-              {s.current ? (
-                'this session'
-              ) : (
-                <button type="button" disabled={busy} onClick={() => onEnd(s.id)}>
-                  End session
-                </button>
-              )}
-            </td>
+    <div class="scroll" tabIndex={0}>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Opened</th>
+            <th scope="col">Last used</th>
+            <th scope="col">Address</th>
+            <th scope="col">Browser</th>
+            <th scope="col">How</th>
+            <th scope="col">
+              <span class="sr-only">End</span>
+            </th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {sessions.map((s) => (
+            <tr key={s.id}>
+              <td>{when(s.created_at)}</td>
+              <td>{when(s.last_seen)}</td>
+              <td>{s.ip}</td>
+              <td>{s.user_agent || '—'}</td>
+              <td>{s.via === 'sso' ? 'single sign-on' : 'password'}</td>
+              <td>
+                {s.current ? (
+                  'this session'
+                ) : (
+                  <button type="button" disabled={busy} onClick={() => onEnd(s.id)}>
+                    End session
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
@@ -277,38 +279,40 @@ function Tokens() {
           tokens.length === 0 ? (
             <p class="muted">No tokens.</p>
           ) : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Scopes</th>
-                  <th scope="col">Token</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">
-                    <span class="sr-only">Revoke</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {tokens.map((t) => (
-                  <tr key={t.id}>
-                    <td>{t.name}</td>
-                    <td>{t.scopes.join(', ')}</td>
-                    <td>
-                      <code>{t.hint}</code>
-                    </td>
-                    <td>{when(t.created_at)}</td>
-                    <td>{t.last_used_at ? when(t.last_used_at) : 'never'}</td>
-                    <td>
-                      <button type="button" disabled={busy} onClick={() => revoke(t.id)}>
-                        Revoke {t.name}
-                      </button>
-                    </td>
+            <div class="scroll" tabIndex={0}>
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Scopes</th>
+                    <th scope="col">Token</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">Last used</th>
+                    <th scope="col">
+                      <span class="sr-only">Revoke</span>
+                    </th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {tokens.map((t) => (
+                    <tr key={t.id}>
+                      <td>{t.name}</td>
+                      <td>{t.scopes.join(', ')}</td>
+                      <td>
+                        <code>{t.hint}</code>
+                      </td>
+                      <td>{when(t.created_at)}</td>
+                      <td>{t.last_used_at ? when(t.last_used_at) : 'never'}</td>
+                      <td>
+                        <button type="button" disabled={busy} onClick={() => revoke(t.id)}>
+                          Revoke {t.name}
+                        </button>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
           )
         }
       </Show>

@@ -381,18 +381,20 @@ export function Listed<T>({
 }) {
   if (items.length === 0) return <p class="muted">{empty}</p>;
   return (
-    <table aria-label={label}>
-      <thead>
-        <tr>
-          {heads.map((h) => (
-            <th key={h} scope="col">
-              {h}
-            </th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>{items.map(row)}</tbody>
-    </table>
+    <div class="scroll" tabIndex={0}>
+      <table aria-label={label}>
+        <thead>
+          <tr>
+            {heads.map((h) => (
+              <th key={h} scope="col">
+                {h}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{items.map(row)}</tbody>
+      </table>
+    </div>
   );
 }
 
@@ -571,36 +573,38 @@ function AlertsForm({ id, saved, onSaved }: { id: string; saved: Alerts; onSaved
       {preview && (
         <div role="status" class="preview">
           <p>From the {count(preview.attempts)} sign-in attempts of the last 24 hours:</p>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Settings</th>
-                <th scope="col">Brute-force issues</th>
-                <th scope="col">Credential-stuffing issues</th>
-                <th scope="col">Decisions</th>
-              </tr>
-            </thead>
-            <tbody>
-              <tr>
-                <th scope="row">Saved now</th>
-                <td class="num">{preview.current.brute_force}</td>
-                <td class="num">{preview.current.credential_stuffing}</td>
-                <td class="num">{preview.current.decisions}</td>
-              </tr>
-              <tr>
-                <th scope="row">These settings</th>
-                <td class="num" data-preview="brute_force">
-                  {preview.proposed.brute_force}
-                </td>
-                <td class="num" data-preview="credential_stuffing">
-                  {preview.proposed.credential_stuffing}
-                </td>
-                <td class="num" data-preview="decisions">
-                  {preview.proposed.decisions}
-                </td>
-              </tr>
-            </tbody>
-          </table>
+          <div class="scroll" tabIndex={0}>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Settings</th>
+                  <th scope="col">Brute-force issues</th>
+                  <th scope="col">Credential-stuffing issues</th>
+                  <th scope="col">Decisions</th>
+                </tr>
+              </thead>
+              <tbody>
+                <tr>
+                  <th scope="row">Saved now</th>
+                  <td class="num">{preview.current.brute_force}</td>
+                  <td class="num">{preview.current.credential_stuffing}</td>
+                  <td class="num">{preview.current.decisions}</td>
+                </tr>
+                <tr>
+                  <th scope="row">These settings</th>
+                  <td class="num" data-preview="brute_force">
+                    {preview.proposed.brute_force}
+                  </td>
+                  <td class="num" data-preview="credential_stuffing">
+                    {preview.proposed.credential_stuffing}
+                  </td>
+                  <td class="num" data-preview="decisions">
+                    {preview.proposed.decisions}
+                  </td>
+                </tr>
+              </tbody>
+            </table>
+          </div>
         </div>
       )}
     </form>

@@ -42,19 +42,21 @@ function Spread({ title, rows, of = 'Events' }: { title: string; rows: { value: 
       {rows.length === 0 ? (
         <p class="muted">None sent.</p>
       ) : (
-        <table>
-          <caption class="sr-only">
-            {of} by {title.toLowerCase()}
-          </caption>
-          <tbody>
-            {rows.map((r) => (
-              <tr key={r.value}>
-                <th scope="row">{r.value}</th>
-                <td class="num">{count(r.count)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <div class="scroll" tabIndex={0}>
+          <table>
+            <caption class="sr-only">
+              {of} by {title.toLowerCase()}
+            </caption>
+            <tbody>
+              {rows.map((r) => (
+                <tr key={r.value}>
+                  <th scope="row">{r.value}</th>
+                  <td class="num">{count(r.count)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </div>
   );
@@ -457,35 +459,37 @@ export function IssueEventsPage({ id, issue, query }: { id: string; issue: strin
             {events.some((e) => 'outcome' in e) ? (
               <AttemptsTable base={base} rows={events as AttemptSummary[]} />
             ) : (
-              <table>
-                <caption class="sr-only">The issue's events, newest first, {total} in all</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Time</th>
-                    <th scope="col">Event</th>
-                    <th scope="col">Release</th>
-                    <th scope="col">Environment</th>
-                    <th scope="col">User</th>
-                    <th scope="col">Message</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {(events as IssueEventSummary[]).map((e) => (
-                    <tr key={e.event_id}>
-                      <td>{when(e.timestamp)}</td>
-                      <td>
-                        <a href={`${base}/events/${e.event_id}`}>
-                          <code>{e.event_id.slice(0, 12)}</code>
-                        </a>
-                      </td>
-                      <td>{e.release ?? '—'}</td>
-                      <td>{e.environment ?? '—'}</td>
-                      <td>{e.user?.email ?? e.user?.username ?? e.user?.id ?? '—'}</td>
-                      <td>{e.message ?? ''}</td>
+              <div class="scroll" tabIndex={0}>
+                <table>
+                  <caption class="sr-only">The issue's events, newest first, {total} in all</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Time</th>
+                      <th scope="col">Event</th>
+                      <th scope="col">Release</th>
+                      <th scope="col">Environment</th>
+                      <th scope="col">User</th>
+                      <th scope="col">Message</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {(events as IssueEventSummary[]).map((e) => (
+                      <tr key={e.event_id}>
+                        <td>{when(e.timestamp)}</td>
+                        <td>
+                          <a href={`${base}/events/${e.event_id}`}>
+                            <code>{e.event_id.slice(0, 12)}</code>
+                          </a>
+                        </td>
+                        <td>{e.release ?? '—'}</td>
+                        <td>{e.environment ?? '—'}</td>
+                        <td>{e.user?.email ?? e.user?.username ?? e.user?.id ?? '—'}</td>
+                        <td>{e.message ?? ''}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
             )}
             <nav aria-label="Pages" class="pager">
               {page > 0 ? <a href={`${base}/events?page=${page - 1}`}>Newer events</a> : <span />}

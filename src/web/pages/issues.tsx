@@ -97,47 +97,49 @@ export function IssuesPage({ id, query }: { id: string; query: URLSearchParams }
             <p>No {status} issues{filtered ? ' match these filters' : ''}.</p>
           ) : (
             <>
-              <table class="issues">
-                <caption class="sr-only">
-                  {status} issues, {total} in all
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Issue</th>
-                    <th scope="col">Kind</th>
-                    <th scope="col">Events</th>
-                    <th scope="col">Last 24 hours</th>
-                    <th scope="col">Last seen</th>
-                    <th scope="col">Last release</th>
-                    <th scope="col">Regressions</th>
-                    <th scope="col">Companies</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {issues.map((i) => (
-                    <tr key={i.id}>
-                      <td>
-                        <a href={`/projects/${id}/issues/${i.id}`}>{i.title}</a> <span class="muted">#{i.id}</span>
-                        {i.user_feedback > 0 && <span class="muted"> · {i.user_feedback === 1 ? '1 user feedback' : `${count(i.user_feedback)} user feedback`}</span>}
-                        {i.culprit && (
-                          <div class="muted">
-                            <code>{i.culprit}</code>
-                          </div>
-                        )}
-                      </td>
-                      <td>{i.kind}</td>
-                      <td class="num">{count(i.event_count)}</td>
-                      <td>
-                        <Bars counts={i.events_24h} label={`${count(i.events_24h.reduce((a, b) => a + b, 0))} events in the last 24 hours`} />
-                      </td>
-                      <td>{when(i.last_seen)}</td>
-                      <td>{i.last_release ?? '—'}</td>
-                      <td class="num">{i.regression_count}</td>
-                      <td>{i.companies.length ? i.companies.join(', ') : '—'}</td>
+              <div class="scroll" tabIndex={0}>
+                <table class="issues">
+                  <caption class="sr-only">
+                    {status} issues, {total} in all
+                  </caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Issue</th>
+                      <th scope="col">Kind</th>
+                      <th scope="col">Events</th>
+                      <th scope="col">Last 24 hours</th>
+                      <th scope="col">Last seen</th>
+                      <th scope="col">Last release</th>
+                      <th scope="col">Regressions</th>
+                      <th scope="col">Companies</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {issues.map((i) => (
+                      <tr key={i.id}>
+                        <td>
+                          <a href={`/projects/${id}/issues/${i.id}`}>{i.title}</a> <span class="muted">#{i.id}</span>
+                          {i.user_feedback > 0 && <span class="muted"> · {i.user_feedback === 1 ? '1 user feedback' : `${count(i.user_feedback)} user feedback`}</span>}
+                          {i.culprit && (
+                            <div class="muted">
+                              <code>{i.culprit}</code>
+                            </div>
+                          )}
+                        </td>
+                        <td>{i.kind}</td>
+                        <td class="num">{count(i.event_count)}</td>
+                        <td>
+                          <Bars counts={i.events_24h} label={`${count(i.events_24h.reduce((a, b) => a + b, 0))} events in the last 24 hours`} />
+                        </td>
+                        <td>{when(i.last_seen)}</td>
+                        <td>{i.last_release ?? '—'}</td>
+                        <td class="num">{i.regression_count}</td>
+                        <td>{i.companies.length ? i.companies.join(', ') : '—'}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
               <nav aria-label="Pages" class="pager">
                 {page > 0 ? <a href={link({ page: String(page - 1) })}>Previous page</a> : <span />}
                 <span>

@@ -154,50 +154,52 @@ function Users({ org, session, onChange }: { org: Org; session: Session; onChang
   return (
     <>
       {error && <Failure error={error} />}
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Email</th>
-            <th scope="col">Role</th>
-            <th scope="col">Password set</th>
-            <th scope="col">Two-factor</th>
-            <th scope="col">Last sign-in</th>
-            <th scope="col">Sessions</th>
-            {owner && <th scope="col">Access</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {org.users.map((u) => (
-            <tr key={u.email}>
-              <td>{u.email}</td>
-              <td>{u.role}</td>
-              <td>{u.active ? 'yes' : 'not yet'}</td>
-              <td>{u.two_factor ? 'on' : 'off'}</td>
-              <td>{when(u.last_sign_in)}</td>
-              <td>
-                {owner && u.sessions > 0 ? (
-                  <button type="button" aria-expanded={open === u.email} onClick={() => setOpen(open === u.email ? null : u.email)}>
-                    {u.sessions} open
-                  </button>
-                ) : (
-                  u.sessions
-                )}
-              </td>
-              {owner && (
+      <div class="scroll" tabIndex={0}>
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Email</th>
+              <th scope="col">Role</th>
+              <th scope="col">Password set</th>
+              <th scope="col">Two-factor</th>
+              <th scope="col">Last sign-in</th>
+              <th scope="col">Sessions</th>
+              {owner && <th scope="col">Access</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {org.users.map((u) => (
+              <tr key={u.email}>
+                <td>{u.email}</td>
+                <td>{u.role}</td>
+                <td>{u.active ? 'yes' : 'not yet'}</td>
+                <td>{u.two_factor ? 'on' : 'off'}</td>
+                <td>{when(u.last_sign_in)}</td>
                 <td>
-                  {u.email === session.email ? (
-                    'you'
-                  ) : (
-                    <button type="button" disabled={busy} onClick={() => change(() => api('PATCH', `/org/users/${encodeURIComponent(u.email)}`, { disabled: !u.disabled }))}>
-                      {u.disabled ? `Enable ${u.email}` : `Disable ${u.email}`}
+                  {owner && u.sessions > 0 ? (
+                    <button type="button" aria-expanded={open === u.email} onClick={() => setOpen(open === u.email ? null : u.email)}>
+                      {u.sessions} open
                     </button>
+                  ) : (
+                    u.sessions
                   )}
                 </td>
-              )}
-            </tr>
-          ))}
-        </tbody>
-      </table>
+                {owner && (
+                  <td>
+                    {u.email === session.email ? (
+                      'you'
+                    ) : (
+                      <button type="button" disabled={busy} onClick={() => change(() => api('PATCH', `/org/users/${encodeURIComponent(u.email)}`, { disabled: !u.disabled }))}>
+                        {u.disabled ? `Enable ${u.email}` : `Disable ${u.email}`}
+                      </button>
+                    )}
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
       {owner && open && <UserSessions email={open} onChange={onChange} />}
       {owner && (
         <form onSubmit={add} class="inline">

@@ -15,35 +15,37 @@ export function ProjectsPage({ session }: { session: Session }) {
           projects.length === 0 ? (
             <p>No project yet.</p>
           ) : (
-            <table>
-              <caption class="sr-only">Projects of your organisation</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Project</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Security monitoring</th>
-                  <th scope="col">Installation</th>
-                  <th scope="col">Pages</th>
-                </tr>
-              </thead>
-              <tbody>
-                {projects.map((p) => (
-                  <tr key={p.id}>
-                    <td>
-                      <a href={`/projects/${p.id}`}>{p.name}</a> <span class="muted">#{p.id}</span>
-                    </td>
-                    <td>{p.enabled ? 'enabled' : 'disabled'}</td>
-                    <td>{p.security_monitoring ? 'on' : 'off'}</td>
-                    <td>{p.installation ? p.installation.base_url ?? p.installation.instance_id : <span class="muted">not bound</span>}</td>
-                    <td class="links">
-                      <a href={`/projects/${p.id}/releases`} aria-label={`Releases of ${p.name}`}>Releases</a>{' '}
-                      <a href={`/projects/${p.id}/issues`} aria-label={`Issues of ${p.name}`}>Issues</a>{' '}
-                      <a href={`/projects/${p.id}/alerts`} aria-label={`Alerts of ${p.name}`}>Alerts</a>
-                    </td>
+            <div class="scroll" tabIndex={0}>
+              <table>
+                <caption class="sr-only">Projects of your organisation</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Project</th>
+                    <th scope="col">State</th>
+                    <th scope="col">Security monitoring</th>
+                    <th scope="col">Installation</th>
+                    <th scope="col">Pages</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {projects.map((p) => (
+                    <tr key={p.id}>
+                      <td>
+                        <a href={`/projects/${p.id}`}>{p.name}</a> <span class="muted">#{p.id}</span>
+                      </td>
+                      <td>{p.enabled ? 'enabled' : 'disabled'}</td>
+                      <td>{p.security_monitoring ? 'on' : 'off'}</td>
+                      <td>{p.installation ? p.installation.base_url ?? p.installation.instance_id : <span class="muted">not bound</span>}</td>
+                      <td class="links">
+                        <a href={`/projects/${p.id}/releases`} aria-label={`Releases of ${p.name}`}>Releases</a>{' '}
+                        <a href={`/projects/${p.id}/issues`} aria-label={`Issues of ${p.name}`}>Issues</a>{' '}
+                        <a href={`/projects/${p.id}/alerts`} aria-label={`Alerts of ${p.name}`}>Alerts</a>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
           )
         }
       </Show>
@@ -248,54 +250,58 @@ function Ingestion({ id }: { id: string }) {
           return (
             <>
               <Figures items={[['Accepted', accepted.reduce((n, [, v]) => n + v, 0).toLocaleString()], ['Dropped', dropped.toLocaleString()]]} />
-              <table aria-label="Accepted by type">
-                <thead>
-                  <tr>
-                    <th scope="col">Accepted</th>
-                    <th scope="col" class="num">Items</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {accepted.length === 0 && (
+              <div class="scroll" tabIndex={0}>
+                <table aria-label="Accepted by type">
+                  <thead>
                     <tr>
-                      <td colSpan={2} class="muted">
-                        Nothing received in this range.
-                      </td>
+                      <th scope="col">Accepted</th>
+                      <th scope="col" class="num">Items</th>
                     </tr>
-                  )}
-                  {accepted.map(([type, n]) => (
-                    <tr key={type}>
-                      <td>{type}</td>
-                      <td class="num">{n.toLocaleString()}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              <table aria-label="Dropped by type and reason">
-                <thead>
-                  <tr>
-                    <th scope="col">Dropped</th>
-                    <th scope="col">Reason</th>
-                    <th scope="col" class="num">Items</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {c.dropped.length === 0 && (
+                  </thead>
+                  <tbody>
+                    {accepted.length === 0 && (
+                      <tr>
+                        <td colSpan={2} class="muted">
+                          Nothing received in this range.
+                        </td>
+                      </tr>
+                    )}
+                    {accepted.map(([type, n]) => (
+                      <tr key={type}>
+                        <td>{type}</td>
+                        <td class="num">{n.toLocaleString()}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              <div class="scroll" tabIndex={0}>
+                <table aria-label="Dropped by type and reason">
+                  <thead>
                     <tr>
-                      <td colSpan={3} class="muted">
-                        Nothing dropped in this range.
-                      </td>
+                      <th scope="col">Dropped</th>
+                      <th scope="col">Reason</th>
+                      <th scope="col" class="num">Items</th>
                     </tr>
-                  )}
-                  {c.dropped.map((d) => (
-                    <tr key={`${d.type} ${d.reason}`}>
-                      <td>{d.type}</td>
-                      <td>{DROP_REASON_TEXT[d.reason] ?? (d.reason.startsWith('client_') ? `discarded by the SDK (${d.reason.slice(7)})` : d.reason)}</td>
-                      <td class="num">{d.count.toLocaleString()}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {c.dropped.length === 0 && (
+                      <tr>
+                        <td colSpan={3} class="muted">
+                          Nothing dropped in this range.
+                        </td>
+                      </tr>
+                    )}
+                    {c.dropped.map((d) => (
+                      <tr key={`${d.type} ${d.reason}`}>
+                        <td>{d.type}</td>
+                        <td>{DROP_REASON_TEXT[d.reason] ?? (d.reason.startsWith('client_') ? `discarded by the SDK (${d.reason.slice(7)})` : d.reason)}</td>
+                        <td class="num">{d.count.toLocaleString()}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
             </>
           );
         }}

@@ -63,38 +63,40 @@ export function ReleasesPage({ id, query }: { id: string; query: URLSearchParams
               {rows.length === 0 ? (
                 <p>No sessions yet. Installations report them to POST /api/v1/sessions with the public key.</p>
               ) : (
-                <table class="releases">
-                  <caption class="sr-only">Releases, sorted by {column.label}</caption>
-                  <thead>
-                    <tr>
-                      {COLUMNS.map((c) => (
-                        <th key={c.key} scope="col" aria-sort={sort.key === c.key ? (sort.descending ? 'descending' : 'ascending') : 'none'}>
-                          <button type="button" class="sort" onClick={() => setSort({ key: c.key, descending: sort.key === c.key ? !sort.descending : c.key !== 'release' })}>
-                            {c.label}
-                          </button>
-                        </th>
-                      ))}
-                      {!environment && <th scope="col">Environment</th>}
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {rows.map((r) => (
-                      <tr key={`${r.environment}/${r.release}`}>
-                        <td>
-                          <a href={`/projects/${id}/releases/${encodeURIComponent(r.release)}?environment=${encodeURIComponent(r.environment)}`}>{r.release}</a>
-                        </td>
-                        <td class="num">{count(r.sessions.total)}</td>
-                        <td class="num">{count(r.users.total)}</td>
-                        <td class="num">{percent(r.crash_free_sessions)}</td>
-                        <td class="num">{percent(r.crash_free_users)}</td>
-                        <td class="num">{percent(r.adoption_sessions)}</td>
-                        <td>{when(r.first_seen)}</td>
-                        <td>{when(r.last_seen)}</td>
-                        {!environment && <td>{r.environment}</td>}
+                <div class="scroll" tabIndex={0}>
+                  <table class="releases">
+                    <caption class="sr-only">Releases, sorted by {column.label}</caption>
+                    <thead>
+                      <tr>
+                        {COLUMNS.map((c) => (
+                          <th key={c.key} scope="col" aria-sort={sort.key === c.key ? (sort.descending ? 'descending' : 'ascending') : 'none'}>
+                            <button type="button" class="sort" onClick={() => setSort({ key: c.key, descending: sort.key === c.key ? !sort.descending : c.key !== 'release' })}>
+                              {c.label}
+                            </button>
+                          </th>
+                        ))}
+                        {!environment && <th scope="col">Environment</th>}
                       </tr>
-                    ))}
-                  </tbody>
-                </table>
+                    </thead>
+                    <tbody>
+                      {rows.map((r) => (
+                        <tr key={`${r.environment}/${r.release}`}>
+                          <td>
+                            <a href={`/projects/${id}/releases/${encodeURIComponent(r.release)}?environment=${encodeURIComponent(r.environment)}`}>{r.release}</a>
+                          </td>
+                          <td class="num">{count(r.sessions.total)}</td>
+                          <td class="num">{count(r.users.total)}</td>
+                          <td class="num">{percent(r.crash_free_sessions)}</td>
+                          <td class="num">{percent(r.crash_free_users)}</td>
+                          <td class="num">{percent(r.adoption_sessions)}</td>
+                          <td>{when(r.first_seen)}</td>
+                          <td>{when(r.last_seen)}</td>
+                          {!environment && <td>{r.environment}</td>}
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
               )}
             </>
           );
@@ -141,32 +143,34 @@ export function ReleasePage({ id, release, query }: { id: string; release: strin
             <Charts series={r.series} since={r.since} />
             <details>
               <summary>Hourly figures</summary>
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Hour</th>
-                    <th scope="col">Healthy</th>
-                    <th scope="col">Errored</th>
-                    <th scope="col">Abnormal</th>
-                    <th scope="col">Crashed</th>
-                    <th scope="col">Crash-free sessions</th>
-                    <th scope="col">Crash-free users</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {r.series.map((h) => (
-                    <tr key={h.hour}>
-                      <td>{when(h.hour)}</td>
-                      <td class="num">{h.sessions.ok}</td>
-                      <td class="num">{h.sessions.errored}</td>
-                      <td class="num">{h.sessions.abnormal}</td>
-                      <td class="num">{h.sessions.crashed}</td>
-                      <td class="num">{percent(h.crash_free_sessions)}</td>
-                      <td class="num">{percent(h.crash_free_users)}</td>
+              <div class="scroll" tabIndex={0}>
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Hour</th>
+                      <th scope="col">Healthy</th>
+                      <th scope="col">Errored</th>
+                      <th scope="col">Abnormal</th>
+                      <th scope="col">Crashed</th>
+                      <th scope="col">Crash-free sessions</th>
+                      <th scope="col">Crash-free users</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {r.series.map((h) => (
+                      <tr key={h.hour}>
+                        <td>{when(h.hour)}</td>
+                        <td class="num">{h.sessions.ok}</td>
+                        <td class="num">{h.sessions.errored}</td>
+                        <td class="num">{h.sessions.abnormal}</td>
+                        <td class="num">{h.sessions.crashed}</td>
+                        <td class="num">{percent(h.crash_free_sessions)}</td>
+                        <td class="num">{percent(h.crash_free_users)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
             </details>
           </>
         )}
