@@ -4,6 +4,7 @@
  * regard to case (accounts are mostly email addresses).
  */
 import net from 'node:net';
+import { familyOf, subnetOf } from './ip-prefix.ts';
 
 export interface Allowlist {
   allows(who: { actor: string | null; ip: string | null }): boolean;
@@ -14,18 +15,15 @@ export function makeAllowlist(entries: readonly string[]): Allowlist {
   const actors = new Set<string>();
   for (const raw of entries) {
     const entry = raw.trim();
-    const [address = '', bits] = entry.split('/');
-    const family = net.isIP(address);
-    if (family && bits === undefined) addresses.addAddress(address, family === 4 ? 'ipv4' : 'ipv6');
-    else if (family && /^\d{1,3}$/.test(bits!) && Number(bits) <= (family === 4 ? 32 : 128))
-      addresses.addSubnet(address, Number(bits), family === 4 ? 'ipv4' : 'ipv6');
+    const subnet = subnetOf(entry);
+    if (net.isIP(entry)) addresses.addAddress(entry, familyOf(entry));
+    else if (subnet) addresses.addSubnet(subnet.address, subnet.bits, subnet.family);
     else actors.add(entry.toLowerCase());
   }
   return {
     allows({ actor, ip }) {
       if (actor !== null && actors.has(actor.toLowerCase())) return true;
-      const family = ip ? net.isIP(ip) : 0;
-      return family !== 0 && addresses.check(ip!, family === 4 ? 'ipv4' : 'ipv6');
+      return ip !== null && net.isIP(ip) !== 0 && addresses.check(ip, familyOf(ip));
     },
   };
 }

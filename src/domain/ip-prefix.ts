@@ -51,3 +51,14 @@ export function ipv6Prefix64(ip: string): string | null {
 
 /** Whether a decision's value names a range (`<address>/<bits>`) rather than one address. */
 export const isRange = (value: string): boolean => value.includes('/');
+
+/** The family of an address, as net.BlockList names it. */
+export const familyOf = (ip: string): 'ipv4' | 'ipv6' => (net.isIP(ip) === 6 ? 'ipv6' : 'ipv4');
+
+/** A range written `<address>/<bits>` (`192.0.2.0/24`, `2001:db8::/48`) read; null when it is none. */
+export function subnetOf(range: string): { address: string; bits: number; family: 'ipv4' | 'ipv6' } | null {
+  const [address = '', bits, ...rest] = range.split('/');
+  const version = net.isIP(address);
+  if (!version || bits === undefined || rest.length > 0 || !/^\d{1,3}$/.test(bits) || Number(bits) > (version === 4 ? 32 : 128)) return null;
+  return { address, bits: Number(bits), family: familyOf(address) };
+}

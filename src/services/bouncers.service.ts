@@ -15,13 +15,14 @@
  * nothing to say are `null`, as bouncers expect.
  */
 import net from 'node:net';
-import { isRange } from '../domain/ip-prefix.ts';
+import { familyOf, isRange, subnetOf } from '../domain/ip-prefix.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { Decision, DecisionsState } from '../state/decisions.state.ts';
 import type { BouncerDoc } from '../store/bouncers.store.ts';
 import type { Stores } from '../store/index.ts';
 import type { Logger } from '../log.ts';
 import type { ProjectChanges } from '../state/project-changes.ts';
+import { cachedFor } from '../util/cached.ts';
 import { isoTime } from '../util/iso-time.ts';
 import { makeStartupLists, type BouncerView, type Written } from './bouncer-startup.ts';
 import { randomToken, sha256 } from './web-sessions.ts';
@@ -55,7 +56,7 @@ const SCENARIOS: Record<Decision['kind'], string> = { brute_force: 'lookout/brut
 
 export function crowdsecDecision(d: Decision, now: number): CrowdsecDecision {
   const { view } = written(d);
-  return { ...view, duration: goDuration(d.until - now), until: view.until };
+  return { ...view, duration: goDuration(d.until - now) };
 }
 
 /** A decision as a bouncer's list writes it, in that order: its JSON before and after the duration, which changes. */
@@ -84,15 +85,12 @@ function writtenOf(id: number, kind: Decision['kind'], type: 'ban' | 'captcha', 
   return { head, tail: `","until":"${view.until}"}`, until, view };
 }
 
-const family = (ip: string) => (net.isIP(ip) === 6 ? 'ipv6' : 'ipv4');
-
 /** A range (`192.0.2.0/24`, `2001:db8:1:2::/64`) as a block list; null when it is none. */
 function blockOf(range: string): net.BlockList | null {
-  const [address = '', bits = ''] = range.split('/');
-  const version = net.isIP(address);
-  if (!version || !/^\d{1,3}$/.test(bits) || Number(bits) > (version === 4 ? 32 : 128)) return null;
+  const subnet = subnetOf(range);
+  if (!subnet) return null;
   const block = new net.BlockList();
-  block.addSubnet(address, Number(bits), family(address));
+  block.addSubnet(subnet.address, subnet.bits, subnet.family);
   return block;
 }
 
@@ -135,8 +133,8 @@ export function makeBouncersService(deps: {
 }) {
   const { stores, decisions: state } = deps;
   const orNull = <T>(items: T[]) => (items.length ? items : null);
-  /** key hash → its bouncer (null: none), looked up at `at` */
-  const keys = new Map<string, { bouncer: BouncerDoc | null; at: number }>();
+  /** key hash → its bouncer (null: none), for KEY_CACHE_SECONDS */
+  const keys = cachedFor(deps.keyCacheSeconds * 1000, (hash: string) => stores.bouncers.byHash(hash));
   const startupLists = makeStartupLists(state, written, writtenMember);
   /** work done beside the answers (notes of pulls, cursors kept, lists prepared), which a shutdown waits for */
   const beside = new Set<Promise<unknown>>();
@@ -169,7 +167,6 @@ export function makeBouncersService(deps: {
         last_pull: null,
       };
       await stores.bouncers.create(doc);
-      keys.delete(doc._id);
       // every API process prepares the project's startup list for it
       await deps.changes.publish(project);
       return { ...view(doc), key };
@@ -180,13 +177,13 @@ export function makeBouncersService(deps: {
     /** Revokes a bouncer: every API process refuses its key from the answer on (or, if the announcement is lost, within KEY_CACHE_SECONDS). */
     async revoke(project: number, id: string) {
       if (!(await stores.bouncers.revoke(project, id))) throw new NotFoundError('bouncer_not_found', `no bouncer ${id} in project ${project}`);
-      keys.clear();
+      keys.forget();
       await deps.changes.publish(project);
       return { revoked: id };
     },
     /** Drops the keys this process looked up (another process revoked one). */
     forget(): void {
-      keys.clear();
+      keys.forget();
     },
     /**
      * Builds, in the background, the startup lists of the projects named that have bouncers (none named: every
@@ -207,14 +204,7 @@ export function makeBouncersService(deps: {
     },
     /** The bouncer a key belongs to; null for a key Lookout does not know (or revoked). */
     async authenticate(key: string): Promise<BouncerDoc | null> {
-      if (!key.startsWith(KEY_PREFIX)) return null;
-      const hash = sha256(key);
-      const cached = keys.get(hash);
-      if (cached && Date.now() - cached.at < deps.keyCacheSeconds * 1000) return cached.bouncer;
-      const bouncer = await stores.bouncers.byHash(hash);
-      if (keys.size > 10_000) keys.clear();
-      keys.set(hash, { bouncer, at: Date.now() });
-      return bouncer;
+      return key.startsWith(KEY_PREFIX) ? keys(sha256(key)) : null;
     },
 
     /** A bouncer's pull, answered as JSON text: the startup list is written straight from the process's copy. */
@@ -256,8 +246,8 @@ export function makeBouncersService(deps: {
         .map((d) => crowdsecDecision(d, at))
         .filter((d) => {
           // an address asked about matches its own decisions and the ranges holding it; a range, what lies in it
-          if (q.ip && !(d.scope === 'Ip' ? d.value === q.ip : d.scope === 'Range' && blockOf(d.value)?.check(q.ip, family(q.ip)))) return false;
-          if (range && !(d.scope !== 'username' && range.check(d.value.split('/')[0]!, family(d.value.split('/')[0]!)))) return false;
+          if (q.ip && !(d.scope === 'Ip' ? d.value === q.ip : d.scope === 'Range' && blockOf(d.value)?.check(q.ip, familyOf(q.ip)))) return false;
+          if (range && !(d.scope !== 'username' && range.check(d.value.split('/')[0]!, familyOf(d.value.split('/')[0]!)))) return false;
           if (q.scope && d.scope.toLowerCase() !== q.scope.toLowerCase()) return false;
           if (q.value && d.value !== q.value) return false;
           return !(q.type && d.type !== q.type);
