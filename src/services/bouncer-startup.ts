@@ -7,7 +7,9 @@
  * when a project gains one; its bouncers' pulls keep it (and bring it up to date every FOLLOW_MS in the background),
  * and one no bouncer pulled for in IDLE_MS is dropped.
  */
+import { isRange } from '../domain/ip-prefix.ts';
 import type { Decision, DecisionsState } from '../state/decisions.state.ts';
+import { isoTime } from '../util/iso-time.ts';
 
 /** A decision as a bouncer reads it, but for its duration (src/services/bouncers.service.ts). */
 export interface BouncerView {
@@ -28,6 +30,34 @@ export interface Written {
   view: BouncerView;
 }
 
+const SCENARIOS: Record<Decision['kind'], string> = { brute_force: 'lookout/brute-force', credential_stuffing: 'lookout/credential-stuffing' };
+
+/** A decision as a bouncer's list writes it, in that order: its JSON before and after the duration, which changes. */
+export function written(d: Decision): Written {
+  return writtenOf(Number(d.id.slice(1)), d.kind, d.type ?? 'ban', d.ip ? (isRange(d.ip) ? 'Range' : 'Ip') : 'username', d.ip ?? d.actor ?? '', d.until);
+}
+
+/** A member of the `dw` set (`<id>|<kind>|<type>|<i or a>|<value>`, src/state/decisions.state.ts) as written; null for one of another form. */
+export function writtenMember(member: string, until: number): Written | null {
+  const a = member.indexOf('|');
+  const b = member.indexOf('|', a + 1);
+  const c = member.indexOf('|', b + 1);
+  const d = member.indexOf('|', c + 1);
+  if (a < 2 || d < 0) return null;
+  const [kind, type, value] = [member.slice(a + 1, b), member.slice(b + 1, c), member.slice(d + 1)];
+  if (!(kind === 'brute_force' || kind === 'credential_stuffing') || !(type === 'ban' || type === 'captcha')) return null;
+  const scope = member[c + 1] === 'i' ? (isRange(value) ? 'Range' : 'Ip') : 'username';
+  return writtenOf(Number(member.slice(1, a)), kind, type, scope, value, until);
+}
+
+function writtenOf(id: number, kind: Decision['kind'], type: 'ban' | 'captcha', scope: BouncerView['scope'], value: string, until: number): Written {
+  const view = { id, origin: 'lookout' as const, scenario: SCENARIOS[kind], scope, type, value, until: isoTime(until) };
+  // an address needs no escaping; an account may
+  const quoted = /^[0-9A-Fa-f.:/]*$/.test(value) ? `"${value}"` : JSON.stringify(value);
+  const head = `{"id":${id},"origin":"lookout","scenario":"${view.scenario}","scope":"${scope}","type":"${type}","value":${quoted},"duration":"`;
+  return { head, tail: `","until":"${view.until}"}`, until, view };
+}
+
 interface Copy {
   cursor: string;
   decisions: Map<string, Written>;
@@ -41,12 +71,7 @@ const IDLE_MS = 10 * 60_000;
 /** How often a pull without startup brings the copy up to date (in the background), so it never falls far behind. */
 const FOLLOW_MS = 10_000;
 
-export function makeStartupLists(
-  state: DecisionsState,
-  write: (d: Decision) => Written,
-  /** a member of the `dw` set with its end as written; null for one this build does not read */
-  readMember: (member: string, until: number) => Written | null,
-) {
+export function makeStartupLists(state: DecisionsState) {
   const copies = new Map<number, Copy>();
   /** one refresh at a time per project: startup pulls that come together share it */
   const refreshing = new Map<number, Promise<Copy>>();
@@ -56,12 +81,12 @@ export function makeStartupLists(
     const listed = await state.bouncerList(project);
     if (!listed) {
       const { cursor, decisions } = await state.inForce(project);
-      return { cursor, decisions: new Map(decisions.map((d) => [d.id, write(d)])), used: Date.now(), refreshed: Date.now() };
+      return { cursor, decisions: new Map(decisions.map((d) => [d.id, written(d)])), used: Date.now(), refreshed: Date.now() };
     }
     const decisions = new Map<string, Written>();
     const { members } = listed;
     for (let i = 0; i < members.length; i += 2) {
-      const w = readMember(members[i]!, Number(members[i + 1]));
+      const w = writtenMember(members[i]!, Number(members[i + 1]));
       if (w) decisions.set(`d${w.view.id}`, w);
     }
     return { cursor: listed.cursor, decisions, used: Date.now(), refreshed: Date.now() };
@@ -75,7 +100,7 @@ export function makeStartupLists(
     const read = await state.read(project, set);
     // an id set since may have ended too (read finds none): every changed id leaves, and those in force come back
     for (const id of changes.ops.keys()) copy.decisions.delete(id);
-    for (const d of read) copy.decisions.set(d.id, write(d));
+    for (const d of read) copy.decisions.set(d.id, written(d));
     return { ...copy, cursor: changes.cursor, refreshed: Date.now() };
   }
 

@@ -15,7 +15,7 @@
  * nothing to say are `null`, as bouncers expect.
  */
 import net from 'node:net';
-import { familyOf, isRange, subnetOf } from '../domain/ip-prefix.ts';
+import { familyOf, subnetOf } from '../domain/ip-prefix.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { Decision, DecisionsState } from '../state/decisions.state.ts';
 import type { BouncerDoc } from '../store/bouncers.store.ts';
@@ -23,8 +23,7 @@ import type { Stores } from '../store/index.ts';
 import type { Logger } from '../log.ts';
 import type { ProjectChanges } from '../state/project-changes.ts';
 import { cachedFor } from '../util/cached.ts';
-import { isoTime } from '../util/iso-time.ts';
-import { makeStartupLists, type BouncerView, type Written } from './bouncer-startup.ts';
+import { makeStartupLists, written, type BouncerView } from './bouncer-startup.ts';
 import { randomToken, sha256 } from './web-sessions.ts';
 
 const KEY_PREFIX = 'lkb_';
@@ -52,37 +51,10 @@ export function goDuration(ms: number): string {
   return `${h ? `${h}h` : ''}${h || m ? `${m}m` : ''}${s}s`;
 }
 
-const SCENARIOS: Record<Decision['kind'], string> = { brute_force: 'lookout/brute-force', credential_stuffing: 'lookout/credential-stuffing' };
 
 export function crowdsecDecision(d: Decision, now: number): CrowdsecDecision {
   const { view } = written(d);
   return { ...view, duration: goDuration(d.until - now) };
-}
-
-/** A decision as a bouncer's list writes it, in that order: its JSON before and after the duration, which changes. */
-export function written(d: Decision): Written {
-  return writtenOf(Number(d.id.slice(1)), d.kind, d.type ?? 'ban', d.ip ? (isRange(d.ip) ? 'Range' : 'Ip') : 'username', d.ip ?? d.actor ?? '', d.until);
-}
-
-/** A member of the `dw` set (`<id>|<kind>|<type>|<i or a>|<value>`, src/state/decisions.state.ts) as written; null for one of another form. */
-export function writtenMember(member: string, until: number): Written | null {
-  const a = member.indexOf('|');
-  const b = member.indexOf('|', a + 1);
-  const c = member.indexOf('|', b + 1);
-  const d = member.indexOf('|', c + 1);
-  if (a < 2 || d < 0) return null;
-  const [kind, type, value] = [member.slice(a + 1, b), member.slice(b + 1, c), member.slice(d + 1)];
-  if (!(kind === 'brute_force' || kind === 'credential_stuffing') || !(type === 'ban' || type === 'captcha')) return null;
-  const scope = member[c + 1] === 'i' ? (isRange(value) ? 'Range' : 'Ip') : 'username';
-  return writtenOf(Number(member.slice(1, a)), kind, type, scope, value, until);
-}
-
-function writtenOf(id: number, kind: Decision['kind'], type: 'ban' | 'captcha', scope: CrowdsecDecision['scope'], value: string, until: number): Written {
-  const view = { id, origin: 'lookout' as const, scenario: SCENARIOS[kind], scope, type, value, until: isoTime(until) };
-  // an address needs no escaping; an account may
-  const quoted = /^[0-9A-Fa-f.:/]*$/.test(value) ? `"${value}"` : JSON.stringify(value);
-  const head = `{"id":${id},"origin":"lookout","scenario":"${view.scenario}","scope":"${scope}","type":"${type}","value":${quoted},"duration":"`;
-  return { head, tail: `","until":"${view.until}"}`, until, view };
 }
 
 /** A range (`192.0.2.0/24`, `2001:db8:1:2::/64`) as a block list; null when it is none. */
@@ -135,7 +107,7 @@ export function makeBouncersService(deps: {
   const orNull = <T>(items: T[]) => (items.length ? items : null);
   /** key hash → its bouncer (null: none), for KEY_CACHE_SECONDS */
   const keys = cachedFor(deps.keyCacheSeconds * 1000, (hash: string) => stores.bouncers.byHash(hash));
-  const startupLists = makeStartupLists(state, written, writtenMember);
+  const startupLists = makeStartupLists(state);
   /** work done beside the answers (notes of pulls, cursors kept, lists prepared), which a shutdown waits for */
   const beside = new Set<Promise<unknown>>();
   const aside = (work: Promise<unknown>, what: string) => {

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Decision } from '../state/decisions.state.ts';
-import { goDuration, written, writtenMember } from './bouncers.service.ts';
+import { written, writtenMember } from './bouncer-startup.ts';
+import { goDuration } from './bouncers.service.ts';
 
 const until = Date.UTC(2026, 10, 26, 23, 0, 0, 250);
 const base = { type: 'ban' as const, escalation: 0, issue_id: '7', created_at: until - 3600_000, until };
