@@ -121,7 +121,7 @@ async function fill(name: string, size: { issues: number; events: number }, kind
         fingerprint: e.doc.fingerprint!,
       })),
     };
-    if ((await runtime.issuesState.apply(project, [group])) === 'unverified') throw new Error('the project state is not verified');
+    if ((await runtime.issuesState.apply(project, [group])).code === 'unverified') throw new Error('the project state is not verified');
     for (const e of group.errors) {
       const list = perIssue.get(e.issue) ?? [];
       if (list.length < 200) list.push(e.event.split(':')[1]!);

@@ -90,14 +90,24 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const sso = makeSsoService({ stores, redis: stateRedis, prefix: config.queuePrefix, box, accounts, allowPrivate: config.ssoAllowPrivate, log });
   const issueReads = makeIssueReads(stateRedis, { prefix: config.queuePrefix });
   const feedback = makeFeedbackService({ feedback: stores.feedback, events: stores.events, state: issuesState, reads: issueReads, keeper });
-  const issues = makeIssuesService({ issues: stores.issues, events: stores.events, state: issuesState, reads: issueReads, keeper, feedback, attachments: stores.attachments });
+  const notify = makeNotifyState(stateRedis, { prefix: config.queuePrefix });
+  const issues = makeIssuesService({
+    issues: stores.issues,
+    events: stores.events,
+    state: issuesState,
+    reads: issueReads,
+    keeper,
+    feedback,
+    attachments: stores.attachments,
+    activity: stores.activity,
+    notifyProject: (project) => notify.markProject(project),
+  });
   const didKey = config.didHashKey ?? (await stores.settings.getOrCreate('did_hash_key', () => crypto.randomBytes(32).toString('hex')));
   const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, stats: ingestStats, windowMs: config.sessionUpdateWindowMs, writesInFlight });
   const releases = makeReleasesService(stores.sessions);
   const sentry = makeSentryService({ validator, events, sessions, feedback, attachments: stores.attachments, stats: ingestStats });
   /** The worker's parts of the session batches it applies (src/services/session-parts.ts). */
   const sessionParts = makePartWriter({ store: stores.sessions, list: state.partedList, log });
-  const notify = makeNotifyState(stateRedis, { prefix: config.queuePrefix });
   const notifications = makeNotifyService({ stores, notify, queues, validator, config });
   /** A project's notification channels, read at most once a second per process (a new channel is heard of within a second). */
   const channels = cachedFor(1000, (project: number) => stores.channels.ofProject(project));

@@ -130,8 +130,8 @@ describe("an issue's events", () => {
   it("carries the issue's spread and hourly counts, kept as events are applied", async () => {
     const p = await bound();
     const now = Date.now();
-    await p.send(error('SpreadError', { release: 'shop@2', environment: 'production', tags: { company: 'acme' } }));
-    await p.send(error('SpreadError', { release: 'shop@2', environment: 'staging', tags: { company: 'acme' } }));
+    await p.send(error('SpreadError', { release: 'shop@2', environment: 'production', tags: { company: 'acme', 'page.kind': 'cart' } }));
+    await p.send(error('SpreadError', { release: 'shop@2', environment: 'staging', tags: { company: 'acme', 'page.kind': 'cart' } }));
     await p.send(error('SpreadError', { release: 'shop@3', environment: 'production', tags: { company: 'globex' }, timestamp: new Date(now - 3 * 3_600_000).toISOString() }));
     await drained(ctx);
     const id = (await p.get('/issues')).body.issues[0].id;
@@ -142,6 +142,7 @@ describe("an issue's events", () => {
       companies: [{ value: 'acme', count: 2 }, { value: 'globex', count: 1 }],
       actors: [],
       addresses: [],
+      tags: [{ key: 'page.kind', total: 2, values: [{ value: 'cart', count: 2 }] }],
     });
     expect(issue.hourly.last_24h).toHaveLength(24);
     expect(issue.hourly.last_14d).toHaveLength(14 * 24);
@@ -188,10 +189,10 @@ describe('the issue list: filters and orders', () => {
     expect((await search('release:shop@2 environment:production')).issues.map((i: { exception_type: string }) => i.exception_type)).toEqual(['GammaError']);
     expect((await search('level:warning "beta"')).issues.map((i: { exception_type: string }) => i.exception_type)).toEqual(['BetaError']);
     expect((await search('is:resolved')).total).toBe(0);
-    const unknown = await search('company:acme browser:Chrome is:open');
+    const unknown = await search('company:acme has:company is:open');
     expect(unknown.issues.map((i: { exception_type: string }) => i.exception_type)).toEqual(['AlphaError']);
-    expect(unknown).toMatchObject({ company: 'acme', search: { search: 'company:acme browser:Chrome is:open' } });
-    expect(unknown.search.unknown.map((u: { term: string }) => u.term)).toEqual(['is:open', 'browser:Chrome']);
+    expect(unknown).toMatchObject({ status: 'unresolved', search: { search: 'company:acme has:company is:open' } });
+    expect(unknown.search.unknown.map((u: { term: string }) => u.term)).toEqual(['is:open', 'has:company']);
 
     for (const [param, bad] of [['order', 'title'], ['level', 'loud'], ['kind', 'x'], ['release', ''], ['query', 'q'.repeat(201)], ['search', 's'.repeat(501)]]) {
       const res = await p.get(`/issues?${param}=${bad}`);

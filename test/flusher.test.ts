@@ -43,7 +43,7 @@ it('copies 1,600 changed issues of one project in chunks, every one of them, and
         fingerprint,
       })),
     };
-    expect(await runtime.issuesState.apply(project, [group])).not.toBe('unverified');
+    expect((await runtime.issuesState.apply(project, [group])).code).not.toBe('unverified');
     await runtime.issuesState.pending.noteApplied([project], group.id);
   }
 

@@ -92,7 +92,7 @@ it("keeps a security issue's decisions: made, extended by a later burst, lifted;
   await new Promise((resolve) => setTimeout(resolve, 5));
   await burst(5);
   await until(async () => (await history())[0]?.state === 'active' && (await ctx.runtime.stores.events.backlog.size()) === 0);
-  await ctx.runtime.issues.setStatus(p.id, Number(issue), 'resolved', new Date());
+  await ctx.runtime.issues.setStatus(p.id, Number(issue), { status: 'resolved' }, null, new Date());
   const ended = await history();
   expect(ended.map((d) => d.state)).toEqual(['resolved', 'lifted']);
   expect(ended[0]!.id).not.toBe(made!.id);

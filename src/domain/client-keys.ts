@@ -78,11 +78,31 @@ export function readAttemptMember(member: string): AttemptMember {
 }
 
 /**
- * The dimensions an issue's spread counts: an error issue's releases, environments and companies (which its filter
- * sets hold too), a security issue's actors and addresses (apply-burst-3.lua).
+ * The dimensions an issue's spread counts: an error issue's releases, environments, companies, release and
+ * environment pairs (`<release>\n<environment>`) and tag values (`<key>=<value>`), each with a filter set of its
+ * own; a security issue's actors and addresses (apply-burst-3.lua).
  */
-export type SpreadDim = 'r' | 'e' | 'c' | 'a' | 'i';
-export const SPREAD_DIMS = { release: 'r', environment: 'e', company: 'c', actor: 'a', address: 'i' } as const satisfies Record<string, SpreadDim>;
+export type SpreadDim = 'r' | 'e' | 'c' | 'a' | 'i' | 'v' | 't';
+export const SPREAD_DIMS = {
+  release: 'r',
+  environment: 'e',
+  company: 'c',
+  actor: 'a',
+  address: 'i',
+  releaseEnvironment: 'v',
+  tag: 't',
+} as const satisfies Record<string, SpreadDim>;
+
+/** The spread fields an error event counts in (apply-events-4.lua counts the same), tags `<key>=<value>`. */
+export function eventSpread(e: { release: string | null; environment?: string | null; company?: string | null; tags?: readonly string[] }): string[] {
+  const out: string[] = [];
+  if (e.release) out.push(spreadField('r', e.release));
+  if (e.environment) out.push(spreadField('e', e.environment));
+  if (e.company) out.push(spreadField('c', e.company));
+  if (e.release && e.environment) out.push(spreadField('v', `${e.release}\n${e.environment}`));
+  for (const tag of e.tags ?? []) out.push(spreadField('t', tag));
+  return out;
+}
 
 /** A field of an issue's spread (`is:<issue>`): `<dim>:<value>`, the value everything after the fixed two characters. */
 export function spreadField(dim: SpreadDim, value: string): string {
@@ -90,14 +110,10 @@ export function spreadField(dim: SpreadDim, value: string): string {
 }
 export function readSpreadField(field: string): { dim: SpreadDim; value: string } | null {
   const dim = field[0];
-  if (field[1] !== ':' || !dim || !'recai'.includes(dim)) return null; // a field of no dimension is not spread
+  if (field[1] !== ':' || !dim || !'recaivt'.includes(dim)) return null; // a field of no dimension is not spread ('o:tags')
   return { dim: dim as SpreadDim, value: field.slice(2) };
 }
 
-/** A filter set's name under the project's prefix (`fr:<release>`, `fl:<level>`, `tx:<word>`, …): the value is its tail. */
-export function filterSet(prefix: 'fr' | 'fe' | 'fc' | 'fl' | 'fk' | 'tx', value: string): string {
-  return `${prefix}:${value}`;
-}
 /** The filter set an issue's spread field puts it in (`r:<release>` → `fr:<release>`), as apply-events-4.lua names it. */
 export function filterSetOfSpread(field: string): string {
   return `f${field}`;

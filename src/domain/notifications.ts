@@ -7,7 +7,16 @@
 import crypto from 'node:crypto';
 
 /** What can trigger a notification, in the order the dashboard lists them. */
-export const TRIGGERS = ['issue.created', 'issue.regressed', 'security.burst', 'issue.frequency', 'release.crash_free', 'security.csp', 'decision.created'] as const;
+export const TRIGGERS = [
+  'issue.created',
+  'issue.regressed',
+  'security.burst',
+  'issue.frequency',
+  'release.crash_free',
+  'security.csp',
+  'decision.created',
+  'issue.assigned',
+] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 /** The triggers of a channel added without `--on`. */
 export const DEFAULT_TRIGGERS: readonly Trigger[] = ['issue.created', 'issue.regressed', 'security.burst'];
@@ -54,6 +63,16 @@ export function channelTakes(channel: ChannelRules & { id: number; created_at: D
   if (channel.environment && t.environment && t.environment !== channel.environment) return false;
   if (channel.level && t.level && levelRank(t.level) < levelRank(channel.level)) return false;
   return true;
+}
+
+/** A channel as people name it: its email address, or its webhook's host (a webhook's path may hold its secret). */
+export function channelLabel(c: { kind: 'webhook' | 'email'; url: string | null; email: string | null }): string {
+  if (c.kind === 'email') return c.email ?? 'email';
+  try {
+    return `webhook ${new URL(c.url ?? '').host}`;
+  } catch {
+    return 'webhook';
+  }
 }
 
 function levelRank(level: string): number {
@@ -125,6 +144,8 @@ export function headline(body: NoticeBody): string {
       return `New issue: ${issue}`;
     case 'issue.regressed':
       return `Regression: ${issue}`;
+    case 'issue.assigned':
+      return body.assignee ? `Assigned to ${body.assignee}${body.by ? ` by ${body.by}` : ''}: ${issue}` : `Unassigned: ${issue}`;
     case 'security.csp':
       return `CSP violation: ${issue}`;
     case 'security.burst':

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { listFilters, parseSearch, termText, tokens, type SearchTerm } from './search.ts';
+import { listPlan, parseSearch, termText, tokens, type SearchTerm } from './search.ts';
 
 describe('tokens', () => {
   it.each([
@@ -74,20 +74,45 @@ describe('parseSearch', () => {
   });
 });
 
-describe('listFilters', () => {
-  it('sets the list filters it serves, and names every other term with why', () => {
-    expect(listFilters(parseSearch('is:resolved level:error release:erp@17.0.5 environment:production company:acme "card declined" checkout'))).toEqual({
-      filters: { status: 'resolved', level: 'error', release: 'erp@17.0.5', environment: 'production', company: 'acme', query: 'card declined checkout' },
-      unknown: [],
-    });
-    expect(listFilters(parseSearch('!release:erp@1 release:erp@2 release:erp@3 browser:Chrome is:open'))).toEqual({
-      filters: { release: 'erp@2' },
-      unknown: [
-        { term: 'is:open', reason: 'is: takes unresolved, resolved, ignored, regressed, assigned, unassigned' },
-        { term: '!release:erp@1', reason: 'the issue list does not search by this yet' },
-        { term: 'release:erp@3', reason: 'one release: term at a time' },
-        { term: 'browser:Chrome', reason: 'the issue list does not search by this yet' },
-      ],
-    });
+describe('listPlan', () => {
+  const now = new Date('2026-11-27T12:00:00Z');
+  const H = 3_600_000;
+  const MAX = Number.MAX_SAFE_INTEGER;
+  const plan = (search: string, me: string | null = 'ana@acme.example') => listPlan(parseSearch(search), { me, now });
+  const set = (name: string, counted = true) => ({ set: name, counted });
+  it.each([
+    ['', { status: 'unresolved', sets: [], not: [], ranges: [] }],
+    ['is:resolved level:error company:acme', { status: 'resolved', sets: [set('fl:error'), set('fc:acme')], not: [], ranges: [] }],
+    ['release:erp@17.0.5', { status: 'unresolved', sets: [set('fr:erp@17.0.5')], not: [], ranges: [], count: 'r:erp@17.0.5' }],
+    ['environment:production', { status: 'unresolved', sets: [set('fe:production')], not: [], ranges: [], count: 'e:production' }],
+    // release and environment match the same events
+    ['release:erp@17.0.5 environment:production', { status: 'unresolved', sets: [set('fv:erp@17.0.5\nproduction')], not: [], ranges: [], count: 'v:erp@17.0.5\nproduction' }],
+    ['!release:erp@1', { status: 'unresolved', sets: [], not: ['fr:erp@1'], ranges: [] }],
+    ['first-release:erp@2 user.id:42 user.email:Ana@Acme.example', { status: 'unresolved', sets: [set('ff:erp@2', false), set('fu:i:42', false), set('fu:m:ana@acme.example', false)], not: [], ranges: [] }],
+    ['is:regressed has:user', { status: 'unresolved', sets: [set('fx:regressed', false), set('fx:user', false)], not: [], ranges: [] }],
+    ['is:unassigned', { status: 'unresolved', sets: [], not: ['fx:assigned'], ranges: [] }],
+    ['is:assigned assigned:me assigned:bo@acme.example', { status: 'unresolved', sets: [set('fx:assigned', false), set('fa:ana@acme.example', false), set('fa:bo@acme.example', false)], not: [], ranges: [] }],
+    ['browser:Chrome !os.name:Windows', { status: 'unresolved', sets: [set('ft:browser=Chrome')], not: ['ft:os.name=Windows'], ranges: [] }],
+    ['age:-24h', { status: 'unresolved', sets: [], not: [], ranges: [{ on: 'first', min: now.getTime() - 24 * H, max: MAX }] }],
+    ['last-seen:+1h', { status: 'unresolved', sets: [], not: [], ranges: [{ on: 'last', min: 0, max: now.getTime() - H }] }],
+    ['!age:-24h', { status: 'unresolved', sets: [], not: [], ranges: [{ on: 'first', min: 0, max: now.getTime() - 24 * H }] }],
+    ['times-seen:>100', { status: 'unresolved', sets: [], not: [], ranges: [{ on: 'count', min: 101, max: MAX }] }],
+    ['times-seen:<=5', { status: 'unresolved', sets: [], not: [], ranges: [{ on: 'count', min: 0, max: 5 }] }],
+    ['!times-seen:>=10', { status: 'unresolved', sets: [], not: [], ranges: [{ on: 'count', min: 0, max: 9 }] }],
+    ['times-seen:7', { status: 'unresolved', sets: [], not: [], ranges: [{ on: 'count', min: 7, max: 7 }] }],
+    ['"card declined" CheckoutError', { status: 'unresolved', sets: [set('tx:card'), set('tx:declined'), set('tx:checkouterror')], not: [], ranges: [] }],
+  ])('%j', (search, expected) => {
+    expect(plan(search)).toEqual({ plan: expected, unknown: [] });
+  });
+
+  it('names every term it cannot serve, with why', () => {
+    expect(plan('!is:resolved is:ignored is:resolved !times-seen:3 has:company assigned:me is:open', null).unknown).toEqual([
+      { term: 'is:open', reason: 'is: takes unresolved, resolved, ignored, regressed, assigned, unassigned' },
+      { term: '!is:resolved', reason: 'the list shows one status at a time: name it with is:' },
+      { term: 'is:resolved', reason: 'one is: status at a time' },
+      { term: '!times-seen:3', reason: 'times-seen cannot be negated with =: use < and >' },
+      { term: 'has:company', reason: 'the issue list does not search by this yet' },
+      { term: 'assigned:me', reason: 'assigned:me needs a signed-in user; name the email' },
+    ]);
   });
 });

@@ -9,7 +9,6 @@ export const FIELDS = ['level', 'release', 'first-release', 'environment', 'user
 export type Field = (typeof FIELDS)[number];
 const STATUSES = ['unresolved', 'resolved', 'ignored'] as const;
 const LEVELS = ['debug', 'info', 'warning', 'error', 'fatal'] as const;
-type Level = (typeof LEVELS)[number];
 /** What `has:` can ask for. */
 const HAS = ['user', 'release', 'environment', 'company', 'assignee'] as const;
 
@@ -115,45 +114,153 @@ function readTerm(key: string, value: string, negated: boolean): SearchTerm | st
   }
 }
 
-/** The filters of the issue list a search sets (src/state/issue-reads.ts), and the terms the list cannot serve yet. */
-export interface ListFilters {
-  status?: (typeof STATUSES)[number];
-  level?: Level;
-  release?: string;
-  environment?: string;
-  company?: string;
-  /** the free text, word by word */
-  query?: string;
+/** A range of an issue's scores in the list's ordered sets: first seen, last seen (ms), events. */
+export interface ScoreRange {
+  on: 'first' | 'last' | 'count';
+  min: number;
+  max: number;
 }
 
 /**
- * A search as the issue list's filters. The list serves a status, a level, a release, an environment, a company and
- * words in titles and culprits, one of each; any other term (and a second of one kind, or a negated one) is named
- * in `unknown` with why, so that the answer says what it did not apply.
+ * What a list must match, in the list's own terms (src/state/issue-reads.ts reads it): one status; filter sets the
+ * issue must be in (`counted`: a set whose size per status the list keeps) and must not be in; score ranges; and
+ * the spread field whose events each row counts (the release's, the environment's, or both's).
  */
-export function listFilters(search: Search): { filters: ListFilters; unknown: Search['unknown'] } {
-  const filters: ListFilters = {};
-  const unknown = [...search.unknown];
-  for (const t of search.terms) {
-    const name = t.kind === 'status' ? 'status' : t.kind === 'field' ? t.field : null;
-    if (t.negated || name === null || !(name === 'status' || name in FIELD_FILTERS)) {
-      unknown.push({ term: termText(t), reason: 'the issue list does not search by this yet' });
-      continue;
-    }
-    const filter = name === 'status' ? 'status' : FIELD_FILTERS[name as keyof typeof FIELD_FILTERS];
-    if (filters[filter] !== undefined) {
-      unknown.push({ term: termText(t), reason: `one ${name}: term at a time` });
-      continue;
-    }
-    filters[filter] = (t.kind === 'status' ? t.status : (t as { value: string }).value) as never;
-  }
-  const words = search.text.join(' ').trim();
-  if (words) filters.query = words;
-  return { filters, unknown };
+export interface ListPlan {
+  status: (typeof STATUSES)[number];
+  sets: { set: string; counted: boolean }[];
+  not: string[];
+  ranges: ScoreRange[];
+  count?: string;
 }
 
-/** The search fields the list serves, by the list filter each sets. */
-const FIELD_FILTERS = { level: 'level', release: 'release', environment: 'environment', company: 'company' } as const;
+/** Who asks and when: `assigned:me` is the signed-in user (none for an installation's key), ages count back from `now`. */
+export interface SearchContext {
+  me: string | null;
+  now: Date;
+}
+
+/** The largest score any range reaches: counts and times in ms are far below it. */
+const MAX_SCORE = Number.MAX_SAFE_INTEGER;
+
+/**
+ * A search as what the issue list matches. Release and environment terms match the issue's events (an issue with
+ * a 17.0.5 event in staging and a 17.0.4 one in production is not listed for `release:erp@17.0.5
+ * environment:production`), and the rows then count only those events. A term the list cannot serve is named in
+ * `unknown` with why: the answer says what it did not apply.
+ */
+export function listPlan(search: Search, ctx: SearchContext, status: ListPlan['status'] = 'unresolved'): { plan: ListPlan; unknown: Search['unknown'] } {
+  const plan: ListPlan = { status, sets: [], not: [], ranges: [] };
+  const unknown = [...search.unknown];
+  const cannot = (t: SearchTerm, reason: string) => unknown.push({ term: termText(t), reason });
+  const statuses = search.terms.filter((t) => t.kind === 'status');
+  const set = (t: SearchTerm, name: string, counted: boolean) => (t.negated ? plan.not.push(name) : plan.sets.push({ set: name, counted }));
+  // the release and environment of events, matched together when both are asked
+  const release = search.terms.find((t) => t.kind === 'field' && t.field === 'release' && !t.negated) as { value: string } | undefined;
+  const environment = search.terms.find((t) => t.kind === 'field' && t.field === 'environment' && !t.negated) as { value: string } | undefined;
+  for (const t of statuses) {
+    if (t.negated) cannot(t, 'the list shows one status at a time: name it with is:');
+    else if (t !== statuses.find((s) => !s.negated)) cannot(t, 'one is: status at a time');
+    else plan.status = t.status;
+  }
+  for (const t of search.terms) {
+    switch (t.kind) {
+      case 'status':
+        break;
+      case 'regressed':
+        set(t, 'fx:regressed', false);
+        break;
+      case 'assigned':
+        if (t.to === 'anyone') set(t, 'fx:assigned', false);
+        else if (t.to === 'me' && ctx.me === null) cannot(t, 'assigned:me needs a signed-in user; name the email');
+        else set(t, `fa:${t.to === 'me' ? ctx.me : t.to}`, false);
+        break;
+      case 'has':
+        if (t.what === 'user') set(t, 'fx:user', false);
+        else if (t.what === 'assignee') set(t, 'fx:assigned', false);
+        else cannot(t, 'the issue list does not search by this yet');
+        break;
+      case 'tag':
+        set(t, `ft:${t.key}=${t.value}`, true);
+        break;
+      case 'field':
+        if ((t === release || t === environment) && release && environment) {
+          if (t === release) set(t, `fv:${release.value}\n${environment.value}`, true);
+        } else set(t, fieldSet(t.field, t.value), COUNTED.has(t.field));
+        break;
+      case 'age':
+      case 'last-seen': {
+        const since = ctx.now.getTime() - t.ms;
+        // newer than `ms` ago is first (or last) seen after it; negated, at or before it
+        const newer = t.newer !== t.negated;
+        plan.ranges.push({ on: t.kind === 'age' ? 'first' : 'last', min: newer ? since : 0, max: newer ? MAX_SCORE : since });
+        break;
+      }
+      case 'times-seen': {
+        const op = t.negated ? NEGATED_OP[t.op] : t.op;
+        if (op === null) cannot(t, 'times-seen cannot be negated with =: use < and >');
+        else plan.ranges.push({ on: 'count', ...countRange(op, t.count) });
+        break;
+      }
+    }
+  }
+  for (const word of textWords(search.text.join(' '))) plan.sets.push({ set: `tx:${word}`, counted: true });
+  if (release && environment) plan.count = `v:${release.value}\n${environment.value}`;
+  else if (release) plan.count = `r:${release.value}`;
+  else if (environment) plan.count = `e:${environment.value}`;
+  return { plan, unknown };
+}
+
+/** The fields whose sets the list counts per status. */
+const COUNTED = new Set<string>(['level', 'release', 'environment', 'company']);
+
+/** The filter set of a field's value (apply-events-4.lua and snapshot-issues-3.lua keep them). */
+function fieldSet(field: Exclude<Field, 'assigned'>, value: string): string {
+  switch (field) {
+    case 'level':
+      return `fl:${value}`;
+    case 'release':
+      return `fr:${value}`;
+    case 'environment':
+      return `fe:${value}`;
+    case 'company':
+      return `fc:${value}`;
+    case 'first-release':
+      return `ff:${value}`;
+    case 'user.id':
+      return `fu:i:${value}`;
+    case 'user.email':
+      return `fu:m:${value.toLowerCase()}`;
+  }
+}
+
+type CountOp = '>' | '>=' | '<' | '<=' | '=';
+const NEGATED_OP: Record<CountOp, CountOp | null> = { '>': '<=', '>=': '<', '<': '>=', '<=': '>', '=': null };
+
+function countRange(op: CountOp, n: number): { min: number; max: number } {
+  switch (op) {
+    case '>':
+      return { min: n + 1, max: MAX_SCORE };
+    case '>=':
+      return { min: n, max: MAX_SCORE };
+    case '<':
+      return { min: 0, max: n - 1 };
+    case '<=':
+      return { min: 0, max: n };
+    case '=':
+      return { min: n, max: n };
+  }
+}
+
+/**
+ * The words of a search's free text, split as snapshot-issues-3.lua splits titles and culprits: at ASCII spaces
+ * and punctuation, ASCII letters lower-cased, one-character words left out. An issue matches when its title or
+ * culprit holds every word, whole or as a camelCase part (`beta` finds `BetaError`).
+ */
+export function textWords(text: string): string[] {
+  const lower = text.replace(/[A-Z]+/g, (s) => s.toLowerCase());
+  return [...new Set(lower.split(/[ \t\n\v\f\r!-/:-@[-`{-~]+/).filter((w) => w.length > 1))];
+}
 
 /** A term as it is written in a search. */
 export function termText(t: SearchTerm): string {

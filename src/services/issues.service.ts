@@ -4,10 +4,13 @@
  * Redis (src/state/issue-reads.ts), documents by `_id` from MongoDB; a
  * status change goes through Redis.
  */
-import type { IssueStatus } from '../domain/issue-status.ts';
-import { NotFoundError } from '../errors.ts';
-import { listFilters, parseSearch } from '../domain/search.ts';
-import type { IssueListQuery, IssueReads } from '../state/issue-reads.ts';
+import { BadRequestError, NotFoundError } from '../errors.ts';
+import { renderMarkdown } from '../domain/markdown.ts';
+import type { TriggerRecord } from '../domain/notifications.ts';
+import type { ActivityDoc, ActivityStore } from '../store/activity.store.ts';
+import { listPlan, parseSearch } from '../domain/search.ts';
+import type { IssueReads } from '../state/issue-reads.ts';
+import type { IssueListQuery, IssueStatusBody } from '../validation/schema-types.ts';
 import type { StateKeeper } from '../state/rebuild.ts';
 import type { IssuesState } from '../state/issues.state.ts';
 import { HOUR_MS, hourIndex } from '../state/issue-hash.ts';
@@ -36,7 +39,20 @@ export function issueView(issue: IssueDoc) {
     last_regression_kind: issue.last_regression_kind,
     companies: issue.companies,
     policy: issue.policy ?? null,
+    first_release: issue.first_release ?? null,
+    assignee: issue.assignee ?? null,
+    regressed: isRegressed(issue),
+    resolved_in_next_release: issue.status === 'resolved' && issue.resolved_in_next_release === true,
+    resolved_release: issue.resolved_release,
+    ignore_until: issue.status === 'ignored' ? (issue.ignore_until?.toISOString() ?? null) : null,
+    ignore_until_count: issue.status === 'ignored' ? (issue.ignore_until_count ?? null) : null,
   };
+}
+
+/** Unresolved, and regressed since it was last resolved (snapshot-issues-3.lua's fx:regressed holds the same issues). */
+function isRegressed(issue: IssueDoc): boolean {
+  const regressed = issue.last_regressed_at?.getTime();
+  return issue.status === 'unresolved' && regressed !== undefined && regressed > (issue.resolved_at?.getTime() ?? 0);
 }
 
 /** A row of a security issue's attempts: when, what, who, from where, with what. */
@@ -84,6 +100,37 @@ function attachmentView(a: AttachmentInfo) {
   };
 }
 
+/** A status change as schemas/issue-status.json reads it. */
+export type StatusChange = IssueStatusBody;
+
+/** The script's mode for a change (set-issue-status-3.lua): a resolve until a newer release, an ignore until a count or a time. */
+function statusMode(change: StatusChange, now: Date): string {
+  const { status, in_next_release, until_count, until } = change;
+  const misplaced = (what: string, on: string) => new BadRequestError('invalid_status_change', `${what} goes with status ${on}`);
+  if (in_next_release && status !== 'resolved') throw misplaced('in_next_release', 'resolved');
+  if ((until_count !== undefined || until !== undefined) && status !== 'ignored') throw misplaced('until_count and until', 'ignored');
+  if (until_count !== undefined && until !== undefined) throw new BadRequestError('invalid_status_change', 'an ignore lasts until a count or a time, not both');
+  if (in_next_release) return 'next';
+  if (until_count !== undefined) return `count:${until_count}`;
+  if (until !== undefined) {
+    const ms = Date.parse(until);
+    if (!(ms > now.getTime())) throw new BadRequestError('invalid_status_change', 'until must be a time to come');
+    return `until:${ms}`;
+  }
+  return '';
+}
+
+/** An activity entry as the issue page shows it: a comment's Markdown also as HTML safe to show. */
+function activityView(a: ActivityDoc) {
+  return {
+    id: a._id.slice(a._id.lastIndexOf(':') + 1),
+    at: a.at.toISOString(),
+    kind: a.kind,
+    by: a.by,
+    data: a.kind === 'comment' ? { ...a.data, html: renderMarkdown(String(a.data.text)) } : a.data,
+  };
+}
+
 export function makeIssuesService(deps: {
   issues: IssuesStore;
   events: EventsStore;
@@ -92,10 +139,23 @@ export function makeIssuesService(deps: {
   keeper: StateKeeper;
   feedback: FeedbackService;
   attachments: AttachmentsStore;
+  activity: ActivityStore;
+  /** tells the notification dispatcher the project's outbox has something */
+  notifyProject: (project: number) => Promise<unknown>;
 }) {
   const { issues, events, state, reads, keeper } = deps;
   const notFound = (id: number) => new NotFoundError('issue_not_found', `no issue ${id} in this project`);
   const eventNotFound = (id: string) => new NotFoundError('event_not_found', `no event ${id} in this issue`);
+
+  /** Writes the issues as Redis holds them now to MongoDB, so the next read sees the change. */
+  async function flushIssues(projectId: number, ids: number[]) {
+    const snap = await state.snapshot(projectId, { ids });
+    await issues.writeFlushed(
+      projectId,
+      snap.issues.map((i) => i.doc),
+      snap.seq,
+    );
+  }
 
   /** The issue, from MongoDB by `_id`; another project's is not found. */
   async function issueOf(projectId: number, id: number): Promise<IssueDoc> {
@@ -105,48 +165,56 @@ export function makeIssuesService(deps: {
   }
 
   return {
-    /** A page of the list; a `search` sets its filters (src/domain/search.ts), and what it could not apply is named. */
-    async list(projectId: number, asked: IssueListQuery, now = new Date()) {
-      let q = asked;
-      let search: { search: string; unknown: { term: string; reason: string }[] } | undefined;
-      if (asked.search !== undefined) {
-        const { filters, unknown } = listFilters(parseSearch(asked.search));
-        for (const [name, value] of Object.entries(filters)) {
-          if (value.length > 200) {
-            unknown.push({ term: `${name}:${value.slice(0, 40)}…`, reason: 'longer than 200 characters' });
-            delete filters[name as keyof typeof filters];
-          }
-        }
-        q = { ...asked, ...filters };
-        search = { search: asked.search, unknown };
+    /**
+     * A page of the list. Its parameters and its `search` (src/domain/search.ts) say what it matches; what it could
+     * not apply is named in the answer. `me`: the signed-in member, for `assigned:me`.
+     */
+    async list(projectId: number, asked: IssueListQuery, me: string | null = null, now = new Date()) {
+      const search = parseSearch(asked.search ?? '');
+      // the list's own parameters are terms of the search too
+      for (const field of ['level', 'release', 'environment', 'company'] as const) {
+        const value = asked[field];
+        if (value !== undefined) search.terms.push({ kind: 'field', field, value, negated: false });
       }
-      const page = await keeper.verified(projectId, now, () => reads.list(projectId, q, now));
+      if (asked.query !== undefined) search.text.push(asked.query);
+      const { plan, unknown } = listPlan(search, { me, now }, asked.status);
+      if (asked.kind !== undefined) plan.sets.push({ set: `fk:${asked.kind}`, counted: true });
+      const page = await keeper.verified(projectId, now, () => reads.list(projectId, { plan, order: asked.order, offset: asked.offset, limit: asked.limit }, now));
       const filters = Object.fromEntries(
-        (['kind', 'release', 'environment', 'level', 'company', 'query'] as const).filter((f) => q[f] !== undefined).map((f) => [f, q[f]]),
+        (['kind', 'release', 'environment', 'level', 'company', 'query'] as const).filter((f) => asked[f] !== undefined).map((f) => [f, asked[f]]),
       );
       return {
-        issues: page.items.map(({ doc, last24h, feedback }) => ({ ...issueView(doc), events_24h: last24h, user_feedback: feedback })),
+        issues: page.items.map(({ doc, last24h, feedback, users, matching }) => ({
+          ...issueView(doc),
+          events_24h: last24h,
+          user_feedback: feedback,
+          users,
+          matching_events: matching,
+        })),
         total: page.total,
-        limit: q.limit,
-        offset: q.offset,
-        order: q.order,
+        limit: asked.limit,
+        offset: asked.offset,
+        order: asked.order,
+        status: plan.status,
         ...filters,
-        ...(search && { search }),
+        ...(asked.search !== undefined && { search: { search: asked.search, unknown } }),
       };
     },
 
     /** The issue, its latest event's payload, where its events come from and their hourly counts (24 hours and 14 days). */
     async get(projectId: number, id: number, now = new Date()) {
       const issue = await issueOf(projectId, id);
-      const [latest, spread, hours, feedback] = await Promise.all([
+      const [latest, spread, hours, feedback, users] = await Promise.all([
         issue.latest_event ? events.body(issue.latest_event) : null,
         reads.spread(projectId, id, 10),
         reads.hourly(projectId, id, 14 * 24, now),
         reads.feedback(projectId, id, 0, 0),
+        reads.users(projectId, id),
       ]);
       return {
         ...issueView(issue),
         user_feedback: feedback.total,
+        users,
         latest_event: latest,
         // Its latest event was deleted by retention (the issue and its counts stay).
         latest_event_expired: issue.latest_event !== null && latest === null,
@@ -203,18 +271,66 @@ export function makeIssuesService(deps: {
       return { ...attachmentView(doc), data: doc.data ? Buffer.from(doc.data.buffer) : null };
     },
 
-    /** Sets the status in Redis, then writes the issue to MongoDB before answering, so the next read sees it. */
-    async setStatus(projectId: number, id: number, status: IssueStatus, now: Date) {
+    /**
+     * Sets the status in Redis, then writes the issue to MongoDB before answering, so the next read sees it, and
+     * records who did it in the issue's activity. A resolve may last until a newer release; an ignore until so many
+     * more events or a time.
+     */
+    async setStatus(projectId: number, id: number, change: StatusChange, by: string | null, now: Date) {
+      const mode = statusMode(change, now);
       // Nothing changes while the state is unverified, so calling again is safe.
-      const result = await keeper.verified(projectId, now, () => state.setStatus(projectId, id, status, now));
+      const result = await keeper.verified(projectId, now, () => state.setStatus(projectId, id, change.status, now, mode));
       if (result === 'not_found') throw notFound(id);
-      const snap = await state.snapshot(projectId, { ids: [id] });
-      await issues.writeFlushed(
-        projectId,
-        snap.issues.map((i) => i.doc),
-        snap.seq,
-      );
-      return { ok: true as const, status };
+      await flushIssues(projectId, [id]);
+      const how = Object.fromEntries(Object.entries(change).filter(([k]) => k !== 'status'));
+      await deps.activity.add(projectId, id, { at: now, kind: 'status', by, data: { status: change.status, ...how } });
+      return { ok: true as const, status: change.status };
+    },
+
+    /** Assigns the issue to a member of the organisation (`assignee`, checked by the caller) or to no one (null). */
+    async assign(projectId: number, id: number, assignee: string | null, by: string, now: Date) {
+      const issue = await issueOf(projectId, id);
+      const trigger: TriggerRecord = { event: 'issue.assigned', issue: id, at: now.getTime(), level: issue.level, assignee, by };
+      const result = await keeper.verified(projectId, now, () => state.assign(projectId, id, assignee ?? '', trigger));
+      if (result === 'not_found') throw notFound(id);
+      if (result.was !== (assignee ?? '')) {
+        await flushIssues(projectId, [id]);
+        await deps.activity.add(projectId, id, { at: now, kind: 'assigned', by, data: { assignee, was: result.was || null } });
+        await deps.notifyProject(projectId);
+      }
+      return { ok: true as const, assignee };
+    },
+
+    /** Adds a comment (Markdown) to the issue's activity. */
+    async comment(projectId: number, id: number, text: string, by: string, now: Date) {
+      await issueOf(projectId, id);
+      return activityView(await deps.activity.add(projectId, id, { at: now, kind: 'comment', by, data: { text } }));
+    },
+
+    /** The issue's activity, newest first, ending with its first event. */
+    async activity(projectId: number, id: number) {
+      const issue = await issueOf(projectId, id);
+      const entries = await deps.activity.ofIssue(projectId, id, issue.regression_count);
+      const first = { id: 'first_seen', at: issue.first_seen.toISOString(), kind: 'first_seen', by: null, data: { release: issue.first_release ?? null } };
+      return { activity: [...entries.map(activityView), first] };
+    },
+
+    /**
+     * One change to many issues of the project: a status, an assignee, or both; each issue as if changed on its own.
+     * An id the project does not have is named in `not_found`, and the others are changed.
+     */
+    async bulk(projectId: number, ids: number[], change: { status?: StatusChange; assignee?: string | null }, by: string, now: Date) {
+      const notFoundIds: string[] = [];
+      for (const id of new Set(ids)) {
+        try {
+          if (change.status) await this.setStatus(projectId, id, change.status, by, now);
+          if (change.assignee !== undefined) await this.assign(projectId, id, change.assignee, by, now);
+        } catch (err) {
+          if (!(err instanceof NotFoundError)) throw err;
+          notFoundIds.push(String(id));
+        }
+      }
+      return { ok: true as const, changed: new Set(ids).size - notFoundIds.length, not_found: notFoundIds };
     },
   };
 }

@@ -14,7 +14,7 @@
  */
 import crypto from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { spreadField, SPREAD_DIMS } from '../domain/client-keys.ts';
+import { eventSpread } from '../domain/client-keys.ts';
 import type { Logger } from '../log.ts';
 import type { IssuesState } from '../state/issues.state.ts';
 import type { StateKeeper } from '../state/rebuild.ts';
@@ -101,9 +101,8 @@ async function expireChunk(deps: RetentionDeps, docs: ExpiredEvent[]): Promise<{
     for (const [issue, events] of groupBy(errors.filter((d) => issues.has(d.fingerprint!)), (d) => issues.get(d.fingerprint!)!)) {
       const spread = new Map<string, number>();
       for (const e of events) {
-        for (const [dim, value] of [[SPREAD_DIMS.release, e.release], [SPREAD_DIMS.environment, e.environment], [SPREAD_DIMS.company, e.company]] as const) {
-          if (value) spread.set(spreadField(dim, value), (spread.get(spreadField(dim, value)) ?? 0) + 1);
-        }
+        // (an event's tags are in its payload, not read here: a rebuild counts only the tags of events still stored)
+        for (const field of eventSpread(e)) spread.set(field, (spread.get(field) ?? 0) + 1);
       }
       tallies.push({ issue, project_id: project, events: events.map((e) => e.event_id), spread: [...spread].map(([key, n]) => ({ key, n })) });
     }

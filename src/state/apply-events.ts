@@ -24,6 +24,9 @@ export interface ErrorEntry {
   company: string | null;
   environment: string | null;
   fingerprint: string;
+  /** its user's keys, '' for none, and its tags (src/domain/event-impact.ts) */
+  user?: string;
+  tags?: string[];
 }
 
 /** One group of events, as the apply script takes it for one project. */
@@ -36,10 +39,20 @@ export interface AppliedGroup {
   packed?: boolean;
 }
 
+/** What applying events changed in an issue's status: a regression (`n`: its number) or an ignore that ended (`n`: its events). */
+export interface IssueChange {
+  issue: number;
+  what: 'regressed' | 'unignored';
+  n: number;
+  at: Date;
+  release: string | null;
+  regression_kind: 'same_release' | 'new_release' | null;
+}
+
 export function makeApplyEvents(redis: RedisClient & ScriptCommands, opts: { prefix: string }) {
   return {
     /** Applies the groups' events of one project in one script call; a group applied before is skipped. */
-    async apply(project: number, groups: AppliedGroup[], notify = ''): Promise<ApplyCode> {
+    async apply(project: number, groups: AppliedGroup[], notify = ''): Promise<{ code: ApplyCode; changes: IssueChange[] }> {
       const k = projectKeys(opts.prefix, project);
       const entries = groups.map((g) => ({
         id: g.id,
@@ -58,10 +71,12 @@ export function makeApplyEvents(redis: RedisClient & ScriptCommands, opts: { pre
           e.culprit,
           e.environment ?? '',
           e.issue_kind,
+          e.user ?? '',
+          e.tags ?? [],
         ]),
         a: g.attempts.map((a) => [String(a.at.getTime()), ...attemptSets(a).flat()]),
       }));
-      const [code] = await redis.applyEvents(
+      const [code, , , changes] = await redis.applyEvents(
         k.epoch,
         k.eseq,
         k.eapplied,
@@ -72,7 +87,17 @@ export function makeApplyEvents(redis: RedisClient & ScriptCommands, opts: { pre
         JSON.stringify(entries),
         notify,
       );
-      return answerOf(code, APPLY_CODES);
+      const read = (JSON.parse(changes ?? '[]') as [number, IssueChange['what'], number, number, string, string][]).map(
+        ([issue, what, n, at, release, kind]): IssueChange => ({
+          issue,
+          what,
+          n,
+          at: new Date(at),
+          release: release || null,
+          regression_kind: (kind || null) as IssueChange['regression_kind'],
+        }),
+      );
+      return { code: answerOf(code, APPLY_CODES), changes: read };
     },
   };
 }

@@ -38,6 +38,12 @@ export function writeIssue(doc: IssueDoc): Record<string, string> {
     latest: doc.latest_event ?? '',
     latest_at: doc.latest_event ? ms(doc.last_seen) : '',
     policy: doc.policy ?? '',
+    first_release: doc.first_release ?? '',
+    assignee: doc.assignee ?? '',
+    resolved_next: doc.resolved_in_next_release ? '1' : '',
+    ignore_count: doc.ignore_until_count == null ? '' : String(doc.ignore_until_count),
+    ignore_until: ms(doc.ignore_until ?? null),
+    regressed_release: doc.regressed_release ?? '',
   };
 }
 
@@ -87,5 +93,11 @@ export function readIssue(project: number, id: number, h: Record<string, string 
     created_at: date('created')!,
     latest_event: h.latest || null,
     ...(h.policy ? { policy: h.policy as IssueDoc['policy'] } : {}),
+    first_release: h.first_release || null,
+    assignee: h.assignee || null,
+    resolved_in_next_release: h.resolved_next === '1',
+    ignore_until_count: h.ignore_count ? Number(h.ignore_count) : null,
+    ignore_until: date('ignore_until'),
+    regressed_release: h.regressed_release || null,
   };
 }

@@ -9,11 +9,11 @@
  * Events themselves are then read from MongoDB by `_id`.
  */
 import type { RedisClient } from '../redis/connect.ts';
-import { filterSet, readSpreadField } from '../domain/client-keys.ts';
+import { readSpreadField } from '../domain/client-keys.ts';
+import type { ListPlan } from '../domain/search.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
 import { hourIndex, readIssue } from './issue-hash.ts';
 import { answerOf, defineScripts, projectKeys } from './scripts.ts';
-import type { IssueListQuery } from '../validation/schema-types.ts';
 
 /** The fields of an issue hash a list row carries, in the order snapshot-issues-3.lua writes them. */
 const ROW_FIELDS = [
@@ -37,6 +37,12 @@ const ROW_FIELDS = [
   'created',
   'latest',
   'policy',
+  'first_release',
+  'assignee',
+  'resolved_next',
+  'ignore_count',
+  'ignore_until',
+  'regressed_release',
 ];
 
 export const ISSUE_ORDERS = ['last_seen', 'first_seen', 'event_count', 'id'] as const;
@@ -48,18 +54,36 @@ const ORDER_KEY: Record<IssueOrder, { zset: string; desc: boolean }> = {
   id: { zset: 'id', desc: false },
 };
 
-/** The filters, paging and order of an issue list, as schemas/issue-list-query.json reads them. */
-export type { IssueListQuery };
+/** A page of an issue list: what it matches (src/domain/search.ts' listPlan), its order and where it starts. */
+export interface ListPage {
+  plan: ListPlan;
+  order: IssueOrder;
+  offset: number;
+  limit: number;
+}
 
-/**
- * The words of a search, split as snapshot-issues-3.lua splits titles and
- * culprits: at ASCII spaces and punctuation, ASCII letters lower-cased,
- * one-character words left out. An issue matches when its title or culprit
- * holds every word, whole or as a camelCase part (`beta` finds `BetaError`).
- */
-export function searchWords(text: string): string[] {
-  const lower = text.replace(/[A-Z]+/g, (s) => s.toLowerCase());
-  return [...new Set(lower.split(/[ \t\n\v\f\r!-/:-@[-`{-~]+/).filter((w) => w.length > 1))];
+/** A row of a list: the issue, its events per hour over the last 24 hours, its feedback and users, and its events matching the plan's release and environment (null without). */
+export interface ListRow {
+  doc: IssueDoc;
+  last24h: number[];
+  feedback: number;
+  users: number;
+  matching: number | null;
+}
+
+interface Count {
+  value: string;
+  count: number;
+}
+
+/** Where an issue's events come from: each dimension's values with their events, most first, and each tag key's. */
+export interface Spread {
+  releases: Count[];
+  environments: Count[];
+  companies: Count[];
+  actors: Count[];
+  addresses: Count[];
+  tags: { key: string; total: number; values: Count[] }[];
 }
 
 export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
@@ -68,63 +92,75 @@ export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
 
   return {
     /** One page of issues, or 'unverified' when the project's state must be verified first. */
-    async list(
-      project: number,
-      q: IssueListQuery,
-      now: Date,
-    ): Promise<'unverified' | { total: number; items: { doc: IssueDoc; last24h: number[]; feedback: number }[] }> {
+    async list(project: number, q: ListPage, now: Date): Promise<'unverified' | { total: number; items: ListRow[] }> {
       const k = keys(project);
       const order = ORDER_KEY[q.order];
-      const filters = [
-        q.kind && filterSet('fk', q.kind),
-        q.release && filterSet('fr', q.release),
-        q.environment && filterSet('fe', q.environment),
-        q.level && filterSet('fl', q.level),
-        q.company && filterSet('fc', q.company),
-        ...searchWords(q.query ?? '').map((w) => filterSet('tx', w)),
-      ].filter((f): f is string => Boolean(f));
+      const { status, sets, not, ranges, count } = q.plan;
+      const plan = {
+        in: sets.map((s) => s.set),
+        counted: sets.map((s) => s.counted),
+        out: not,
+        ranges: ranges.map((r) => [`x:${status}:${r.on}`, String(r.min), String(r.max)]),
+        ...(count !== undefined && { count }),
+      };
       const [code, total, ...flat] = await r.listIssues(
         k.epoch,
-        `${k.base}x:${q.status}:${order.zset}`,
-        `${k.base}xn:${q.status}`,
+        `${k.base}x:${status}:${order.zset}`,
+        `${k.base}xn:${status}`,
         k.base,
         order.desc ? 'desc' : 'asc',
         q.offset,
         q.limit,
         hourIndex(now),
-        ...filters,
+        JSON.stringify(plan),
       );
       if (answerOf(code, { 1: 'listed' } as const) === 'unverified') return 'unverified';
-      const items: { doc: IssueDoc; last24h: number[]; feedback: number }[] = [];
-      for (let i = 0; i < flat.length; i += 4) {
+      const items: ListRow[] = [];
+      for (let i = 0; i < flat.length; i += 6) {
         const [values, companies] = JSON.parse(flat[i + 1] as string) as [string[], string[] | Record<string, never>];
         // cjson writes an empty Lua table as {}
         const tags = Array.isArray(companies) ? companies : [];
         const doc = readIssue(project, Number(flat[i]), Object.fromEntries(ROW_FIELDS.map((f, k) => [f, values[k]])), tags);
-        items.push({ doc, last24h: (flat[i + 2] as (string | null)[]).map((n) => Number(n ?? 0)), feedback: Number(flat[i + 3]) });
+        const matching = Number(flat[i + 5]);
+        items.push({
+          doc,
+          last24h: (flat[i + 2] as (string | null)[]).map((n) => Number(n ?? 0)),
+          feedback: Number(flat[i + 3]),
+          users: Number(flat[i + 4]),
+          matching: matching < 0 ? null : matching,
+        });
       }
       return { total, items };
     },
+
+    /** The issue's distinct users (from user.id, email, username or the hashed address), as its HyperLogLog counts them. */
+    users: (project: number, issue: number): Promise<number> => redis.pfcount(`${keys(project).base}iu:${issue}`),
 
     /**
      * Where the issue's events come from, the `top` of each with their counts, most first: an error issue's releases,
      * environments and companies; a security issue's actors and addresses.
      */
-    async spread(project: number, issue: number, top: number): Promise<Record<'releases' | 'environments' | 'companies' | 'actors' | 'addresses', { value: string; count: number }[]>> {
+    async spread(project: number, issue: number, top: number): Promise<Spread> {
       const raw = await redis.hgetall(`${keys(project).base}is:${issue}`);
-      const out = {
-        releases: [] as { value: string; count: number }[],
-        environments: [] as { value: string; count: number }[],
-        companies: [] as { value: string; count: number }[],
-        actors: [] as { value: string; count: number }[],
-        addresses: [] as { value: string; count: number }[],
-      };
+      const out: Spread = { releases: [], environments: [], companies: [], actors: [], addresses: [], tags: [] };
       const dims = { r: out.releases, e: out.environments, c: out.companies, a: out.actors, i: out.addresses };
+      const tags = new Map<string, Count[]>();
       for (const [field, count] of Object.entries(raw)) {
         const spread = readSpreadField(field);
-        if (spread) dims[spread.dim].push({ value: spread.value, count: Number(count) });
+        if (!spread || spread.dim === 'v') continue;
+        if (spread.dim !== 't') {
+          dims[spread.dim].push({ value: spread.value, count: Number(count) });
+          continue;
+        }
+        const eq = spread.value.indexOf('=');
+        const key = spread.value.slice(0, eq);
+        tags.set(key, [...(tags.get(key) ?? []), { value: spread.value.slice(eq + 1), count: Number(count) }]);
       }
-      for (const list of Object.values(out)) list.sort((a, b) => b.count - a.count || a.value.localeCompare(b.value)).splice(top);
+      const mostFirst = (list: Count[]) => list.sort((a, b) => b.count - a.count || a.value.localeCompare(b.value));
+      for (const list of Object.values(dims)) mostFirst(list).splice(top);
+      out.tags = [...tags]
+        .map(([key, values]) => ({ key, total: values.reduce((n, v) => n + v.count, 0), values: mostFirst(values).slice(0, top) }))
+        .sort((a, b) => b.total - a.total || a.key.localeCompare(b.key));
       return out;
     },
 

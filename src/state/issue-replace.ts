@@ -3,7 +3,7 @@
  * written back for many events at once.
  */
 import type { RedisClient } from '../redis/connect.ts';
-import { filterSetOfSpread, spreadField, SPREAD_DIMS } from '../domain/client-keys.ts';
+import { eventSpread, filterSetOfSpread } from '../domain/client-keys.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
 import { attemptSets, BURST_SPAN_MS, type AttemptEntry } from './bursts.state.ts';
 import { burstSpan, HOURS_KEPT, hourIndex, writeIssue } from './issue-hash.ts';
@@ -34,6 +34,14 @@ const ISSUE_KEY_PATTERNS = [
   'bx:*',
   'fb:*',
   'fbw:*',
+  'iu:*',
+  'fv:*',
+  'ft:*',
+  'fu:*',
+  'fx:*',
+  'fa:*',
+  'ff:*',
+  'fg:*',
 ] as const;
 
 /** An error event counted in its issue, as a rebuild restores it. */
@@ -44,6 +52,9 @@ export interface CountedEvent {
   release: string | null;
   environment: string | null;
   company: string | null;
+  /** its user's keys and tags (src/domain/event-impact.ts) */
+  user: string;
+  tags: string[];
 }
 
 export function makeIssueReplace(redis: RedisClient, opts: { prefix: string; pending: PendingFlush }) {
@@ -63,7 +74,7 @@ export function makeIssueReplace(redis: RedisClient, opts: { prefix: string; pen
      */
     async beginReplace(project: number): Promise<void> {
       const k = keys(project);
-      await dropProjectKeys(redis, k.base, [...ISSUE_KEY_PATTERNS], [`${k.base}fp`, k.eseq, k.eapplied, k.edirty]);
+      await dropProjectKeys(redis, k.base, [...ISSUE_KEY_PATTERNS], [`${k.base}fp`, `${k.base}rf`, k.eseq, k.eapplied, k.edirty]);
     },
     replaceEvents: (project: number, events: CountedEvent[]) => replaceEvents(redis, keys(project).base, events),
     async replaceAttempts(project: number, attempts: AttemptEntry[]): Promise<void> {
@@ -104,23 +115,23 @@ export function makeIssueReplace(redis: RedisClient, opts: { prefix: string; pen
   };
 }
 
-/** What apply-events-4.lua keeps per event (ie:, is:, ih: and the filter sets), written for many events at once. */
+/** What apply-events-4.lua keeps per event (ie:, is:, iu:, ih:, rf and the filter sets), written for many events at once. */
 async function replaceEvents(redis: RedisClient, base: string, events: CountedEvent[]): Promise<void> {
   const oldestHour = hourIndex(new Date()) - HOURS_KEPT;
   for (let i = 0; i < events.length; i += 2000) {
     const pipe = redis.pipeline();
     for (const e of events.slice(i, i + 2000)) {
       pipe.zadd(`${base}ie:${e.issue}`, e.at.getTime(), e.event_id);
-      for (const [dim, value] of [
-        [SPREAD_DIMS.release, e.release],
-        [SPREAD_DIMS.environment, e.environment],
-        [SPREAD_DIMS.company, e.company],
-      ] as const) {
-        if (!value) continue;
-        const field = spreadField(dim, value);
+      if (e.release) pipe.zadd(`${base}rf`, 'LT', e.at.getTime(), e.release);
+      for (const field of eventSpread(e)) {
         pipe.hincrby(`${base}is:${e.issue}`, field, 1);
         pipe.sadd(`${base}${filterSetOfSpread(field)}`, String(e.issue));
       }
+      for (const part of e.user ? e.user.split('\n') : []) {
+        if (part.startsWith('k:')) pipe.pfadd(`${base}iu:${e.issue}`, part.slice(2));
+        else pipe.sadd(`${base}fu:${part}`, String(e.issue));
+      }
+      if (e.user) pipe.sadd(`${base}fx:user`, String(e.issue));
       const hour = hourIndex(e.at);
       if (hour > oldestHour) pipe.hincrby(`${base}ih:${e.issue}`, String(hour), 1);
     }

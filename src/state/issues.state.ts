@@ -12,6 +12,7 @@
  */
 import type { RedisClient } from '../redis/connect.ts';
 import type { IssueStatus } from '../domain/issue-status.ts';
+import type { TriggerRecord } from '../domain/notifications.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
 import { makeApplyEvents } from './apply-events.ts';
 import { makeFeedbackLinks } from './feedback-links.ts';
@@ -55,10 +56,21 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
      */
     takeRepackLease: (ms: number): Promise<Lease | null> => takeLease(redis, `${opts.prefix}:repack:lease`, ms),
 
-    async setStatus(project: number, issue: number, status: IssueStatus, now: Date): Promise<'set' | 'not_found' | 'unverified'> {
+    /**
+     * Sets an issue's status; `mode` (set-issue-status-3.lua) makes a resolve last until a newer release ('next'),
+     * an ignore until so many more events ('count:<n>') or a time ('until:<ms>').
+     */
+    async setStatus(project: number, issue: number, status: IssueStatus, now: Date, mode = ''): Promise<'set' | 'not_found' | 'unverified'> {
       const k = keys(project);
-      const code = await r.setIssueStatus(k.epoch, k.eseq, k.edirty, k.base, issue, status, now.getTime());
+      const code = await r.setIssueStatus(k.epoch, k.eseq, k.edirty, k.base, issue, status, now.getTime(), mode);
       return answerOf(code, { 1: 'set', 0: 'not_found' } as const);
+    },
+    /** Assigns an issue to a member (email) or no one (''); answers whom it was assigned to before. */
+    async assign(project: number, issue: number, assignee: string, trigger: TriggerRecord): Promise<{ was: string } | 'not_found' | 'unverified'> {
+      const k = keys(project);
+      const answer = await r.assignIssue(k.epoch, k.eseq, k.edirty, k.base, issue, assignee, JSON.stringify(trigger));
+      if (Array.isArray(answer)) return { was: answer[0] };
+      return answerOf(answer, { 0: 'not_found' } as const);
     },
 
     /**

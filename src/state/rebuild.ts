@@ -17,7 +17,8 @@ import { UnavailableError } from '../errors.ts';
 import type { BatchPart } from '../domain/release-health.ts';
 import type { Logger } from '../log.ts';
 import { unpackRequest, type SessionBatchDoc, type SessionsStore, type StoredAt } from '../store/sessions.store.ts';
-import type { EventsStore } from '../store/events.store.ts';
+import { eventImpact } from '../domain/event-impact.ts';
+import { payloadOf, type EventsStore } from '../store/events.store.ts';
 import type { FeedbackStore } from '../store/feedback.store.ts';
 import type { ExpiredStore } from '../store/expired.store.ts';
 import type { IssueDoc, IssuesStore } from '../store/issues.store.ts';
@@ -37,7 +38,7 @@ const REBUILD_LEASE_MS = 30_000;
  * The layout of a project's issue state in Redis. A project whose keys follow another one has its issue state
  * rebuilt once from MongoDB, at its next verify: a change of the keys' layout raises this number.
  */
-export const ISSUE_LAYOUT = '4';
+export const ISSUE_LAYOUT = '5';
 /** How long a call waits for another process verifying the project's state, and how often it looks. */
 const VERIFY_WAIT_MS = 5000;
 const VERIFY_POLL_MS = 50;
@@ -184,7 +185,7 @@ export function makeStateKeeper(deps: {
     const remembered = now.getTime() - APPLIED_MEMORY_MS;
     const applied = new Map<string, Date>();
     const chunk: CountedEvent[] = [];
-    for await (const e of eventsStore.ofProject(project, 'error')) {
+    for await (const e of eventsStore.errorsOf(project)) {
       if (pending.has(e.batch)) continue;
       const seen = { at: e.at, _id: e._id, release: e.release };
       const c = counted.get(e.fingerprint!);
@@ -197,8 +198,10 @@ export function makeStateKeeper(deps: {
       if (e.received_at.getTime() > remembered) applied.set(e.batch, e.received_at);
       if (fingerprintOf.has(e.event_id)) fingerprintOf.set(e.event_id, e.fingerprint!);
       const issue = issueOf.get(e.fingerprint!);
-      if (issue !== undefined)
-        chunk.push({ issue, event_id: e.event_id, at: e.at, release: e.release, environment: e.environment ?? null, company: e.company ?? null });
+      if (issue !== undefined) {
+        const { user, tags } = eventImpact(payloadOf(e));
+        chunk.push({ issue, event_id: e.event_id, at: e.at, release: e.release, environment: e.environment ?? null, company: e.company ?? null, user, tags });
+      }
       if (chunk.length >= REPLACE_CHUNK) await issuesState.replaceEvents(project, chunk.splice(0));
     }
     await issuesState.replaceEvents(project, chunk);
@@ -222,7 +225,16 @@ export function makeStateKeeper(deps: {
       // No counted event: the rest are in groups left to their jobs, which count them.
       if (!c) return { ...doc, event_count: gone };
       const first = gone > 0 && doc.first_seen < c.first.at ? doc.first_seen : c.first.at;
-      return { ...doc, event_count: c.count + gone, first_seen: first, last_seen: c.last.at, last_release: c.last.release, latest_event: c.last._id };
+      const firstRelease = gone > 0 && doc.first_seen < c.first.at ? (doc.first_release ?? null) : c.first.release;
+      return {
+        ...doc,
+        event_count: c.count + gone,
+        first_seen: first,
+        first_release: firstRelease,
+        last_seen: c.last.at,
+        last_release: c.last.release,
+        latest_event: c.last._id,
+      };
     });
     const expiredSpread = new Map([...expired].map(([issue, t]) => [issue, t.spread]));
     await issuesState.finishReplace(

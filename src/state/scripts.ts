@@ -20,6 +20,7 @@ const SCRIPTS = {
   applyEvents: 'apply-events-4.lua',
   applyBurst: 'apply-burst-3.lua',
   setIssueStatus: 'set-issue-status-3.lua',
+  assignIssue: 'assign-issue-3.lua',
   snapshotIssues: 'snapshot-issues-3.lua',
   listIssues: 'list-issues-3.lua',
   raiseCounter: 'raise-counter-1.lua',
@@ -66,9 +67,10 @@ export interface ScriptCommands {
   readSession(table: string, ...argv: Arg[]): Promise<[number, number, string, string, string] | null>;
   snapshotRollups(epoch: string, seq: string, dirty: string, base: string): Promise<[number, number, ...[string, string, string[]][]]>;
   clearDirty(dirty: string, ...pairs: string[]): Promise<number>;
-  applyEvents(epoch: string, seq: string, applied: string, dirty: string, ...argv: Arg[]): Promise<[number, number, number]>;
+  applyEvents(epoch: string, seq: string, applied: string, dirty: string, ...argv: Arg[]): Promise<[number, number, number, string]>;
   applyBurst(epoch: string, seq: string, dirty: string, ...argv: Arg[]): Promise<number>;
   setIssueStatus(epoch: string, seq: string, dirty: string, ...argv: Arg[]): Promise<number>;
+  assignIssue(epoch: string, seq: string, dirty: string, ...argv: Arg[]): Promise<number | [string]>;
   snapshotIssues(
     epoch: string,
     seq: string,

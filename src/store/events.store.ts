@@ -179,9 +179,13 @@ export function makeEventsStore(db: Db, profile: StoreProfile) {
       if (chunk.length > 0) yield chunk;
       yield* attempts.ofProject(projectId, since);
     },
-    /** A project's events of one kind since `since`, without their payloads, as a cursor (a rebuild streams them; the alert preview reads a day). */
+    /** A project's events of one kind since `since`, without their payloads, as a cursor (the alert preview reads a day). */
     ofProject(projectId: number, kind: EventDoc['kind'], since: Date = new Date(0)) {
       return events.find<Omit<EventDoc, 'payload'>>({ project_id: projectId, kind, at: { $gte: since } }, { projection: { payload: 0 }, batchSize: 1000 });
+    },
+    /** A project's error events whole, as a cursor: a rebuild counts their users and tags. */
+    errorsOf(projectId: number) {
+      return events.find({ project_id: projectId, kind: 'error' }, { batchSize: 500 });
     },
   };
 }

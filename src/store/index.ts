@@ -1,4 +1,5 @@
 /** All collections behind one object, built once per process. */
+import { makeActivityStore } from './activity.store.ts';
 import { makeAttachmentsStore } from './attachments.store.ts';
 import { makeBindingsStore } from './bindings.store.ts';
 import { makeChannelsStore } from './channels.store.ts';
@@ -27,6 +28,7 @@ export function makeStores({ db, profile }: Pick<Mongo, 'db' | 'profile'>) {
     expired: makeExpiredStore(db),
     attachments: makeAttachmentsStore(db),
     feedback: makeFeedbackStore(db),
+    activity: makeActivityStore(db),
     issues: makeIssuesStore(db),
     sessions: makeSessionsStore(db, profile),
     settings: makeSettingsStore(db),

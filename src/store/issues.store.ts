@@ -43,6 +43,17 @@ export interface IssueDoc {
   latest_event: string | null;
   /** a security issue whose burst made no decision: why (its actor or address is allowlisted, or the project only monitors) */
   policy?: 'allowlisted' | 'monitoring' | null;
+  /*
+   * Triage (issue 50; issues stored before lack them): the release of its first event, the member it is assigned
+   * to (email), a resolve that holds until a newer release, an ignore that ends at so many events or at a time,
+   * and the release of its last regression.
+   */
+  first_release?: string | null;
+  assignee?: string | null;
+  resolved_in_next_release?: boolean;
+  ignore_until_count?: number | null;
+  ignore_until?: Date | null;
+  regressed_release?: string | null;
 }
 
 export const issueIndexes: IndexDescription[] = [

@@ -112,6 +112,7 @@ export type ChannelBody = {
       | "release.crash_free"
       | "security.csp"
       | "decision.created"
+      | "issue.assigned"
     ),
     ...(
       | "issue.created"
@@ -121,6 +122,7 @@ export type ChannelBody = {
       | "release.crash_free"
       | "security.csp"
       | "decision.created"
+      | "issue.assigned"
     )[]
   ];
   /**
@@ -415,6 +417,39 @@ export interface IngestionQuery {
 }
 
 /**
+ * Assign an issue to a member of the organisation, or to no one
+ */
+export interface IssueAssignBody {
+  /**
+   * the member's email; null for no one
+   */
+  assignee: string | null;
+}
+
+/**
+ * One change to many issues: a status (as issue-status), an assignee, or both
+ */
+export interface IssueBulkBody {
+  /**
+   * @minItems 1
+   * @maxItems 100
+   */
+  ids: [string, ...string[]];
+  status?: IssueStatusBody;
+  /**
+   * the member's email; null for no one
+   */
+  assignee?: string | null;
+}
+
+/**
+ * A comment on an issue, in Markdown
+ */
+export interface IssueCommentBody {
+  text: string;
+}
+
+/**
  * The filters, paging and order of an issue list (query parameters; other parameters are ignored)
  */
 export interface IssueListQuery {
@@ -469,6 +504,18 @@ export interface IssueListQuery {
  */
 export interface IssueStatusBody {
   status: "unresolved" | "resolved" | "ignored";
+  /**
+   * with resolved: the issue regresses only on an event of a release newer (by its first event) than the project's newest now
+   */
+  in_next_release?: boolean;
+  /**
+   * with ignored: the issue is unresolved again by the event that makes this many more
+   */
+  until_count?: number;
+  /**
+   * with ignored: the issue is unresolved again by its first event after this time
+   */
+  until?: string;
 }
 
 /**
@@ -746,6 +793,25 @@ export interface UserInviteBody {
 }
 
 /**
+ * One entry of an issue's activity
+ */
+export interface ActivityEntry {
+  id: string;
+  at: string;
+  kind: "first_seen" | "status" | "assigned" | "comment" | "regressed" | "unignored" | "notified";
+  /**
+   * the member's email; `key` for an installation's secret key; null for Lookout itself
+   */
+  by: string | null;
+  /**
+   * status: {status, in_next_release?, until_count?, until?}; assigned: {assignee, was}; comment: {text, html}; regressed: {release, regression_kind}; unignored: {release, event_count}; notified: {event, channel, delivery}; first_seen: {release}
+   */
+  data: {
+    [k: string]: unknown;
+  };
+}
+
+/**
  * A project's burst detection and decision settings
  */
 export interface Alerts {
@@ -1005,6 +1071,13 @@ export interface Ingestion {
 }
 
 /**
+ * An issue's activity, newest first (its last 100 entries and 20 regressions), ending with its first event
+ */
+export interface IssueActivity {
+  activity: ActivityEntry[];
+}
+
+/**
  * A security issue's decisions, newest first: the one in force, then the last 50 that ended
  */
 export interface IssueDecisions {
@@ -1066,12 +1139,30 @@ export type IssueDetail = Issue & {
       value: string;
       count: number;
     }[];
+    /**
+     * each tag key's most frequent values (10), keys with most events first
+     */
+    tags: {
+      key: string;
+      total: number;
+      /**
+       * the ten most frequent values and their event counts
+       */
+      values: {
+        value: string;
+        count: number;
+      }[];
+    }[];
   };
   hourly: {
     until: string;
     last_24h: number[];
     last_14d: number[];
   };
+  /**
+   * distinct users of its events
+   */
+  users: number;
 };
 
 /**
@@ -1156,6 +1247,10 @@ export interface IssueList {
       reason: string;
     }[];
   };
+  /**
+   * the status listed (the query's, or the search's is:)
+   */
+  status: "unresolved" | "resolved" | "ignored";
 }
 
 /**
@@ -1167,6 +1262,14 @@ export type IssueRow = Issue & {
    */
   events_24h: number[];
   user_feedback: number;
+  /**
+   * distinct users of its events (user.id, email, username or hashed address), estimated past a few hundred
+   */
+  users: number;
+  /**
+   * with a release or environment filter: its events of that release and environment; else null
+   */
+  matching_events: number | null;
 };
 
 /**
@@ -1193,6 +1296,34 @@ export interface Issue {
    * a security issue whose burst made no decision: its actor or address is allowlisted, or the project only monitors
    */
   policy?: "allowlisted" | "monitoring" | null;
+  /**
+   * the release of its first event
+   */
+  first_release: string | null;
+  /**
+   * the member it is assigned to (email)
+   */
+  assignee: string | null;
+  /**
+   * unresolved, and regressed since it was last resolved
+   */
+  regressed: boolean;
+  /**
+   * resolved until an event of a release newer than `resolved_release`
+   */
+  resolved_in_next_release: boolean;
+  /**
+   * the release it was last resolved in (with `resolved_in_next_release`, the project's newest then)
+   */
+  resolved_release: string | null;
+  /**
+   * ignored until its first event after this time
+   */
+  ignore_until: string | null;
+  /**
+   * ignored until its event count reaches this
+   */
+  ignore_until_count: number | null;
 }
 
 /**
@@ -1303,6 +1434,9 @@ export interface RequestSchemas {
   'deliveries-query': DeliveriesQuery;
   'event': EventBody;
   'ingestion-query': IngestionQuery;
+  'issue-assign': IssueAssignBody;
+  'issue-bulk': IssueBulkBody;
+  'issue-comment': IssueCommentBody;
   'issue-list-query': IssueListQuery;
   'issue-status': IssueStatusBody;
   'key-rotate': KeyRotateBody;
@@ -1329,6 +1463,7 @@ export interface RequestSchemas {
 /** The answers' schemas by name (schemas/answers/). */
 
 export interface AnswerSchemas {
+  'activity-entry': ActivityEntry;
   'alerts': Alerts;
   'attempt-summary': AttemptSummary;
   'bouncer-list': BouncerList;
@@ -1345,6 +1480,7 @@ export interface AnswerSchemas {
   'delivery': Delivery;
   'hour-point': HourPoint;
   'ingestion': Ingestion;
+  'issue-activity': IssueActivity;
   'issue-decisions': IssueDecisions;
   'issue-detail': IssueDetail;
   'issue-event-summary': IssueEventSummary;

@@ -35,7 +35,12 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
   const project = (ctx: WebContext) => admin.projectOf(ctx.state.web.org, idParam(ctx.params.project, projectNotFound));
   const projectId = async (ctx: WebContext) => Number((await project(ctx)).id);
   /** The reads shared with the key API (./project-reads.ts) find the project by the path. */
-  const way: WayIn = { auth: 'dashboard', params: [PARAMS.project], projectOf: (ctx) => projectId(ctx as WebContext) };
+  const way: WayIn = {
+    auth: 'dashboard',
+    params: [PARAMS.project],
+    projectOf: (ctx) => projectId(ctx as WebContext),
+    who: (ctx) => (ctx as WebContext).state.web.email,
+  };
 
   routes.get('/projects', { tag: 'dashboard', summary: "The organisation's projects", auth: 'dashboard', ok: { 200: '`{projects}`' } }, async (ctx) => {
     ctx.body = { projects: await admin.listProjects(ctx.state.web.org) };
@@ -385,11 +390,79 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
     },
   );
 
-  mountIssueRoutes(router, deps, '/projects/:project/issues', {
-    auth: 'dashboard',
-    params: [PARAMS.project],
-    projectOf: (ctx) => projectId(ctx as WebContext),
-  });
+  /** A member of the organisation to assign to, by email (any case); null for no one. */
+  const assignee = async (ctx: WebContext, email: string | null) => (email === null ? null : (await deps.accounts.userOf(ctx.state.web.org, email))._id);
+  routes.post(
+    '/projects/:project/issues/bulk',
+    {
+      tag: 'dashboard',
+      summary: 'Resolve, ignore, reopen or assign many issues at once (up to 100); ids the project lacks are named in `not_found`',
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      body: { schema: 'issue-bulk' },
+      ok: { 200: '`{ok: true, changed, not_found}`' },
+      errors: [400, 404, 413, 415],
+    },
+    async (ctx, { body }) => {
+      const id = await projectId(ctx);
+      const to = body.assignee === undefined ? undefined : await assignee(ctx, body.assignee);
+      ctx.body = await deps.issues.bulk(
+        id,
+        body.ids.map(Number),
+        { ...(body.status && { status: body.status }), ...(to !== undefined && { assignee: to }) },
+        ctx.state.web.email,
+        new Date(),
+      );
+    },
+  );
+  mountIssueRoutes(router, deps, '/projects/:project/issues', way);
+  routes.put(
+    '/projects/:project/issues/:id/assignee',
+    {
+      tag: 'dashboard',
+      summary: 'Assign an issue to a member of the organisation, or to no one; the project\'s channels on issue.assigned hear of it',
+      auth: 'dashboard',
+      params: [PARAMS.project, PARAMS.issue],
+      body: { schema: 'issue-assign' },
+      ok: { 200: '`{ok: true, assignee}`' },
+      errors: [400, 404, 413, 415],
+    },
+    async (ctx, { body }) => {
+      const id = await projectId(ctx);
+      ctx.body = await deps.issues.assign(id, idParam(ctx.params.id, issueNotFound), await assignee(ctx, body.assignee), ctx.state.web.email, new Date());
+    },
+  );
+  routes.post(
+    '/projects/:project/issues/:id/comments',
+    {
+      tag: 'dashboard',
+      summary: 'Comment on an issue, in Markdown (shown as HTML with raw HTML escaped)',
+      auth: 'dashboard',
+      params: [PARAMS.project, PARAMS.issue],
+      body: { schema: 'issue-comment' },
+      ok: { 201: { description: 'the comment as the activity shows it', schema: 'activity-entry' } },
+      errors: [400, 404, 413, 415],
+    },
+    async (ctx, { body }) => {
+      const id = await projectId(ctx);
+      ctx.status = 201;
+      ctx.body = await deps.issues.comment(id, idParam(ctx.params.id, issueNotFound), body.text, ctx.state.web.email, new Date());
+    },
+  );
+  routes.get(
+    '/projects/:project/issues/:id/activity',
+    {
+      tag: 'dashboard',
+      summary: "An issue's activity, newest first: status changes and who made them, assignments, comments, regressions, notifications sent, its first event",
+      auth: 'dashboard',
+      params: [PARAMS.project, PARAMS.issue],
+      ok: { 200: { description: 'the activity', schema: 'issue-activity' } },
+      errors: [404],
+    },
+    async (ctx) => {
+      ctx.body = await deps.issues.activity(await projectId(ctx), idParam(ctx.params.id, issueNotFound));
+    },
+  );
   // An attachment's bytes, never served as what the SDK said they are: a file named page.html stays a download.
   routes.get(
     '/projects/:project/issues/:id/events/:event/attachments/:slot',

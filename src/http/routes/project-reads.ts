@@ -28,10 +28,12 @@ export interface WayIn {
   /** the path parameters before the issue's (the dashboard's project) */
   params: readonly PathParam[];
   projectOf: (ctx: Context) => Promise<number>;
+  /** who asks: the signed-in member's email (`assigned:me`, and who changed a status), or null for a key */
+  who: (ctx: Context) => string | null;
 }
 
 /** The key API's way in: the project of the secret key (checked by the router's requireSecretKey). */
-export const KEY_WAY_IN: WayIn = { auth: 'secret+instance', params: [], projectOf: async (ctx) => (ctx.state as AppState).project._id };
+export const KEY_WAY_IN: WayIn = { auth: 'secret+instance', params: [], projectOf: async (ctx) => (ctx.state as AppState).project._id, who: () => null };
 
 /** The same contract under both ways in: only the tag, the auth, the leading path parameters and a 404 for the project differ. */
 const wayContract =
@@ -58,7 +60,7 @@ export function mountIssueRoutes<S extends object>(router: Router<S>, deps: AppD
       errors: [400],
     }),
     async (ctx, { query }) => {
-      ctx.body = await deps.issues.list(await way.projectOf(ctx), query);
+      ctx.body = await deps.issues.list(await way.projectOf(ctx), query, way.who(ctx));
     },
   );
   routes.get(
@@ -114,14 +116,14 @@ export function mountIssueRoutes<S extends object>(router: Router<S>, deps: AppD
   routes.post(
     `${base}/:id/status`,
     contract({
-      summary: 'Resolve, ignore or reopen an issue (spec 4.8)',
+      summary: 'Resolve (now, or in the next release), ignore (for good, until more events or until a time) or reopen an issue (spec 4.8)',
       params: [PARAMS.issue],
       body: { schema: 'issue-status' },
       ok: { 200: '`{ok: true, status}`' },
       errors: [400, 404, 413, 415],
     }),
     async (ctx, { body }) => {
-      ctx.body = await deps.issues.setStatus(await way.projectOf(ctx), issue(ctx), body.status, new Date());
+      ctx.body = await deps.issues.setStatus(await way.projectOf(ctx), issue(ctx), body, way.who(ctx) ?? 'key', new Date());
     },
   );
 }

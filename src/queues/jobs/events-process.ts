@@ -21,11 +21,14 @@
  */
 import { issueKindOf } from '../../domain/csp.ts';
 import { attemptGroupKey } from '../../domain/client-keys.ts';
+import { eventImpact, type EventImpact } from '../../domain/event-impact.ts';
 import { describeError, type ErrorEventShape } from '../../domain/fingerprint.ts';
+import type { Obj } from '../../domain/obj.ts';
 import { checkFrequency, notifyFlags } from '../../notify/rules.ts';
 import type { BurstsService } from '../../services/bursts.service.ts';
 import { ATTEMPT_KINDS } from '../../state/bursts.state.ts';
-import type { AppliedGroup } from '../../state/apply-events.ts';
+import type { AppliedGroup, IssueChange } from '../../state/apply-events.ts';
+import type { ActivityStore } from '../../store/activity.store.ts';
 import type { IssuesState } from '../../state/issues.state.ts';
 import type { NotifyState } from '../../state/notify.state.ts';
 import { StateMovedError, type StateKeeper } from '../../state/rebuild.ts';
@@ -40,14 +43,14 @@ export interface EventsProcessPayload {
   groups: { id: string; received_at?: string; events?: JobEvent[] }[];
 }
 
-/** What a worker needs of a stored event: everything but the payload, plus what grouping reads from it. */
-export type EventEntry = Omit<EventDoc, 'payload'> & { level: string; title: string; culprit: string; exception_type: string | null };
+/** What a worker needs of a stored event: everything but the payload, plus what grouping and its issue's counts read from it. */
+export type EventEntry = Omit<EventDoc, 'payload'> & { level: string; title: string; culprit: string; exception_type: string | null } & Partial<EventImpact>;
 
 /** An event as its job carries it: what the worker cannot derive (`entryOfJob`). */
 export type JobEvent = Pick<EventEntry, 'project_id' | 'event_id' | 'kind'> & Partial<Omit<EventEntry, 'at'>> & { at: Date | string };
 
 /** Defaults the job form leaves out. */
-const ENTRY_DEFAULTS = { release: null, environment: null, company: null, level: 'error', title: '', culprit: '', exception_type: null } as const;
+const ENTRY_DEFAULTS = { release: null, environment: null, company: null, level: 'error', title: '', culprit: '', exception_type: null, user: '' } as const;
 
 /**
  * The job form of an entry: without its key, group, time received (the group's) and an attempt's group key (its
@@ -56,7 +59,9 @@ const ENTRY_DEFAULTS = { release: null, environment: null, company: null, level:
  */
 export function jobEvent(entry: EventEntry): JobEvent {
   const { _id, batch, received_at, group_key, ...rest } = entry;
-  const kept = Object.entries(rest).filter(([field, value]) => value !== undefined && value !== ENTRY_DEFAULTS[field as keyof typeof ENTRY_DEFAULTS]);
+  const kept = Object.entries(rest).filter(
+    ([field, value]) => value !== undefined && value !== ENTRY_DEFAULTS[field as keyof typeof ENTRY_DEFAULTS] && !(Array.isArray(value) && value.length === 0),
+  );
   return Object.fromEntries(kept) as JobEvent;
 }
 
@@ -80,8 +85,8 @@ export function groupJobId(id: string): string {
 /** The entry of a stored error event (its body read from the document unless given). */
 export function entryOf(doc: EventDoc, body: ErrorEventShape & { level?: string } = payloadOf(doc) as ErrorEventShape): EventEntry {
   const { payload: _, ...rest } = doc;
-  const { title, culprit, exception_type } = doc.kind === 'error' ? describeError(body) : { title: '', culprit: '', exception_type: null };
-  return { ...rest, level: body.level ?? 'error', title, culprit, exception_type };
+  if (doc.kind !== 'error') return { ...rest, level: body.level ?? 'error', title: '', culprit: '', exception_type: null };
+  return { ...rest, level: body.level ?? 'error', ...describeError(body), ...eventImpact(body as Obj) };
 }
 
 /** The entry of a sign-in attempt received at `receivedAt`. */
@@ -118,11 +123,25 @@ export function attemptEntry(a: StoredAttempt): EventEntry {
 export interface EventsProcessDeps {
   issuesState: IssuesState;
   keeper: StateKeeper;
-  stores: Pick<Stores, 'events'>;
+  stores: Pick<Stores, 'events' | 'activity'>;
   /** the project's notification channels (cached for a second) */
   channels: (project: number) => Promise<ChannelDoc[]>;
   bursts: BurstsService;
   notify: NotifyState;
+}
+
+/**
+ * An issue's regressions and ended ignores, in its activity. A regression is written under its number, so a retry
+ * writes it once; an ignore that ended is lost from the activity if the worker dies right after applying it.
+ */
+async function recordChanges(activity: ActivityStore, project: number, changes: IssueChange[]): Promise<void> {
+  for (const c of changes) {
+    if (c.what === 'regressed') {
+      await activity.regressed(project, c.issue, c.n, { at: c.at, kind: 'regressed', by: null, data: { release: c.release, regression_kind: c.regression_kind } });
+    } else {
+      await activity.add(project, c.issue, { at: c.at, kind: 'unignored', by: null, data: { release: c.release, event_count: c.n } });
+    }
+  }
 }
 
 export async function processEventGroups(payload: EventsProcessPayload, runtime: EventsProcessDeps, now: Date) {
@@ -178,6 +197,8 @@ export async function processEventGroups(payload: EventsProcessPayload, runtime:
           exception_type: e.exception_type,
           company: e.company ?? null,
           fingerprint: e.fingerprint!,
+          user: e.user,
+          tags: e.tags,
         })),
       attempts: p.events
         .filter((e) => e.kind === 'security' && ATTEMPT_KINDS.has(e.security_kind ?? ''))
@@ -186,8 +207,9 @@ export async function processEventGroups(payload: EventsProcessPayload, runtime:
     }));
     const channels = await runtime.channels(project);
     const flags = notifyFlags(channels);
-    const code = await state.apply(project, groups, flags);
+    const { code, changes } = await state.apply(project, groups, flags);
     if (code === 'unverified') throw new StateMovedError(project, 'the apply of its events');
+    await recordChanges(runtime.stores.activity, project, changes);
     // Detection runs on every delivery: a worker that died after the script but before this step is retried.
     const attempts = groups.flatMap((g) => g.attempts.map((a) => ({ attempt: a, receivedAt: g.receivedAt })));
     if (attempts.length > 0) await runtime.bursts.detect(project, attempts, flags);

@@ -11,7 +11,7 @@
  * and counts against the channel: ten failed deliveries in a row pause it.
  */ import { UnrecoverableError, type Job } from 'bullmq';
 import type { Config } from '../../../config/index.ts';
-import { digestBody, NOISE, type NoticeBody, type Trigger } from '../../domain/notifications.ts';
+import { channelLabel, digestBody, NOISE, type NoticeBody, type Trigger } from '../../domain/notifications.ts';
 import type { Logger } from '../../log.ts';
 import type { Metrics } from '../../metrics/metrics.ts';
 import { sendNotice } from '../../notify/send.ts';
@@ -34,7 +34,7 @@ const PAUSE_AFTER_FAILURES = 10;
 /** What the handler uses, and nothing else. */
 export interface NotifyDeliverDeps {
   notify: NotifyState;
-  stores: Pick<Stores, 'channels'>;
+  stores: Pick<Stores, 'channels' | 'activity'>;
   config: Pick<Config, 'publicUrl' | 'webhookAllowPrivate' | 'smtpUrl' | 'mailFrom'>;
   log: Logger;
   metrics: Metrics;
@@ -86,6 +86,10 @@ export async function deliverNotification(payload: NotifyDeliverPayload, runtime
   if (ok) {
     runtime.metrics.notificationDelay.observe((Date.now() - Date.parse(body.triggered_at)) / 1000);
     await notify.succeeded(project, channel._id);
+    // the issue's activity names what it was told of, and where (a retry after this step writes it again)
+    if (body.issue) {
+      await stores.activity.add(project, Number(body.issue.id), { at: now, kind: 'notified', by: null, data: { event: body.event, channel: channelLabel(channel), delivery } });
+    }
     return { delivery, status: 'delivered' };
   }
   if (last && (await notify.failedInARow(project, channel._id)) >= PAUSE_AFTER_FAILURES && payload.event !== 'test') {

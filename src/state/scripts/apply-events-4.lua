@@ -29,7 +29,9 @@
   ARGV[3] look-back of the detectors (ms) and most attempts kept per group
   ARGV[4] JSON [{id: group id, at: when it was received (ms),
                  e: [[event, issue, at, release, level, title, exception_type, company, fingerprint, culprit, environment,
-                      issue kind ('error', or 'security' for a CSP violation's)], ...],
+                      issue kind ('error', or 'security' for a CSP violation's), user ('' for none, else its keys
+                      joined by '\n': 'k:<key>' the one users are counted by, 'i:<id>', 'm:<email>'),
+                      tags: a list of '<key>=<value>'], ...],
                  a: [[at, set, member, set, member], ...] (an attempt's sorted sets and its members there,
                      made by src/state/issues.state.ts: its group's, and its address's when it has one),
                  p: when the group's id was made (ms), if it stored sign-in attempts of the project}, ...]
@@ -38,17 +40,25 @@
 
   Keys under the prefix:
     i:<issue>    the issue: kind, fingerprint, title, culprit, exception_type, level, status, first, last,
-                 count, last_release, regressions, resolves, resolved_at, resolved_release,
-                 regressed_at, regression_kind, created, latest, latest_at
+                 count, first_release, last_release, regressions, resolves, resolved_at, resolved_release,
+                 resolved_next ('1': resolved in the next release), ignore_count, ignore_until (an ignore that
+                 ends at that many events, or at that time in ms), regressed_at, regression_kind,
+                 regressed_release, created, latest, latest_at (set-issue-status-3.lua: assignee)
     ic:<issue>   its company tags
     ie:<issue>   its events: score at, member event_id
-    is:<issue>   its spread: 'r:<release>', 'e:<environment>', 'c:<company>' -> events (the value is everything
-                 after the two characters: src/domain/client-keys.ts' spreadField)
+    is:<issue>   its spread: 'r:<release>', 'e:<environment>', 'c:<company>', 'v:<release>\n<environment>',
+                 't:<tag key>=<value>' -> events (the value is everything after the two characters:
+                 src/domain/client-keys.ts' spreadField); at most MAX_SPREAD fields, the events of a tag value
+                 past them counted in 'o:tags'
+    iu:<issue>   its users, a HyperLogLog of their keys
+    rf           the project's releases: score the time of the first event of each (ms)
     ih:<issue>   its events per hour: hour (ms / 3600000) -> events
     im:<issue>   its events per minute of receipt: minute (ms / 60000) -> events (with 'f')
     fb:<issue>   its user feedback (link-feedback-1.lua); fbw:<event id> feedback waiting for the event, linked here
     nq           the notification outbox: a stream of {t: JSON trigger} (with 't')
-    fr:<release>, fe:<environment>, fc:<company>  the error issues with an event of it (the value as sent)
+    fr:<release>, fe:<environment>, fc:<company>, fv:<release>\n<environment>, ft:<key>=<value>  the error
+                 issues with an event of it (the value as sent)
+    fu:<user key> ('i:<id>', 'm:<email>'), fx:user  the issues with an event of that user, of any user
     xn:<status>  how many issues of the status each filter set holds (snapshot-issues-3.lua)
     ag:<group>   attempts of an (actor, ip) group, keyed by a hash of both: score at, member '<event id>|<kind: f or s>'
                  (the id in base64url)
@@ -60,20 +70,27 @@
     rp           groups whose sign-in attempts the repacker has yet to rewrite: score the group id's time (ms)
                  (src/services/repack.service.ts)
 
-  Returns {code, errors applied, attempts recorded}
+  Returns {code, errors applied, attempts recorded, changes: JSON [[issue, 'regressed' | 'unignored', n, at (ms),
+          release, regression kind], ...]} (n: the issue's regressions after this one, or its event count)
     code 1 some group applied, 0 every group applied before, -1 the state was not verified since this Redis started
 ]]
 -- #include lib/epoch.lua
 -- #include lib/issue-hours.lua
-if not verifiedEpoch(KEYS[1]) then return {-1, 0, 0} end
+if not verifiedEpoch(KEYS[1]) then return {-1, 0, 0, '[]'} end
 
 local base = ARGV[1]
+local MAX_SPREAD = 2000
 
 -- Counts an event in one dimension of the issue's spread; the issue joins the dimension's filter set on its first,
 -- and counts in the set's size under the status the lists hold it in (xn:<status>, snapshot-issues-3.lua).
 local function spread(id, dim, value)
   if value == '' then return end
-  if redis.call('HINCRBY', base .. 'is:' .. id, dim .. ':' .. value, 1) == 1 then
+  local key, field = base .. 'is:' .. id, dim .. ':' .. value
+  if dim == 't' and redis.call('HEXISTS', key, field) == 0 and redis.call('HLEN', key) >= MAX_SPREAD then
+    redis.call('HINCRBY', key, 'o:tags', 1)
+    return
+  end
+  if redis.call('HINCRBY', key, field, 1) == 1 then
     redis.call('SADD', base .. 'f' .. dim .. ':' .. value, id)
     local indexed = redis.call('HGET', base .. 'i:' .. id, 'x_status')
     if indexed then redis.call('HINCRBY', base .. 'xn:' .. indexed, 'f' .. dim .. ':' .. value, 1) end
@@ -116,6 +133,26 @@ lookback, maxAttempts = tonumber(lookback), tonumber(maxAttempts)
 local groups = cjson.decode(ARGV[4])
 local seq = nil
 local errors, attempts, newest = 0, 0, 0
+local changes = {}
+
+-- The event's user: counted in the issue's users, and the issue joins each of the user's filter sets.
+local function countUser(id, user)
+  if user == '' then return end
+  for part in string.gmatch(user, '[^\n]+') do
+    if string.sub(part, 1, 2) == 'k:' then redis.call('PFADD', base .. 'iu:' .. id, string.sub(part, 3))
+    else redis.call('SADD', base .. 'fu:' .. part, id) end
+  end
+  redis.call('SADD', base .. 'fx:user', id)
+end
+
+-- Whether an event of `release` is of a release newer than `than` (by each one's first event): an issue resolved in
+-- the next release regresses only on such an event. No release is newer than none.
+local function newer(release, than)
+  if release == '' then return false end
+  if than == '' then return true end
+  local a, b = redis.call('ZSCORE', base .. 'rf', release), redis.call('ZSCORE', base .. 'rf', than)
+  return b == false or (a ~= false and tonumber(a) > tonumber(b))
+end
 
 for _, g in ipairs(groups) do
   if not redis.call('ZSCORE', KEYS[3], g.id) then
@@ -126,18 +163,19 @@ for _, g in ipairs(groups) do
     if g.p then redis.call('ZADD', base .. 'rp', g.p, g.id) end
 
     for _, e in ipairs(g.e) do
-      local event, id, at, release, level, title, etype, company, fingerprint, culprit, environment, kind = unpack(e)
+      local event, id, at, release, level, title, etype, company, fingerprint, culprit, environment, kind, user, tags = unpack(e)
       local key = base .. 'i:' .. id
       local created = redis.call('EXISTS', key) == 0
+      if release ~= '' then redis.call('ZADD', base .. 'rf', 'LT', tonumber(at), release) end
       if created then
         redis.call('HSET', key, 'kind', kind or 'error', 'fingerprint', fingerprint, 'title', title, 'culprit', culprit, 'exception_type', etype,
-          'level', level, 'status', 'unresolved', 'first', at, 'last', at, 'count', 0, 'last_release', release,
+          'level', level, 'status', 'unresolved', 'first', at, 'last', at, 'count', 0, 'first_release', release, 'last_release', release,
           'regressions', 0, 'resolves', 0, 'resolved_at', '', 'resolved_release', '', 'regressed_at', '',
           'regression_kind', '', 'created', now, 'latest', event, 'latest_at', at)
       end
-      local issue = redis.call('HMGET', key, 'first', 'last', 'status', 'resolved_at', 'resolved_release')
-      redis.call('HINCRBY', key, 'count', 1)
-      if tonumber(at) < tonumber(issue[1]) then redis.call('HSET', key, 'first', at) end
+      local issue = redis.call('HMGET', key, 'first', 'last', 'status', 'resolved_at', 'resolved_release', 'resolved_next', 'ignore_count', 'ignore_until')
+      local count = redis.call('HINCRBY', key, 'count', 1)
+      if tonumber(at) < tonumber(issue[1]) then redis.call('HSET', key, 'first', at, 'first_release', release) end
       if tonumber(at) >= tonumber(issue[2]) then
         redis.call('HSET', key, 'last', at, 'last_release', release, 'level', level, 'title', title, 'culprit', culprit, 'latest', event, 'latest_at', at)
       end
@@ -148,6 +186,9 @@ for _, g in ipairs(groups) do
       spread(id, 'r', release)
       spread(id, 'e', environment)
       spread(id, 'c', company)
+      if release ~= '' and environment ~= '' then spread(id, 'v', release .. '\n' .. environment) end
+      for _, tag in ipairs(tags or {}) do spread(id, 't', tag) end
+      countUser(id, user or '')
       countHour(base, id, at)
       minutely(id, now)
       if created then
@@ -156,13 +197,21 @@ for _, g in ipairs(groups) do
         if kind == 'security' then event = 'security.csp' end
         trigger({event = event, issue = id, at = now, environment = environment, level = level})
       end
-      if issue[3] == 'resolved' and tonumber(issue[4]) < now then
+      local regresses = issue[3] == 'resolved' and tonumber(issue[4]) < now
+      if regresses and issue[6] == '1' then regresses = newer(release, issue[5]) end
+      if regresses then
         local kind = 'new_release'
         if release ~= '' and release == issue[5] then kind = 'same_release' end
-        redis.call('HSET', key, 'status', 'unresolved', 'regressed_at', now, 'regression_kind', kind)
-        redis.call('HINCRBY', key, 'regressions', 1)
+        redis.call('HSET', key, 'status', 'unresolved', 'regressed_at', now, 'regression_kind', kind, 'regressed_release', release, 'resolved_next', '')
+        local n = redis.call('HINCRBY', key, 'regressions', 1)
+        changes[#changes + 1] = {id, 'regressed', n, now, release, kind}
         trigger({event = 'issue.regressed', issue = id, at = now, environment = environment, level = level,
           release = release, regression_kind = kind})
+      elseif issue[3] == 'ignored' and ((issue[7] and issue[7] ~= '' and count >= tonumber(issue[7]))
+          or (issue[8] and issue[8] ~= '' and now >= tonumber(issue[8]))) then
+        -- an ignore that lasts until so many events, or until a time, ends with the event that passes it
+        redis.call('HSET', key, 'status', 'unresolved', 'ignore_count', '', 'ignore_until', '')
+        changes[#changes + 1] = {id, 'unignored', count, now, release, ''}
       end
       redis.call('HSET', KEYS[4], id, seq)
       errors = errors + 1
@@ -184,6 +233,8 @@ for _, g in ipairs(groups) do
   end
 end
 
-if not seq then return {0, 0, 0} end
+if not seq then return {0, 0, 0, '[]'} end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', newest - tonumber(ARGV[2]))
-return {1, errors, attempts}
+-- cjson writes an empty table as {}
+if #changes == 0 then return {1, errors, attempts, '[]'} end
+return {1, errors, attempts, cjson.encode(changes)}

@@ -1,12 +1,17 @@
 --[[
   One page of a project's issues, read from the list indexes that
   snapshot-issues-3.lua keeps, with each issue's hash: GET /api/v1/issues
-  and the dashboard's list. Its cost follows the page, not the project's
-  number of issues: with no filter, a range of the order's zset; with one
+  and the dashboard's list, searched as src/domain/search.ts reads a search.
+  Its cost follows the page, not the project's number of issues, wherever
+  it can: with no filter, a range of the order's zset; with one counted
   filter set, its count under the status (kept by the snapshot) is the
-  total; with several, the match is counted by ZINTERCARD (in C, walking
-  the smallest set). Then a small match is read whole in order (ZINTER) and
-  a large one by walking the order from the top until the page is full.
+  total; with several sets, the match is counted by ZINTERCARD (in C,
+  walking the smallest set), then a small match is read whole in order
+  (ZINTER) and a large one by walking the order from the top until the page
+  is full. A time or count range on the order's own zset narrows the walk
+  to that window (ranks from ZCOUNT). A negated set, or a range on another
+  zset, is checked while walking the whole window, which is counted as it
+  goes: that costs the status' issues in the window, about 1 ms per 2,000.
 
   KEYS[1] epoch    run_id of the Redis this project's state was verified on
   KEYS[2] the order's zset: '<prefix>:{p:<id>}:x:<status>:<order>'
@@ -17,40 +22,89 @@
   ARGV[3] offset
   ARGV[4] limit
   ARGV[5] the current hour (ms / 3600000): each row carries its events of the last 24 hours
-  ARGV[6..] filter sets under the prefix ('fr:<release>', 'fe:<environment>', 'fc:<company>',
-            'fl:<level>', 'fk:<kind>', 'tx:<word>'): an issue must be in every one
+  ARGV[6] JSON {in: [set, ...], counted: [bool, ...], out: [set, ...], ranges: [[zset, min, max], ...], count: field}
+          sets and zsets under the prefix ('fr:<release>', 'fl:<level>', 'tx:<word>', 'x:<status>:first', ...): an
+          issue must be in every `in` set (`counted`: whether xn:<status> counts that set) and in no `out` set,
+          with its score in each zset within [min, max] (integers as text); `count` names a field of each issue's
+          spread (is:<issue>, 'r:<release>') whose events the row carries as its filtered count
 
-  Returns {1, total, id, row, hours, feedback, id, row, hours, feedback, ...}: each issue's row as
-          snapshot-issues-3.lua last wrote it (one JSON text, ready: building rows here in Lua was most of a
-          page's cost), its events per hour, oldest first (nil for none), and how much user feedback it has (fb:)
-          or {-1} when the state was not verified since this Redis started
+  Returns {1, total, id, row, hours, feedback, users, count, ...}: each issue's row as snapshot-issues-3.lua last
+          wrote it (one JSON text, ready: building rows here in Lua was most of a page's cost), its events per
+          hour, oldest first (nil for none), how much user feedback it has (fb:), its distinct users (iu:) and its
+          events in the spread field `count` (-1 without one); or {-1} when the state was not verified since this
+          Redis started
 ]]
 -- #include lib/epoch.lua
 if not verifiedEpoch(KEYS[1]) then return {-1} end
 local base, order = ARGV[1], KEYS[2]
 local desc = ARGV[2] == 'desc'
 local offset, limit, hour = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local plan = cjson.decode(ARGV[6])
 local WALK_CHUNK_MAX = 1000
 
+-- The window of the order's zset the ranges on it leave, and the ranges on other zsets.
+local lo, hi = '-inf', '+inf'
+local others = {}
+for _, r in ipairs(plan.ranges or {}) do
+  if base .. r[1] == order then
+    if lo == '-inf' or tonumber(r[2]) > tonumber(lo) then lo = r[2] end
+    if hi == '+inf' or tonumber(r[3]) < tonumber(hi) then hi = r[3] end
+  else
+    others[#others + 1] = {base .. r[1], tonumber(r[2]), tonumber(r[3])}
+  end
+end
+local size = redis.call('ZCOUNT', order, lo, hi)
+local start = 0
+if desc and hi ~= '+inf' then start = redis.call('ZCOUNT', order, '(' .. hi, '+inf') end
+if not desc and lo ~= '-inf' then start = redis.call('ZCOUNT', order, '-inf', '(' .. lo) end
+
+-- Members of the window, by rank within it.
 local function range(from, to)
-  if desc then return redis.call('ZREVRANGE', order, from, to) end
-  return redis.call('ZRANGE', order, from, to)
+  to = math.min(to, size - 1)
+  if from > to then return {} end
+  if desc then return redis.call('ZREVRANGE', order, start + from, start + to) end
+  return redis.call('ZRANGE', order, start + from, start + to)
 end
 
-local keys = {order}
-for i = 6, #ARGV do keys[#keys + 1] = base .. ARGV[i] end
+local ins, outs = {}, {}
+for _, set in ipairs(plan['in'] or {}) do ins[#ins + 1] = base .. set end
+for _, set in ipairs(plan.out or {}) do outs[#outs + 1] = base .. set end
+
+-- Which of `members` pass every filter.
+local function keep(members)
+  local ok = {}
+  for j = 1, #members do ok[j] = true end
+  for _, set in ipairs(ins) do
+    local found = redis.call('SMISMEMBER', set, unpack(members))
+    for j = 1, #members do if found[j] == 0 then ok[j] = false end end
+  end
+  for _, set in ipairs(outs) do
+    local found = redis.call('SMISMEMBER', set, unpack(members))
+    for j = 1, #members do if found[j] == 1 then ok[j] = false end end
+  end
+  for _, r in ipairs(others) do
+    local scores = redis.call('ZMSCORE', r[1], unpack(members))
+    for j = 1, #members do
+      local s = tonumber(scores[j])
+      if not s or s < r[2] or s > r[3] then ok[j] = false end
+    end
+  end
+  return ok
+end
 
 local ids, total = {}, 0
-if #keys == 1 then
-  total = redis.call('ZCARD', order)
-  ids = range(offset, offset + limit - 1)
-else
-  if #keys == 2 then
-    total = tonumber(redis.call('HGET', KEYS[3], ARGV[6]) or '0')
+local need = offset + limit
+if #ins == 0 and #outs == 0 and #others == 0 then
+  total = size
+  ids = range(offset, need - 1)
+elseif #outs == 0 and #others == 0 and lo == '-inf' and hi == '+inf' then
+  -- Sets only: counted, then read whole or walked until the page is full.
+  local keys = {order, unpack(ins)}
+  if #ins == 1 and plan.counted[1] then
+    total = tonumber(redis.call('HGET', KEYS[3], plan['in'][1]) or '0')
   else
     total = redis.call('ZINTERCARD', #keys, unpack(keys))
   end
-  local need = offset + limit
   if total > offset and (total <= 1000 or total <= 4 * need) then
     -- A small match: all of it in the order's scores (sets weigh 0), ascending.
     local args = {#keys, unpack(keys)}
@@ -60,26 +114,35 @@ else
     local all = redis.call('ZINTER', unpack(args))
     for i = offset + 1, math.min(need, #all) do ids[#ids + 1] = desc and all[#all + 1 - i] or all[i] end
   elseif total > offset then
-    -- A large match: walk the order from the top, keeping members of every set, until the page is full.
-    local size = redis.call('ZCARD', order)
     local chunk = math.min(WALK_CHUNK_MAX, math.max(100, math.ceil(need * size / total * 1.2)))
-    local start, found = 0, 0
-    while #ids < limit and start < size do
-      local members = range(start, start + chunk - 1)
+    local from, found = 0, 0
+    while #ids < limit and from < size do
+      local members = range(from, from + chunk - 1)
       if #members == 0 then break end
-      local keep = {}
-      for k = 2, #keys do
-        local inSet = redis.call('SMISMEMBER', keys[k], unpack(members))
-        for j = 1, #members do if inSet[j] == 0 then keep[j] = false end end
-      end
+      local ok = keep(members)
       for j = 1, #members do
-        if keep[j] ~= false then
+        if ok[j] then
           found = found + 1
           if found > offset and #ids < limit then ids[#ids + 1] = members[j] end
         end
       end
-      start = start + chunk
+      from = from + chunk
     end
+  end
+else
+  -- The whole window walked, each member checked and counted.
+  local from = 0
+  while from < size do
+    local members = range(from, from + WALK_CHUNK_MAX - 1)
+    if #members == 0 then break end
+    local ok = keep(members)
+    for j = 1, #members do
+      if ok[j] then
+        total = total + 1
+        if total > offset and #ids < limit then ids[#ids + 1] = members[j] end
+      end
+    end
+    from = from + WALK_CHUNK_MAX
   end
 end
 
@@ -93,6 +156,8 @@ for _, id in ipairs(ids) do
     out[#out + 1] = row
     out[#out + 1] = redis.call('HMGET', base .. 'ih:' .. id, unpack(hours))
     out[#out + 1] = redis.call('ZCARD', base .. 'fb:' .. id)
+    out[#out + 1] = redis.call('PFCOUNT', base .. 'iu:' .. id)
+    out[#out + 1] = plan.count and tonumber(redis.call('HGET', base .. 'is:' .. id, plan.count) or '0') or -1
   end
 end
 return out

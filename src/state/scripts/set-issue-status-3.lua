@@ -14,6 +14,9 @@
   ARGV[2] issue id
   ARGV[3] unresolved | resolved | ignored
   ARGV[4] now (ms)
+  ARGV[5] a resolve: 'next' to resolve in the next release (an event regresses the issue only when its release is
+          newer than the project's newest now, by first event: apply-events-4.lua); an ignore: 'count:<n>' until
+          n more events, 'until:<ms>' until that time, '' for good
 
   Returns 1 set, 0 no such issue in this project, -1 the state was not verified since this Redis started
 ]]
@@ -22,10 +25,20 @@
 if not verifiedEpoch(KEYS[1]) then return -1 end
 local key = ARGV[1] .. 'i:' .. ARGV[2]
 if redis.call('EXISTS', key) == 0 then return 0 end
-redis.call('HSET', key, 'status', ARGV[3])
+local mode = ARGV[5] or ''
+redis.call('HSET', key, 'status', ARGV[3], 'resolved_next', '', 'ignore_count', '', 'ignore_until', '')
 if ARGV[3] == 'resolved' then
-  redis.call('HSET', key, 'resolved_at', ARGV[4], 'resolved_release', redis.call('HGET', key, 'last_release'))
+  local release = redis.call('HGET', key, 'last_release')
+  if mode == 'next' then
+    release = redis.call('ZREVRANGE', ARGV[1] .. 'rf', 0, 0)[1] or ''
+    redis.call('HSET', key, 'resolved_next', '1')
+  end
+  redis.call('HSET', key, 'resolved_at', ARGV[4], 'resolved_release', release)
   redis.call('HINCRBY', key, 'resolves', 1)
+elseif ARGV[3] == 'ignored' then
+  local what, n = string.match(mode, '^(%a+):(%d+)$')
+  if what == 'count' then redis.call('HSET', key, 'ignore_count', tonumber(redis.call('HGET', key, 'count')) + tonumber(n)) end
+  if what == 'until' then redis.call('HSET', key, 'ignore_until', n) end
 end
 redis.call('HSET', KEYS[3], ARGV[2], redis.call('INCR', KEYS[2]))
 local decision = redis.call('GET', ARGV[1] .. 'di:' .. ARGV[2])

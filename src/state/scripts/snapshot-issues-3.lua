@@ -12,9 +12,13 @@
                         'fc:') -> how many issues of the status it holds, so a list filtered by one set
                         answers its total without intersecting (apply-events-4.lua counts the issue's
                         new releases, environments and companies in its indexed status)
+    fa:<assignee>, fx:assigned  sets of issue ids assigned to that member, to anyone
+    ff:<release>, fg:<release>  sets of issue ids first seen in the release, last regressed in it
+    fx:regressed        set of unresolved issue ids that regressed since they were last resolved
     r:<issue>           the issue's list row, ready: JSON [ROW_FIELDS' values ('' for none), company tags]
-  The issue hash remembers what it is indexed under (x_status, x_level,
-  x_text), so an issue moves only when its status, level or text changed.
+  These sets are not counted in xn: (list-issues-4.lua intersects them). The issue hash remembers what it is
+  indexed under (x_status, x_level, x_text, x_assignee, x_first_release, x_regressed_release, x_regressed), so
+  an issue moves only when one of them changed.
 
   KEYS[1] epoch    run_id of the Redis this project's state was verified on
   KEYS[2] eseq     the project's event change counter
@@ -35,7 +39,8 @@ local ORDERS = {'last', 'first', 'count', 'id'}
 -- The fields of an issue a list row shows, in the order src/state/issue-reads.ts reads them.
 local ROW_FIELDS = {'kind', 'fingerprint', 'title', 'culprit', 'exception_type', 'level', 'status', 'first', 'last', 'count',
   'last_release', 'regressions', 'resolves', 'resolved_at', 'resolved_release', 'regressed_at', 'regression_kind',
-  'created', 'latest', 'policy'}
+  'created', 'latest', 'policy', 'first_release', 'assignee', 'resolved_next', 'ignore_count', 'ignore_until',
+  'regressed_release'}
 
 -- The words of a title or culprit (src/state/issue-reads.ts searches them): split at ASCII spaces and
 -- punctuation, each word whole and in its camelCase parts ('BetaError': betaerror, beta, error), ASCII
@@ -65,6 +70,19 @@ local function sets(id, kind, level, text)
   if text then for _, word in ipairs(tokens(text)) do out[#out + 1] = 'tx:' .. word end end
   for _, dim in ipairs(redis.call('HKEYS', base .. 'is:' .. id)) do out[#out + 1] = 'f' .. dim end
   return out
+end
+
+-- Keeps the issue in the set of its field's value ('<prefix><value>', none for ''), and in `any` while it has one.
+local function member(id, key, field, prefix, any)
+  local h = redis.call('HMGET', key, field, 'x_' .. field)
+  local now, was = h[1] or '', h[2] or ''
+  if now == was then return end
+  if was ~= '' then redis.call('SREM', base .. prefix .. was, id) end
+  if now ~= '' then redis.call('SADD', base .. prefix .. now, id) end
+  if any then
+    if now ~= '' then redis.call('SADD', base .. any, id) else redis.call('SREM', base .. any, id) end
+  end
+  redis.call('HSET', key, 'x_' .. field, now)
 end
 
 local function index(id, key)
@@ -107,6 +125,16 @@ local function index(id, key)
     end
   end
   redis.call('HSET', key, 'x_status', status, 'x_level', level, 'x_text', text)
+  member(id, key, 'assignee', 'fa:', 'fx:assigned')
+  member(id, key, 'first_release', 'ff:')
+  member(id, key, 'regressed_release', 'fg:')
+  local r = redis.call('HMGET', key, 'regressed_at', 'resolved_at', 'x_regressed')
+  local regressedAt, resolvedAt = tonumber(r[1] or ''), tonumber(r[2] or '') or 0
+  local regressed = (status == 'unresolved' and regressedAt and regressedAt > resolvedAt) and '1' or ''
+  if regressed ~= (r[3] or '') then
+    if regressed == '1' then redis.call('SADD', base .. 'fx:regressed', id) else redis.call('SREM', base .. 'fx:regressed', id) end
+    redis.call('HSET', key, 'x_regressed', regressed)
+  end
   local row = redis.call('HMGET', key, unpack(ROW_FIELDS))
   for i = 1, #ROW_FIELDS do row[i] = row[i] or '' end
   redis.call('SET', base .. 'r:' .. id, cjson.encode({row, redis.call('SMEMBERS', base .. 'ic:' .. id)}))

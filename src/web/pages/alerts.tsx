@@ -201,6 +201,7 @@ const TRIGGERS: [name: string, label: string][] = [
   ['release.crash_free', 'Crash-free rate drop'],
   ['security.csp', 'CSP violation'],
   ['decision.created', 'Decision made'],
+  ['issue.assigned', 'Issue assigned'],
 ];
 const LEVELS = ['debug', 'info', 'warning', 'error', 'fatal'];
 
