@@ -126,7 +126,7 @@ function activityView(a: ActivityDoc) {
     id: a._id.slice(a._id.lastIndexOf(':') + 1),
     at: a.at.toISOString(),
     kind: a.kind,
-    by: a.by,
+    by: a.by ?? null,
     data: a.kind === 'comment' ? { ...a.data, html: renderMarkdown(String(a.data.text)) } : a.data,
   };
 }
