@@ -194,7 +194,7 @@ describe('the web dashboard', () => {
     await page.getByLabel('Kind').selectOption('error');
     await page.getByRole('link', { name: /TypeError/ }).click();
 
-    await page.getByRole('button', { name: 'Resolve' }).click();
+    await page.getByRole('button', { name: 'Resolve', exact: true }).click();
     await page.getByRole('button', { name: 'Unresolve' }).waitFor();
     expect(await page.locator('.status').textContent()).toBe('resolved');
     await page.getByRole('button', { name: 'Show raw JSON' }).click();
@@ -219,15 +219,14 @@ describe('the web dashboard', () => {
     await drained(ctx);
 
     await open(`/projects/${project}/issues`, 'Issues');
-    await page.getByLabel('Release').fill('shop@2.7.1');
-    await page.getByRole('button', { name: 'Filter' }).click();
-    await page.waitForURL(/release=shop%402\.7\.1/);
+    await page.getByRole('searchbox', { name: 'Search' }).fill('release:shop@2.7.1');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.waitForURL(/search=release%3Ashop%402\.7\.1/);
     await expect.poll(() => page.getByRole('table').textContent()).toContain('CheckoutError');
     expect(await page.getByRole('table').textContent()).not.toContain('TypeError');
-    await page.getByLabel('Release').fill('');
-    await page.getByLabel('Search titles and culprits').fill('checkout');
-    await page.getByRole('button', { name: 'Filter' }).click();
-    await page.waitForURL(/query=checkout/);
+    await page.getByRole('searchbox', { name: 'Search' }).fill('checkout');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.waitForURL(/search=checkout/);
     await expect.poll(async () => (await page.getByRole('table').locator('tbody tr').count())).toBe(1);
     expect(await page.getByRole('img', { name: /3 events in the last 24 hours/ }).count()).toBe(1);
     await accessible('issues filtered');
@@ -267,6 +266,128 @@ describe('the web dashboard', () => {
     await accessible('issue events');
     await shot('issue-events');
   }, 90_000);
+
+  it('triages: each search term filters the list (an unknown one named), keys, bulk resolve, assign, comment, resolve in the next release; users and first release shown', async () => {
+    const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+    const send = (body: unknown) => call(ctx, 'POST', '/api/v1/events', { key: secret, instance, body });
+    const error = (type: string, release: string, extra: Record<string, unknown> = {}) => ({
+      event_id: eventId(),
+      timestamp: new Date().toISOString(),
+      release,
+      environment: 'production',
+      exception: { values: [{ type, value: 'while triaging', stacktrace: { frames: [{ module: 'shop.triage', function: 'run', lineno: 3, in_app: true }] } }] },
+      ...extra,
+    });
+    const hour = 3_600_000;
+    const at = (ago: number) => new Date(Date.now() - ago).toISOString();
+    expect((await send(error('TriageError', 'erp@5', { user: { id: 'u1', email: 'carla@shop.example' }, timestamp: at(30 * hour), request: { headers: { 'User-Agent': CHROME } }, tags: { 'page.kind': 'cart' } }))).status).toBe(202);
+    expect((await send(error('TriageError', 'erp@6', { user: { id: 'u2' }, environment: 'staging', request: { headers: { 'User-Agent': CHROME } } }))).status).toBe(202);
+    for (let i = 0; i < 3; i++) expect((await send(error('NoiseError', 'erp@6'))).status).toBe(202);
+    await drained(ctx);
+
+    // every search term of the syntax, typed into the page's address as the search box puts it there
+    const listed = async (search: string) => {
+      await page.goto(`${ctx.api}/projects/${project}/issues?search=${encodeURIComponent(search)}`);
+      await page.getByRole('heading', { level: 1, name: 'Issues' }).waitFor();
+      await page.locator('table.issues, main p:has-text("issues")').first().waitFor();
+      const table = page.locator('table.issues');
+      const text = (await table.count()) > 0 ? ((await table.textContent()) ?? '') : '';
+      return ['TriageError', 'NoiseError'].filter((t) => text.includes(t));
+    };
+    for (const [search, expected] of [
+      ['release:erp@5', ['TriageError']],
+      ['!release:erp@5 NoiseError', ['NoiseError']],
+      ['release:erp@6 environment:staging', ['TriageError']],
+      ['release:erp@6 environment:production', ['NoiseError']],
+      ['first-release:erp@5', ['TriageError']],
+      ['environment:staging', ['TriageError']],
+      ['user.id:u2', ['TriageError']],
+      ['user.email:carla@shop.example', ['TriageError']],
+      ['has:user', ['TriageError']],
+      ['browser.name:Chrome', ['TriageError']],
+      ['page.kind:cart', ['TriageError']],
+      ['level:error NoiseError', ['NoiseError']],
+      ['age:+24h', ['TriageError']],
+      ['last-seen:-1h', ['TriageError', 'NoiseError']],
+      ['times-seen:>2 NoiseError', ['NoiseError']],
+      ['times-seen:<3 NoiseError', []],
+      ['is:unassigned "while triaging"', ['TriageError', 'NoiseError']],
+      ['is:assigned', []],
+      ['assigned:me', []],
+      ['is:regressed', []],
+      ['is:ignored', []],
+    ] as const) {
+      expect(await listed(search), search).toEqual(expected);
+    }
+    await listed('company:nobody has:nothing');
+    const notice = page.getByRole('status').filter({ hasText: 'Not applied' });
+    expect(await notice.textContent()).toContain('has:nothing');
+    await page.getByText('Search syntax (?)').click();
+    await page.getByRole('table', { name: 'Search terms' }).waitFor();
+    await accessible('issues: a search with an unknown term');
+
+    // the list of the release's events, with its matching counts, users and releases
+    await listed('release:erp@6 environment:staging');
+    const row = page.locator('table.issues tbody tr').first();
+    expect(await row.textContent()).toMatch(/1\s*of 2/);
+    expect(await row.getByRole('link', { name: 'erp@5' }).getAttribute('href')).toBe(`/projects/${project}/releases/erp%405`);
+
+    // keys: j moves to an issue, x selects it, ? lists the keys
+    await listed('"while triaging"');
+    await page.keyboard.press('j');
+    await page.keyboard.press('x');
+    await page.getByText('1 selected').waitFor();
+    await page.keyboard.press('?');
+    await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).waitFor();
+    await accessible('issues: the keys listed');
+    await shot('issues-keys');
+    await page.keyboard.press('Escape');
+
+    // bulk: every issue on the page resolved at once
+    await page.getByRole('checkbox', { name: 'Select every issue on this page' }).check();
+    await page.getByText('2 selected').waitFor();
+    await accessible('issues: two selected');
+    await page.getByRole('group', { name: 'Selected issues' }).getByRole('button', { name: 'Resolve', exact: true }).click();
+    await page.getByText(/No unresolved issues match/).waitFor();
+
+    // the issue page: users and first release, reopened, assigned, a comment, resolved in the next release
+    const [triage] = (await ctx.runtime.issues.list(Number(project), { status: 'resolved', limit: 1, offset: 0, order: 'last_seen', search: 'TriageError' })).issues;
+    await open(`/projects/${project}/issues/${triage!.id}`, /TriageError/);
+    const figures = (await page.locator('dl.figures').textContent()) ?? '';
+    expect(figures).toContain('Users2');
+    expect(figures).toMatch(/erp@5\s*→\s*erp@6/);
+    await page.getByRole('button', { name: 'Unresolve' }).click();
+    await page.locator('.status', { hasText: 'unresolved' }).waitFor();
+    await page.getByLabel('Assignee').selectOption(OWNER.email);
+    await page.getByRole('list').filter({ hasText: `assigned it to ${OWNER.email}` }).waitFor();
+    await page.getByLabel('Comment (Markdown)').fill('Fixed by **the cart patch**. <b>not bold</b>');
+    await page.getByRole('button', { name: 'Comment', exact: true }).click();
+    await page.locator('.comment strong', { hasText: 'the cart patch' }).waitFor();
+    expect(await page.locator('.comment').first().textContent()).toContain('<b>not bold</b>');
+    await page.getByRole('button', { name: 'Resolve in next release' }).click();
+    await page.getByText('Resolved in the release after erp@6').waitFor();
+    await accessible('issue: triaged');
+    await shot('issue-triage');
+
+    // an event of erp@6 leaves it resolved; one of erp@7 regresses it
+    expect((await send(error('TriageError', 'erp@6'))).status).toBe(202);
+    await drained(ctx);
+    await page.reload();
+    await page.getByText('Resolved in the release after erp@6').waitFor();
+    expect(await page.locator('.status').textContent()).toBe('resolved');
+    expect((await send(error('TriageError', 'erp@7'))).status).toBe(202);
+    await drained(ctx);
+    await expect
+      .poll(async () => {
+        await page.reload();
+        await page.getByRole('heading', { level: 1, name: /TriageError/ }).waitFor();
+        return page.locator('.status').textContent();
+      })
+      .toBe('unresolved');
+    await page.locator('.badge', { hasText: 'Regressed' }).waitFor();
+    await page.getByRole('list').filter({ hasText: 'Regressed in erp@7' }).waitFor();
+    expect(await listed('is:regressed')).toEqual(['TriageError']);
+  }, 120_000);
 
   it('previews alert settings on the last 24 hours, then saves them', async () => {
     await open(`/projects/${project}/alerts`, 'Shop: alerts');

@@ -59,6 +59,18 @@ describe('scrubEvent', () => {
     expect(filtered).toEqual(['/extra/oauth_token', '/extra/auth']);
   });
 
+  it.each([
+    ['/usr/lib/python3/dist-packages/oauthlib/oauth2/rfc6749/tokens.py', false],
+    ['app/auth/views.py', false],
+    ['C:\\app\\auth\\session.js', false],
+    ['auth_middleware.ts', false],
+    ['oauth_token', true],
+    ['X-Auth-Token', true],
+    ['session_id', true],
+  ])('reads the key %j as a secret: %s (a path names code)', (key, secret) => {
+    expect(isSecretKey(key)).toBe(secret);
+  });
+
   it('keeps a sign-in attempt whole, but never its password', () => {
     const attempt = { event_id: '4'.repeat(32), security: { kind: 'login_failed', actor_id: '4111111111111111', ip: '192.0.2.1', password: 'p' } };
     expect(scrubEvent(attempt).value).toEqual({ ...attempt, security: { ...attempt.security, password: FILTERED } });

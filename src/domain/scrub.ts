@@ -29,8 +29,11 @@ const OWN_KEYS = new Set(['event_id', '_meta', 'fingerprint', 'modules']);
  */
 const IDENTIFIERS: Record<string, ReadonlySet<string>> = { '': new Set(['release', 'dist']), '/user': new Set(['id']) };
 
+/** A file or module path used as a key (`/srv/app/auth/views.py`, `app\\auth.js`): it names code, not a secret. */
+const PATH_KEY = /^[/\\~.]|[/\\]|\.(py|pyc|js|mjs|cjs|ts|tsx|jsx|rb|go|java|kt|php|cs|rs|swift)$/i;
+
 export function isSecretKey(key: string): boolean {
-  return SECRET_KEY.test(key);
+  return SECRET_KEY.test(key) && !PATH_KEY.test(key);
 }
 
 const CARD = /(?<![\d])(?:\d[ -]?){12,18}\d(?![\d])/g;

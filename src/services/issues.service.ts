@@ -5,6 +5,7 @@
  * status change goes through Redis.
  */
 import { BadRequestError, NotFoundError } from '../errors.ts';
+import { eventImpact } from '../domain/event-impact.ts';
 import { renderMarkdown } from '../domain/markdown.ts';
 import type { TriggerRecord } from '../domain/notifications.ts';
 import type { ActivityDoc, ActivityStore } from '../store/activity.store.ts';
@@ -81,10 +82,22 @@ function eventSummary(doc: EventDoc) {
     release: doc.release,
     environment: doc.environment ?? (p.environment as string | undefined) ?? null,
     level: (p.level as string | undefined) ?? null,
-    message: (p.message as string | undefined) ?? null,
+    message: messageOf(p),
     user: user ? { id: user.id ?? null, email: user.email ?? null, username: user.username ?? null } : null,
     tags: (p.tags as Record<string, string> | undefined) ?? {},
   };
+}
+
+/** An event's message: its own, its log entry's, or its exception's type and value. */
+function messageOf(p: Record<string, unknown>): string | null {
+  if (typeof p.message === 'string' && p.message) return p.message;
+  const entry = p.logentry as { formatted?: unknown; message?: unknown } | undefined;
+  if (typeof entry?.formatted === 'string' && entry.formatted) return entry.formatted;
+  if (typeof entry?.message === 'string' && entry.message) return entry.message;
+  const values = (p.exception as { values?: { type?: unknown; value?: unknown }[] } | undefined)?.values ?? [];
+  const main = values[values.length - 1];
+  if (!main) return null;
+  return [main.type, main.value].filter((v) => typeof v === 'string' && v).join(': ') || null;
 }
 
 /** What an event shows of an attachment: enough to pick it, and whether its bytes were kept. */
@@ -259,7 +272,8 @@ export function makeIssuesService(deps: {
         deps.attachments.ofEvent(projectId, eventId),
       ]);
       if (!event || !place) throw eventNotFound(eventId);
-      return { issue_id: String(id), index: place.index, newer: place.newer, older: place.older, event, attachments: files.map(attachmentView) };
+      const tags = 'security' in event ? [] : eventImpact(event).tags.map((t) => ({ key: t.slice(0, t.indexOf('=')), value: t.slice(t.indexOf('=') + 1) }));
+      return { issue_id: String(id), index: place.index, newer: place.newer, older: place.older, event, tags, attachments: files.map(attachmentView) };
     },
 
     /** One attachment of one of the issue's events, with its bytes (null when it was not kept). */

@@ -1194,6 +1194,13 @@ export interface IssueEvent {
    * the event as stored
    */
   event: unknown;
+  /**
+   * the tag values the issue counts this event under: its own, and the browser, OS, device, runtime and server derived from its contexts or User-Agent
+   */
+  tags: {
+    key: string;
+    value: string;
+  }[];
   attachments: {
     slot: number;
     filename: string;

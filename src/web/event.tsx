@@ -6,7 +6,7 @@
  * filtered, and the raw JSON behind a toggle.
  */
 import { useState } from 'preact/hooks';
-import { when } from './format.ts';
+import { Time } from './ui.tsx';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -175,14 +175,39 @@ function Breadcrumbs({ event }: { event: Obj }) {
                 <td>{time(c.timestamp).replace('T', ' ').slice(0, 23)}</td>
                 <td>{text(c.category) || text(c.type) || '—'}</td>
                 <td>{text(c.level) || 'info'}</td>
-                <td>{text(c.message)}</td>
-                <td>{isObj(c.data) ? <code>{JSON.stringify(c.data)}</code> : ''}</td>
+                <td>{crumbMessage(c)}</td>
+                <td>{isObj(c.data) ? <CrumbData data={c.data} /> : ''}</td>
               </tr>
             ))}
           </tbody>
         </table>
       </div>
     </section>
+  );
+}
+
+/** A breadcrumb's message; an HTTP breadcrumb without one reads as its method, URL and status. */
+function crumbMessage(c: Obj): string {
+  const message = text(c.message);
+  if (message || !isObj(c.data)) return message;
+  const { method, url, status_code } = c.data;
+  if (url === undefined) return '';
+  return [text(method), text(url), status_code === undefined ? '' : `→ ${text(status_code)}`].filter(Boolean).join(' ');
+}
+
+/** A breadcrumb's data as key: value lines (a value that is not text as its JSON). */
+function CrumbData({ data }: { data: Obj }) {
+  const entries = Object.entries(data);
+  if (entries.length === 0) return null;
+  return (
+    <dl class="crumb-data">
+      {entries.map(([k, v]) => [
+        <dt key={`${k}-k`}>{k}</dt>,
+        <dd key={`${k}-v`}>
+          <code>{text(v)}</code>
+        </dd>,
+      ])}
+    </dl>
   );
 }
 
@@ -228,7 +253,9 @@ export function EventView({ event }: { event: Obj }) {
           <code>{text(event.event_id)}</code>
         </dd>
         <dt>Time</dt>
-        <dd>{when(text(event.timestamp))}</dd>
+        <dd>
+          <Time at={text(event.timestamp)} />
+        </dd>
         {(['release', 'environment', 'level', 'platform', 'logger', 'server_name', 'transaction'] as const)
           .filter((k) => event[k] !== undefined && event[k] !== null)
           .flatMap((k) => [<dt key={`${k}-t`}>{k.replace('_', ' ')}</dt>, <dd key={`${k}-d`}>{text(event[k])}</dd>])}

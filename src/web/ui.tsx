@@ -2,6 +2,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError } from './api.ts';
+import { ago, when } from './format.ts';
 
 export interface Loaded<T> {
   data: T | null;
@@ -141,5 +142,28 @@ export function Figures({ items }: { items: [label: string, value: ComponentChil
         </div>
       ))}
     </dl>
+  );
+}
+
+/** A time as how long ago it was, the time itself (UTC) on hover and for screen readers' details. */
+export function Time({ at }: { at: string | null | undefined }) {
+  if (!at) return <>—</>;
+  return (
+    <time dateTime={at} title={when(at)}>
+      {ago(at)}
+    </time>
+  );
+}
+
+/** Bars of counts, oldest first, with a label that says what they add up to. */
+export function Bars({ counts, label, width = 120, height = 24 }: { counts: number[]; label: string; width?: number; height?: number }) {
+  const max = Math.max(1, ...counts);
+  const bar = width / counts.length;
+  return (
+    <svg class="bars" width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="img" aria-label={label}>
+      {counts.map((n, i) =>
+        n > 0 ? <rect key={i} x={i * bar} y={height - (n / max) * height} width={Math.max(1, bar - 1)} height={(n / max) * height} /> : null,
+      )}
+    </svg>
   );
 }

@@ -1,8 +1,8 @@
 /** Your account: open sessions, password, two-factor sign-in and API tokens. */
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
-import { Failure, OnceSecret, Show, Title, useAction, useChange, useLoad } from '../ui.tsx';
-import { when } from '../format.ts';
+import { Failure, OnceSecret, Show, Time, Title, useAction, useChange, useLoad } from '../ui.tsx';
+
 
 interface Me {
   email: string;
@@ -74,8 +74,8 @@ export function SessionTable({ sessions, onEnd, busy }: { sessions: SessionRow[]
         <tbody>
           {sessions.map((s) => (
             <tr key={s.id}>
-              <td>{when(s.created_at)}</td>
-              <td>{when(s.last_seen)}</td>
+              <td><Time at={s.created_at} /></td>
+              <td><Time at={s.last_seen} /></td>
               <td>{s.ip}</td>
               <td>{s.user_agent || '—'}</td>
               <td>{s.via === 'sso' ? 'single sign-on' : 'password'}</td>
@@ -301,8 +301,8 @@ function Tokens() {
                       <td>
                         <code>{t.hint}</code>
                       </td>
-                      <td>{when(t.created_at)}</td>
-                      <td>{t.last_used_at ? when(t.last_used_at) : 'never'}</td>
+                      <td><Time at={t.created_at} /></td>
+                      <td>{t.last_used_at ? <Time at={t.last_used_at} /> : 'never'}</td>
                       <td>
                         <button type="button" disabled={busy} onClick={() => revoke(t.id)}>
                           Revoke {t.name}

@@ -7,9 +7,9 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
-import { count, when } from '../format.ts';
+import { count } from '../format.ts';
 import type { Alerts, Bouncer, Channel, Decision, Delivery, Project } from '../types.ts';
-import { Failure, OnceSecret, Show, Title, useAction, useLoad } from '../ui.tsx';
+import { Failure, OnceSecret, Show, Time, Title, useAction, useLoad } from '../ui.tsx';
 import { ProjectNav } from './projects.tsx';
 
 interface Preview {
@@ -94,8 +94,8 @@ function Decisions({ id, owner }: { id: string; owner: boolean }) {
                 <td>{decisionType(d)}</td>
                 <td>{d.actor ?? 'any'}</td>
                 <td>{d.ip ?? 'unknown'}</td>
-                <td>{when(d.created_at)}</td>
-                <td>{when(d.until)}</td>
+                <td><Time at={d.created_at} /></td>
+                <td><Time at={d.until} /></td>
                 <td>
                   <a href={`/projects/${id}/issues/${d.issue_id}`}>{`#${d.issue_id}`}</a>
                 </td>
@@ -160,8 +160,8 @@ function Bouncers({ id, owner }: { id: string; owner: boolean }) {
                 <td>
                   <code>{b.hint}</code>
                 </td>
-                <td>{when(b.created_at)}</td>
-                <td>{b.last_pull ? when(b.last_pull.at) : 'never'}</td>
+                <td><Time at={b.created_at} /></td>
+                <td>{b.last_pull ? <Time at={b.last_pull.at} /> : 'never'}</td>
                 <td>{b.last_pull?.ip ?? '—'}</td>
                 <td>{b.last_pull?.user_agent || '—'}</td>
                 {owner && (
@@ -205,6 +205,13 @@ const TRIGGERS: [name: string, label: string][] = [
 ];
 const LEVELS = ['debug', 'info', 'warning', 'error', 'fatal'];
 
+/** A trigger in words ('issue.regressed' → 'Regression'); a test and a digest too. */
+export function triggerWords(event: string): string {
+  if (event === 'test') return 'Test';
+  if (event === 'digest') return 'Digest';
+  return TRIGGERS.find(([n]) => n === event)?.[1] ?? event;
+}
+
 function Notifications({ id, owner }: { id: string; owner: boolean }) {
   const channels = useLoad(() => api<{ channels: Channel[] }>('GET', `/projects/${id}/channels`), `channels:${id}`);
   const deliveries = useLoad(() => api<{ deliveries: Delivery[] }>('GET', `/projects/${id}/deliveries`), `deliveries:${id}`);
@@ -230,9 +237,9 @@ function Notifications({ id, owner }: { id: string; owner: boolean }) {
             row={(c) => (
               <tr key={c.id} data-channel={c.id}>
                 <td>{c.kind === 'webhook' ? `${c.url} (${c.format === 'slack' ? 'Slack-compatible' : 'JSON'})` : c.email}</td>
-                <td>{c.on.map((t) => TRIGGERS.find(([n]) => n === t)?.[1] ?? t).join(', ')}</td>
+                <td>{c.on.map(triggerWords).join(', ')}</td>
                 <td>{[c.environment && `environment ${c.environment}`, c.level && `${c.level} and above`].filter(Boolean).join(', ') || 'none'}</td>
-                <td>{c.paused ? <strong>Paused {when(c.paused_at)}: ten deliveries in a row failed</strong> : 'Active'}</td>
+                <td>{c.paused ? <strong>Paused <Time at={c.paused_at} />: ten deliveries in a row failed</strong> : 'Active'}</td>
                 {owner && (
                   <td class="actions">
                     {c.paused && (
@@ -408,7 +415,7 @@ function DeliveriesLog({ list }: { list: Delivery[] }) {
       items={list}
       row={(d) => (
         <tr key={d.id} data-delivery={d.id}>
-          <td>{when(d.created_at)}</td>
+          <td><Time at={d.created_at} /></td>
           <td>{d.channel}</td>
           <td>{d.event}</td>
           <td>{d.status === 'in_digest' ? `in digest ${d.digest}` : d.status}</td>
@@ -421,7 +428,7 @@ function DeliveriesLog({ list }: { list: Delivery[] }) {
                 <ol>
                   {d.attempts_log.map((a) => (
                     <li key={a.at}>
-                      {`${when(a.at)}: ${a.status ?? 'no answer'}${a.error ? `, ${a.error}` : ''}`}
+                      {`$<Time at={a.at} />: ${a.status ?? 'no answer'}${a.error ? `, ${a.error}` : ''}`}
                       {a.answer && <pre>{a.answer}</pre>}
                     </li>
                   ))}

@@ -11,9 +11,12 @@ import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
 import { EventView } from '../event.tsx';
 import { count, when } from '../format.ts';
-import type { AttemptSummary, Issue, IssueDecision, IssueDetail, IssueEvent, IssueEventSummary, IssueRow, UserFeedback } from '../types.ts';
-import { Failure, Figures, Show, Title, useAction, useLoad } from '../ui.tsx';
-import { decisionType, LiftButton, Listed } from './alerts.tsx';
+import { useShortcuts } from '../keys.tsx';
+import { navigate } from '../router.ts';
+import type { ActivityEntry, AttemptSummary, Issue, IssueActivity, IssueDecision, IssueDetail, IssueEvent, IssueEventSummary, IssueRow, UserFeedback } from '../types.ts';
+import { Bars, Failure, Figures, Show, Time, Title, useAction, useLoad } from '../ui.tsx';
+import { decisionType, LiftButton, Listed, triggerWords } from './alerts.tsx';
+import { IssueBadges, Releases } from './issues.tsx';
 import { ProjectNav } from './projects.tsx';
 
 /** The detectors that raise security issues from sign-in bursts (the issue's exception_type). */
@@ -21,19 +24,6 @@ const DETECTORS: Record<string, string> = { brute_force: 'Brute force', credenti
 const isBurst = (i: Issue) => i.kind === 'security' && i.exception_type !== null && i.exception_type in DETECTORS;
 
 const EVENTS_PAGE = 25;
-
-/** Bars of counts, oldest first, with a label that says what they add up to. */
-export function Bars({ counts, label, width = 120, height = 24 }: { counts: number[]; label: string; width?: number; height?: number }) {
-  const max = Math.max(1, ...counts);
-  const bar = width / counts.length;
-  return (
-    <svg class="bars" width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="img" aria-label={label}>
-      {counts.map((n, i) =>
-        n > 0 ? <rect key={i} x={i * bar} y={height - (n / max) * height} width={Math.max(1, bar - 1)} height={(n / max) * height} /> : null,
-      )}
-    </svg>
-  );
-}
 
 function Spread({ title, rows, of = 'Events' }: { title: string; rows: { value: string; count: number }[]; of?: string }) {
   return (
@@ -62,7 +52,7 @@ function Spread({ title, rows, of = 'Events' }: { title: string; rows: { value: 
   );
 }
 
-function Activity({ hourly, what = 'events' }: { hourly: IssueDetail['hourly']; what?: 'events' | 'attempts' }) {
+function PerHour({ hourly, what = 'events' }: { hourly: IssueDetail['hourly']; what?: 'events' | 'attempts' }) {
   const [span, setSpan] = useState<'24h' | '14d'>('24h');
   const counts = span === '24h' ? hourly.last_24h : hourly.last_14d;
   const total = counts.reduce((a, b) => a + b, 0);
@@ -84,7 +74,7 @@ function Activity({ hourly, what = 'events' }: { hourly: IssueDetail['hourly']; 
         label={`${count(total)} ${what} in the ${span === '24h' ? 'last 24 hours' : 'last 14 days'}, one bar per hour`}
       />
       <p class="muted">
-        {count(total)} {what}, one bar per hour up to {when(hourly.until)}.
+        {count(total)} {total === 1 ? what.slice(0, -1) : what}, one bar per hour up to {when(hourly.until)}.
       </p>
     </section>
   );
@@ -93,49 +83,202 @@ function Activity({ hourly, what = 'events' }: { hourly: IssueDetail['hourly']; 
 export function IssuePage({ id, issue, event, session }: { id: string; issue: string; event?: string; session: Session }) {
   const loaded = useLoad(() => api<IssueDetail>('GET', `/projects/${id}/issues/${issue}`), `issue:${id}:${issue}`);
   const [act, error, busy] = useAction();
-  const setStatus = (status: Issue['status']) =>
+  const [round, setRound] = useState(0);
+  const change = (run: () => Promise<unknown>) =>
     void act(async () => {
-      await api('POST', `/projects/${id}/issues/${issue}/status`, { status });
+      await run();
       loaded.reload();
+      setRound((r) => r + 1);
     });
+  const setStatus = (body: StatusChange) => change(() => api('POST', `/projects/${id}/issues/${issue}/status`, body));
+  const help = useShortcuts([
+    { key: 'r', does: 'Resolve', run: () => setStatus({ status: 'resolved' }) },
+    { key: 'i', does: 'Ignore', run: () => setStatus({ status: 'ignored' }) },
+    { key: 'u', does: 'Reopen (unresolve)', run: () => setStatus({ status: 'unresolved' }) },
+    { key: 'j', does: 'Older event', run: () => document.querySelector<HTMLAnchorElement>('a[data-older]')?.click() },
+    { key: 'k', does: 'Newer event', run: () => document.querySelector<HTMLAnchorElement>('a[data-newer]')?.click() },
+    { key: 'o', does: 'All events', run: () => navigate(`/projects/${id}/issues/${issue}/events`) },
+    { key: '/', does: 'Search the issues', run: () => navigate(`/projects/${id}/issues`) },
+  ]);
   return (
     <Show loaded={loaded}>
       {(i) => (
         <section>
+          {help}
           <Title sub={<ProjectNav id={id} current="issues" />}>{i.title}</Title>
           {i.culprit && (
             <p class="culprit">
               <code>{i.culprit}</code>
             </p>
           )}
-          <p class="actions">
-            <span class={`status status-${i.status}`}>{i.status}</span>{' '}
+          <div class="actions triage">
+            <span class={`status status-${i.status}`}>{i.status}</span> <IssueBadges i={i} />{' '}
             {i.status !== 'resolved' && (
-              <button type="button" disabled={busy} onClick={() => setStatus('resolved')}>
-                Resolve
-              </button>
+              <>
+                <button type="button" disabled={busy} onClick={() => setStatus({ status: 'resolved' })}>
+                  Resolve
+                </button>{' '}
+                <button type="button" disabled={busy} onClick={() => setStatus({ status: 'resolved', in_next_release: true })}>
+                  Resolve in next release
+                </button>
+              </>
             )}{' '}
-            {i.status !== 'ignored' && (
-              <button type="button" disabled={busy} onClick={() => setStatus('ignored')}>
-                Ignore
-              </button>
-            )}{' '}
+            {i.status !== 'ignored' && <IgnoreChoice busy={busy} ignore={setStatus} />}{' '}
             {i.status !== 'unresolved' && (
-              <button type="button" disabled={busy} onClick={() => setStatus('unresolved')}>
+              <button type="button" disabled={busy} onClick={() => setStatus({ status: 'unresolved' })}>
                 Unresolve
               </button>
-            )}
-          </p>
+            )}{' '}
+            <Assignee current={i.assignee} busy={busy} assign={(assignee) => change(() => api('PUT', `/projects/${id}/issues/${issue}/assignee`, { assignee }))} />{' '}
+            <span class="muted">
+              Keys: <kbd>?</kbd>
+            </span>
+          </div>
           {error && <Failure error={error} />}
           {isBurst(i) ? (
             <BurstBody id={id} issue={issue} i={i} event={event} owner={session.role === 'owner'} />
           ) : (
             <ErrorBody id={id} issue={issue} i={i} event={event} />
           )}
+          <ActivityLog id={id} issue={issue} round={round} />
         </section>
       )}
     </Show>
   );
+}
+
+type StatusChange = { status: Issue['status']; in_next_release?: boolean; until_count?: number; until?: string };
+
+/** Ignore for good, until so many more events, or for a while. */
+function IgnoreChoice({ busy, ignore }: { busy: boolean; ignore: (c: StatusChange) => void }) {
+  const hours = (h: number) => new Date(Date.now() + h * 3_600_000).toISOString();
+  const choices: [string, () => StatusChange][] = [
+    ['for good', () => ({ status: 'ignored' })],
+    ['until 10 more events', () => ({ status: 'ignored', until_count: 10 })],
+    ['until 100 more events', () => ({ status: 'ignored', until_count: 100 })],
+    ['for an hour', () => ({ status: 'ignored', until: hours(1) })],
+    ['for a day', () => ({ status: 'ignored', until: hours(24) })],
+    ['for a week', () => ({ status: 'ignored', until: hours(24 * 7) })],
+  ];
+  return (
+    <label class="inline-label">
+      Ignore{' '}
+      <select value="" disabled={busy} onChange={(e) => e.currentTarget.value !== '' && ignore(choices[Number(e.currentTarget.value)]![1]())}>
+        <option value="">Choose…</option>
+        {choices.map(([label], n) => (
+          <option key={label} value={n}>
+            {label}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** Whom the issue is assigned to, chosen among the organisation's active members. */
+function Assignee({ current, busy, assign }: { current: string | null; busy: boolean; assign: (email: string | null) => void }) {
+  const members = useLoad(() => api<{ users: { email: string; active: boolean; disabled: boolean }[] }>('GET', '/org'), 'org');
+  const emails = (members.data?.users ?? []).filter((u) => u.active && !u.disabled).map((u) => u.email);
+  if (current && !emails.includes(current)) emails.push(current);
+  return (
+    <label class="inline-label">
+      Assignee{' '}
+      <select value={current ?? ''} disabled={busy} onChange={(e) => assign(e.currentTarget.value || null)}>
+        <option value="">No one</option>
+        {emails.map((email) => (
+          <option key={email} value={email}>
+            {email}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** What happened to the issue, newest first, with a comment form. */
+function ActivityLog({ id, issue, round }: { id: string; issue: string; round: number }) {
+  const loaded = useLoad(() => api<IssueActivity>('GET', `/projects/${id}/issues/${issue}/activity`), `activity:${id}:${issue}:${round}`);
+  const [act, error, busy] = useAction();
+  const [text, setText] = useState('');
+  const submit = (e: Event) => {
+    e.preventDefault();
+    void act(async () => {
+      await api('POST', `/projects/${id}/issues/${issue}/comments`, { text });
+      setText('');
+      loaded.reload();
+    });
+  };
+  return (
+    <section aria-labelledby="activity-log">
+      <h2 id="activity-log">Activity</h2>
+      <form onSubmit={submit}>
+        <label for="comment">Comment (Markdown)</label>
+        <textarea id="comment" rows={3} value={text} maxLength={10000} onInput={(e) => setText(e.currentTarget.value)} />
+        <p>
+          <button type="submit" disabled={busy || text.trim() === ''}>
+            Comment
+          </button>
+        </p>
+        {error && <Failure error={error} />}
+      </form>
+      <Show loaded={loaded}>
+        {({ activity }) => (
+          <ol class="activity">
+            {activity.map((a) => (
+              <li key={a.id}>
+                <Time at={a.at} /> · {a.by !== null && (a.by === 'key' ? "The installation's key " : `${a.by} `)}
+                <ActivityText a={a} />
+              </li>
+            ))}
+          </ol>
+        )}
+      </Show>
+    </section>
+  );
+}
+
+function ActivityText({ a }: { a: ActivityEntry }) {
+  const d = a.data as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === 'string' ? v : '');
+  switch (a.kind) {
+    case 'first_seen':
+      return <>First seen{d.release ? ` in ${str(d.release)}` : ''}</>;
+    case 'status': {
+      const how = d.in_next_release ? ' in the next release' : d.until_count ? ` until ${count(Number(d.until_count))} more events` : d.until ? ' until a time' : '';
+      return (
+        <>
+          set it {str(d.status)}
+          {how}
+          {d.until ? (
+            <>
+              {' '}
+              (<Time at={str(d.until)} />)
+            </>
+          ) : null}
+        </>
+      );
+    }
+    case 'assigned':
+      return <>{d.assignee ? `assigned it to ${str(d.assignee)}` : 'unassigned it'}</>;
+    case 'comment':
+      // rendered by the server from Markdown, raw HTML escaped (src/domain/markdown.ts)
+      return (
+        <>
+          commented:
+          <div class="comment" dangerouslySetInnerHTML={{ __html: str(d.html) }} />
+        </>
+      );
+    case 'regressed':
+      return <>Regressed{d.release ? ` in ${str(d.release)}` : ''}</>;
+    case 'unignored':
+      return <>No longer ignored, at {count(Number(d.event_count))} events</>;
+    case 'notified':
+      return (
+        <>
+          Told {str(d.channel)} ({triggerWords(str(d.event))})
+        </>
+      );
+  }
 }
 
 /** An error issue: its figures, activity, where it happens, feedback and an event in full. */
@@ -145,9 +288,10 @@ function ErrorBody({ id, issue, i, event }: { id: string; issue: string; i: Issu
       <Figures
         items={[
           ['Events', count(i.event_count)],
-          ['First seen', when(i.first_seen)],
-          ['Last seen', when(i.last_seen)],
-          ['Last release', i.last_release ?? '—'],
+          ['Users', count(i.users)],
+          ['First seen', <Time at={i.first_seen} />],
+          ['Last seen', <Time at={i.last_seen} />],
+          ['Releases', <Releases id={id} first={i.first_release} last={i.last_release} />],
           ['Level', i.level ?? '—'],
           ['Regressions', <span data-field="regression_count">{i.regression_count}</span>],
           ['User feedback', count(i.user_feedback)],
@@ -155,17 +299,25 @@ function ErrorBody({ id, issue, i, event }: { id: string; issue: string; i: Issu
       />
       {i.last_regressed_at && (
         <p>
-          Last regression {when(i.last_regressed_at)} ({i.last_regression_kind === 'new_release' ? 'in a new release' : 'in the same release'}); resolved{' '}
+          Last regression <Time at={i.last_regressed_at} /> ({i.last_regression_kind === 'new_release' ? 'in a new release' : 'in the same release'}); resolved{' '}
           {i.resolved_count === 1 ? 'once' : i.resolved_count === 2 ? 'twice' : `${count(i.resolved_count)} times`}.
         </p>
       )}
-      <Activity hourly={i.hourly} />
+      <PerHour hourly={i.hourly} />
       <section aria-labelledby="spread" class="spreads">
         <h2 id="spread">Where it happens</h2>
         <Spread title="Releases" rows={i.spread.releases} />
         <Spread title="Environments" rows={i.spread.environments} />
         <Spread title="Companies" rows={i.spread.companies} />
       </section>
+      {i.spread.tags.length > 0 && (
+        <section aria-labelledby="tags" class="spreads">
+          <h2 id="tags">Tags</h2>
+          {i.spread.tags.map((t) => (
+            <Spread key={t.key} title={t.key} rows={t.values} />
+          ))}
+        </section>
+      )}
       {i.user_feedback > 0 && <FeedbackList id={id} issue={issue} />}
       <EventPanel
         id={id}
@@ -186,8 +338,8 @@ function BurstBody({ id, issue, i, event, owner }: { id: string; issue: string; 
         items={[
           ['Attempts', count(i.event_count)],
           ['Detector', DETECTORS[i.exception_type!]],
-          ['First seen', when(i.first_seen)],
-          ['Last seen', when(i.last_seen)],
+          ['First seen', <Time at={i.first_seen} />],
+          ['Last seen', <Time at={i.last_seen} />],
           ['Regressions', <span data-field="regression_count">{i.regression_count}</span>],
         ]}
       />
@@ -198,7 +350,7 @@ function BurstBody({ id, issue, i, event, owner }: { id: string; issue: string; 
             : 'Monitoring only: the project raises issues and notifications but makes no decision (Alerts page).'}
         </p>
       )}
-      <Activity hourly={i.hourly} what="attempts" />
+      <PerHour hourly={i.hourly} what="attempts" />
       <section aria-labelledby="who" class="spreads">
         <h2 id="who">Who and from where</h2>
         <Spread title={i.exception_type === 'credential_stuffing' ? 'Accounts tried' : 'Accounts'} rows={i.spread.actors} of="Attempts" />
@@ -248,10 +400,10 @@ function BurstDecisions({ id, owner, issue }: { id: string; owner: boolean; issu
                 </td>
                 <td>{decisionType(d)}</td>
                 <td>{ENDED[d.state]}</td>
-                <td>{when(d.created_at)}</td>
-                <td>{d.extended_at ? `${when(d.extended_at)}${d.extensions && d.extensions > 1 ? ` (${d.extensions} times)` : ''}` : '—'}</td>
-                <td>{when(d.until)}</td>
-                <td>{d.ended_at ? when(d.ended_at) : '—'}</td>
+                <td><Time at={d.created_at} /></td>
+                <td>{d.extended_at ? `$<Time at={d.extended_at} />${d.extensions && d.extensions > 1 ? ` (${d.extensions} times)` : ''}` : '—'}</td>
+                <td><Time at={d.until} /></td>
+                <td>{d.ended_at ? <Time at={d.ended_at} /> : '—'}</td>
                 {owner && <td>{d.state === 'active' && <LiftButton busy={busy} lift={() => lift(d.id)} />}</td>}
               </tr>
             )}
@@ -287,7 +439,7 @@ function SameAddress({ id, issue, addresses }: { id: string; issue: string; addr
                 <li key={o.id}>
                   <a href={`/projects/${id}/issues/${o.id}`}>{o.title}</a>{' '}
                   <span class="muted">
-                    ({count(o.event_count)} attempts, last {when(o.last_seen)})
+                    ({count(o.event_count)} attempts, last <Time at={o.last_seen} />)
                   </span>
                 </li>
               ))}
@@ -330,7 +482,7 @@ function AttemptsTable({ base, rows }: { base: string; rows: AttemptSummary[] })
       row={(a) => (
         <tr key={a.event_id}>
           <td>
-            <a href={`${base}/events/${a.event_id}`}>{when(a.timestamp)}</a>
+            <a href={`${base}/events/${a.event_id}`}><Time at={a.timestamp} /></a>
           </td>
           <td>{a.outcome}</td>
           <td>{a.actor ?? '—'}</td>
@@ -359,7 +511,7 @@ function FeedbackList({ id, issue }: { id: string; issue: string }) {
                 <li key={f.id}>
                   <blockquote>{f.comments}</blockquote>
                   <p class="muted">
-                    {[f.name, f.email].filter(Boolean).join(' · ') || 'anonymous'}, {when(f.at)}
+                    {[f.name, f.email].filter(Boolean).join(' · ') || 'anonymous'}, <Time at={f.at} />
                     {f.event_id && (
                       <>
                         {' '}
@@ -393,12 +545,33 @@ function EventPanel({ id, issue, event, total, expired }: { id: string; issue: s
             e && (
               <>
                 <nav aria-label="Events of this issue" class="pager">
-                  {e.newer ? <a href={`${base}/events/${e.newer}`}>Newer event</a> : <span class="muted">Newest event</span>}
+                  {e.newer ? (
+                    <a href={`${base}/events/${e.newer}`} data-newer>
+                      Newer event
+                    </a>
+                  ) : (
+                    <span class="muted">Newest event</span>
+                  )}
                   <span>
                     {count(e.index + 1)} of {count(total)} · <a href={`${base}/events`}>All events</a>
                   </span>
-                  {e.older ? <a href={`${base}/events/${e.older}`}>Older event</a> : <span class="muted">Oldest event</span>}
+                  {e.older ? (
+                    <a href={`${base}/events/${e.older}`} data-older>
+                      Older event
+                    </a>
+                  ) : (
+                    <span class="muted">Oldest event</span>
+                  )}
                 </nav>
+                {e.tags.length > 0 && (
+                  <p class="event-tags">
+                    {e.tags.map((t) => (
+                      <span key={t.key} class="badge" title={t.key}>
+                        {t.key}: {t.value}
+                      </span>
+                    ))}
+                  </p>
+                )}
                 <EventView event={e.event as Record<string, unknown>} />
                 {e.attachments.length > 0 && <Attachments base={`/api/dashboard${base}/events/${event}/attachments`} files={e.attachments} />}
               </>
@@ -475,7 +648,7 @@ export function IssueEventsPage({ id, issue, query }: { id: string; issue: strin
                   <tbody>
                     {(events as IssueEventSummary[]).map((e) => (
                       <tr key={e.event_id}>
-                        <td>{when(e.timestamp)}</td>
+                        <td><Time at={e.timestamp} /></td>
                         <td>
                           <a href={`${base}/events/${e.event_id}`}>
                             <code>{e.event_id.slice(0, 12)}</code>

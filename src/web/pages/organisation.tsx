@@ -1,8 +1,8 @@
 /** The Organisation page: plan and seats with who fills them, the people lists, dashboard users, sign-in rules. */
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
-import { when } from '../format.ts';
-import { Failure, Figures, OnceSecret, Show, Title, useAction, useChange, useLoad } from '../ui.tsx';
+
+import { Failure, Figures, OnceSecret, Show, Time, Title, useAction, useChange, useLoad } from '../ui.tsx';
 import { SessionTable, type SessionRow } from './account.tsx';
 
 interface Org {
@@ -174,7 +174,7 @@ function Users({ org, session, onChange }: { org: Org; session: Session; onChang
                 <td>{u.role}</td>
                 <td>{u.active ? 'yes' : 'not yet'}</td>
                 <td>{u.two_factor ? 'on' : 'off'}</td>
-                <td>{when(u.last_sign_in)}</td>
+                <td><Time at={u.last_sign_in} /></td>
                 <td>
                   {owner && u.sessions > 0 ? (
                     <button type="button" aria-expanded={open === u.email} onClick={() => setOpen(open === u.email ? null : u.email)}>

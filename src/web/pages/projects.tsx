@@ -1,9 +1,9 @@
 /** The Projects page, and one project's settings: keys, switches and its binding. */
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
-import { when } from '../format.ts';
+
 import type { IngestCounts, Project } from '../types.ts';
-import { CopyText, Failure, Figures, OnceSecret, Show, Title, useAction, useLoad } from '../ui.tsx';
+import { CopyText, Failure, Figures, OnceSecret, Show, Time, Title, useAction, useLoad } from '../ui.tsx';
 
 export function ProjectsPage({ session }: { session: Session }) {
   const loaded = useLoad(() => api<{ projects: Project[] }>('GET', '/projects'), 'projects');
@@ -201,9 +201,9 @@ export function ProjectSettingsPage({ id, session }: { id: string; session: Sess
                 <dt>Accepted by</dt>
                 <dd>{p.installation.accepted_by ?? '—'}</dd>
                 <dt>Activated</dt>
-                <dd>{when(p.installation.activated_at)}</dd>
+                <dd><Time at={p.installation.activated_at} /></dd>
                 <dt>Last activation</dt>
-                <dd>{when(p.installation.last_activated_at)}</dd>
+                <dd><Time at={p.installation.last_activated_at} /></dd>
               </dl>
               {owner && (
                 <button

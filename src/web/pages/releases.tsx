@@ -4,7 +4,7 @@ import { api } from '../api.ts';
 import { count, percent, when } from '../format.ts';
 import { navigate } from '../router.ts';
 import type { HourPoint, Project, Release } from '../types.ts';
-import { Figures, Show, Title, useLoad } from '../ui.tsx';
+import { Figures, Show, Time, Title, useLoad } from '../ui.tsx';
 import { ProjectNav } from './projects.tsx';
 
 type Column = { key: string; label: string; value(r: Release): number | string | null };
@@ -89,8 +89,8 @@ export function ReleasesPage({ id, query }: { id: string; query: URLSearchParams
                           <td class="num">{percent(r.crash_free_sessions)}</td>
                           <td class="num">{percent(r.crash_free_users)}</td>
                           <td class="num">{percent(r.adoption_sessions)}</td>
-                          <td>{when(r.first_seen)}</td>
-                          <td>{when(r.last_seen)}</td>
+                          <td><Time at={r.first_seen} /></td>
+                          <td><Time at={r.last_seen} /></td>
                           {!environment && <td>{r.environment}</td>}
                         </tr>
                       ))}
