@@ -654,7 +654,11 @@ describe('the web dashboard', () => {
         `/projects/${project}/releases`,
         releasePage,
         `/projects/${project}/alerts`,
-        // Settings, Organisation and Account at 390 px: issue 50, still open
+        `/projects/${project}`,
+        `/projects/${project}/issues?search=${encodeURIComponent('release:erp@6 has:nothing')}`,
+        `/projects/${project}/issues/${issue!.id}/events`,
+        '/organisation',
+        '/account',
       ]) {
         await page.goto(`${ctx.api}${pathname}`);
         await page.getByRole('heading', { level: 1 }).first().waitFor({ timeout: 15_000 });
@@ -664,6 +668,7 @@ describe('the web dashboard', () => {
         const wide = await page.evaluate(() =>
           [...document.querySelectorAll('body *')]
             .filter((e) => e.getBoundingClientRect().right > 391 && !e.closest('.scroll'))
+            .filter((e) => ![...e.children].some((c) => c.getBoundingClientRect().right > 391))
             .slice(0, 5)
             .map((e) => `${e.tagName.toLowerCase()}${e.className ? `.${String(e.className).replace(/\s+/g, '.')}` : ''} (${Math.round(e.getBoundingClientRect().right)} px)`),
         );

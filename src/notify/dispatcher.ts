@@ -67,7 +67,7 @@ export function makeDispatcher(deps: {
         for (const channel of channels.filter((c) => channelTakes({ ...c, id: c._id }, trigger))) {
           const delivery = `n${project}-${id}-c${channel._id}`;
           const body = noticeBody(trigger, delivery, ref, summary);
-          const opened = { id: delivery, channel: channel._id, event: trigger.event };
+          const opened = { id: delivery, channel: channel._id, event: trigger.event, ...(trigger.issue !== undefined && { issue: trigger.issue }) };
           if (channel.paused_at) {
             await notify.openDelivery(project, { ...opened, status: 'paused' }, now);
             continue;

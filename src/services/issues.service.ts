@@ -214,6 +214,28 @@ export function makeIssuesService(deps: {
       };
     },
 
+    /** How many issues are unresolved. */
+    async openCount(projectId: number, now: Date): Promise<number> {
+      const page = await keeper.verified(projectId, now, () =>
+        reads.list(projectId, { plan: { status: 'unresolved', sets: [], not: [], ranges: [] }, order: 'id', offset: 0, limit: 1 }, now),
+      );
+      return page.total;
+    },
+
+    /** Per release: how many issues have an event of it, and how many were first seen in it. */
+    releaseIssues: (projectId: number, releases: string[]) => reads.releaseIssues(projectId, releases),
+
+    /** A release's new issues (first seen in it) and those that last regressed in it: the 10 seen last of each, and how many. */
+    async ofRelease(projectId: number, release: string) {
+      const found = await reads.ofRelease(projectId, release, 100);
+      const page = async ({ total, ids }: { total: number; ids: number[] }) => {
+        const docs = await issues.getMany(projectId, ids);
+        docs.sort((a, b) => b.last_seen.getTime() - a.last_seen.getTime());
+        return { total, issues: docs.slice(0, 10).map(issueView) };
+      };
+      return { new: await page(found.new), regressed: await page(found.regressed) };
+    },
+
     /** The issue, its latest event's payload, where its events come from and their hourly counts (24 hours and 14 days). */
     async get(projectId: number, id: number, now = new Date()) {
       const issue = await issueOf(projectId, id);

@@ -109,7 +109,12 @@ export function makeNotifyService(deps: {
     },
     async list(project: number, opts = { fullUrl: true }) {
       await projectOf(project);
-      return { channels: (await stores.channels.ofProject(project)).map((c) => channelView(c, opts)) };
+      const docs = await stores.channels.ofProject(project);
+      const failures = await notify.failures(
+        project,
+        docs.map((c) => c._id),
+      );
+      return { channels: docs.map((c, i) => ({ ...channelView(c, opts), failures_in_a_row: failures[i]! })) };
     },
     async remove(project: number, channel: number) {
       await channelOf(project, channel);

@@ -133,6 +133,26 @@ export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
       return { total, items };
     },
 
+    /** Per release: its issues with an event of it (fr:) and those first seen in it (ff:). */
+    async releaseIssues(project: number, releases: string[]): Promise<Map<string, { with_events: number; new: number }>> {
+      const base = keys(project).base;
+      const pipe = redis.pipeline();
+      for (const r of releases) pipe.scard(`${base}fr:${r}`).scard(`${base}ff:${r}`);
+      const answers = (await pipe.exec()) ?? [];
+      return new Map(releases.map((r, i) => [r, { with_events: Number(answers[2 * i]![1]), new: Number(answers[2 * i + 1]![1]) }]));
+    },
+
+    /** Up to `sample` ids of the issues first seen in a release (ff:) or last regressed in it (fg:), with how many there are. */
+    async ofRelease(project: number, release: string, sample: number): Promise<Record<'new' | 'regressed', { total: number; ids: number[] }>> {
+      const base = keys(project).base;
+      const read = async (set: string) => {
+        const [total, [, ids]] = await Promise.all([redis.scard(set), redis.sscan(set, '0', 'COUNT', sample)]);
+        return { total, ids: ids.map(Number) };
+      };
+      const [fresh, regressed] = await Promise.all([read(`${base}ff:${release}`), read(`${base}fg:${release}`)]);
+      return { new: fresh, regressed };
+    },
+
     /** The issue's distinct users (from user.id, email, username or the hashed address), as its HyperLogLog counts them. */
     users: (project: number, issue: number): Promise<number> => redis.pfcount(`${keys(project).base}iu:${issue}`),
 

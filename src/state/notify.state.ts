@@ -32,6 +32,10 @@ export interface DeliveryLog {
   delivered_at: string | null;
   /** the digest a delivery joined */
   digest?: string;
+  /** the issue its trigger names */
+  issue?: string;
+  /** when a delivery that is retrying is tried next (about: BullMQ's backoff) */
+  next_attempt_at?: string;
 }
 
 export interface Attempt {
@@ -119,7 +123,7 @@ export function makeNotifyState(redis: RedisClient, opts: { prefix: string }) {
     },
 
     /** Opens a delivery's log entry; opening it again changes nothing. */
-    async openDelivery(project: number, d: { id: string; channel: number; event: string; status: DeliveryStatus; digest?: string }, now: Date): Promise<void> {
+    async openDelivery(project: number, d: { id: string; channel: number; event: string; status: DeliveryStatus; digest?: string; issue?: number }, now: Date): Promise<void> {
       const b = base(project);
       const key = `${b}nd:${d.id}`;
       const pipe = redis.pipeline();
@@ -130,6 +134,7 @@ export function makeNotifyState(redis: RedisClient, opts: { prefix: string }) {
         attempts: '0',
         created_at: now.toISOString(),
         ...(d.digest ? { digest: d.digest } : {}),
+        ...(d.issue !== undefined ? { issue: String(d.issue) } : {}),
       };
       for (const [field, value] of Object.entries(fields)) pipe.hsetnx(key, field, value);
       pipe.pexpire(key, WEEK_MS);
@@ -138,7 +143,7 @@ export function makeNotifyState(redis: RedisClient, opts: { prefix: string }) {
       await pipe.exec();
     },
     /** Records one attempt and the delivery's status after it. */
-    async recordAttempt(project: number, delivery: string, attempt: Attempt, status: DeliveryStatus): Promise<void> {
+    async recordAttempt(project: number, delivery: string, attempt: Attempt, status: DeliveryStatus, nextAt: Date | null = null): Promise<void> {
       const b = base(project);
       const pipe = redis.pipeline();
       pipe.hincrby(`${b}nd:${delivery}`, 'attempts', 1);
@@ -146,6 +151,7 @@ export function makeNotifyState(redis: RedisClient, opts: { prefix: string }) {
         status,
         last_status: attempt.status === null ? '' : String(attempt.status),
         last_error: attempt.error ?? '',
+        next_attempt_at: nextAt?.toISOString() ?? '',
         ...(status === 'delivered' ? { delivered_at: attempt.at } : {}),
       });
       pipe.rpush(`${b}nda:${delivery}`, JSON.stringify(attempt));
@@ -178,6 +184,8 @@ export function makeNotifyState(redis: RedisClient, opts: { prefix: string }) {
           created_at: h.created_at!,
           delivered_at: h.delivered_at ?? null,
           ...(h.digest ? { digest: h.digest } : {}),
+          ...(h.issue ? { issue: h.issue } : {}),
+          ...(h.next_attempt_at && h.status === 'retrying' ? { next_attempt_at: h.next_attempt_at } : {}),
           attempts_log: (answers[2 * i + 1]![1] as string[]).map((a) => JSON.parse(a) as Attempt),
         });
         if (out.length >= limit) break;
@@ -187,6 +195,11 @@ export function makeNotifyState(redis: RedisClient, opts: { prefix: string }) {
 
     /** Failed deliveries in a row of a channel: one more, answering the count; or none after a success. */
     failedInARow: (project: number, channel: number) => redis.incr(`${base(project)}nf:${channel}`),
+    /** Each channel's failed deliveries in a row (0 after a success). */
+    async failures(project: number, channels: number[]): Promise<number[]> {
+      if (channels.length === 0) return [];
+      return (await redis.mget(...channels.map((c) => `${base(project)}nf:${c}`))).map((n) => Number(n ?? 0));
+    },
     succeeded: (project: number, channel: number) => redis.del(`${base(project)}nf:${channel}`),
 
     /** Each issue's events per minute of receipt in the last hour (apply-events-4.lua's im:). */

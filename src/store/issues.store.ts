@@ -103,6 +103,12 @@ export function makeIssuesStore(db: Db) {
       const found = await issues.findOne({ _id: storedIssueId(id) });
       return found && found.project_id === projectId ? fromStored(found) : null;
     },
+    /** Several by `_id` ($in, which FerretDB serves from its index: tools/ferretdb); another project's are left out. */
+    async getMany(projectId: number, ids: number[]): Promise<IssueDoc[]> {
+      if (ids.length === 0) return [];
+      const found = await issues.find({ _id: { $in: ids.map(storedIssueId) } }).toArray();
+      return found.filter((d) => d.project_id === projectId).map(fromStored);
+    },
   };
 }
 export type IssuesStore = ReturnType<typeof makeIssuesStore>;

@@ -919,6 +919,10 @@ export interface Channel {
   paused: boolean;
   paused_at: string | null;
   created_at: string;
+  /**
+   * in the list: its deliveries that failed in a row (ten pause it)
+   */
+  failures_in_a_row?: number;
 }
 
 /**
@@ -1036,6 +1040,14 @@ export interface Delivery {
     error: string | null;
     answer: string;
   }[];
+  /**
+   * the issue its trigger names
+   */
+  issue?: string;
+  /**
+   * while retrying: about when it is tried next
+   */
+  next_attempt_at?: string;
 }
 
 /**
@@ -1363,6 +1375,49 @@ export interface Project {
 }
 
 /**
+ * Each project's health at a glance
+ */
+export interface ProjectsHealth {
+  projects: {
+    id: string;
+    open_issues: number;
+    /**
+     * error events accepted in the last 24 hours
+     */
+    events_24h: number;
+    /**
+     * the release first seen last, in the environment where it was; null without sessions
+     */
+    newest_release: null | {
+      release: string;
+      environment: string;
+      crash_free_sessions: number | null;
+      crash_free_users: number | null;
+    };
+  }[];
+}
+
+/**
+ * A release's new issues (first seen in it) and the issues that last regressed in it
+ */
+export interface ReleaseIssues {
+  new: {
+    total: number;
+    /**
+     * up to 10, seen last first
+     */
+    issues: Issue[];
+  };
+  regressed: {
+    total: number;
+    /**
+     * up to 10, seen last first
+     */
+    issues: Issue[];
+  };
+}
+
+/**
  * Release health: each release in each environment
  */
 export interface ReleaseList {
@@ -1390,6 +1445,13 @@ export type ReleasePage = Release & {
  */
 export interface Release {
   release: string;
+  /**
+   * the dashboard's list: its issues with an event of the release, and those first seen in it
+   */
+  issues?: {
+    with_events: number;
+    new: number;
+  };
   environment: string;
   sessions: StatusCounts;
   users: StatusCounts;
@@ -1498,6 +1560,8 @@ export interface AnswerSchemas {
   'issue-row': IssueRow;
   'issue': Issue;
   'project': Project;
+  'projects-health': ProjectsHealth;
+  'release-issues': ReleaseIssues;
   'release-list': ReleaseList;
   'release-page': ReleasePage;
   'release': Release;

@@ -41,6 +41,9 @@ export function drawCharts(targets: { sessions: HTMLElement; rates: HTMLElement 
     targets.sessions,
   );
   const pct = (rate: number | null | undefined) => (rate === null || rate === undefined ? null : rate * 100);
+  // the axis fitted to the rates shown: 93–99% reads as a change, not a flat line at the top of 0–100
+  const shown = rows.flatMap((r) => [pct(r.point?.crash_free_sessions), pct(r.point?.crash_free_users)]).filter((v): v is number => v !== null);
+  const floor = shown.length ? Math.max(0, Math.floor(Math.min(...shown) - Math.max(1, (100 - Math.min(...shown)) * 0.2))) : 0;
   const rates = new uPlot(
     {
       title: 'Crash-free rate per hour',
@@ -53,7 +56,7 @@ export function drawCharts(targets: { sessions: HTMLElement; rates: HTMLElement 
       ],
       tzDate,
       axes: [{}, { label: '%' }],
-      scales: { x: { time: true, range: xRange }, y: { range: [0, 100] } },
+      scales: { x: { time: true, range: xRange }, y: { range: [floor, 100] } },
     },
     [x, rows.map((r) => pct(r.point?.crash_free_sessions)), rows.map((r) => pct(r.point?.crash_free_users))],
     targets.rates,

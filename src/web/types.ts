@@ -21,7 +21,9 @@ export type {
   ActivityEntry,
   IssueRow,
   Project,
+  ProjectsHealth,
   Release,
+  ReleaseIssues,
   StatusCounts,
   UserFeedback,
 } from '../validation/schema-types.ts';

@@ -2,7 +2,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError } from './api.ts';
-import { ago, when } from './format.ts';
+import { ago, percent, when } from './format.ts';
 
 export interface Loaded<T> {
   data: T | null;
@@ -165,5 +165,19 @@ export function Bars({ counts, label, width = 120, height = 24 }: { counts: numb
         n > 0 ? <rect key={i} x={i * bar} y={height - (n / max) * height} width={Math.max(1, bar - 1)} height={(n / max) * height} /> : null,
       )}
     </svg>
+  );
+}
+
+/** A crash-free rate coloured against the threshold: at or over it, within 5 points under it, further under. */
+export function Rate({ rate, threshold }: { rate: number | null; threshold: number }) {
+  if (rate === null) return <>—</>;
+  const pct = rate * 100;
+  const [tone, words] = pct >= threshold ? ['good', 'at or over'] : pct >= threshold - 5 ? ['warn', 'under'] : ['bad', 'far under'];
+  return (
+    <span class={`rate-${tone}`} title={`${words} the ${threshold}% threshold`}>
+      {percent(rate)}
+      {tone !== 'good' && <span class="sr-only"> ({words} the {threshold}% threshold)</span>}
+      {tone === 'bad' && ' ⚠'}
+    </span>
   );
 }

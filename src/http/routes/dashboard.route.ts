@@ -45,6 +45,39 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
   routes.get('/projects', { tag: 'dashboard', summary: "The organisation's projects", auth: 'dashboard', ok: { 200: '`{projects}`' } }, async (ctx) => {
     ctx.body = { projects: await admin.listProjects(ctx.state.web.org) };
   });
+  routes.get(
+    '/projects/health',
+    {
+      tag: 'dashboard',
+      summary: "Each project's health at a glance: open issues, events in the last 24 hours, and its newest release's crash-free rates",
+      auth: 'dashboard',
+      ok: { 200: { description: 'one entry per project', schema: 'projects-health' } },
+    },
+    async (ctx) => {
+      const projects = await admin.listProjects(ctx.state.web.org);
+      const now = new Date();
+      ctx.body = {
+        projects: await Promise.all(
+          projects.map(async (p) => {
+            const id = Number(p.id);
+            const [open, ingest, releases] = await Promise.all([deps.issues.openCount(id, now), deps.ingestStats.read(id, 24, now), deps.releases.list(id, undefined, now)]);
+            const newest = releases.releases.reduce<(typeof releases.releases)[number] | null>((a, r) => (a === null || r.first_seen > a.first_seen ? r : a), null);
+            return {
+              id: p.id,
+              open_issues: open,
+              events_24h: ingest.accepted.event ?? 0,
+              newest_release: newest && {
+                release: newest.release,
+                environment: newest.environment,
+                crash_free_sessions: newest.crash_free_sessions,
+                crash_free_users: newest.crash_free_users,
+              },
+            };
+          }),
+        ),
+      };
+    },
+  );
   routes.post(
     '/projects',
     {
@@ -387,6 +420,20 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
       const since = new Date(now.getTime() - CHART_RANGES[range] * 3600_000);
       const release = await deps.releases.get(id, releaseParam(ctx.params.release), environment, now, since);
       ctx.body = { ...release, range, since: since.toISOString() };
+    },
+  );
+  routes.get(
+    '/projects/:project/releases/:release/issues',
+    {
+      tag: 'dashboard',
+      summary: "A release's new issues (first seen in it) and regressed ones (last regressed in it): the 10 seen last of each, and how many",
+      auth: 'dashboard',
+      params: [PARAMS.project, PARAMS.release],
+      ok: { 200: { description: 'the new and the regressed issues', schema: 'release-issues' } },
+      errors: [404],
+    },
+    async (ctx) => {
+      ctx.body = await deps.issues.ofRelease(await projectId(ctx), releaseParam(ctx.params.release));
     },
   );
 

@@ -145,7 +145,15 @@ export function mountReleaseList<S extends object>(router: Router<S>, deps: AppD
       errors: [400],
     }),
     async (ctx, { query }) => {
-      ctx.body = await deps.releases.list(await way.projectOf(ctx), query.environment, new Date());
+      const project = await way.projectOf(ctx);
+      const list = await deps.releases.list(project, query.environment, new Date());
+      if (way.auth !== 'dashboard') {
+        ctx.body = list;
+        return;
+      }
+      // the dashboard's table also counts each release's issues
+      const counts = await deps.issues.releaseIssues(project, [...new Set(list.releases.map((r) => r.release))]);
+      ctx.body = { ...list, releases: list.releases.map((r) => ({ ...r, issues: counts.get(r.release)! })) };
     },
   );
 }

@@ -81,7 +81,10 @@ export async function deliverNotification(payload: NotifyDeliverPayload, runtime
   const { ok, refused, ...attempt } = outcome;
   const last = refused || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
   const status = ok ? 'delivered' : last ? 'failed' : 'retrying';
-  await notify.recordAttempt(project, delivery, attempt, status);
+  // BullMQ's exponential backoff (src/queues/registry.ts): the base delay doubled for each attempt made
+  const backoff = job.opts.backoff;
+  const delay = typeof backoff === 'object' && backoff.type === 'exponential' ? (backoff.delay ?? 0) * 2 ** job.attemptsMade : null;
+  await notify.recordAttempt(project, delivery, attempt, status, status === 'retrying' && delay !== null ? new Date(now.getTime() + delay) : null);
   runtime.metrics.notifications.inc({ event: body.event, outcome: refused ? 'refused' : status });
   if (ok) {
     runtime.metrics.notificationDelay.observe((Date.now() - Date.parse(body.triggered_at)) / 1000);

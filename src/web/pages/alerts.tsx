@@ -238,8 +238,27 @@ function Notifications({ id, owner }: { id: string; owner: boolean }) {
               <tr key={c.id} data-channel={c.id}>
                 <td>{c.kind === 'webhook' ? `${c.url} (${c.format === 'slack' ? 'Slack-compatible' : 'JSON'})` : c.email}</td>
                 <td>{c.on.map(triggerWords).join(', ')}</td>
-                <td>{[c.environment && `environment ${c.environment}`, c.level && `${c.level} and above`].filter(Boolean).join(', ') || 'none'}</td>
-                <td>{c.paused ? <strong>Paused <Time at={c.paused_at} />: ten deliveries in a row failed</strong> : 'Active'}</td>
+                <td>
+                  {[
+                    c.environment && `environment ${c.environment}`,
+                    c.level && `${c.level} and above`,
+                    c.on.includes('release.crash_free') && `crash-free sessions under ${c.crash_free.threshold}% (at least ${count(c.crash_free.min_sessions)} sessions an hour)`,
+                    c.on.includes('issue.frequency') && `more than ${count(c.frequency.count)} events in ${c.frequency.minutes} min`,
+                  ]
+                    .filter(Boolean)
+                    .join(', ') || 'none'}
+                </td>
+                <td>
+                  {c.paused ? (
+                    <strong>
+                      Paused <Time at={c.paused_at} />: ten deliveries in a row failed
+                    </strong>
+                  ) : (c.failures_in_a_row ?? 0) > 0 ? (
+                    <strong>Failing: its last {count(c.failures_in_a_row!)} deliveries failed (ten pause it)</strong>
+                  ) : (
+                    'Active'
+                  )}
+                </td>
                 {owner && (
                   <td class="actions">
                     {c.paused && (
@@ -269,7 +288,7 @@ function Notifications({ id, owner }: { id: string; owner: boolean }) {
           Refresh
         </button>
       </p>
-      <Show loaded={deliveries}>{({ deliveries: list }) => <DeliveriesLog list={list} />}</Show>
+      <Show loaded={deliveries}>{({ deliveries: list }) => <DeliveriesLog id={id} list={list} channels={channels.data?.channels ?? []} />}</Show>
     </>
   );
 }
@@ -406,19 +425,32 @@ export function Listed<T>({
   );
 }
 
-function DeliveriesLog({ list }: { list: Delivery[] }) {
+function DeliveriesLog({ id, list, channels }: { id: string; list: Delivery[]; channels: Channel[] }) {
+  const channelOf = (c: string) => {
+    const found = channels.find((ch) => ch.id === c);
+    if (!found) return `channel ${c} (removed)`;
+    return found.kind === 'email' ? (found.email ?? 'email') : `webhook ${found.url ?? ''}`;
+  };
   return (
     <Listed
       label="Deliveries"
       empty="Nothing sent yet."
-      heads={['When', 'Channel', 'Trigger', 'Status', 'Attempts']}
+      heads={['When', 'Channel', 'Trigger', 'Issue', 'Status', 'Attempts']}
       items={list}
       row={(d) => (
         <tr key={d.id} data-delivery={d.id}>
           <td><Time at={d.created_at} /></td>
-          <td>{d.channel}</td>
-          <td>{d.event}</td>
-          <td>{d.status === 'in_digest' ? `in digest ${d.digest}` : d.status}</td>
+          <td>{channelOf(d.channel)}</td>
+          <td>{triggerWords(d.event)}</td>
+          <td>{d.issue ? <a href={`/projects/${id}/issues/${d.issue}`}>#{d.issue}</a> : '—'}</td>
+          <td>
+            {d.status === 'in_digest' ? 'in the next digest' : d.status === 'paused' ? 'not sent: the channel is paused' : d.status}
+            {d.next_attempt_at && (
+              <div class="muted">
+                next try <Time at={d.next_attempt_at} />
+              </div>
+            )}
+          </td>
           <td>
             {d.attempts_log.length === 0 ? (
               '0'
@@ -428,7 +460,8 @@ function DeliveriesLog({ list }: { list: Delivery[] }) {
                 <ol>
                   {d.attempts_log.map((a) => (
                     <li key={a.at}>
-                      {`$<Time at={a.at} />: ${a.status ?? 'no answer'}${a.error ? `, ${a.error}` : ''}`}
+                      <Time at={a.at} />
+                      {`: ${a.status ?? 'no answer'}${a.error ? `, ${a.error}` : ''}`}
                       {a.answer && <pre>{a.answer}</pre>}
                     </li>
                   ))}

@@ -401,7 +401,16 @@ function BurstDecisions({ id, owner, issue }: { id: string; owner: boolean; issu
                 <td>{decisionType(d)}</td>
                 <td>{ENDED[d.state]}</td>
                 <td><Time at={d.created_at} /></td>
-                <td>{d.extended_at ? `$<Time at={d.extended_at} />${d.extensions && d.extensions > 1 ? ` (${d.extensions} times)` : ''}` : '—'}</td>
+                <td>
+                  {d.extended_at ? (
+                    <>
+                      <Time at={d.extended_at} />
+                      {d.extensions && d.extensions > 1 ? ` (${d.extensions} times)` : ''}
+                    </>
+                  ) : (
+                    '—'
+                  )}
+                </td>
                 <td><Time at={d.until} /></td>
                 <td>{d.ended_at ? <Time at={d.ended_at} /> : '—'}</td>
                 {owner && <td>{d.state === 'active' && <LiftButton busy={busy} lift={() => lift(d.id)} />}</td>}

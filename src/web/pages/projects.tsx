@@ -1,12 +1,14 @@
 /** The Projects page, and one project's settings: keys, switches and its binding. */
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
-
-import type { IngestCounts, Project } from '../types.ts';
-import { CopyText, Failure, Figures, OnceSecret, Show, Time, Title, useAction, useLoad } from '../ui.tsx';
+import { count } from '../format.ts';
+import type { IngestCounts, Project, ProjectsHealth } from '../types.ts';
+import { CopyText, Failure, Figures, OnceSecret, Rate, Show, Time, Title, useAction, useLoad } from '../ui.tsx';
 
 export function ProjectsPage({ session }: { session: Session }) {
   const loaded = useLoad(() => api<{ projects: Project[] }>('GET', '/projects'), 'projects');
+  const health = useLoad(() => api<ProjectsHealth>('GET', '/projects/health'), 'projects-health');
+  const healthOf = (id: string) => health.data?.projects.find((h) => h.id === id);
   return (
     <section>
       <Title>Projects</Title>
@@ -21,6 +23,9 @@ export function ProjectsPage({ session }: { session: Session }) {
                 <thead>
                   <tr>
                     <th scope="col">Project</th>
+                    <th scope="col">Open issues</th>
+                    <th scope="col">Events (24 h)</th>
+                    <th scope="col">Newest release</th>
                     <th scope="col">State</th>
                     <th scope="col">Security monitoring</th>
                     <th scope="col">Installation</th>
@@ -33,6 +38,7 @@ export function ProjectsPage({ session }: { session: Session }) {
                       <td>
                         <a href={`/projects/${p.id}`}>{p.name}</a> <span class="muted">#{p.id}</span>
                       </td>
+                      <Health id={p.id} h={healthOf(p.id)} />
                       <td>{p.enabled ? 'enabled' : 'disabled'}</td>
                       <td>{p.security_monitoring ? 'on' : 'off'}</td>
                       <td>{p.installation ? p.installation.base_url ?? p.installation.instance_id : <span class="muted">not bound</span>}</td>
@@ -51,6 +57,38 @@ export function ProjectsPage({ session }: { session: Session }) {
       </Show>
       {session.role === 'owner' && <CreateProject onCreated={loaded.reload} />}
     </section>
+  );
+}
+
+/** A project's health cells: open issues (a link to them), events in 24 hours, its newest release's crash-free rate. */
+function Health({ id, h }: { id: string; h: ProjectsHealth['projects'][number] | undefined }) {
+  if (!h) {
+    return (
+      <>
+        <td class="muted">…</td>
+        <td class="muted">…</td>
+        <td class="muted">…</td>
+      </>
+    );
+  }
+  const newest = h.newest_release;
+  return (
+    <>
+      <td class="num">
+        <a href={`/projects/${id}/issues`}>{count(h.open_issues)}</a>
+      </td>
+      <td class="num">{count(h.events_24h)}</td>
+      <td>
+        {newest ? (
+          <>
+            <a href={`/projects/${id}/releases/${encodeURIComponent(newest.release)}?environment=${encodeURIComponent(newest.environment)}`}>{newest.release}</a>{' '}
+            <span class="muted">({newest.environment})</span>: <Rate rate={newest.crash_free_sessions} threshold={99} /> crash-free
+          </>
+        ) : (
+          <span class="muted">no sessions</span>
+        )}
+      </td>
+    </>
   );
 }
 

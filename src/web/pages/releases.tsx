@@ -1,10 +1,11 @@
 /** The Releases page (a sortable table per environment) and a release page with its hourly charts. */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api } from '../api.ts';
+import { api, ApiError } from '../api.ts';
 import { count, percent, when } from '../format.ts';
 import { navigate } from '../router.ts';
-import type { HourPoint, Project, Release } from '../types.ts';
-import { Figures, Show, Time, Title, useLoad } from '../ui.tsx';
+import type { Channel, HourPoint, Project, Release, ReleaseIssues as ReleaseIssuesAnswer } from '../types.ts';
+import { Figures, Rate, Show, Time, Title, useLoad } from '../ui.tsx';
+import { releaseHref, term } from './issues.tsx';
 import { ProjectNav } from './projects.tsx';
 
 type Column = { key: string; label: string; value(r: Release): number | string | null };
@@ -31,8 +32,16 @@ function useProjectName(id: string): string {
   return loaded.data?.name ?? `Project ${id}`;
 }
 
+/** The crash-free rate the project's alerts hold releases to: the strictest of its channels on release.crash_free, else 99%. */
+function useThreshold(id: string): number {
+  const loaded = useLoad(() => api<{ channels: Channel[] }>('GET', `/projects/${id}/channels`), `channels:${id}`);
+  const thresholds = (loaded.data?.channels ?? []).filter((c) => c.on.includes('release.crash_free')).map((c) => c.crash_free.threshold);
+  return thresholds.length ? Math.max(...thresholds) : 99;
+}
+
 export function ReleasesPage({ id, query }: { id: string; query: URLSearchParams }) {
   const name = useProjectName(id);
+  const threshold = useThreshold(id);
   const loaded = useLoad(() => api<{ releases: Release[] }>('GET', `/projects/${id}/releases`), `releases:${id}`);
   const environment = query.get('environment') ?? '';
   const [sort, setSort] = useState<{ key: string; descending: boolean }>({ key: 'last_seen', descending: true });
@@ -44,9 +53,7 @@ export function ReleasesPage({ id, query }: { id: string; query: URLSearchParams
         {({ releases }) => {
           const environments = [...new Set(releases.map((r) => r.environment))].sort();
           const column = COLUMNS.find((c) => c.key === sort.key)!;
-          const rows = releases
-            .filter((r) => !environment || r.environment === environment)
-            .sort((a, b) => compare(column.value(a), column.value(b)) * (sort.descending ? -1 : 1));
+          const shown = environment ? [environment] : environments;
           return (
             <>
               <label class="inline-label">
@@ -60,49 +67,92 @@ export function ReleasesPage({ id, query }: { id: string; query: URLSearchParams
                   ))}
                 </select>
               </label>
-              {rows.length === 0 ? (
-                <p>No sessions yet. Installations report them to POST /api/v1/sessions with the public key.</p>
-              ) : (
-                <div class="scroll" tabIndex={0}>
-                  <table class="releases">
-                    <caption class="sr-only">Releases, sorted by {column.label}</caption>
-                    <thead>
-                      <tr>
-                        {COLUMNS.map((c) => (
-                          <th key={c.key} scope="col" aria-sort={sort.key === c.key ? (sort.descending ? 'descending' : 'ascending') : 'none'}>
-                            <button type="button" class="sort" onClick={() => setSort({ key: c.key, descending: sort.key === c.key ? !sort.descending : c.key !== 'release' })}>
-                              {c.label}
-                            </button>
-                          </th>
-                        ))}
-                        {!environment && <th scope="col">Environment</th>}
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {rows.map((r) => (
-                        <tr key={`${r.environment}/${r.release}`}>
-                          <td>
-                            <a href={`/projects/${id}/releases/${encodeURIComponent(r.release)}?environment=${encodeURIComponent(r.environment)}`}>{r.release}</a>
-                          </td>
-                          <td class="num">{count(r.sessions.total)}</td>
-                          <td class="num">{count(r.users.total)}</td>
-                          <td class="num">{percent(r.crash_free_sessions)}</td>
-                          <td class="num">{percent(r.crash_free_users)}</td>
-                          <td class="num">{percent(r.adoption_sessions)}</td>
-                          <td><Time at={r.first_seen} /></td>
-                          <td><Time at={r.last_seen} /></td>
-                          {!environment && <td>{r.environment}</td>}
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
-              )}
+              <p class="muted">
+                Crash-free rates under {threshold}% (the project&apos;s alert threshold) are marked; more than 5 points under, with ⚠.
+              </p>
+              {releases.length === 0 && <p>No sessions yet. Installations report them to POST /api/v1/sessions with the public key.</p>}
+              {shown.map((env) => {
+                const rows = releases.filter((r) => r.environment === env).sort((a, b) => compare(column.value(a), column.value(b)) * (sort.descending ? -1 : 1));
+                return (
+                  <section key={env} aria-labelledby={`env-${env}`}>
+                    <h2 id={`env-${env}`}>{env}</h2>
+                    <div class="scroll" tabIndex={0}>
+                      <table class="releases">
+                        <caption class="sr-only">
+                          Releases in {env}, sorted by {column.label}
+                        </caption>
+                        <thead>
+                          <tr>
+                            {COLUMNS.map((c) => (
+                              <th key={c.key} scope="col" aria-sort={sort.key === c.key ? (sort.descending ? 'descending' : 'ascending') : 'none'}>
+                                <button type="button" class="sort" onClick={() => setSort({ key: c.key, descending: sort.key === c.key ? !sort.descending : c.key !== 'release' })}>
+                                  {c.label}
+                                </button>
+                              </th>
+                            ))}
+                            <th scope="col">Issues</th>
+                          </tr>
+                        </thead>
+                        <tbody>
+                          {rows.map((r) => (
+                            <ReleaseLine key={`${r.environment}/${r.release}`} id={id} r={r} threshold={threshold} />
+                          ))}
+                        </tbody>
+                      </table>
+                    </div>
+                  </section>
+                );
+              })}
             </>
           );
         }}
       </Show>
     </section>
+  );
+}
+
+function ReleaseLine({ id, r, threshold }: { id: string; r: Release; threshold: number }) {
+  const adoption = r.adoption_sessions;
+  const issues = (search: string) => `/projects/${id}/issues?search=${encodeURIComponent(search)}`;
+  return (
+    <tr>
+      <td>
+        <a href={`${releaseHref(id, r.release)}?environment=${encodeURIComponent(r.environment)}`}>{r.release}</a>
+      </td>
+      <td class="num">{count(r.sessions.total)}</td>
+      <td class="num">{count(r.users.total)}</td>
+      <td class="num">
+        <Rate rate={r.crash_free_sessions} threshold={threshold} />
+      </td>
+      <td class="num">
+        <Rate rate={r.crash_free_users} threshold={threshold} />
+      </td>
+      <td class="num">
+        {adoption !== null && <span class="adoption" style={{ width: `${Math.max(2, Math.round(adoption * 60))}px` }} aria-hidden="true" />}
+        {percent(adoption)}
+      </td>
+      <td>
+        <Time at={r.first_seen} />
+      </td>
+      <td>
+        <Time at={r.last_seen} />
+      </td>
+      <td>
+        {r.issues ? (
+          <>
+            <a href={issues(`${term('release', r.release)} ${term('environment', r.environment)}`)}>{count(r.issues.with_events)}</a>
+            {r.issues.new > 0 && (
+              <>
+                {' '}
+                (<a href={issues(term('first-release', r.release))}>{count(r.issues.new)} new</a>)
+              </>
+            )}
+          </>
+        ) : (
+          '—'
+        )}
+      </td>
+    </tr>
   );
 }
 
@@ -117,17 +167,22 @@ export function ReleasePage({ id, release, query }: { id: string; release: strin
     `release:${id}:${release}:${params}`,
   );
   const to = (r: string) => `/projects/${id}/releases/${encodeURIComponent(release)}?${new URLSearchParams({ ...(environment ? { environment } : {}), range: r })}`;
+  const threshold = useThreshold(id);
+  const noSessions = loaded.error instanceof ApiError && loaded.error.reason === 'release_not_found';
   return (
     <section>
       <Title sub={<ProjectNav id={id} current="releases" />}>{`Release ${release}`}</Title>
-      <Show loaded={loaded}>
-        {(r) => (
+      {noSessions ? (
+        <p>No sessions of this release are stored{environment ? ` in ${environment}` : ''}; its issues are below.</p>
+      ) : (
+        <Show loaded={loaded}>
+          {(r) => (
           <>
             <Figures
               items={[
                 ['Environment', r.environment],
-                ['Crash-free sessions', percent(r.crash_free_sessions)],
-                ['Crash-free users', percent(r.crash_free_users)],
+                ['Crash-free sessions', <Rate rate={r.crash_free_sessions} threshold={threshold} />],
+                ['Crash-free users', <Rate rate={r.crash_free_users} threshold={threshold} />],
                 ['Adoption (24 h)', percent(r.adoption_sessions)],
                 ['Sessions', count(r.sessions.total)],
                 ['Users', count(r.users.total)],
@@ -174,8 +229,47 @@ export function ReleasePage({ id, release, query }: { id: string; release: strin
             </details>
           </>
         )}
-      </Show>
+        </Show>
+      )}
+      <ReleaseIssues id={id} release={release} />
     </section>
+  );
+}
+
+/** The release's new issues and the ones that regressed in it, each a link, with a link to all of them. */
+function ReleaseIssues({ id, release }: { id: string; release: string }) {
+  const loaded = useLoad(() => api<ReleaseIssuesAnswer>('GET', `/projects/${id}/releases/${encodeURIComponent(release)}/issues`), `release-issues:${id}:${release}`);
+  const part = (title: string, some: ReleaseIssuesAnswer['new'], all: string | null) => (
+    <section aria-labelledby={`ri-${title}`}>
+      <h2 id={`ri-${title}`}>
+        {title} ({count(some.total)})
+      </h2>
+      {some.issues.length === 0 ? (
+        <p class="muted">None.</p>
+      ) : (
+        <ul>
+          {some.issues.map((i) => (
+            <li key={i.id}>
+              <a href={`/projects/${id}/issues/${i.id}`}>{i.title}</a> <span class="muted">#{i.id}</span> <span class={`status status-${i.status}`}>{i.status}</span>{' '}
+              <span class="muted">
+                last seen <Time at={i.last_seen} />
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+      {all && some.total > some.issues.length && <a href={all}>All {count(some.total)}</a>}
+    </section>
+  );
+  return (
+    <Show loaded={loaded}>
+      {(r) => (
+        <>
+          {part('New issues', r.new, `/projects/${id}/issues?search=${encodeURIComponent(term('first-release', release))}`)}
+          {part('Regressed issues', r.regressed, null)}
+        </>
+      )}
+    </Show>
   );
 }
 
