@@ -23,6 +23,8 @@
 import { parseArgs } from 'node:util';
 import type { AppliedGroup } from '../src/state/apply-events.ts';
 import { eventKey, packPayload, type EventDoc } from '../src/store/events.store.ts';
+import type { IssueDoc } from '../src/store/issues.store.ts';
+import { eventImpact, type EventImpact } from '../src/domain/event-impact.ts';
 import { fingerprintOf, describeError } from '../src/domain/fingerprint.ts';
 import { BENCH_INSTANCE, openBench, report, round, timedInTurn } from './lib.ts';
 import { realisticErrorEvent, word } from './events.ts';
@@ -36,6 +38,12 @@ const RELEASES = 20;
 const COMPANIES = 200;
 const ENVIRONMENTS = ['production', 'staging', 'development'];
 const HOUR = 3_600_000;
+const USERS = 5000;
+const AGENTS = [
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36',
+  'Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0',
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1',
+];
 
 const bench = await openBench({ seconds: 0, concurrency: 1, workers: 0, workerConcurrency: 1 });
 const { runtime } = bench;
@@ -73,12 +81,15 @@ async function fill(name: string, size: { issues: number; events: number }, kind
   const perIssue = new Map<number, string[]>();
   for (let done = 0; done < size.events; done += GROUP) {
     const docs: EventDoc[] = [];
-    const entries: { doc: EventDoc; kind: number; level: string; title: string; culprit: string; exception_type: string | null; company: string }[] = [];
+    const entries: ({ doc: EventDoc; kind: number; level: string; title: string; culprit: string; exception_type: string | null; company: string } & EventImpact)[] = [];
     for (let i = done; i < Math.min(size.events, done + GROUP); i++) {
       const kind = nextKind();
       const at = new Date(now.getTime() - ((i * 7919) % (14 * 24)) * HOUR - (i % 3600) * 1000);
       const company = `company-${(kind * 7 + i) % COMPANIES}`;
       const event = realisticErrorEvent(kindOffset + kind, { at, release: `shop@1.${(kind + i) % RELEASES}`, environment: ENVIRONMENTS[(kind + (i % 5 === 0 ? 1 : 0)) % 3]!, company });
+      // users and browsers vary by event, as the search by user and by tag meets them
+      event.user = { id: String(i % USERS), email: `user${i % USERS}@example.com` };
+      (event.request as { headers: Record<string, string> }).headers['User-Agent'] = AGENTS[i % AGENTS.length]!;
       const doc: EventDoc = {
         _id: eventKey(project, event.event_id),
         project_id: project,
@@ -98,7 +109,7 @@ async function fill(name: string, size: { issues: number; events: number }, kind
         payload: packPayload(event),
       };
       docs.push(doc);
-      entries.push({ doc, kind, level: event.level!, company, ...describeError(event) });
+      entries.push({ doc, kind, level: event.level!, company, ...describeError(event), ...eventImpact(event) });
     }
     await runtime.stores.events.collection.insertMany(docs, { ordered: false });
     const ids = await runtime.issuesState.issueIds(project, docs.map((d) => d.fingerprint!));
@@ -119,6 +130,8 @@ async function fill(name: string, size: { issues: number; events: number }, kind
         exception_type: e.exception_type,
         company: e.company,
         fingerprint: e.doc.fingerprint!,
+        user: e.user,
+        tags: e.tags,
       })),
     };
     if ((await runtime.issuesState.apply(project, [group])).code === 'unverified') throw new Error('the project state is not verified');
@@ -130,12 +143,19 @@ async function fill(name: string, size: { issues: number; events: number }, kind
     if ((done / GROUP) % 50 === 0) log(`${name}: ${done + docs.length} of ${size.events} events stored (${round((performance.now() - started) / 1000, 1)} s)`);
   }
   // The flusher's part: changed issues to MongoDB, and into the list indexes.
-  const snap = await runtime.issuesState.snapshot(project);
-  await runtime.stores.issues.writeFlushed(project, snap.issues.map((i) => i.doc), snap.seq);
-  await runtime.issuesState.clear(project, snap.issues.map((i) => ({ id: i.doc._id, version: i.version })));
+  // (the snapshot reads the changed issues a chunk at a time, as the flusher does)
+  const flushed: IssueDoc[] = [];
+  let cursor = '0';
+  do {
+    const snap = await runtime.issuesState.snapshot(project, { cursor });
+    await runtime.stores.issues.writeFlushed(project, snap.issues.map((i) => i.doc), snap.seq);
+    await runtime.issuesState.clear(project, snap.issues.map((i) => ({ id: i.doc._id, version: i.version })));
+    flushed.push(...snap.issues.map((i) => i.doc));
+    cursor = snap.cursor;
+  } while (cursor !== '0');
   await settle();
-  const byCount = snap.issues.map((i) => i.doc).sort((a, b) => b.event_count - a.event_count);
-  log(`${name}: ${size.events} events in ${snap.issues.length} issues, stored and applied in ${round((performance.now() - started) / 1000, 1)} s; largest issue ${byCount[0]!.event_count} events`);
+  const byCount = flushed.sort((a, b) => b.event_count - a.event_count);
+  log(`${name}: ${size.events} events in ${flushed.length} issues, stored and applied in ${round((performance.now() - started) / 1000, 1)} s; largest issue ${byCount[0]!.event_count} events`);
   return { project, name, issues: byCount, eventsOf: perIssue, secret: created.secret_key, instance: `${BENCH_INSTANCE}-${name}` };
 }
 
@@ -161,10 +181,19 @@ async function measure(p: Filled, pathOf: (i: number) => string): Promise<{ p50:
     const res = await fetch(`${bench.stack.apiUrl}${path.startsWith('/healthz') ? '' : '/api/v1'}${path}`, { headers: { 'X-Service-Key': p.secret, 'X-Service-Instance': p.instance } });
     const body = await res.text();
     if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${body.slice(0, 300)}`);
+    return body;
   };
+  // a search must apply every term it names (or it would measure less than it says)
+  const first = pathOf(0);
+  if (first.includes('search=')) {
+    const answer = JSON.parse(await get(first)) as { total: number; search: { unknown: unknown[] } };
+    if (answer.search.unknown.length > 0) throw new Error(`GET ${first}: not applied ${JSON.stringify(answer.search.unknown)}`);
+  }
   const { p50, p99 } = await timedInTurn(REQUESTS, (i) => get(pathOf(i)));
   return { p50, p99 };
 }
+
+const search = (text: string) => `/issues?search=${encodeURIComponent(text)}`;
 
 /** The reads of the issue (`docs/performance.md`), each a path by request number. */
 function reads(p: Filled): [string, (i: number) => string][] {
@@ -186,6 +215,18 @@ function reads(p: Filled): [string, (i: number) => string][] {
     ['list: company=', (i) => `/issues?company=company-${i % COMPANIES}`],
     ['list: query= (a word of titles)', (i) => `/issues?query=${word(i)}`],
     ['list: release + environment + query', (i) => `/issues?release=${encodeURIComponent(`shop@1.${i % RELEASES}`)}&environment=production&query=${word(i)}`],
+    // the search's terms (issue 50)
+    ['search: release: environment: (the same events)', (i) => search(`release:shop@1.${i % RELEASES} environment:${ENVIRONMENTS[i % 3]}`)],
+    ['search: first-release:', (i) => search(`first-release:shop@1.${i % RELEASES}`)],
+    ['search: user.email:', (i) => search(`user.email:user${(i * 97) % USERS}@example.com`)],
+    ['search: browser.name: (a tag)', (i) => search(`browser.name:${['Chrome', 'Firefox', 'Mobile Safari'][i % 3]}`)],
+    ['search: has:user level:error', () => search('has:user level:error')],
+    ['search: !release: (negated)', (i) => search(`!release:shop@1.${i % RELEASES}`)],
+    ['search: is:unassigned', () => search('is:unassigned')],
+    ['search: age:-24h', () => search('age:-24h')],
+    ['search: last-seen:-1h, by last seen', () => search('last-seen:-1h')],
+    ['search: times-seen:>100, by events', () => `${search('times-seen:>100')}&order=event_count`],
+    ['search: times-seen:>10 age:-7d environment:', (i) => search(`times-seen:>10 age:-7d environment:${ENVIRONMENTS[i % 3]}`)],
     ['issue page', (i) => `/issues/${many[i % many.length]!._id}`],
     ['its events, page 1 (25)', (i) => `/issues/${deep[i % deep.length]!._id}/events`],
     ['its events, page 50 (25)', (i) => `/issues/${deep[i % deep.length]!._id}/events?offset=1225`],

@@ -103,6 +103,27 @@ describe('triggers, each notified once with a valid signature', () => {
     expect(Date.parse(r!.body.triggered_at)).not.toBeNaN();
   });
 
+  it("issue.assigned: an assignment and an unassignment, each once, named in the issue's activity", async () => {
+    const p = await bound();
+    await p.channel({ on: ['issue.assigned'] });
+    expect((await p.send(error('AssignedError'))).status).toBe(202);
+    await until(async () => (await p.get('/issues')).body.total === 1);
+    const id = Number((await p.get('/issues')).body.issues[0].id);
+    await ctx.runtime.issues.assign(p.project, id, 'ana@shop.example', 'bo@shop.example', new Date());
+    await ctx.runtime.issues.assign(p.project, id, 'ana@shop.example', 'bo@shop.example', new Date()); // no change: no notification
+    await until(() => p.got('issue.assigned').length === 1);
+    await ctx.runtime.issues.assign(p.project, id, null, 'bo@shop.example', new Date());
+    await until(() => p.got('issue.assigned').length === 2);
+    await settle();
+    const [assigned, unassigned] = p.got('issue.assigned');
+    expect(p.got('issue.assigned')).toHaveLength(2);
+    expect(assigned!.body).toMatchObject({ event: 'issue.assigned', assignee: 'ana@shop.example', by: 'bo@shop.example', issue: { id: String(id), title: 'AssignedError: AssignedError happened' } });
+    expect(unassigned!.body).toMatchObject({ assignee: null });
+    const activity = (await ctx.runtime.issues.activity(p.project, id)).activity;
+    await until(async () => (await ctx.runtime.issues.activity(p.project, id)).activity.filter((a) => a.kind === 'notified').length === 2);
+    expect(activity.filter((a) => a.kind === 'assigned')).toHaveLength(2);
+  });
+
   it('issue.regressed: a resolved issue that receives an event, once per regression', async () => {
     const p = await bound();
     const ch = await p.channel({ on: ['issue.regressed'] });
