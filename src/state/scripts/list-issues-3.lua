@@ -10,8 +10,11 @@
   (ZINTER) and a large one by walking the order from the top until the page
   is full. A time or count range on the order's own zset narrows the walk
   to that window (ranks from ZCOUNT). A negated set, or a range on another
-  zset, is checked while walking the whole window, which is counted as it
-  goes: that costs the status' issues in the window, about 1 ms per 2,000.
+  zset, is checked while walking the order until the page is full; its
+  total is counted apart when it can be (one negated set: the match less
+  its part in that set; one range alone: ZCOUNT), and otherwise by walking
+  the whole window, which costs the status' issues in it, about 1 ms per
+  2,000.
 
   KEYS[1] epoch    run_id of the Redis this project's state was verified on
   KEYS[2] the order's zset: '<prefix>:{p:<id>}:x:<status>:<order>'
@@ -130,20 +133,38 @@ elseif #outs == 0 and #others == 0 and lo == '-inf' and hi == '+inf' then
     end
   end
 else
-  -- The whole window walked, each member checked and counted.
-  local from = 0
-  while from < size do
+  -- A negated set or a range on another zset: the match is counted without walking where it can be, and then the
+  -- order is walked from the top only until the page is full; otherwise the whole window is walked and counted.
+  local keys = {order, unpack(ins)}
+  local function together(extra)
+    local all = {unpack(keys)}
+    if extra then all[#all + 1] = extra end
+    if #all == 1 then return redis.call('ZCARD', order) end
+    return redis.call('ZINTERCARD', #all, unpack(all))
+  end
+  local whole = lo == '-inf' and hi == '+inf'
+  if whole and #outs == 1 and #others == 0 then
+    -- the sets' match, less its part in the negated set
+    total = together() - together(outs[1])
+  elseif whole and #outs == 0 and #ins == 0 and #others == 1 then
+    total = redis.call('ZCOUNT', others[1][1], others[1][2], others[1][3])
+  else
+    total = nil
+  end
+  local from, found = 0, 0
+  while from < size and (total == nil or #ids < limit) do
     local members = range(from, from + WALK_CHUNK_MAX - 1)
     if #members == 0 then break end
     local ok = keep(members)
     for j = 1, #members do
       if ok[j] then
-        total = total + 1
-        if total > offset and #ids < limit then ids[#ids + 1] = members[j] end
+        found = found + 1
+        if found > offset and #ids < limit then ids[#ids + 1] = members[j] end
       end
     end
     from = from + WALK_CHUNK_MAX
   end
+  if total == nil then total = found end
 end
 
 local hours = {}

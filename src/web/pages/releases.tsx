@@ -280,11 +280,24 @@ function Charts({ series, since }: { series: HourPoint[]; since: string }) {
   useEffect(() => {
     let plots: { destroy(): void }[] = [];
     let current = true;
-    void import('../chart.ts').then(({ drawCharts }) => {
-      if (current && sessions.current && rates.current) plots = drawCharts({ sessions: sessions.current, rates: rates.current }, series, new Date(since), new Date());
-    });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const draw = () =>
+      void import('../chart.ts').then(({ drawCharts }) => {
+        if (!current || !sessions.current || !rates.current) return;
+        for (const plot of plots) plot.destroy();
+        plots = drawCharts({ sessions: sessions.current, rates: rates.current }, series, new Date(since), new Date());
+      });
+    // drawn again at the new width when the window changes (a phone turned, a window resized)
+    const resized = () => {
+      clearTimeout(timer);
+      timer = setTimeout(draw, 150);
+    };
+    draw();
+    window.addEventListener('resize', resized);
     return () => {
       current = false;
+      clearTimeout(timer);
+      window.removeEventListener('resize', resized);
       for (const plot of plots) plot.destroy();
     };
   }, [series, since]);
