@@ -97,6 +97,25 @@ end
 
 local ids, total = {}, 0
 local need = offset + limit
+
+-- Walks the window from the top, `chunk` members at a time, keeping those that pass every filter as the page's
+-- ids from `offset`: until the page is full (`untilFull`) or through the whole window. Answers how many passed.
+local function walk(chunk, untilFull)
+  local from, found = 0, 0
+  while from < size and not (untilFull and #ids >= limit) do
+    local members = range(from, from + chunk - 1)
+    if #members == 0 then break end
+    local ok = keep(members)
+    for j = 1, #members do
+      if ok[j] then
+        found = found + 1
+        if found > offset and #ids < limit then ids[#ids + 1] = members[j] end
+      end
+    end
+    from = from + chunk
+  end
+  return found
+end
 if #ins == 0 and #outs == 0 and #others == 0 then
   total = size
   ids = range(offset, need - 1)
@@ -117,20 +136,7 @@ elseif #outs == 0 and #others == 0 and lo == '-inf' and hi == '+inf' then
     local all = redis.call('ZINTER', unpack(args))
     for i = offset + 1, math.min(need, #all) do ids[#ids + 1] = desc and all[#all + 1 - i] or all[i] end
   elseif total > offset then
-    local chunk = math.min(WALK_CHUNK_MAX, math.max(100, math.ceil(need * size / total * 1.2)))
-    local from, found = 0, 0
-    while #ids < limit and from < size do
-      local members = range(from, from + chunk - 1)
-      if #members == 0 then break end
-      local ok = keep(members)
-      for j = 1, #members do
-        if ok[j] then
-          found = found + 1
-          if found > offset and #ids < limit then ids[#ids + 1] = members[j] end
-        end
-      end
-      from = from + chunk
-    end
+    walk(math.min(WALK_CHUNK_MAX, math.max(100, math.ceil(need * size / total * 1.2))), true)
   end
 else
   -- A negated set or a range on another zset: the match is counted without walking where it can be, and then the
@@ -151,19 +157,7 @@ else
   else
     total = nil
   end
-  local from, found = 0, 0
-  while from < size and (total == nil or #ids < limit) do
-    local members = range(from, from + WALK_CHUNK_MAX - 1)
-    if #members == 0 then break end
-    local ok = keep(members)
-    for j = 1, #members do
-      if ok[j] then
-        found = found + 1
-        if found > offset and #ids < limit then ids[#ids + 1] = members[j] end
-      end
-    end
-    from = from + WALK_CHUNK_MAX
-  end
+  local found = walk(WALK_CHUNK_MAX, total ~= nil)
   if total == nil then total = found end
 end
 
