@@ -61,7 +61,7 @@ describe('the issue list totals kept per status', () => {
         }
       }
       // Searches that walk, negate and range: total and page as a plain reading of the sets and scores finds them.
-      for (let n = 0; n < 6; n++) {
+      for (let n = 0; n < 12; n++) {
         const status = pick(STATUSES);
         const order = pick(['last_seen', 'first_seen', 'event_count', 'id'] as const);
         const terms = [
