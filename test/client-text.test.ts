@@ -135,6 +135,7 @@ describe.each(SEPARATORS.map((s) => [JSON.stringify(s), s]))('client text holdin
         companies: [{ value: companies[i], count: 1 }],
         actors: [],
         addresses: [],
+        tags: [{ key: 'other', total: 1, values: [{ value: tags[i], count: 1 }] }],
       });
       expect(res.body.latest_event.tags).toEqual({ company: companies[i], other: tags[i] });
     }

@@ -207,7 +207,9 @@ describe('triggers, each notified once with a valid signature', () => {
     await p.send(error('FatalStaging', { level: 'fatal', environment: 'staging' }));
     await until(() => p.got('issue.created').length >= 2);
     await settle();
-    expect(p.got('issue.created').map((r) => r.body.issue.title).sort()).toEqual(['FatalStaging: FatalStaging happened', 'FatalStaging: FatalStaging happened']);
+    // one per delivery (a retry of a slow answer brings the same delivery id again, which receivers drop)
+    const deliveries = new Map(p.got('issue.created').map((r) => [r.delivery, r.body.issue.title]));
+    expect([...deliveries.values()].sort()).toEqual(['FatalStaging: FatalStaging happened', 'FatalStaging: FatalStaging happened']);
   });
 });
 

@@ -50,7 +50,7 @@ export type EventEntry = Omit<EventDoc, 'payload'> & { level: string; title: str
 export type JobEvent = Pick<EventEntry, 'project_id' | 'event_id' | 'kind'> & Partial<Omit<EventEntry, 'at'>> & { at: Date | string };
 
 /** Defaults the job form leaves out. */
-const ENTRY_DEFAULTS = { release: null, environment: null, company: null, level: 'error', title: '', culprit: '', exception_type: null, user: '' } as const;
+const ENTRY_DEFAULTS = { release: null, environment: null, company: null, level: 'error', title: '', culprit: '', exception_type: null } as const;
 
 /**
  * The job form of an entry: without its key, group, time received (the group's) and an attempt's group key (its
@@ -59,9 +59,7 @@ const ENTRY_DEFAULTS = { release: null, environment: null, company: null, level:
  */
 export function jobEvent(entry: EventEntry): JobEvent {
   const { _id, batch, received_at, group_key, ...rest } = entry;
-  const kept = Object.entries(rest).filter(
-    ([field, value]) => value !== undefined && value !== ENTRY_DEFAULTS[field as keyof typeof ENTRY_DEFAULTS] && !(Array.isArray(value) && value.length === 0),
-  );
+  const kept = Object.entries(rest).filter(([field, value]) => value !== undefined && value !== ENTRY_DEFAULTS[field as keyof typeof ENTRY_DEFAULTS]);
   return Object.fromEntries(kept) as JobEvent;
 }
 
@@ -86,7 +84,9 @@ export function groupJobId(id: string): string {
 export function entryOf(doc: EventDoc, body: ErrorEventShape & { level?: string } = payloadOf(doc) as ErrorEventShape): EventEntry {
   const { payload: _, ...rest } = doc;
   if (doc.kind !== 'error') return { ...rest, level: body.level ?? 'error', title: '', culprit: '', exception_type: null };
-  return { ...rest, level: body.level ?? 'error', ...describeError(body), ...eventImpact(body as Obj) };
+  // its user and tags only when it has some: the job form carries no empty field
+  const { user, tags } = eventImpact(body as Obj);
+  return { ...rest, level: body.level ?? 'error', ...describeError(body), ...(user && { user }), ...(tags.length > 0 && { tags }) };
 }
 
 /** The entry of a sign-in attempt received at `receivedAt`. */
