@@ -16,7 +16,7 @@ import { navigate } from '../router.ts';
 import type { ActivityEntry, AttemptSummary, Issue, IssueActivity, IssueDecision, IssueDetail, IssueEvent, IssueEventSummary, IssueRow, UserFeedback } from '../types.ts';
 import { Bars, Failure, Figures, Show, Time, Title, useAction, useLoad } from '../ui.tsx';
 import { decisionType, LiftButton, Listed, triggerWords } from './alerts.tsx';
-import { IssueBadges, Releases } from './issues.tsx';
+import { IssueBadges, Releases, useMembers } from './issues.tsx';
 import { ProjectNav } from './projects.tsx';
 
 /** The detectors that raise security issues from sign-in bursts (the issue's exception_type). */
@@ -177,9 +177,8 @@ function IgnoreChoice({ busy, ignore }: { busy: boolean; ignore: (c: StatusChang
 
 /** Whom the issue is assigned to, chosen among the organisation's active members. */
 function Assignee({ current, busy, assign }: { current: string | null; busy: boolean; assign: (email: string | null) => void }) {
-  const members = useLoad(() => api<{ users: { email: string; active: boolean; disabled: boolean }[] }>('GET', '/org'), 'org');
-  const emails = (members.data?.users ?? []).filter((u) => u.active && !u.disabled).map((u) => u.email);
-  if (current && !emails.includes(current)) emails.push(current);
+  const members = useMembers();
+  const emails = current && !members.includes(current) ? [...members, current] : members;
   return (
     <label class="inline-label">
       Assignee{' '}

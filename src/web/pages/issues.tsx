@@ -18,6 +18,12 @@ const ORDERS = { last_seen: 'Last seen, newest first', first_seen: 'First seen, 
 /** The list parameters older links carry, read into the search. */
 const FIELD_PARAMS = ['release', 'environment', 'level', 'company'] as const;
 
+/** The emails of the organisation's active members, whom an issue may be assigned to (empty while loading). */
+export function useMembers(): string[] {
+  const loaded = useLoad(() => api<{ users: { email: string; active: boolean; disabled: boolean }[] }>('GET', '/org'), 'org');
+  return (loaded.data?.users ?? []).filter((u) => u.active && !u.disabled).map((u) => u.email);
+}
+
 /** A release's page. */
 export const releaseHref = (project: string, release: string) => `/projects/${project}/releases/${encodeURIComponent(release)}`;
 
@@ -182,7 +188,7 @@ function IssueTable({ id, list, reload, focusSearch }: { id: string; list: Issue
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [at, setAt] = useState(-1);
   const [act, error, busy] = useAction();
-  const members = useLoad(() => api<{ users: { email: string; active: boolean; disabled: boolean }[] }>('GET', '/org'), 'org');
+  const members = useMembers();
   const { issues } = list;
   const filtered = issues.some((i) => i.matching_events !== null);
   const apply = (ids: string[], change: Change) =>
@@ -245,13 +251,11 @@ function IssueTable({ id, list, reload, focusSearch }: { id: string; list: Issue
               >
                 <option value="">Choose…</option>
                 <option value="-">No one</option>
-                {(members.data?.users ?? [])
-                  .filter((u) => u.active && !u.disabled)
-                  .map((u) => (
-                    <option key={u.email} value={u.email}>
-                      {u.email}
-                    </option>
-                  ))}
+                {members.map((email) => (
+                  <option key={email} value={email}>
+                    {email}
+                  </option>
+                ))}
               </select>
             </label>
           </>
