@@ -69,6 +69,19 @@ export interface Config {
   readonly webhookAllowPrivate: boolean;
   /** Folder of the store's command trace (src/store/command-trace.ts), a diagnostic; null: not traced. */
   readonly storeTraceDir: string | null;
+  /** When the API refuses ingest requests before reading them (src/domain/admission.ts). */
+  readonly admission: {
+    readonly maxWaiting: number;
+    readonly maxOldestWaitMs: number;
+    readonly maxLoopDelayMs: number;
+    readonly maxQueueDepth: number;
+    readonly maxRedisMemory: number;
+    readonly diskFloorBytes: number;
+  };
+  /** Spike protection never holds a project under this many error events a minute (src/domain/quotas.ts). */
+  readonly spikeFloorPerMinute: number;
+  /** Connections the kernel holds for the API before it accepts them (listen backlog). */
+  readonly listenBacklog: number;
 }
 
 export class ConfigError extends Error {
@@ -117,6 +130,14 @@ export const DEFAULTS = {
   MAIL_FROM: 'Lookout <lookout@localhost>',
   WEBHOOK_ALLOW_PRIVATE: 'false',
   STORE_TRACE_DIR: '',
+  ADMIT_MAX_WAITING: '4000',
+  ADMIT_MAX_WAIT_MS: '200',
+  ADMIT_MAX_LOOP_DELAY_MS: '200',
+  ADMIT_MAX_QUEUE_DEPTH: '2000',
+  ADMIT_REDIS_MEMORY_PERCENT: '0',
+  DISK_FLOOR_MB: '500',
+  LISTEN_BACKLOG: '4096',
+  SPIKE_FLOOR_PER_MINUTE: '60000',
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -220,6 +241,17 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     mailFrom: raw('MAIL_FROM'),
     webhookAllowPrivate: raw('WEBHOOK_ALLOW_PRIVATE') === 'true',
     storeTraceDir: raw('STORE_TRACE_DIR') ? path.resolve(cwd, raw('STORE_TRACE_DIR')) : null,
+    admission: {
+      maxWaiting: int('ADMIT_MAX_WAITING', 1, 10_000_000),
+      maxOldestWaitMs: int('ADMIT_MAX_WAIT_MS', 1, 600_000),
+      maxLoopDelayMs: int('ADMIT_MAX_LOOP_DELAY_MS', 1, 600_000),
+      maxQueueDepth: int('ADMIT_MAX_QUEUE_DEPTH', 1, 100_000_000),
+      // 0: never (a full Redis does not lose what is acknowledged: it waits in MongoDB, issue 25)
+      maxRedisMemory: int('ADMIT_REDIS_MEMORY_PERCENT', 0, 100) / 100 || Infinity,
+      diskFloorBytes: int('DISK_FLOOR_MB', 0, 100_000_000) * 1024 * 1024,
+    },
+    listenBacklog: int('LISTEN_BACKLOG', 1, 65535),
+    spikeFloorPerMinute: int('SPIKE_FLOOR_PER_MINUTE', 1, 1_000_000_000),
   };
   if (config.admin && config.admin.password.length < 12) {
     problems.push('ADMIN_PASSWORD: at least 12 characters');

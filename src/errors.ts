@@ -59,6 +59,42 @@ export class RateLimitedError extends AppError {
     });
   }
 }
+/**
+ * Refused for now, before anything was written (admission, a project's quota, spike protection): 429, or 503 when a
+ * store cannot take more; Retry-After says when to try again. `categories` are what a Sentry SDK should hold back
+ * (none: everything) and `scope` whose limit it is, for X-Sentry-Rate-Limits on the Sentry routes.
+ */
+export class RefusedError extends AppError {
+  constructor(
+    status: 429 | 503,
+    reason: string,
+    message: string,
+    readonly retryAfter: number,
+    readonly categories: readonly string[] = [],
+    readonly scope: 'organization' | 'project' = 'organization',
+  ) {
+    super(status, reason, message, { retry_after: retryAfter }, { 'Retry-After': String(retryAfter) });
+  }
+}
+/** What a Sentry SDK should hold back when a project's quota of a category refuses. */
+const SENTRY_CATEGORIES = { error: ['error', 'default', 'security'], session: ['session'] } as const;
+
+/** A project's quota, or spike protection, refusing its error events or its sessions for now. */
+export class QuotaRefusedError extends RefusedError {
+  constructor(reason: string, retryAfter: number, category: 'error' | 'session') {
+    const what = category === 'error' ? 'error events' : 'sessions';
+    super(
+      429,
+      reason,
+      reason === 'spike'
+        ? `this project is sending ${what} far above its usual rate and is held to a ceiling until it calms; retry in ${retryAfter} s`
+        : `this project's quota of ${what} per ${reason.replace('quota_', '')} is used up; retry in ${retryAfter} s`,
+      retryAfter,
+      SENTRY_CATEGORIES[category],
+      'project',
+    );
+  }
+}
 export class UnavailableError extends AppError {
   constructor(reason: string, message: string) {
     super(503, reason, message);

@@ -20,6 +20,7 @@ import { makeEventsService } from './services/events.service.ts';
 import { makeSentryService } from './services/sentry.service.ts';
 import { makeFeedbackService } from './services/feedback.service.ts';
 import { makeIngestStats } from './state/ingest-stats.ts';
+import { makeQuotaCounter } from './state/quotas.ts';
 import { makeIssuesService } from './services/issues.service.ts';
 import { makeKeyResolver } from './services/key-resolver.ts';
 import { makeNotifyService } from './services/notify.service.ts';
@@ -77,7 +78,10 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   /** Raw writes in flight at once: 1 on FerretDB (SQLite has one writer), more on MongoDB. */
   const writesInFlight = mongo.profile.singleWriter ? 1 : 4;
   const ingestStats = makeIngestStats(stateRedis, { prefix: config.queuePrefix, onDropped: (type, reason, n) => metrics.dropped(type, reason, n) });
-  const events = makeEventsService({ events: stores.events, queues, log, metrics, stats: ingestStats, writesInFlight });
+  const notify = makeNotifyState(stateRedis, { prefix: config.queuePrefix });
+  /** Each project's quotas and spike protection, counted here and shared through Redis; a spike notifies its channels. */
+  const quotas = makeQuotaCounter(stateRedis, { prefix: config.queuePrefix, spikeFloorPerMinute: config.spikeFloorPerMinute, onNotified: (project) => void notify.markProject(project).catch(() => {}) });
+  const events = makeEventsService({ events: stores.events, queues, log, metrics, stats: ingestStats, quotas, writesInFlight });
   if (opts.storeTimeoutMs !== undefined) await answersWithin(stateRedis, opts.storeTimeoutMs);
   const state = makeSessionState(stateRedis, { prefix: config.queuePrefix, windowMs: config.sessionUpdateWindowMs });
   const issuesState = makeIssuesState(stateRedis, { prefix: config.queuePrefix });
@@ -90,7 +94,6 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const sso = makeSsoService({ stores, redis: stateRedis, prefix: config.queuePrefix, box, accounts, allowPrivate: config.ssoAllowPrivate, log });
   const issueReads = makeIssueReads(stateRedis, { prefix: config.queuePrefix });
   const feedback = makeFeedbackService({ feedback: stores.feedback, events: stores.events, state: issuesState, reads: issueReads, keeper });
-  const notify = makeNotifyState(stateRedis, { prefix: config.queuePrefix });
   const issues = makeIssuesService({
     issues: stores.issues,
     events: stores.events,
@@ -103,7 +106,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     notifyProject: (project) => notify.markProject(project),
   });
   const didKey = config.didHashKey ?? (await stores.settings.getOrCreate('did_hash_key', () => crypto.randomBytes(32).toString('hex')));
-  const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, stats: ingestStats, windowMs: config.sessionUpdateWindowMs, writesInFlight });
+  const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, stats: ingestStats, quotas, windowMs: config.sessionUpdateWindowMs, writesInFlight });
   const releases = makeReleasesService(stores.sessions);
   const sentry = makeSentryService({ validator, events, sessions, feedback, attachments: stores.attachments, stats: ingestStats });
   /** The worker's parts of the session batches it applies (src/services/session-parts.ts). */
@@ -142,6 +145,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     validator,
     sessions,
     ingestStats,
+    quotas,
     sentry,
     feedback,
     sessionParts,
@@ -157,6 +161,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     async close() {
       await Promise.all([sessions.drain(), events.drain(), sessionParts.drain()]);
       await ingestStats.close();
+      await quotas.close();
       await queues.close();
       stateRedis.disconnect();
       await mongo.client.close();

@@ -23,8 +23,8 @@ describe('admission', () => {
 
   it.each([
     [1, 'ingest_backlog', [], '1::organization:ingest_backlog'],
-    [60, 'quota', ['error', 'default'], '60:error;default:organization:quota'],
+    [60, 'quota_minute', ['error', 'default', 'security'], '60:error;default;security:project:quota_minute'],
   ] as const)('X-Sentry-Rate-Limits for %i s, %s', (seconds, reason, categories, header) => {
-    expect(sentryRateLimits(seconds, reason, categories)).toBe(header);
+    expect(sentryRateLimits(seconds, reason, categories, categories.length ? 'project' : 'organization')).toBe(header);
   });
 });

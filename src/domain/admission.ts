@@ -48,7 +48,10 @@ export function admission(s: AdmissionSignals, l: AdmissionLimits): Verdict {
   return { admit: true };
 }
 
-/** Sentry's rate-limit header for a refusal: `<seconds>:<categories>:<scope>:<reason>`, no categories meaning all. */
-export function sentryRateLimits(retryAfter: number, reason: string, categories: readonly string[] = []): string {
-  return `${retryAfter}:${categories.join(';')}:organization:${reason}`;
+/**
+ * Sentry's rate-limit header for a refusal: `<seconds>:<categories>:<scope>:<reason>`, no categories meaning all (a
+ * busy Lookout takes nothing for a moment), a project's quota naming its categories.
+ */
+export function sentryRateLimits(retryAfter: number, reason: string, categories: readonly string[] = [], scope: 'organization' | 'project' = 'organization'): string {
+  return `${retryAfter}:${categories.join(';')}:${scope}:${reason}`;
 }

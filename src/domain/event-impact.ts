@@ -44,7 +44,7 @@ const hashed = (ip: string) => crypto.createHash('sha256').update(ip).digest('ba
 const named = (name: string | null, version: string | null) => (name === null ? null : version === null ? name : `${name} ${version}`);
 
 /** The User-Agent header of the event's request, if it sent one. */
-function userAgent(event: Obj): string | null {
+export function userAgent(event: Obj): string | null {
   const request = event.request;
   if (!isObj(request) || !isObj(request.headers)) return null;
   const found = Object.entries(request.headers).find(([k]) => k.toLowerCase() === 'user-agent');

@@ -16,6 +16,7 @@ export const TRIGGERS = [
   'security.csp',
   'decision.created',
   'issue.assigned',
+  'project.spike',
 ] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 /** The triggers of a channel added without `--on`. */
@@ -154,6 +155,8 @@ export function headline(body: NoticeBody): string {
       return `Decision: ${body.type ?? 'ban'} ${body.ip ?? body.actor ?? 'an unknown address'} until ${body.until}${Number(body.escalation) > 0 ? ` (escalated ×${2 ** Number(body.escalation)})` : ''}`;
     case 'issue.frequency':
       return `Frequent: ${issue} (${body.events} events in ${body.minutes} min)`;
+    case 'project.spike':
+      return `Spike: error events far above the usual rate (${body.usual_per_hour} an hour); held to ${body.ceiling_per_minute} a minute until it calms`;
     case 'release.crash_free':
       return `Crash-free sessions of ${body.release} at ${body.rate}% (below ${body.threshold}%)`;
     case 'test':
@@ -167,6 +170,7 @@ export function headline(body: NoticeBody): string {
 export function linkOf(body: NoticeBody, publicUrl: string): string {
   if (body.issue) return body.issue.url;
   if (body.event === 'release.crash_free') return `${publicUrl}/projects/${body.project.id}/releases/${encodeURIComponent(String(body.release))}`;
+  if (body.event === 'project.spike') return `${publicUrl}/projects/${body.project.id}/settings#ingestion`;
   return `${publicUrl}/projects/${body.project.id}/issues`;
 }
 

@@ -4,6 +4,7 @@ import Koa from 'koa';
 import { dashboardMiddleware } from './dashboard.ts';
 import type { AppDeps, AppState } from './deps.ts';
 import { webMiddleware } from './web.ts';
+import { admissionMiddleware } from './middleware/admission.middleware.ts';
 import { errorsMiddleware } from './middleware/errors.middleware.ts';
 import { proxyMiddleware } from './middleware/proxy.middleware.ts';
 import { httpMetricsMiddleware } from './middleware/metrics.middleware.ts';
@@ -53,6 +54,7 @@ export function makeApp(deps: AppDeps): Koa<AppState> {
   app.use(requestLogMiddleware(deps.log));
   app.use(httpMetricsMiddleware(deps.metrics));
   app.use(errorsMiddleware());
+  app.use(admissionMiddleware({ load: deps.load, quotas: deps.quotas, resolver: deps.resolver, stats: deps.ingestStats, metrics: deps.metrics }));
   app.use(dashboardMiddleware(deps.dashboard.queues, deps.dashboard.credential));
   app.use(webMiddleware(deps.accounts));
   for (const router of makeRouters(deps)) {

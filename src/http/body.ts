@@ -10,6 +10,11 @@ import getRawBody from 'raw-body';
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.ts';
 import { parseJson } from '../util/json.ts';
 
+/** Whether the client of a request has gone (closed its connection): what it sent is then not written. */
+export function clientGone(ctx: Context): () => boolean {
+  return () => ctx.req.socket.destroyed;
+}
+
 export async function readJson(
   ctx: Context,
   limit: number,

@@ -19,6 +19,8 @@ import type { SentryService } from '../services/sentry.service.ts';
 import type { SessionsService } from '../services/sessions.service.ts';
 import type { SsoService } from '../services/sso.service.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
+import type { QuotaCounter } from '../state/quotas.ts';
+import type { LoadSampler } from '../services/load.service.ts';
 import type { Validator } from '../validation/validator.ts';
 import type { AdminCredential } from './dashboard.ts';
 import type { RateLimiter } from './middleware/rate-limit.middleware.ts';
@@ -55,6 +57,10 @@ export interface AppDeps {
   bouncers: BouncersService;
   /** the sessions endpoints' rate limit, shared through Redis */
   rateLimit: RateLimiter;
+  /** what admission decides from: this process' load and its stores' room */
+  load: LoadSampler;
+  /** each project's quotas and spike protection */
+  quotas: QuotaCounter;
   metrics: Metrics;
   /** the text of GET /metrics (src/metrics/fleet.ts) */
   scrape: { contentType: string; text(): Promise<string> };

@@ -12,9 +12,24 @@ import { makeHealthService } from '../services/health.service.ts';
 import { makeApp } from './app.ts';
 import type { AppDeps } from './deps.ts';
 import { makeRateLimiter } from './middleware/rate-limit.middleware.ts';
+import { makeLoadSampler, type LoadSampler } from '../services/load.service.ts';
+
+/** This process' load and its stores' room, as admission reads them. */
+export function makeApiLoad(runtime: Runtime): LoadSampler {
+  const ingestQueues = [runtime.queues.queue('events'), runtime.queues.queue('sessions')];
+  return makeLoadSampler(
+    {
+      waiting: [runtime.events.waiting, runtime.sessions.waiting],
+      queueDepth: async () => (await Promise.all(ingestQueues.map((q) => q.getWaitingCount()))).reduce((a, b) => a + b, 0),
+      redis: runtime.queues.connection,
+      dataDir: runtime.config.dataDir,
+    },
+    runtime.config.admission,
+  );
+}
 
 /** What the app needs from a runtime; `processId` names this process in the fleet metrics. */
-export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { stopping: false }): AppDeps {
+export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { stopping: false }, load = makeApiLoad(runtime)): AppDeps {
   const { config, metrics } = runtime;
   return {
     config,
@@ -41,6 +56,8 @@ export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { s
       perMinute: config.sessionsRateLimit,
       onRefused: (route) => metrics.rateLimited.inc({ route }),
     }),
+    load,
+    quotas: runtime.quotas,
     metrics,
     scrape: makeFleetScrape(runtime, processId),
     health: makeHealthService({ redis: runtime.queues.connection, db: runtime.mongo.db }),
@@ -62,12 +79,14 @@ export async function startApi(runtime: Runtime, listen: { host: string; port: n
     if (project !== null) runtime.bouncers.prepare([project]);
   });
   runtime.bouncers.prepare();
-  const app = makeApp(makeApiDeps(runtime, publisher.id, lifecycle));
+  const load = makeApiLoad(runtime);
+  const app = makeApp(makeApiDeps(runtime, publisher.id, lifecycle, load));
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
+  // A storm's connections wait in the kernel's backlog, not refused by it, and are answered (or refused) in turn.
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(listen.port, listen.host, () => resolve());
+    server.listen({ port: listen.port, host: listen.host, backlog: config.listenBacklog }, () => resolve());
   });
   const address = server.address() as { address: string; port: number };
   return {
@@ -83,6 +102,7 @@ export async function startApi(runtime: Runtime, listen: { host: string; port: n
       clearInterval(idle);
       clearTimeout(cut);
       unsubscribe();
+      load.close();
       await runtime.bouncers.settle();
       await publisher.stop();
     },

@@ -5,6 +5,8 @@
  */
 import { detectBruteForce, detectStuffing, type Attempt, type Detector } from '../domain/bursts.ts';
 import { ipv6Prefix64 } from '../domain/ip-prefix.ts';
+import { filtersOf, type InboundFilters } from '../domain/inbound-filters.ts';
+import { quotasOf, type Quotas } from '../domain/quotas.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { Stores } from '../store/index.ts';
 import type { OrgDoc, PersonList } from '../store/orgs.store.ts';
@@ -82,6 +84,8 @@ export function projectView(project: ProjectDoc) {
     // Settings added later (decision_seconds) show their default for a project saved before them.
     alerts: alertsOf(project.alerts),
     event_retention_days: project.event_retention_days ?? null,
+    quotas: quotasOf(project.quotas),
+    filters: filtersOf(project.filters),
     created_at: project.created_at,
   };
 }
@@ -91,6 +95,16 @@ export function projectView(project: ProjectDoc) {
  * (`changes`) before it answers, so API processes drop their cached key
  * lookups at once.
  */
+/** What an owner may change of a project (schemas/project-settings.json). */
+export interface ProjectSettings {
+  enabled?: boolean;
+  security_monitoring?: boolean;
+  name?: string;
+  event_retention_days?: number | null;
+  quotas?: Partial<Quotas>;
+  filters?: Partial<InboundFilters>;
+}
+
 export function makeAdminService(stores: Stores, sdk: SdkService, changes: ProjectChanges, validator: Validator) {
   async function org(id: number): Promise<OrgDoc> {
     const found = await stores.orgs.get(id);
@@ -174,11 +188,16 @@ export function makeAdminService(stores: Stores, sdk: SdkService, changes: Proje
       if (!found || found.org_id !== orgId) throw new NotFoundError('project_not_found', `no project ${id}`);
       return projectView(found);
     },
-    async setProject(id: number, set: { enabled?: boolean; security_monitoring?: boolean; name?: string; event_retention_days?: number | null }) {
-      await project(id);
+    async setProject(id: number, set: ProjectSettings) {
+      const current = await project(id);
       if (Object.keys(set).length === 0) throw new BadRequestError('nothing_to_set', 'name at least one setting');
       validator.check('project-settings', set); // the CLI's settings as the dashboard's
-      const updated = (await stores.projects.update(id, set)) ?? (await project(id));
+      // quotas and filters change field by field, over what the project had
+      const { quotas, filters, ...rest } = set;
+      const update: Partial<ProjectDoc> = { ...rest };
+      if (quotas) update.quotas = { ...current.quotas, ...quotas };
+      if (filters) update.filters = { ...current.filters, ...filters };
+      const updated = (await stores.projects.update(id, update)) ?? (await project(id));
       await changes.publish(id);
       return projectView(updated);
     },

@@ -11,7 +11,9 @@ import { normalizeEvent, type Meta } from '../domain/error-event.ts';
 import { isObj } from '../domain/obj.ts';
 import { fingerprintOf, type ErrorEventShape } from '../domain/fingerprint.ts';
 import { scrubEvent } from '../domain/scrub.ts';
-import { BadRequestError, ForbiddenError } from '../errors.ts';
+import { filteredBy, filtersOf, type FilterReason } from '../domain/inbound-filters.ts';
+import { quotasOf } from '../domain/quotas.ts';
+import { BadRequestError, ForbiddenError, QuotaRefusedError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { JobPayloads, Queues } from '../queues/registry.ts';
@@ -22,6 +24,7 @@ import type { AttemptBody } from '../store/attempts.store.ts';
 import { eventKey, packPayload, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
+import type { QuotaCounter } from '../state/quotas.ts';
 import { makeGroupCommit } from '../util/group-commit.ts';
 import type { Validator } from '../validation/validator.ts';
 
@@ -141,8 +144,16 @@ function attemptItem(project: number, body: AttemptBody, now: Date) {
 /** Most events written in one group, and gathered in one job. */
 const GROUP_MAX_EVENTS = 1000;
 
-export function makeEventsService(deps: { events: EventsStore; queues: Queues; log: Logger; metrics: Metrics; stats: IngestStats; writesInFlight: number }) {
-  const { events, queues, log, metrics, stats } = deps;
+export function makeEventsService(deps: {
+  events: EventsStore;
+  queues: Queues;
+  log: Logger;
+  metrics: Metrics;
+  stats: IngestStats;
+  quotas: QuotaCounter;
+  writesInFlight: number;
+}) {
+  const { events, queues, log, metrics, stats, quotas } = deps;
   const jobs = makeJobGather<JobPayloads['events.process']['groups'][number]>(
     (groups) => queues.enqueue('events.process', { groups }, groupJobId(groups[0]!.id)),
     { maxWeight: GROUP_MAX_EVENTS, weight: (g) => g.events!.length, log },
@@ -165,17 +176,41 @@ export function makeEventsService(deps: { events: EventsStore; queues: Queues; l
   );
 
   return {
-    async ingest(project: ProjectDoc, body: EventBody, now: Date): Promise<{ id: string; duplicate: boolean }> {
+    /**
+     * An error event passes the project's inbound filters (a filtered one is counted and answered, never stored)
+     * and its quotas (over them: a 429 to retry later); a sign-in attempt passes neither, it is never refused for
+     * being many. `gone` says whether the caller has gone: then it is not written.
+     */
+    async ingest(project: ProjectDoc, body: EventBody, now: Date, gone?: () => boolean): Promise<{ id: string; duplicate: boolean; filtered?: FilterReason }> {
       if (body.security && !project.security_monitoring) {
         throw new ForbiddenError('security_monitoring_disabled', 'security monitoring is off for this project; turn it on to send sign-in attempts');
       }
+      const type = body.security ? 'security' : 'event';
+      if (!body.security) {
+        const filtered = filteredBy(body, filtersOf(project.filters));
+        if (filtered) {
+          stats.record(project._id, 'dropped', type, `filtered_${filtered}`, 1, now);
+          return { id: body.event_id, duplicate: false, filtered };
+        }
+        const verdict = quotas.take(project._id, quotasOf(project.quotas), 'error', 1, now.getTime());
+        if (!verdict.admit) {
+          stats.record(project._id, 'dropped', type, verdict.reason, 1, now);
+          throw new QuotaRefusedError(verdict.reason, verdict.retryAfter, 'error');
+        }
+      }
       const item: GroupItem = body.security ? attemptItem(project._id, body as AttemptBody, now) : errorItem(project._id, body, now);
-      await group.add(item);
+      if ((await group.add(item, gone)) === 'gone') {
+        stats.record(project._id, 'dropped', type, 'client_gone', 1, now);
+        return { id: body.event_id, duplicate: false };
+      }
       metrics.ingest('event', item.duplicate ? 'duplicated' : 'accepted');
       // counted in the project's ingestion: an error event is an `event`, a sign-in attempt `security`
-      stats.record(project._id, item.duplicate ? 'dropped' : 'accepted', body.security ? 'security' : 'event', item.duplicate ? 'duplicate' : '', 1, now);
+      stats.record(project._id, item.duplicate ? 'dropped' : 'accepted', type, item.duplicate ? 'duplicate' : '', 1, now);
       return { id: body.event_id, duplicate: item.duplicate === true };
     },
+
+    /** Items waiting for the next write, and the age of the oldest (admission reads it). */
+    waiting: () => group.waiting(),
 
     /** Enqueues stored groups whose job was never added or was lost (src/queues/sweep.ts). */
     sweep: makeSweep(queues, {

@@ -14,7 +14,7 @@ import crypto from 'node:crypto';
 import { cutText } from '../domain/client-keys.ts';
 import type { Envelope, EnvelopeItem } from '../domain/envelope.ts';
 import { isObj } from '../domain/obj.ts';
-import { AppError, BadRequestError } from '../errors.ts';
+import { AppError, BadRequestError, RefusedError } from '../errors.ts';
 import { readFeedback } from '../domain/feedback.ts';
 import { cspEvent, readCspReports } from '../domain/csp.ts';
 import type { Logger } from '../log.ts';
@@ -32,6 +32,8 @@ export interface SentryOptions {
   /** the sender's address, for `{{auto}}` */
   clientIp: string;
   log: Logger;
+  /** whether the sender has gone (then nothing more of its request is written) */
+  gone?: () => boolean;
 }
 
 /** Why an item that broke a rule was dropped, as the counts name it. */
@@ -47,7 +49,7 @@ export function makeSentryService(deps: { validator: Validator; events: EventsSe
   /** One error event, stored (the events service counts it). */
   async function event(project: ProjectDoc, raw: unknown, opts: SentryOptions & { receivedBytes: number; eventId?: unknown }): Promise<{ id: string }> {
     const prepared = prepareEvent(validator, isObj(raw) ? fromSentry(raw, opts.eventId) : raw, { now: opts.now, clientIp: opts.clientIp, receivedBytes: opts.receivedBytes, untitled: UNTITLED });
-    const { id } = await events.ingest(project, prepared, opts.now);
+    const { id } = await events.ingest(project, prepared, opts.now, opts.gone);
     return { id };
   }
 
@@ -57,7 +59,8 @@ export function makeSentryService(deps: { validator: Validator; events: EventsSe
       try {
         return await event(project, raw, opts);
       } catch (err) {
-        if (err instanceof AppError && err.status < 500) stats.record(project._id, 'dropped', 'event', dropReason(err), 1, opts.now);
+        // a refusal (a quota, spike protection) is counted where it was made
+        if (err instanceof AppError && err.status < 500 && !(err instanceof RefusedError)) stats.record(project._id, 'dropped', 'event', dropReason(err), 1, opts.now);
         throw err;
       }
     },
@@ -79,11 +82,15 @@ export function makeSentryService(deps: { validator: Validator; events: EventsSe
 
     /**
      * An envelope's items, each on its own: an item that breaks a rule is dropped (and counted) and the rest go
-     * on. Returns the envelope's event id, the sessions accepted and the types of the items dropped.
+     * on. Returns the envelope's event id, the sessions accepted and the types of the items dropped, and the
+     * refusal of the items a quota held back (for X-Sentry-Rate-Limits); when a quota held back every item that
+     * would have been kept, the envelope is refused with it (429).
      */
-    async envelope(project: ProjectDoc, envelope: Envelope, opts: SentryOptions): Promise<{ id: string | null; sessions: number; dropped: string[] }> {
+    async envelope(project: ProjectDoc, envelope: Envelope, opts: SentryOptions): Promise<{ id: string | null; sessions: number; dropped: string[]; limited?: RefusedError }> {
       const read: ReadSessions = { sessions: [], aggregates: [], accepted: 0, skipped: [] };
       const dropped: string[] = [];
+      let limited: RefusedError | undefined;
+      let kept = 0;
       const drop = (type: string, reason: string) => {
         dropped.push(type);
         stats.record(project._id, 'dropped', type, reason, 1, opts.now);
@@ -94,6 +101,7 @@ export function makeSentryService(deps: { validator: Validator; events: EventsSe
           switch (item.type) {
             case 'event':
               await event(project, parseJson(item.payload.toString('utf8'), where, false), { ...opts, receivedBytes: item.payload.length, eventId: envelope.header.event_id });
+              kept += 1;
               break;
             case 'session':
             case 'sessions': {
@@ -127,13 +135,29 @@ export function makeSentryService(deps: { validator: Validator; events: EventsSe
               drop(item.type, 'not_kept');
           }
         } catch (err) {
+          if (err instanceof RefusedError) {
+            // counted where it was refused
+            limited = err;
+            dropped.push(item.type);
+            continue;
+          }
           if (!(err instanceof AppError) || err.status >= 500) throw err;
           drop(item.type, dropReason(err));
           opts.log.info({ item: i + 1, type: item.type, reason: err.reason, why: err.message }, 'envelope item dropped');
         }
       }
-      if (read.sessions.length || read.aggregates.length) await sessions.ingest(project._id, read);
-      return { id: typeof envelope.header.event_id === 'string' ? envelope.header.event_id : null, sessions: read.accepted, dropped };
+      if (read.sessions.length || read.aggregates.length) {
+        try {
+          await sessions.ingest(project, read, opts.gone);
+          kept += 1;
+        } catch (err) {
+          if (!(err instanceof RefusedError)) throw err;
+          limited = err;
+          read.accepted = 0;
+        }
+      }
+      if (limited && kept === 0) throw limited;
+      return { id: typeof envelope.header.event_id === 'string' ? envelope.header.event_id : null, sessions: read.accepted, dropped, ...(limited ? { limited } : {}) };
     },
   };
 

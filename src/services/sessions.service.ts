@@ -21,8 +21,11 @@ import {
   type SessionEntry,
   type SessionUpdate,
 } from '../domain/sessions.ts';
-import { BadRequestError } from '../errors.ts';
+import { quotasOf } from '../domain/quotas.ts';
+import { BadRequestError, QuotaRefusedError } from '../errors.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
+import type { QuotaCounter } from '../state/quotas.ts';
+import type { ProjectDoc } from '../store/projects.store.ts';
 import type { Validator } from '../validation/validator.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { Logger } from '../log.ts';
@@ -85,6 +88,7 @@ const GROUP_MAX_SESSIONS = 2000;
 export function makeSessionsService(deps: {
   store: SessionsStore;
   stats: IngestStats;
+  quotas: QuotaCounter;
   queues: Queues;
   validator: Validator;
   hashDid: (project: number) => HashDid;
@@ -155,15 +159,30 @@ export function makeSessionsService(deps: {
       return out;
     },
 
-    /** Stores what was read (durably) and answers how many sessions it stands for. */
-    async ingest(project: number, read: ReadSessions): Promise<{ accepted: number; skipped: number; skipped_entries?: SkippedEntry[] }> {
-      await group.add({ project, sessions: read.sessions, aggregates: read.aggregates });
+    /**
+     * Stores what was read (durably) and answers how many sessions it stands for; over the project's sessions
+     * quota nothing is stored (429). `gone` says whether the caller has gone: then it is not written.
+     */
+    async ingest(project: ProjectDoc, read: ReadSessions, gone?: () => boolean): Promise<{ accepted: number; skipped: number; skipped_entries?: SkippedEntry[] }> {
+      const id = project._id;
+      const verdict = deps.quotas.take(id, quotasOf(project.quotas), 'session', read.accepted);
+      if (!verdict.admit) {
+        deps.stats.record(id, 'dropped', 'session', verdict.reason, read.accepted);
+        throw new QuotaRefusedError(verdict.reason, verdict.retryAfter, 'session');
+      }
+      if ((await group.add({ project: id, sessions: read.sessions, aggregates: read.aggregates }, gone)) === 'gone') {
+        deps.stats.record(id, 'dropped', 'session', 'client_gone', read.accepted);
+        return { accepted: 0, skipped: read.skipped.length };
+      }
       metrics.ingest('session', 'accepted', read.accepted);
-      deps.stats.record(project, 'accepted', 'session', '', read.accepted);
-      deps.stats.record(project, 'dropped', 'session', 'invalid', read.skipped.length);
+      deps.stats.record(id, 'accepted', 'session', '', read.accepted);
+      deps.stats.record(id, 'dropped', 'session', 'invalid', read.skipped.length);
       const skipped = read.skipped.length;
       return { accepted: read.accepted, skipped, ...(skipped ? { skipped_entries: read.skipped.slice(0, SKIPPED_SHOWN) } : {}) };
     },
+
+    /** Items waiting for the next write, and the age of the oldest (admission reads it). */
+    waiting: () => group.waiting(),
 
     /** Enqueues stored batches whose job was never added or was lost (src/queues/sweep.ts). */
     sweep: makeSweep(queues, {

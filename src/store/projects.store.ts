@@ -1,4 +1,6 @@
 import type { Db, IndexDescription } from 'mongodb';
+import type { InboundFilters } from '../domain/inbound-filters.ts';
+import type { Quotas } from '../domain/quotas.ts';
 import { nextId } from './counters.store.ts';
 import { ensureIndexes } from './mongo.ts';
 
@@ -75,6 +77,10 @@ export interface ProjectDoc {
   alerts: AlertSettings;
   /** days its events are kept; null or missing: EVENT_RETENTION_DAYS */
   event_retention_days?: number | null;
+  /** its quotas and spike protection over the defaults (src/domain/quotas.ts) */
+  quotas?: Partial<Quotas>;
+  /** its inbound filters over the defaults (src/domain/inbound-filters.ts) */
+  filters?: Partial<InboundFilters>;
   created_at: Date;
 }
 

@@ -2,6 +2,9 @@
  * Group commit: callers hand in items and wait; items that arrive while a
  * write is in flight are written together by the next one. An idle system
  * writes at once (no timer), a busy one writes fewer, larger groups.
+ * What waits (items, and the age of the oldest) is what admission reads
+ * (src/domain/admission.ts); an item whose caller has gone by the time its
+ * group is formed is not written (nobody would hear that it was).
  */
 import crypto from 'node:crypto';
 
@@ -24,14 +27,30 @@ export interface GroupCommitOptions<T> {
   weight?: (item: T) => number;
 }
 
+/** Whether an item was written, or left out because its caller had gone before its group was formed. */
+export type Committed = 'written' | 'gone';
+
 export function makeGroupCommit<T>(write: (items: T[]) => Promise<void>, opts: GroupCommitOptions<T>) {
-  const pending: { item: T; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  interface Pending {
+    item: T;
+    since: number;
+    gone?: () => boolean;
+    resolve: (c: Committed) => void;
+    reject: (err: unknown) => void;
+  }
+  let pending: Pending[] = [];
   const weight = opts.weight ?? (() => 1);
   let inFlight = 0;
   let idle: (() => void) | null = null;
 
   function pump(): void {
     while (inFlight < opts.maxInFlight && pending.length > 0) {
+      // callers that went away are answered (to no one) and left out
+      if (pending.some((p) => p.gone?.())) {
+        for (const p of pending) if (p.gone?.()) p.resolve('gone');
+        pending = pending.filter((p) => !p.gone?.());
+        if (pending.length === 0) break;
+      }
       let units = 0;
       let n = 0;
       while (n < pending.length && (n === 0 || units + weight(pending[n]!.item) <= opts.maxItems)) units += weight(pending[n++]!.item);
@@ -39,7 +58,7 @@ export function makeGroupCommit<T>(write: (items: T[]) => Promise<void>, opts: G
       inFlight += 1;
       write(group.map((g) => g.item))
         .then(
-          () => group.forEach((g) => g.resolve()),
+          () => group.forEach((g) => g.resolve('written')),
           (err: unknown) => group.forEach((g) => g.reject(err)),
         )
         .finally(() => {
@@ -48,15 +67,23 @@ export function makeGroupCommit<T>(write: (items: T[]) => Promise<void>, opts: G
           pump();
         });
     }
+    if (inFlight === 0 && pending.length === 0) idle?.();
   }
 
   return {
-    /** Resolves once the item's group is written; rejects with the write's error. */
-    add(item: T): Promise<void> {
-      return new Promise<void>((resolve, reject) => {
-        pending.push({ item, resolve, reject });
+    /**
+     * Resolves once the item's group is written ('written'), or at once when `gone` says its caller has gone
+     * before the group was formed ('gone'); rejects with the write's error.
+     */
+    add(item: T, gone?: () => boolean): Promise<Committed> {
+      return new Promise<Committed>((resolve, reject) => {
+        pending.push({ item, since: performance.now(), gone, resolve, reject });
         pump();
       });
+    },
+    /** Items waiting for a write, and how long the oldest has waited (ms). */
+    waiting(): { items: number; oldestMs: number } {
+      return { items: pending.length, oldestMs: pending.length === 0 ? 0 : performance.now() - pending[0]!.since };
     },
     /** Resolves when nothing is pending or in flight. */
     drain(): Promise<void> {

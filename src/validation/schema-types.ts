@@ -113,6 +113,7 @@ export type ChannelBody = {
       | "security.csp"
       | "decision.created"
       | "issue.assigned"
+      | "project.spike"
     ),
     ...(
       | "issue.created"
@@ -123,6 +124,7 @@ export type ChannelBody = {
       | "security.csp"
       | "decision.created"
       | "issue.assigned"
+      | "project.spike"
     )[]
   ];
   /**
@@ -407,6 +409,36 @@ export type EventBody = unknown & {
 };
 
 /**
+ * A project's inbound filters; in a change, omitted fields keep their value. An error event a filter matches is counted as dropped (`filtered_<filter>`) and never stored. All off by default.
+ */
+export interface InboundFiltersBody {
+  /**
+   * errors thrown by browser extensions and scripts they inject
+   */
+  browser_extensions?: boolean;
+  /**
+   * errors from a loopback user address or a request to localhost
+   */
+  localhost?: boolean;
+  /**
+   * errors from Internet Explorer, EdgeHTML, Safari < 12, Firefox < 67, Chrome < 69, Opera < 50
+   */
+  legacy_browsers?: boolean;
+  /**
+   * release globs (`*` matches anything, `/` too): an event of a matching release is dropped
+   *
+   * @maxItems 50
+   */
+  releases?: string[];
+  /**
+   * globs over the message, each exception's type, value and `type: value`, case-insensitive
+   *
+   * @maxItems 50
+   */
+  error_messages?: string[];
+}
+
+/**
  * The range of the ingestion counts (query parameters)
  */
 export interface IngestionQuery {
@@ -579,7 +611,7 @@ export interface ProjectCreateBody {
 }
 
 /**
- * A project's name and switches; omitted fields keep their value
+ * A project's name, switches, quotas and inbound filters; omitted fields keep their value
  */
 export interface ProjectSettingsBody {
   name?: string;
@@ -595,6 +627,42 @@ export interface ProjectSettingsBody {
    * days its error events and sign-in attempts are kept after they were received; null: the installation's EVENT_RETENTION_DAYS
    */
   event_retention_days?: number | null;
+  quotas?: QuotasBody;
+  filters?: InboundFiltersBody;
+}
+
+/**
+ * A project's quotas and spike protection; in a change, omitted fields keep their value. Over a limit, the project's items of that kind are refused with 429 and Retry-After until the window (a minute, an hour, a calendar month in UTC) ends; other projects are served as usual. Sign-in attempts count against none.
+ */
+export interface QuotasBody {
+  /**
+   * error events a minute; null: no limit (default 120,000)
+   */
+  events_per_minute?: number | null;
+  /**
+   * error events an hour; null: no limit (default 2,000,000)
+   */
+  events_per_hour?: number | null;
+  /**
+   * error events a calendar month; null: no limit (the default)
+   */
+  events_per_month?: number | null;
+  /**
+   * sessions a minute; null: no limit (default 600,000)
+   */
+  sessions_per_minute?: number | null;
+  /**
+   * sessions an hour; null: no limit (the default)
+   */
+  sessions_per_hour?: number | null;
+  /**
+   * sessions a calendar month; null: no limit (the default)
+   */
+  sessions_per_month?: number | null;
+  /**
+   * hold error events to ten times the project's usual rate (the mean of its last 24 hours), never under 1,000 a second, per 10 seconds; notifies project.spike once per spike (default on)
+   */
+  spike_protection?: boolean;
 }
 
 /**
@@ -1062,6 +1130,36 @@ export interface HourPoint {
 }
 
 /**
+ * A project's inbound filters. An error event a filter matches is counted as dropped (`filtered_<filter>`) and never stored. All off by default.
+ */
+export interface InboundFilters {
+  /**
+   * errors thrown by browser extensions and scripts they inject
+   */
+  browser_extensions: boolean;
+  /**
+   * errors from a loopback user address or a request to localhost
+   */
+  localhost: boolean;
+  /**
+   * errors from Internet Explorer, EdgeHTML, Safari < 12, Firefox < 67, Chrome < 69, Opera < 50
+   */
+  legacy_browsers: boolean;
+  /**
+   * release globs (`*` matches anything, `/` too): an event of a matching release is dropped
+   *
+   * @maxItems 50
+   */
+  releases: string[];
+  /**
+   * globs over the message, each exception's type, value and `type: value`, case-insensitive
+   *
+   * @maxItems 50
+   */
+  error_messages: string[];
+}
+
+/**
  * What a project's ingestion accepted and dropped (not stored), by item type and reason, with hourly totals
  */
 export interface Ingestion {
@@ -1080,6 +1178,24 @@ export interface Ingestion {
     accepted: number;
     dropped: number;
   }[];
+  /**
+   * spike protection holding the project's error events now (null: it is not); it ends ten minutes after its last refusal
+   */
+  spike: null | {
+    since: string;
+    /**
+     * its latest refusal
+     */
+    last: string;
+    /**
+     * error events taken per 10 seconds while it holds
+     */
+    ceiling_per_10s: number;
+    /**
+     * error events refused since it began
+     */
+    refused: number;
+  };
 }
 
 /**
@@ -1371,6 +1487,8 @@ export interface Project {
    * null: the installation's EVENT_RETENTION_DAYS
    */
   event_retention_days: number | null;
+  quotas: Quotas;
+  filters: InboundFilters;
   created_at: string;
 }
 
@@ -1395,6 +1513,40 @@ export interface ProjectsHealth {
       crash_free_users: number | null;
     };
   }[];
+}
+
+/**
+ * A project's quotas and spike protection. Over a limit, the project's items of that kind are refused with 429 and Retry-After until the window (a minute, an hour, a calendar month in UTC) ends; other projects are served as usual. Sign-in attempts count against none.
+ */
+export interface Quotas {
+  /**
+   * error events a minute; null: no limit (default 120,000)
+   */
+  events_per_minute: number | null;
+  /**
+   * error events an hour; null: no limit (default 2,000,000)
+   */
+  events_per_hour: number | null;
+  /**
+   * error events a calendar month; null: no limit (the default)
+   */
+  events_per_month: number | null;
+  /**
+   * sessions a minute; null: no limit (default 600,000)
+   */
+  sessions_per_minute: number | null;
+  /**
+   * sessions an hour; null: no limit (the default)
+   */
+  sessions_per_hour: number | null;
+  /**
+   * sessions a calendar month; null: no limit (the default)
+   */
+  sessions_per_month: number | null;
+  /**
+   * hold error events to ten times the project's usual rate (the mean of its last 24 hours), never under 1,000 a second, per 10 seconds; notifies project.spike once per spike (default on)
+   */
+  spike_protection: boolean;
 }
 
 /**
@@ -1502,6 +1654,7 @@ export interface RequestSchemas {
   'decisions-query': DecisionsQuery;
   'deliveries-query': DeliveriesQuery;
   'event': EventBody;
+  'inbound-filters': InboundFiltersBody;
   'ingestion-query': IngestionQuery;
   'issue-assign': IssueAssignBody;
   'issue-bulk': IssueBulkBody;
@@ -1515,6 +1668,7 @@ export interface RequestSchemas {
   'person': PersonBody;
   'project-create': ProjectCreateBody;
   'project-settings': ProjectSettingsBody;
+  'quotas': QuotasBody;
   'release-chart-query': ReleaseChartQuery;
   'release-query': ReleaseQuery;
   'session-aggregate': SessionAggregateBody;
@@ -1548,6 +1702,7 @@ export interface AnswerSchemas {
   'delivery-list': DeliveryList;
   'delivery': Delivery;
   'hour-point': HourPoint;
+  'inbound-filters': InboundFilters;
   'ingestion': Ingestion;
   'issue-activity': IssueActivity;
   'issue-decisions': IssueDecisions;
@@ -1561,6 +1716,7 @@ export interface AnswerSchemas {
   'issue': Issue;
   'project': Project;
   'projects-health': ProjectsHealth;
+  'quotas': Quotas;
   'release-issues': ReleaseIssues;
   'release-list': ReleaseList;
   'release-page': ReleasePage;

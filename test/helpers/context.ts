@@ -37,6 +37,13 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
     QUEUE_PREFIX: `lookout_test_${suffix}`,
     LOG_LEVEL: process.env.LOOKOUT_TEST_LOG_LEVEL ?? 'silent',
     KEY_CACHE_SECONDS: '0',
+    // A test's requests are not refused for the host being busy (two cores shared by every test file): the
+    // admission tests set their own limits (test/admission.test.ts).
+    ADMIT_MAX_WAITING: '10000000',
+    ADMIT_MAX_WAIT_MS: '600000',
+    ADMIT_MAX_LOOP_DELAY_MS: '600000',
+    ADMIT_MAX_QUEUE_DEPTH: '100000000',
+    DISK_FLOOR_MB: '0',
     ...extra,
   };
 }

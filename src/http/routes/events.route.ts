@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import { prepareEvent } from '../../services/events.service.ts';
 import { contracted } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
-import { readJson } from '../body.ts';
+import { clientGone, readJson } from '../body.ts';
 import { requireSecretKey } from '../middleware/auth.middleware.ts';
 import { countRejected } from '../middleware/metrics.middleware.ts';
 
@@ -19,8 +19,8 @@ export function eventsRoutes(deps: AppDeps): Router<AppState> {
       // An event is stored as one (compressed) value, so its keys are not checked as a stored document's would be;
       // one that breaks a rule is repaired where it can be (src/services/events.service.ts prepareEvent).
       body: { schema: 'event', checkedBy: 'prepareEvent' },
-      ok: { 202: '`{id, duplicate}`' },
-      errors: [400, 413, 415],
+      ok: { 202: '`{id, duplicate, filtered?}`: stored, or (`filtered`) dropped by one of the project\'s inbound filters' },
+      errors: [400, 413, 415, 429, 503],
     },
     countRejected(deps.metrics, 'event'),
     requireSecretKey(deps.resolver, { instance: true }),
@@ -28,7 +28,7 @@ export function eventsRoutes(deps: AppDeps): Router<AppState> {
       const raw = await readJson(ctx, deps.config.bodyLimitBytes, ['application/json'], false);
       const body = prepareEvent(deps.validator, raw, { now: new Date(), clientIp: ctx.ip, receivedBytes: Number(ctx.get('content-length')) || undefined });
       ctx.status = 202;
-      ctx.body = await deps.events.ingest(ctx.state.project, body, new Date());
+      ctx.body = await deps.events.ingest(ctx.state.project, body, new Date(), clientGone(ctx));
     },
   );
   return router;

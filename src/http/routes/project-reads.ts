@@ -172,7 +172,9 @@ export function mountIngestionRead<S extends object>(router: Router<S>, deps: Ap
       errors: [400],
     }),
     async (ctx, { query }) => {
-      ctx.body = await deps.ingestStats.read(await way.projectOf(ctx), INGESTION_HOURS[query.range]);
+      const project = await way.projectOf(ctx);
+      const [counts, spike] = await Promise.all([deps.ingestStats.read(project, INGESTION_HOURS[query.range]), deps.quotas.spike(project)]);
+      ctx.body = { ...counts, spike };
     },
   );
 }

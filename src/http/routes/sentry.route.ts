@@ -17,7 +17,8 @@ import type { SentryOptions } from '../../services/sentry.service.ts';
 import { contracted, PARAMS, type Contract } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
 import { parseJson } from '../../util/json.ts';
-import { readBytes, storeText } from '../body.ts';
+import { clientGone, readBytes, storeText } from '../body.ts';
+import { sentryRateLimits } from '../../domain/admission.ts';
 import { authenticate } from '../middleware/auth.middleware.ts';
 import { corsMiddleware } from '../middleware/cors.middleware.ts';
 
@@ -48,7 +49,13 @@ export function sentryRoutes(deps: AppDeps): Router<AppState> {
       ctx.state.envelopeKey = key;
       await next();
     };
-  const options = (ctx: Context & { state: AppState }): SentryOptions => ({ now: new Date(), clientIp: ctx.ip, log: ctx.state.log });
+  const options = (ctx: Context & { state: AppState }): SentryOptions => ({ now: new Date(), clientIp: ctx.ip, log: ctx.state.log, gone: clientGone(ctx) });
+  /** An envelope's answer; items a quota held back are named in X-Sentry-Rate-Limits, as Relay does. */
+  const envelopeAnswer = async (ctx: Context & { state: AppState }) => {
+    const { limited, ...answer } = await deps.sentry.envelope(ctx.state.project, ctx.state.envelope!, options(ctx));
+    if (limited) ctx.set('X-Sentry-Rate-Limits', sentryRateLimits(limited.retryAfter, limited.reason, limited.categories, limited.scope));
+    return answer;
+  };
 
   const envelope = '/:project/envelope/';
   routes.preflight(
@@ -65,13 +72,13 @@ export function sentryRoutes(deps: AppDeps): Router<AppState> {
       params: [PARAMS.dsnProject],
       body: { raw: 'application/x-sentry-envelope', description: 'newline-delimited envelope; gzip, deflate or br Content-Encoding' },
       ok: { 200: '`{id, sessions, dropped}`: `dropped` the types of the items not stored' },
-      errors: [400, 413, 429],
+      errors: [400, 413, 429, 503],
     },
     authenticated((ctx, body) => (ctx.state.envelope = readEnvelope(body))),
     deps.rateLimit((ctx) => ctx.state.envelopeKey!),
     async (ctx) => {
       ctx.status = 200;
-      ctx.body = await deps.sentry.envelope(ctx.state.project, ctx.state.envelope!, options(ctx));
+      ctx.body = await envelopeAnswer(ctx);
     },
   );
 
@@ -85,7 +92,7 @@ export function sentryRoutes(deps: AppDeps): Router<AppState> {
     const state = ctx.state;
     ctx.status = 200;
     ctx.body = state.envelope
-      ? await deps.sentry.envelope(state.project, state.envelope, options(ctx))
+      ? await envelopeAnswer(ctx)
       : await deps.sentry.store(state.project, state.sentryBody!.value, { ...options(ctx), receivedBytes: state.sentryBody!.bytes });
   };
   const STORE: Record<string, { preflight: Contract; post: Contract }> = {
@@ -101,7 +108,7 @@ export function sentryRoutes(deps: AppDeps): Router<AppState> {
           description: 'an event as JSON; gzip, deflate or br Content-Encoding; or base64 of (zlib-deflated) JSON as application/octet-stream',
         },
         ok: { 200: '`{id}`: the event id' },
-        errors: [400, 413, 429],
+        errors: [400, 413, 429, 503],
       },
     },
     '/store/': {
@@ -112,7 +119,7 @@ export function sentryRoutes(deps: AppDeps): Router<AppState> {
         auth: 'sentry',
         body: { raw: 'application/json', description: 'as POST /api/{project}/store/' },
         ok: { 200: '`{id}`: the event id' },
-        errors: [400, 413, 429],
+        errors: [400, 413, 429, 503],
       },
     },
   };
@@ -146,7 +153,7 @@ export function sentryRoutes(deps: AppDeps): Router<AppState> {
         description: '`{"csp-report": {...}}` (report-uri), or application/reports+json: `[{type: "csp-violation", url, user_agent, body}]` (report-to)',
       },
       ok: { 200: '`{ids}`: the event ids of the violations' },
-      errors: [400, 413, 429],
+      errors: [400, 413, 429, 503],
     },
     authenticated((ctx, body) => (ctx.state.sentryBody = { value: parseJson(body.toString('utf8'), 'the report'), bytes: body.length })),
     deps.rateLimit((ctx) => ctx.state.envelopeKey!),

@@ -6,7 +6,7 @@
 import Router from '@koa/router';
 import { contracted } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
-import { readJson } from '../body.ts';
+import { clientGone, readJson } from '../body.ts';
 import { authenticate } from '../middleware/auth.middleware.ts';
 import { corsMiddleware } from '../middleware/cors.middleware.ts';
 import { countRejected } from '../middleware/metrics.middleware.ts';
@@ -33,7 +33,7 @@ export function sessionsRoutes(deps: AppDeps): Router<AppState> {
       // each entry is checked on its own by the sessions service: a bad one is skipped, not the whole request
       body: { schema: 'sessions', mediaTypes: SESSION_MEDIA_TYPES, checkedBy: 'SessionsService.read' },
       ok: { 202: '`{accepted, skipped, skipped_entries?}`: sessions stored durably; entries skipped, the first ten named `{index, reason, path, message}`' },
-      errors: [400, 413, 415, 429],
+      errors: [400, 413, 415, 429, 503],
     },
     countRejected(deps.metrics, 'session'),
     async (ctx, next) => {
@@ -42,10 +42,10 @@ export function sessionsRoutes(deps: AppDeps): Router<AppState> {
     },
     deps.rateLimit((ctx) => keyOf(ctx)!),
     async (ctx) => {
-      const project = ctx.state.project._id;
-      const read = deps.sessions.read(project, await readJson(ctx, deps.config.bodyLimitBytes, SESSION_MEDIA_TYPES), new Date());
+      const project = ctx.state.project;
+      const read = deps.sessions.read(project._id, await readJson(ctx, deps.config.bodyLimitBytes, SESSION_MEDIA_TYPES), new Date());
       ctx.status = 202;
-      ctx.body = await deps.sessions.ingest(project, read);
+      ctx.body = await deps.sessions.ingest(project, read, clientGone(ctx));
     },
   );
   return router;

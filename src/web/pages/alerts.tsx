@@ -202,6 +202,7 @@ const TRIGGERS: [name: string, label: string][] = [
   ['security.csp', 'CSP violation'],
   ['decision.created', 'Decision made'],
   ['issue.assigned', 'Issue assigned'],
+  ['project.spike', 'Spike held back'],
 ];
 const LEVELS = ['debug', 'info', 'warning', 'error', 'fatal'];
 

@@ -1,5 +1,6 @@
 // sentry-go reporting to Lookout (test/sentry-clients.test.ts): an error, or a panic through sentry.Recover.
-// usage: go-client <dsn> <error|panic> <tag>
+// usage: go-client <dsn> <error|panic|storm> <tag>
+// storm: five errors, each sent and flushed in turn (test/admission.test.ts counts what reaches the server)
 package main
 
 import (
@@ -38,6 +39,11 @@ func main() {
 	switch scenario {
 	case "error":
 		sentry.CaptureException(reserveStock("sku-1", 5))
+	case "storm":
+		for i := 1; i <= 5; i++ {
+			sentry.CaptureException(fmt.Errorf("storm error %d", i))
+			sentry.Flush(5 * time.Second)
+		}
 	case "panic":
 		func() {
 			defer func() {
