@@ -538,6 +538,31 @@ describe('the web dashboard', () => {
     await accessible('settings ingestion');
   }, 60_000);
 
+  it('Settings: an owner sets a quota and turns filters on, and they hold', async () => {
+    await open(`/projects/${project}`, 'Shop: settings');
+    await page.getByLabel('Error events a minute').fill('5000');
+    await page.getByLabel('Errors from localhost').check();
+    await page.getByLabel('Releases to filter out').fill('*-dev\n  \nerp@0.*');
+    await page.getByRole('button', { name: 'Save quotas and filters' }).click();
+    await expect
+      .poll(async () => {
+        const p = await ctx.runtime.stores.projects.get(Number(project));
+        return [p?.quotas?.events_per_minute, p?.filters?.localhost, p?.filters?.releases];
+      })
+      .toEqual([5000, true, ['*-dev', 'erp@0.*']]);
+    const sent = await fetch(`${ctx.api}/api/${project}/store/?sentry_key=${publicKey}`, {
+      method: 'POST',
+      body: JSON.stringify({ message: 'from a developer machine', request: { url: 'http://localhost:8069/web' } }),
+    });
+    expect(sent.status).toBe(200);
+    await ctx.runtime.ingestStats.flush();
+    await page.reload();
+    await page.getByRole('table', { name: 'Dropped by type and reason' }).getByText('filtered: from localhost').waitFor();
+    expect(await page.getByLabel('Error events a minute').inputValue()).toBe('5000');
+    await accessible('settings quotas and filters');
+    await ctx.runtime.admin.setProject(Number(project), { quotas: { events_per_minute: 120_000 }, filters: { localhost: false, releases: [] } });
+  }, 60_000);
+
   it('rotates the secret key, unbinds, and lets another installation activate', async () => {
     await open(`/projects/${project}`, 'Shop: settings');
     await page.getByText('https://erp.acme.example').waitFor();

@@ -170,7 +170,7 @@ export function headline(body: NoticeBody): string {
 export function linkOf(body: NoticeBody, publicUrl: string): string {
   if (body.issue) return body.issue.url;
   if (body.event === 'release.crash_free') return `${publicUrl}/projects/${body.project.id}/releases/${encodeURIComponent(String(body.release))}`;
-  if (body.event === 'project.spike') return `${publicUrl}/projects/${body.project.id}/settings#ingestion`;
+  if (body.event === 'project.spike') return `${publicUrl}/projects/${body.project.id}#ingestion`;
   return `${publicUrl}/projects/${body.project.id}/issues`;
 }
 

@@ -209,6 +209,17 @@ export function makeEventsService(deps: {
       return { id: body.event_id, duplicate: item.duplicate === true };
     },
 
+    /**
+     * Refuses an error event of a project already over its quota or held by spike protection before it is
+     * prepared (a storm's refusals cost no more than reading them); counted as dropped.
+     */
+    refuseIfOver(project: ProjectDoc, now: Date): void {
+      const verdict = quotas.peek(project._id, quotasOf(project.quotas), 'error', now.getTime());
+      if (verdict.admit) return;
+      stats.record(project._id, 'dropped', 'event', verdict.reason, 1, now);
+      throw new QuotaRefusedError(verdict.reason, verdict.retryAfter, 'error');
+    },
+
     /** Items waiting for the next write, and the age of the oldest (admission reads it). */
     waiting: () => group.waiting(),
 

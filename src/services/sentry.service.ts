@@ -48,6 +48,7 @@ export function makeSentryService(deps: { validator: Validator; events: EventsSe
 
   /** One error event, stored (the events service counts it). */
   async function event(project: ProjectDoc, raw: unknown, opts: SentryOptions & { receivedBytes: number; eventId?: unknown }): Promise<{ id: string }> {
+    events.refuseIfOver(project, opts.now);
     const prepared = prepareEvent(validator, isObj(raw) ? fromSentry(raw, opts.eventId) : raw, { now: opts.now, clientIp: opts.clientIp, receivedBytes: opts.receivedBytes, untitled: UNTITLED });
     const { id } = await events.ingest(project, prepared, opts.now, opts.gone);
     return { id };

@@ -1,5 +1,6 @@
 /** POST /api/v1/events (spec 4.5): secret key and instance; 202 {id, duplicate}. */
 import Router from '@koa/router';
+import { isObj } from '../../domain/obj.ts';
 import { prepareEvent } from '../../services/events.service.ts';
 import { contracted } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
@@ -26,6 +27,8 @@ export function eventsRoutes(deps: AppDeps): Router<AppState> {
     requireSecretKey(deps.resolver, { instance: true }),
     async (ctx) => {
       const raw = await readJson(ctx, deps.config.bodyLimitBytes, ['application/json'], false);
+      // an error event of a project over its quota is refused before it is prepared; a sign-in attempt never is
+      if (!isObj(raw) || raw.security === undefined) deps.events.refuseIfOver(ctx.state.project, new Date());
       const body = prepareEvent(deps.validator, raw, { now: new Date(), clientIp: ctx.ip, receivedBytes: Number(ctx.get('content-length')) || undefined });
       ctx.status = 202;
       ctx.body = await deps.events.ingest(ctx.state.project, body, new Date(), clientGone(ctx));

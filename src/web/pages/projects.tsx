@@ -218,6 +218,8 @@ export function ProjectSettingsPage({ id, session }: { id: string; session: Sess
           )}
           {owner && <RetentionForm days={p.event_retention_days} busy={busy} save={(days) => change(null, () => api('PATCH', `/projects/${id}`, { event_retention_days: days }))} />}
 
+          <LimitsForm project={p} owner={owner} busy={busy} save={(set) => change(null, () => api('PATCH', `/projects/${id}`, set))} />
+
           <Ingestion id={id} />
 
           <h2>Binding</h2>
@@ -273,7 +275,7 @@ function Ingestion({ id }: { id: string }) {
   const loaded = useLoad(() => api<IngestCounts>('GET', `/projects/${id}/ingestion?range=${range}`), `ingestion:${id}:${range}`);
   return (
     <>
-      <h2>Ingestion</h2>
+      <h2 id="ingestion">Ingestion</h2>
       <p class="actions">
         {(['24h', '14d'] as const).map((r) => (
           <button key={r} type="button" aria-pressed={r === range} onClick={() => setRange(r)}>
@@ -287,6 +289,12 @@ function Ingestion({ id }: { id: string }) {
           const dropped = c.dropped.reduce((n, d) => n + d.count, 0);
           return (
             <>
+              {c.spike && (
+                <p class="notice" role="status">
+                  Spike protection holds this project since <Time at={c.spike.since} />: error events far above its usual rate, {(c.spike.ceiling_per_10s * 6).toLocaleString()} a
+                  minute taken, {c.spike.refused.toLocaleString()} refused so far (until ten minutes after the last refusal).
+                </p>
+              )}
               <Figures items={[['Accepted', accepted.reduce((n, [, v]) => n + v, 0).toLocaleString()], ['Dropped', dropped.toLocaleString()]]} />
               <div class="scroll" tabIndex={0}>
                 <table aria-label="Accepted by type">
@@ -358,7 +366,109 @@ const DROP_REASON_TEXT: Record<string, string> = {
   rate_limited: 'over the rate limit',
   security_monitoring_disabled: 'security monitoring is off',
   too_many_kinds: 'too many kinds in one hour',
+  client_gone: 'its sender gave up before it was written',
+  quota_minute: "over the project's quota per minute",
+  quota_hour: "over the project's quota per hour",
+  quota_month: "over the project's quota per month",
+  spike: 'held back by spike protection',
+  ingest_backlog: 'refused: Lookout was taking in more than it could write',
+  ingest_slow: 'refused: writes were slow',
+  event_loop: 'refused: Lookout was busy',
+  queue_depth: 'refused: the processing queue was deep',
+  redis_memory: 'refused: Redis was near its maxmemory',
+  disk_floor: "refused: the data folder's disk was under its floor",
+  filtered_browser_extensions: 'filtered: thrown by a browser extension',
+  filtered_localhost: 'filtered: from localhost',
+  filtered_legacy_browsers: 'filtered: from a legacy browser',
+  filtered_release: 'filtered: a release filtered out',
+  filtered_error_message: 'filtered: a message filtered out',
 };
+
+type Limits = Pick<Project, 'quotas' | 'filters'>;
+const QUOTA_FIELDS: [keyof Project['quotas'], string][] = [
+  ['events_per_minute', 'Error events a minute'],
+  ['events_per_hour', 'Error events an hour'],
+  ['events_per_month', 'Error events a month'],
+  ['sessions_per_minute', 'Sessions a minute'],
+  ['sessions_per_hour', 'Sessions an hour'],
+  ['sessions_per_month', 'Sessions a month'],
+];
+const FILTER_SWITCHES: [keyof Pick<Project['filters'], 'browser_extensions' | 'localhost' | 'legacy_browsers'>, string][] = [
+  ['browser_extensions', 'Errors thrown by browser extensions'],
+  ['localhost', 'Errors from localhost'],
+  ['legacy_browsers', 'Errors from legacy browsers (Internet Explorer, old Safari, Firefox, Chrome)'],
+];
+
+/**
+ * Settings → Quotas and filters: a project's limits per window (empty: none), spike protection, and the inbound
+ * filters; an owner changes them, a member reads them.
+ */
+function LimitsForm({ project, owner, busy, save }: { project: Project; owner: boolean; busy: boolean; save: (set: Partial<Limits>) => void }) {
+  const [quotas, setQuotas] = useState(() => Object.fromEntries(QUOTA_FIELDS.map(([k]) => [k, project.quotas[k] === null ? '' : String(project.quotas[k])])));
+  const [spike, setSpike] = useState(project.quotas.spike_protection);
+  const [switches, setSwitches] = useState(() => Object.fromEntries(FILTER_SWITCHES.map(([k]) => [k, project.filters[k]])));
+  const [releases, setReleases] = useState(project.filters.releases.join('\n'));
+  const [messages, setMessages] = useState(project.filters.error_messages.join('\n'));
+  const lines = (text: string) => text.split('\n').map((l) => l.trim()).filter(Boolean);
+  return (
+    <>
+      <h2>Quotas and filters</h2>
+      <p class="muted">
+        Over a quota, the project's items of that kind are refused (429, with when to retry) until the minute, hour or month ends; other projects are served as usual.
+        Sign-in attempts count against none. Filtered error events are counted under Ingestion and never stored.
+      </p>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          const number = (v: string) => (v.trim() === '' ? null : Number(v));
+          save({
+            quotas: { ...(Object.fromEntries(QUOTA_FIELDS.map(([k]) => [k, number(quotas[k]!)])) as Omit<Project['quotas'], 'spike_protection'>), spike_protection: spike },
+            filters: { ...switches, releases: lines(releases), error_messages: lines(messages) } as Project['filters'],
+          });
+        }}
+      >
+        <fieldset disabled={!owner || busy}>
+          <legend>Quotas (empty: no limit)</legend>
+          <div class="fields">
+            {QUOTA_FIELDS.map(([k, label]) => (
+              <label key={k}>
+                {label}{' '}
+                <input type="number" name={k} min={1} placeholder="no limit" value={quotas[k]} onInput={(e) => setQuotas({ ...quotas, [k]: (e.target as HTMLInputElement).value })} />
+              </label>
+            ))}
+          </div>
+          <label class="check">
+            <input type="checkbox" name="spike_protection" checked={spike} onChange={(e) => setSpike((e.target as HTMLInputElement).checked)} /> Spike protection: hold error events to ten
+            times the usual rate (never under the installation's floor) and notify once
+          </label>
+        </fieldset>
+        <fieldset disabled={!owner || busy}>
+          <legend>Inbound filters</legend>
+          {FILTER_SWITCHES.map(([k, label]) => (
+            <label key={k} class="check">
+              <input type="checkbox" name={k} checked={switches[k]} onChange={(e) => setSwitches({ ...switches, [k]: (e.target as HTMLInputElement).checked })} /> {label}
+            </label>
+          ))}
+          <label>
+            Releases to filter out (globs, one a line: <code>*-dev</code>)
+            <textarea name="releases" rows={2} value={releases} onInput={(e) => setReleases((e.target as HTMLTextAreaElement).value)} />
+          </label>
+          <label>
+            Error messages or types to filter out (globs, one a line: <code>*ResizeObserver loop*</code>)
+            <textarea name="error_messages" rows={2} value={messages} onInput={(e) => setMessages((e.target as HTMLTextAreaElement).value)} />
+          </label>
+        </fieldset>
+        {owner && (
+          <p class="actions">
+            <button type="submit" disabled={busy}>
+              Save quotas and filters
+            </button>
+          </p>
+        )}
+      </form>
+    </>
+  );
+}
 
 /** The tabs of a project's pages. */
 export function ProjectNav({ id, current }: { id: string; current: 'releases' | 'issues' | 'alerts' | 'settings' }) {

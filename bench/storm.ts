@@ -1,0 +1,284 @@
+/**
+ * npm run bench:storm -- [--calm-rate 100] [--base-rate 500] [--storm-rate 6000] [--phases 10,20,10]
+ *
+ * An error storm (issue 51), open loop (requests leave on a timetable, whatever the answers do) against a stack
+ * of its own (one API, one worker process, defaults as shipped): a storming project sends `--base-rate` error
+ * events a second, then `--storm-rate` for the second phase, then `--base-rate` again, while a calm project
+ * sends `--calm-rate` throughout. Half of each are native events (`POST /api/v1/events`, the secret key), half
+ * Sentry envelopes (`POST /api/<project>/envelope/`, the DSN's key); about 3.5 KB each. A client gives up on a
+ * request after 10 s, as SDKs do.
+ *
+ * Printed per phase: accepted (2xx) and refused (429/503) requests with their p50/p99, per project; `/healthz`'s
+ * longest silence (polled every 100 ms); the API's largest RSS; each process' CPU and the host's CPU stolen, as
+ * bench:growth prints them (the two cores are 200%: a phase that used 180% or more had no room, and its
+ * latencies are not judged). Then whether the accepted latency came back within 5 s of the storm's end, and
+ * whether every 2xx was stored and counted exactly once.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import { parseArgs } from 'node:util';
+import { realisticErrorEvent } from './events.ts';
+import { BENCH_INSTANCE, cpuTicks, hostWorkMs, openBench, processCpu, report, round, stealPercent, waitFor } from './lib.ts';
+
+const { values } = parseArgs({
+  options: { 'calm-rate': { type: 'string' }, 'base-rate': { type: 'string' }, 'storm-rate': { type: 'string' }, phases: { type: 'string' } },
+  strict: true,
+});
+const CALM_RATE = Number(values['calm-rate'] ?? 100);
+const BASE_RATE = Number(values['base-rate'] ?? 500);
+const STORM_RATE = Number(values['storm-rate'] ?? 6000);
+const [BEFORE_S, STORM_S, AFTER_S] = (values.phases ?? '10,20,10').split(',').map(Number) as [number, number, number];
+const CLIENT_TIMEOUT_MS = 10_000;
+const HOST_CPU = 200;
+const NO_ROOM_FROM = 180;
+const progress = (line: string) => process.stderr.write(`bench:storm: ${line}\n`);
+
+const env = await openBench({ seconds: 0, concurrency: 1, workers: 1, workerConcurrency: 4 });
+const { runtime, stack } = env;
+
+interface Sender {
+  name: 'storm' | 'calm';
+  project: number;
+  native: Record<string, string>;
+  envelopePath: string;
+  envelopeHeaders: Record<string, string>;
+}
+
+async function sender(name: 'storm' | 'calm', project: { id: string; secret_key: string; public_key: string }, instance: string): Promise<Sender> {
+  const id = Number(project.id);
+  if (name === 'calm') await runtime.sdk.activate((await runtime.stores.projects.get(id))!, { instance_id: instance }, new Date());
+  return {
+    name,
+    project: id,
+    native: { 'content-type': 'application/json', 'x-service-key': project.secret_key, 'x-service-instance': instance },
+    envelopePath: `/api/${id}/envelope/`,
+    envelopeHeaders: { 'content-type': 'application/x-sentry-envelope', 'x-sentry-auth': `Sentry sentry_version=7, sentry_key=${project.public_key}, sentry_client=bench/1.0` },
+  };
+}
+
+/** One request's fate: when it was due (ms from the start), its phase, sender, status (0: no answer) and latency. */
+interface Sent {
+  due: number;
+  phase: number;
+  from: 'storm' | 'calm';
+  status: number;
+  ms: number;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 2048 });
+const api = new URL(stack.apiUrl);
+
+function post(path: string, headers: Record<string, string>, body: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = http.request({ host: api.hostname, port: api.port, path, method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) }, timeout: CLIENT_TIMEOUT_MS }, (res) =>
+      res.resume().on('end', () => resolve(res.statusCode ?? 0)),
+    );
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(0));
+    req.end(body);
+  });
+}
+
+let seq = 0;
+/**
+ * The i-th request of a sender: a native event (even) or an envelope with one event (odd); 50 kinds of issue.
+ * Each kind's JSON is made once and given a fresh event_id per request: the load generator shares the host's
+ * two cores with Lookout, and stringifying 6,000 events a second would take much of one.
+ */
+function request(s: Sender, i: number): [string, Record<string, string>, string] {
+  const id = (++seq).toString(16).padStart(32, '0');
+  const payload = templates(s.name)[i % 50]!.replace(ID, id);
+  if (i % 2 === 0) return ['/api/v1/events', s.native, payload];
+  return [s.envelopePath, s.envelopeHeaders, `{"event_id":"${id}"}\n{"type":"event","length":${Buffer.byteLength(payload)}}\n${payload}\n`];
+}
+const ID = '00000000000000000000000000000000';
+const made = new Map<string, string[]>();
+function templates(release: string): string[] {
+  let t = made.get(release);
+  if (!t) {
+    t = Array.from({ length: 50 }, (_, k) => JSON.stringify({ ...realisticErrorEvent(k, { at: new Date(), release: `${release}@1`, environment: 'production', company: 'bench' }), event_id: ID }));
+    made.set(release, t);
+  }
+  return t;
+}
+
+/** The phases one after another, each sender at its rate; latency from when a request was due (no coordinated omission). */
+async function drive(senders: Sender[], phases: { seconds: number; rates: Record<string, number> }[], onPhase: (n: number) => void): Promise<Sent[]> {
+  const sent: Sent[] = [];
+  const pending = new Set<Promise<void>>();
+  const start = performance.now();
+  let phaseStart = 0;
+  for (const [n, phase] of phases.entries()) {
+    onPhase(n);
+    const next = Object.fromEntries(senders.map((s) => [s.name, 0]));
+    const phaseEnd = phaseStart + phase.seconds * 1000;
+    while (performance.now() - start < phaseEnd) {
+      const elapsed = performance.now() - start - phaseStart;
+      for (const s of senders) {
+        const rate = phase.rates[s.name]!;
+        while (next[s.name]! < Math.floor((elapsed / 1000) * rate)) {
+          const k = next[s.name]!++;
+          const due = phaseStart + (k / rate) * 1000;
+          const record: Sent = { due, phase: n, from: s.name, status: 0, ms: 0 };
+          sent.push(record);
+          const [path, headers, body] = request(s, sent.length);
+          const done = post(path, headers, body).then((status) => {
+            record.status = status;
+            record.ms = performance.now() - start - due;
+          });
+          pending.add(done);
+          void done.then(() => pending.delete(done));
+        }
+      }
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    phaseStart = phaseEnd;
+  }
+  onPhase(phases.length);
+  await Promise.all([...pending]);
+  return sent;
+}
+
+/** `/healthz` every 100 ms: the longest time without an answer. */
+function watchHealth() {
+  let last = performance.now();
+  let longest = 0;
+  let stop = false;
+  const loop = async () => {
+    while (!stop) {
+      const ok = await fetch(`${stack.apiUrl}/healthz`, { signal: AbortSignal.timeout(5000) }).then((r) => r.ok, () => false);
+      const now = performance.now();
+      if (ok) {
+        longest = Math.max(longest, now - last);
+        last = now;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    longest = Math.max(longest, performance.now() - last);
+  };
+  const running = loop();
+  return async () => {
+    stop = true;
+    await running;
+    return round(longest, 0);
+  };
+}
+
+/** The API process' largest resident set (MB), sampled every 250 ms. */
+function watchRss(pid: number) {
+  let max = 0;
+  const timer = setInterval(() => {
+    const m = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    if (m) max = Math.max(max, Number(m[1]) / 1024);
+  }, 250);
+  return () => {
+    clearInterval(timer);
+    return round(max, 0);
+  };
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? null : round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!, 1);
+};
+const ok = (r: Sent) => r.status >= 200 && r.status < 300;
+const refused = (r: Sent) => r.status === 429 || r.status === 503;
+function figures(rs: Sent[]) {
+  const accepted = rs.filter(ok).map((r) => r.ms);
+  const no = rs.filter(refused).map((r) => r.ms);
+  const statuses: Record<string, number> = {};
+  for (const r of rs) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+  return { sent: rs.length, accepted: accepted.length, accepted_p50_ms: pct(accepted, 50), accepted_p99_ms: pct(accepted, 99), refused: no.length, refused_p99_ms: pct(no, 99), statuses };
+}
+
+try {
+  const hostWork = hostWorkMs();
+  const storm = await sender('storm', env.project, BENCH_INSTANCE);
+  const created = await runtime.admin.createProject({ org: Number((await runtime.admin.listOrgs())[0]!.id), name: 'calm', securityMonitoring: true });
+  const calm = await sender('calm', created, 'bench-instance-calm');
+  const phases = [
+    { seconds: BEFORE_S, rates: { storm: BASE_RATE, calm: CALM_RATE } },
+    { seconds: STORM_S, rates: { storm: STORM_RATE, calm: CALM_RATE } },
+    { seconds: AFTER_S, rates: { storm: BASE_RATE, calm: CALM_RATE } },
+  ];
+  const cpu: { steal: number | null; used: Record<string, number>; sum: number }[] = [];
+  let measure: { ticks: ReturnType<typeof cpuTicks>; used: () => Record<string, number> } | null = null;
+  const onPhase = (n: number) => {
+    if (measure) {
+      const used = measure.used();
+      cpu.push({ steal: stealPercent(measure.ticks), used, sum: Object.values(used).reduce((a, b) => a + b, 0) });
+    }
+    if (n < phases.length) {
+      progress(`phase ${n + 1}: storm ${phases[n]!.rates.storm}/s, calm ${phases[n]!.rates.calm}/s for ${phases[n]!.seconds} s`);
+      measure = { ticks: cpuTicks(), used: processCpu(stack) };
+    }
+  };
+  const healthSilence = watchHealth();
+  const apiPid = stack.processes().find((p) => p.role === 'api')!.pid;
+  const rss = watchRss(apiPid);
+  const sent = await drive([storm, calm], phases, onPhase);
+  const [silence, rssMb] = [await healthSilence(), rss()];
+  agent.destroy();
+
+  progress('load over; waiting for every accepted event to be applied');
+  const settled = await waitFor(async () => (await runtime.stores.events.backlog.size()) === 0, 120_000);
+  const exact = [];
+  for (const s of [storm, calm]) {
+    const acknowledged = sent.filter((r) => r.from === s.name && ok(r)).length;
+    const stored = await runtime.stores.events.collection.countDocuments({ project_id: s.project });
+    let counted = 0;
+    await waitFor(async () => {
+      counted = (await runtime.stores.issues.ofProject(s.project)).reduce((n, i) => n + i.event_count, 0);
+      return counted === acknowledged;
+    }, 30_000);
+    exact.push({ project: s.name, acknowledged, stored, counted_in_issues: counted, exact: acknowledged === stored && stored === counted });
+  }
+
+  const stormEnd = (BEFORE_S + STORM_S) * 1000;
+  const perPhase = phases.map((_, n) => {
+    const rs = sent.filter((r) => r.phase === n);
+    return {
+      phase: n + 1,
+      all: figures(rs),
+      storm: figures(rs.filter((r) => r.from === 'storm')),
+      calm: figures(rs.filter((r) => r.from === 'calm')),
+      cpu_percent: cpu[n]!.used,
+      cpu_percent_sum: cpu[n]!.sum,
+      cpu_steal_percent: cpu[n]!.steal,
+      room: cpu[n]!.sum < NO_ROOM_FROM,
+    };
+  });
+  const recovered = figures(sent.filter((r) => r.due >= stormEnd + 5000));
+  const first = perPhase[0]!.all.accepted_p99_ms ?? 0;
+  const targets = {
+    refusals_p99_under_20_ms: perPhase.every((p) => p.all.refused === 0 || (p.all.refused_p99_ms ?? 0) < 20),
+    accepted_in_storm_p99_under_250_ms: (perPhase[1]!.all.accepted_p99_ms ?? Infinity) < 250,
+    calm_p99_under_50_ms: perPhase.every((p) => (p.calm.accepted_p99_ms ?? Infinity) < 50 && p.calm.accepted === p.calm.sent),
+    healthz_never_silent_over_500_ms: silence <= 500,
+    api_rss_under_400_mb: rssMb < 400,
+    recovered_within_5_s: (recovered.accepted_p99_ms ?? Infinity) <= 1.5 * first,
+    every_2xx_counted_once: exact.every((e) => e.exact),
+  };
+  const judged = perPhase.every((p) => p.room);
+  const line = (f: ReturnType<typeof figures>) =>
+    `${f.sent} sent, ${f.accepted} accepted p50 ${f.accepted_p50_ms} / p99 ${f.accepted_p99_ms} ms, ${f.refused} refused p99 ${f.refused_p99_ms} ms, statuses ${JSON.stringify(f.statuses)}`;
+  report(
+    'bench:storm',
+    { rates: { calm: CALM_RATE, base: BASE_RATE, storm: STORM_RATE }, phases_s: [BEFORE_S, STORM_S, AFTER_S], host_work_ms: hostWork, phases: perPhase, healthz_longest_silence_ms: silence, api_rss_max_mb: rssMb, recovered_after_5_s: recovered, settled_s: settled, exact, targets, latency_judged: judged },
+    [
+      ['host', `work baseline ${hostWork} ms; the two cores are ${HOST_CPU}%, a phase at ${NO_ROOM_FROM}% or more had no room`],
+      ...perPhase.flatMap((p): [string, string][] => [
+        [`phase ${p.phase}: storming project`, line(p.storm)],
+        [`phase ${p.phase}: calm project`, line(p.calm)],
+        [`phase ${p.phase}: CPU`, `${Object.entries(p.cpu_percent).map(([r, v]) => `${r} ${v}`).join(', ')} = ${p.cpu_percent_sum}% of ${HOST_CPU} (stolen ${p.cpu_steal_percent ?? '-'}%): ${p.room ? 'room' : 'no room, latency not judged'}`],
+      ]),
+      ['accepted from 5 s after the storm', `p99 ${recovered.accepted_p99_ms} ms (first phase ${first} ms)`],
+      ['/healthz longest silence', `${silence} ms`],
+      ['API RSS, largest', `${rssMb} MB`],
+      ['every 2xx stored and counted once', exact.map((e) => `${e.project}: ${e.acknowledged} acknowledged, ${e.stored} stored, ${e.counted_in_issues} counted`).join('; ')],
+      ...Object.entries(targets).map(([k, v]): [string, string] => [k, String(v)]),
+    ],
+  );
+} finally {
+  await env.close();
+}
