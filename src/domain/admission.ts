@@ -11,7 +11,7 @@ export interface AdmissionSignals {
   /** items waiting in the ingest group commits, and how long the oldest has waited (ms) */
   waiting: number;
   oldestWaitMs: number;
-  /** the event loop's delay (ms, a recent high percentile) */
+  /** the event loop's delay (ms, its mean over the last moment) */
   loopDelayMs: number;
   /** jobs waiting in the ingest queues */
   queueDepth: number;
