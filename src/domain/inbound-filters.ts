@@ -13,16 +13,10 @@ import picomatch from 'picomatch';
 import { UAParser } from 'ua-parser-js';
 import { userAgent } from './event-impact.ts';
 import { isObj, type Obj } from './obj.ts';
+import type { InboundFilters as InboundFiltersAnswer } from '../validation/schema-types.ts';
 
-export interface InboundFilters {
-  browser_extensions: boolean;
-  localhost: boolean;
-  legacy_browsers: boolean;
-  /** release globs (`*-dev`, `erp@17.0.*`) */
-  releases: string[];
-  /** globs over the message, each exception's type, value and `type: value` */
-  error_messages: string[];
-}
+/** A project's inbound filters: schemas/answers/inbound-filters.json, each field documented there. */
+export type InboundFilters = InboundFiltersAnswer;
 
 /** Off until an owner turns them on: a filter drops events, and nobody should lose one without having asked. */
 export const DEFAULT_FILTERS: InboundFilters = { browser_extensions: false, localhost: false, legacy_browsers: false, releases: [], error_messages: [] };

@@ -10,21 +10,13 @@
  * quiet one is not held back by its own quiet past.
  */
 
+import type { Quotas as QuotasAnswer } from '../validation/schema-types.ts';
+
 export type QuotaCategory = 'error' | 'session';
 export type QuotaWindow = 'minute' | 'hour' | 'month';
 
-export interface Quotas {
-  /** most error events per window; null: no limit */
-  events_per_minute: number | null;
-  events_per_hour: number | null;
-  events_per_month: number | null;
-  /** most sessions per window (a batch or aggregate counts each session it stands for); null: no limit */
-  sessions_per_minute: number | null;
-  sessions_per_hour: number | null;
-  sessions_per_month: number | null;
-  /** hold a project sending error events far above its usual rate to a ceiling */
-  spike_protection: boolean;
-}
+/** A project's quotas and spike protection: schemas/answers/quotas.json, each field documented there. */
+export type Quotas = QuotasAnswer;
 
 /**
  * Generous: above what one host takes (about 1,000 error events and 5,000 sessions a second), so a project reaches
