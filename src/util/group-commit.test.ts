@@ -24,4 +24,24 @@ describe('makeGroupCommit', () => {
     expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
     await group.drain();
   });
+
+  it('leaves out an item whose caller has gone before its group is formed, and says what waits', async () => {
+    const writes: number[][] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const group = makeGroupCommit<number>(async (items) => {
+      writes.push(items);
+      if (writes.length === 1) await gate;
+    }, { maxItems: 10, maxInFlight: 1 });
+    const first = group.add(1);
+    let gone = false;
+    const left = group.add(2, () => gone);
+    const kept = group.add(3, () => false);
+    expect(group.waiting()).toMatchObject({ items: 2 });
+    gone = true; // the caller of 2 closed its connection while 1 was being written
+    release();
+    expect(await Promise.all([first, left, kept])).toEqual(['written', 'gone', 'written']);
+    expect(writes).toEqual([[1], [3]]);
+    expect(group.waiting()).toEqual({ items: 0, oldestMs: 0 });
+  });
 });
