@@ -2,7 +2,8 @@
  * Each project's quota counts (src/domain/quotas.ts), shared by the API processes through Redis without a round trip
  * per request: a process decides from the totals Redis last gave it plus what it took since, and every `syncMs` adds
  * what it took to the window keys (INCRBY answers the new totals, other processes' included). A project can pass a
- * limit by what the other processes took within one sync (a quarter of a second), never by more.
+ * limit by what the other processes took within one sync (a quarter of a second; a project this process takes
+ * nothing of is read again every two seconds), never by more.
  *
  * Under the project's hash tag:
  *   qt:<category>:<m|h|mo|s>:<index>   items taken in a minute, an hour, a month, a spike window (10 s)
@@ -26,12 +27,16 @@ const WINDOWS = [
 interface Count {
   key: string;
   ttlMs: number;
-  /** the total Redis last answered */
+  /** the total Redis last answered, and when */
   known: number;
-  /** taken here since, not yet added in Redis (and being added) */
+  knownAt: number;
+  /** taken here since, not yet added in Redis (and being added, or to be added again after a failed sync) */
   local: number;
   adding: number;
 }
+
+/** A count nothing was taken into here is read again this often, to learn what the other API processes took. */
+const RELEARN_MS = 2000;
 
 interface ProjectState {
   counts: Map<string, Count>;
@@ -65,7 +70,7 @@ export function makeQuotaCounter(redis: RedisClient, opts: { prefix: string; spi
   function countOf(project: number, s: ProjectState, category: QuotaCategory, window: (typeof WINDOWS)[number], at: number): Count {
     const key = `${base(project)}qt:${category}:${window.key}:${windowIndex(window.name, at)}`;
     let c = s.counts.get(key);
-    if (!c) s.counts.set(key, (c = { key, ttlMs: window.ttlMs, known: 0, local: 0, adding: 0 }));
+    if (!c) s.counts.set(key, (c = { key, ttlMs: window.ttlMs, known: 0, knownAt: 0, local: 0, adding: 0 }));
     return c;
   }
 
@@ -80,10 +85,11 @@ export function makeQuotaCounter(redis: RedisClient, opts: { prefix: string; spi
     const now = Date.now();
     const hour = windowIndex('hour', now);
     for (const [project, s] of projects) {
-      const live = [...s.counts.values()];
+      // what was taken here, and what was not read for a while
+      const live = [...s.counts.values()].filter((c) => c.local > 0 || c.adding > 0 || now - c.knownAt >= RELEARN_MS);
       const pipe = redis.pipeline();
       for (const c of live) {
-        c.adding = c.local;
+        c.adding += c.local;
         c.local = 0;
         pipe.incrby(c.key, c.adding);
         pipe.pexpire(c.key, c.ttlMs);
@@ -94,10 +100,12 @@ export function makeQuotaCounter(redis: RedisClient, opts: { prefix: string; spi
       const refused = s.spikeRefused;
       s.spikeRefused = 0;
       if (refused > 0) spikeWrites(pipe, project, s.ceiling, refused, now);
-      const results = (await pipe.exec()) ?? [];
+      const results = pipe.length > 0 ? ((await pipe.exec()) ?? []) : [];
       live.forEach((c, i) => {
         const [err, total] = results[2 * i] ?? [];
-        if (!err) c.known = Number(total) - c.local; // what this process took meanwhile counts on top, locally
+        if (err) return; // added again at the next sync
+        c.known = Number(total) - c.local; // what this process took meanwhile counts on top, locally
+        c.knownAt = now;
         c.adding = 0;
       });
       if (learnUsual) {
@@ -109,8 +117,8 @@ export function makeQuotaCounter(redis: RedisClient, opts: { prefix: string; spi
         if (raised === 1) opts.onNotified?.(project);
       }
       // windows that ended are forgotten; a project quiet for a while is forgotten too
-      for (const c of live) {
-        if (c.local === 0 && !isCurrent(c.key, now)) s.counts.delete(c.key);
+      for (const c of s.counts.values()) {
+        if (c.local === 0 && c.adding === 0 && !isCurrent(c.key, now)) s.counts.delete(c.key);
       }
       if (s.counts.size === 0 && s.spikeRefused === 0) projects.delete(project);
     }
