@@ -1,15 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { makeGroupCommit } from './group-commit.ts';
 
+/** A group commit of one write at a time whose first write waits until `release` is called; its writes, in order. */
+function heldAtFirstWrite(maxItems: number) {
+  const writes: number[][] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const group = makeGroupCommit<number>(async (items) => {
+    writes.push(items);
+    if (writes.length === 1) await gate;
+  }, { maxItems, maxInFlight: 1 });
+  return { writes, release, group };
+}
+
 describe('makeGroupCommit', () => {
   it('writes at once when idle and groups what arrives during a write', async () => {
-    const writes: number[][] = [];
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const group = makeGroupCommit<number>(async (items) => {
-      writes.push(items);
-      if (writes.length === 1) await gate;
-    }, { maxItems: 3, maxInFlight: 1 });
+    const { writes, release, group } = heldAtFirstWrite(3);
     const done = [1, 2, 3, 4, 5].map((n) => group.add(n));
     release();
     await Promise.all(done);
@@ -26,13 +32,7 @@ describe('makeGroupCommit', () => {
   });
 
   it('leaves out an item whose caller has gone before its group is formed, and says what waits', async () => {
-    const writes: number[][] = [];
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const group = makeGroupCommit<number>(async (items) => {
-      writes.push(items);
-      if (writes.length === 1) await gate;
-    }, { maxItems: 10, maxInFlight: 1 });
+    const { writes, release, group } = heldAtFirstWrite(10);
     const first = group.add(1);
     let gone = false;
     const left = group.add(2, () => gone);

@@ -14,7 +14,6 @@
  */
 import type { Context, Middleware } from 'koa';
 import { sentryRateLimits, type AdmissionReason } from '../../domain/admission.ts';
-import { keyFromSentryAuth } from '../../domain/envelope.ts';
 import type { QuotaCategory } from '../../domain/quotas.ts';
 import { quotasOf } from '../../domain/quotas.ts';
 import { QuotaRefusedError, RefusedError } from '../../errors.ts';
@@ -23,7 +22,9 @@ import type { LoadSampler } from '../../services/load.service.ts';
 import type { KeyResolver } from '../../services/key-resolver.ts';
 import type { IngestStats } from '../../state/ingest-stats.ts';
 import type { QuotaCounter } from '../../state/quotas.ts';
+import type { ProjectDoc } from '../../store/projects.store.ts';
 import type { AppState } from '../state.ts';
+import { sentryKey, serviceKey } from './auth.middleware.ts';
 
 /** An ingest route as admission sees it: what it counts as, what it carries (when the path says), its key. */
 interface IngestRoute {
@@ -35,10 +36,6 @@ interface IngestRoute {
   sentry: boolean;
   key: (ctx: Context) => string | undefined;
 }
-
-const query = (ctx: Context, name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : undefined);
-const sentryKey = (ctx: Context) => keyFromSentryAuth(ctx.get('x-sentry-auth')) ?? keyFromSentryAuth(ctx.get('authorization')) ?? query(ctx, 'sentry_key');
-const serviceKey = (ctx: Context) => ctx.get('x-service-key') || query(ctx, 'key');
 
 function ingestRoute(ctx: Context): IngestRoute | null {
   if (ctx.method !== 'POST') return null;
@@ -61,37 +58,31 @@ export function admissionMiddleware(deps: { load: LoadSampler; quotas: QuotaCoun
   return async (ctx, next) => {
     const route = ingestRoute(ctx);
     if (!route) return next();
+    let project: ProjectDoc | null | undefined; // looked up once, when a quota or a refusal's count needs it
+    let beforeBody = true;
     try {
       const load = deps.load.verdict();
-      if (!load.admit) {
-        const status = route.name === 'events' ? 503 : load.status;
-        throw new RefusedError(status, load.reason, REFUSAL_WORDS[load.reason], load.retryAfter);
-      }
+      if (!load.admit) throw new RefusedError(route.name === 'events' ? 503 : load.status, load.reason, REFUSAL_WORDS[load.reason], load.retryAfter);
       if (route.category) {
-        const project = await projectOf(ctx, route);
+        project = await projectOf(ctx, route);
         const verdict = project ? deps.quotas.peek(project._id, quotasOf(project.quotas), route.category) : { admit: true as const };
         if (!verdict.admit) throw new QuotaRefusedError(verdict.reason, verdict.retryAfter, route.category);
       }
-    } catch (err) {
-      if (!(err instanceof RefusedError)) throw err;
-      await refused(ctx, route, err);
-      throw err;
-    }
-    try {
+      beforeBody = false;
       await next();
     } catch (err) {
-      // a refusal the route made from the body (a quota, spike protection) says the same to a Sentry SDK
-      if (err instanceof RefusedError && route.sentry) ctx.set('X-Sentry-Rate-Limits', sentryRateLimits(err.retryAfter, err.reason, err.categories, err.scope));
+      if (!(err instanceof RefusedError)) throw err;
+      // a refusal made from the body (a quota, spike protection) says the same to a Sentry SDK; one made here is
+      // also counted here (the route counts its own)
+      if (route.sentry) ctx.set('X-Sentry-Rate-Limits', sentryRateLimits(err.retryAfter, err.reason, err.categories, err.scope));
+      if (beforeBody) {
+        deps.metrics.refused.inc({ route: route.name, reason: err.reason });
+        project ??= await projectOf(ctx, route);
+        if (project) deps.stats.record(project._id, 'dropped', route.type, err.reason);
+      }
       throw err;
     }
   };
-
-  async function refused(ctx: Context, route: IngestRoute, err: RefusedError): Promise<void> {
-    deps.metrics.refused.inc({ route: route.name, reason: err.reason });
-    if (route.sentry) ctx.set('X-Sentry-Rate-Limits', sentryRateLimits(err.retryAfter, err.reason, err.categories, err.scope));
-    const project = await projectOf(ctx, route);
-    if (project) deps.stats.record(project._id, 'dropped', route.type, err.reason);
-  }
 }
 
 const REFUSAL_WORDS: Record<AdmissionReason, string> = {

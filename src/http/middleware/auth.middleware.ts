@@ -1,9 +1,20 @@
 /** Spec 5: which credential an endpoint takes, and the instance rule. */
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { checkInstance } from '../../domain/binding.ts';
+import { keyFromSentryAuth } from '../../domain/envelope.ts';
 import { ForbiddenError, UnauthorizedError } from '../../errors.ts';
 import type { KeyKind, KeyResolver, ResolvedKey } from '../../services/key-resolver.ts';
 import type { AppState } from '../state.ts';
+
+type KeyCarrier = Pick<Context, 'get' | 'query'>;
+const queryValue = (ctx: KeyCarrier, name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : undefined);
+
+/** A native endpoint's key: `X-Service-Key`, or `?key=` (beacons). */
+export const serviceKey = (ctx: KeyCarrier): string | undefined => ctx.get('x-service-key') || queryValue(ctx, 'key') || undefined;
+
+/** A Sentry endpoint's public key from the request line and headers: `X-Sentry-Auth`, `Authorization: Sentry …`, `?sentry_key=`. */
+export const sentryKey = (ctx: KeyCarrier): string | undefined =>
+  keyFromSentryAuth(ctx.get('x-sentry-auth')) ?? keyFromSentryAuth(ctx.get('authorization')) ?? queryValue(ctx, 'sentry_key');
 
 export async function authenticate(resolver: KeyResolver, key: string | undefined, wanted: KeyKind): Promise<ResolvedKey> {
   if (!key) throw new UnauthorizedError('missing_key', 'send the project key in the X-Service-Key header');

@@ -11,7 +11,7 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { EnvelopeError, keyFromSentryAuth, looksLikeEnvelope, parseDsn, parseEnvelope, type Envelope } from '../../domain/envelope.ts';
+import { EnvelopeError, looksLikeEnvelope, parseDsn, parseEnvelope, type Envelope } from '../../domain/envelope.ts';
 import { BadRequestError, ForbiddenError, UnauthorizedError } from '../../errors.ts';
 import type { SentryOptions } from '../../services/sentry.service.ts';
 import { contracted, PARAMS, type Contract } from '../contract.ts';
@@ -19,7 +19,7 @@ import type { AppDeps, AppState } from '../deps.ts';
 import { parseJson } from '../../util/json.ts';
 import { clientGone, readBytes, storeText } from '../body.ts';
 import { sentryRateLimits } from '../../domain/admission.ts';
-import { authenticate } from '../middleware/auth.middleware.ts';
+import { authenticate, sentryKey } from '../middleware/auth.middleware.ts';
 import { corsMiddleware } from '../middleware/cors.middleware.ts';
 
 const PROJECT_ID = /^[1-9]\d{0,15}$/;
@@ -36,11 +36,7 @@ export function sentryRoutes(deps: AppDeps): Router<AppState> {
       if (project !== undefined && !PROJECT_ID.test(project)) throw new BadRequestError('invalid_project', 'the project id in the path must be a number');
       const body = await readBytes(ctx, deps.config.bodyLimitBytes);
       read(ctx, body);
-      const key =
-        keyFromSentryAuth(ctx.get('x-sentry-auth')) ??
-        keyFromSentryAuth(ctx.get('authorization')) ??
-        queryKey(ctx) ??
-        parseDsn(ctx.state.envelope?.header.dsn)?.key;
+      const key = sentryKey(ctx) ?? parseDsn(ctx.state.envelope?.header.dsn)?.key;
       if (!key) throw new UnauthorizedError('missing_key', 'send the public key in X-Sentry-Auth, ?sentry_key= or the envelope header dsn');
       const resolved = await authenticate(deps.resolver, key, 'public');
       if (project !== undefined && String(resolved.project._id) !== project)
@@ -168,7 +164,6 @@ export function sentryRoutes(deps: AppDeps): Router<AppState> {
   return router;
 }
 
-const queryKey = (ctx: Context) => (typeof ctx.query.sentry_key === 'string' ? ctx.query.sentry_key : undefined);
 const isEnvelopeType = (ctx: Context) => (ctx.get('content-type').split(';')[0] ?? '').trim().toLowerCase() === 'application/x-sentry-envelope';
 
 function readEnvelope(body: Buffer): Envelope {

@@ -7,7 +7,7 @@ import Router from '@koa/router';
 import { contracted } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
 import { clientGone, readJson } from '../body.ts';
-import { authenticate } from '../middleware/auth.middleware.ts';
+import { authenticate, serviceKey } from '../middleware/auth.middleware.ts';
 import { corsMiddleware } from '../middleware/cors.middleware.ts';
 import { countRejected } from '../middleware/metrics.middleware.ts';
 
@@ -16,9 +16,6 @@ export const SESSION_MEDIA_TYPES = ['application/json', 'text/plain'] as const;
 export function sessionsRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/v1' });
   const routes = contracted(router, deps);
-  const keyOf = (ctx: { get(h: string): string; query: Record<string, unknown> }) =>
-    ctx.get('x-service-key') || (typeof ctx.query.key === 'string' ? ctx.query.key : '') || undefined;
-
   routes.preflight(
     '/sessions',
     { tag: 'sessions', summary: 'CORS preflight: any origin may post sessions with the public key', auth: 'none', ok: { 204: 'CORS headers' } },
@@ -37,10 +34,10 @@ export function sessionsRoutes(deps: AppDeps): Router<AppState> {
     },
     countRejected(deps.metrics, 'session'),
     async (ctx, next) => {
-      ctx.state.project = (await authenticate(deps.resolver, keyOf(ctx), 'public')).project;
+      ctx.state.project = (await authenticate(deps.resolver, serviceKey(ctx), 'public')).project;
       await next();
     },
-    deps.rateLimit((ctx) => keyOf(ctx)!),
+    deps.rateLimit((ctx) => serviceKey(ctx)!),
     async (ctx) => {
       const project = ctx.state.project;
       const read = deps.sessions.read(project._id, await readJson(ctx, deps.config.bodyLimitBytes, SESSION_MEDIA_TYPES), new Date());
