@@ -19,7 +19,12 @@
  * 1 and page 50 (25 a page, the API's default and the dashboard's); one event
  * by id. Printed: p50 and p99 of each at both sizes, and the ratio of
  * the large p99 to the small one.
+ *
+ * `--trace FILE`: each timed request (size, read, start in epoch ms, ms) to FILE as CSV, and Redis' commands slower
+ * than 5 ms (its slow log: epoch seconds, µs, command) to FILE.redis.csv, to tell a slow read from a stall of the
+ * stack that one read happened to meet.
  */
+import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { AppliedGroup } from '../src/state/apply-events.ts';
 import { eventKey, packPayload, type EventDoc } from '../src/store/events.store.ts';
@@ -29,10 +34,13 @@ import { fingerprintOf, describeError } from '../src/domain/fingerprint.ts';
 import { BENCH_INSTANCE, cpuTicks, hostWorkMs, openBench, processCpu, report, round, stealPercent, timedInTurn } from './lib.ts';
 import { realisticErrorEvent, word } from './events.ts';
 
-const { values } = parseArgs({ options: { issues: { type: 'string' }, events: { type: 'string' }, requests: { type: 'string' } }, strict: true });
+const { values } = parseArgs({ options: { issues: { type: 'string' }, events: { type: 'string' }, requests: { type: 'string' }, trace: { type: 'string' } }, strict: true });
 const LARGE = { issues: Number(values.issues ?? 20_000), events: Number(values.events ?? 1_000_000) };
 const SMALL = { issues: Math.round(LARGE.issues / 10), events: Math.round(LARGE.events / 10) };
 const REQUESTS = Number(values.requests ?? 200);
+const TRACE = values.trace;
+const traced: string[] = ['size,read,at,ms'];
+const slow: string[] = ['at_s,us,command'];
 const GROUP = 2000;
 const RELEASES = 20;
 const COMPANIES = 200;
@@ -176,7 +184,7 @@ async function settle(): Promise<void> {
 type Filled = Awaited<ReturnType<typeof fill>>;
 
 /** p50 and p99 (ms) of `REQUESTS` sequential GETs of the paths `pathOf(i)` gives, after a tenth as warm-up. */
-async function measure(p: Filled, pathOf: (i: number) => string): Promise<{ p50: number; p99: number }> {
+async function measure(p: Filled, name: string, pathOf: (i: number) => string): Promise<{ p50: number; p99: number }> {
   const get = async (path: string) => {
     const res = await fetch(`${bench.stack.apiUrl}${path.startsWith('/healthz') ? '' : '/api/v1'}${path}`, { headers: { 'X-Service-Key': p.secret, 'X-Service-Instance': p.instance } });
     const body = await res.text();
@@ -189,7 +197,8 @@ async function measure(p: Filled, pathOf: (i: number) => string): Promise<{ p50:
     const answer = JSON.parse(await get(first)) as { total: number; search: { unknown: unknown[] } };
     if (answer.search.unknown.length > 0) throw new Error(`GET ${first}: not applied ${JSON.stringify(answer.search.unknown)}`);
   }
-  const { p50, p99 } = await timedInTurn(REQUESTS, (i) => get(pathOf(i)));
+  const { p50, p99, samples } = await timedInTurn(REQUESTS, (i) => get(pathOf(i)));
+  for (const s of samples) traced.push(`${p.name},"${name}",${s.at},${round(s.ms, 2)}`);
   return { p50, p99 };
 }
 
@@ -201,7 +210,7 @@ async function measureAll(p: Filled) {
   const ticks = cpuTicks();
   const cpu = processCpu(bench.stack);
   const figures = [] as { name: string; p50: number; p99: number }[];
-  for (const [name, path] of reads(p)) figures.push({ name, ...(await measure(p, path)) });
+  for (const [name, path] of reads(p)) figures.push({ name, ...(await measure(p, name, path)) });
   const used = cpu();
   return { figures, host: { cpu_steal_percent: stealPercent(ticks), cpu_percent: used, cpu_percent_sum: Object.values(used).reduce((a, b) => a + b, 0) } };
 }
@@ -251,14 +260,31 @@ function reads(p: Filled): [string, (i: number) => string][] {
   ];
 }
 
+/** When tracing: Redis keeps every command slower than 5 ms of the reads in its slow log, kept beside the requests. */
+async function traceRedis<T>(measuring: () => Promise<T>): Promise<T> {
+  const redis = runtime.issuesState.redis;
+  if (!TRACE) return measuring();
+  await redis.config('SET', 'slowlog-log-slower-than', '5000');
+  await redis.config('SET', 'slowlog-max-len', '10000');
+  await redis.slowlog('RESET');
+  const result = await measuring();
+  const entries = (await redis.slowlog('GET', -1)) as [number, number, number, string[]][];
+  slow.push(...entries.reverse().map(([, at, micros, args]) => `${at},${micros},"${args.slice(0, 3).join(' ').replaceAll('"', "'")}"`));
+  return result;
+}
+
 try {
   const hostWork = hostWorkMs();
   log(`filling the small project: ${SMALL.issues} issues, ${SMALL.events} events`);
   const small = await fill('small', SMALL, 0);
-  const { figures: smallFigures, host: smallHost } = await measureAll(small);
+  const { figures: smallFigures, host: smallHost } = await traceRedis(() => measureAll(small));
   log(`filling the large project: ${LARGE.issues} issues, ${LARGE.events} events`);
   const large = await fill('large', LARGE, 100_000);
-  const { figures: largeFigures, host: largeHost } = await measureAll(large);
+  const { figures: largeFigures, host: largeHost } = await traceRedis(() => measureAll(large));
+  if (TRACE) {
+    fs.writeFileSync(TRACE, traced.join('\n') + '\n');
+    fs.writeFileSync(`${TRACE}.redis.csv`, slow.join('\n') + '\n');
+  }
 
   const rows = smallFigures.map((s, i) => {
     const l = largeFigures[i]!;

@@ -262,9 +262,11 @@ export function textWords(text: string): string[] {
   return [...new Set(lower.split(/[ \t\n\v\f\r!-/:-@[-`{-~]+/).filter((w) => w.length > 1))];
 }
 
+/** A term's value as a search writes it: quoted when it holds a space (a double quote cannot be searched for). */
+export const quoted = (value: string) => (/[\s"]/.test(value) ? `"${value.replace(/"/g, '')}"` : value);
+
 /** A term as it is written in a search. */
 export function termText(t: SearchTerm): string {
-  const quoted = (v: string) => (/[\s"]/.test(v) ? `"${v}"` : v);
   const not = t.negated ? '!' : '';
   switch (t.kind) {
     case 'status':

@@ -8,7 +8,7 @@ import { BadRequestError, NotFoundError } from '../errors.ts';
 import { eventImpact } from '../domain/event-impact.ts';
 import { renderMarkdown } from '../domain/markdown.ts';
 import type { TriggerRecord } from '../domain/notifications.ts';
-import type { ActivityDoc, ActivityStore } from '../store/activity.store.ts';
+import type { ActivityDoc, ActivityStore, NewActivity } from '../store/activity.store.ts';
 import { listPlan, parseSearch } from '../domain/search.ts';
 import type { IssueReads } from '../state/issue-reads.ts';
 import type { IssueListQuery, IssueStatusBody } from '../validation/schema-types.ts';
@@ -162,6 +162,7 @@ export function makeIssuesService(deps: {
 
   /** Writes the issues as Redis holds them now to MongoDB, so the next read sees the change. */
   async function flushIssues(projectId: number, ids: number[]) {
+    if (ids.length === 0) return;
     const snap = await state.snapshot(projectId, { ids });
     await issues.writeFlushed(
       projectId,
@@ -175,6 +176,25 @@ export function makeIssuesService(deps: {
     const issue = await issues.get(projectId, id);
     if (!issue) throw notFound(id);
     return issue;
+  }
+
+  /** The status set in Redis; answers the activity entry to record once the issue is written to MongoDB. */
+  async function statusSet(projectId: number, id: number, change: StatusChange, by: string | null, now: Date): Promise<NewActivity> {
+    const mode = statusMode(change, now);
+    // Nothing changes while the state is unverified, so calling again is safe.
+    const result = await keeper.verified(projectId, now, () => state.setStatus(projectId, id, change.status, now, mode));
+    if (result === 'not_found') throw notFound(id);
+    const how = Object.fromEntries(Object.entries(change).filter(([k]) => k !== 'status'));
+    return { at: now, kind: 'status', by, data: { status: change.status, ...how } };
+  }
+
+  /** The assignee set in Redis (with its notification); the activity entry to record, or null when it was already so. */
+  async function assigneeSet(projectId: number, id: number, assignee: string | null, by: string, now: Date): Promise<NewActivity | null> {
+    const issue = await issueOf(projectId, id);
+    const trigger: TriggerRecord = { event: 'issue.assigned', issue: id, at: now.getTime(), level: issue.level, assignee, by };
+    const result = await keeper.verified(projectId, now, () => state.assign(projectId, id, assignee ?? '', trigger));
+    if (result === 'not_found') throw notFound(id);
+    return result.was === (assignee ?? '') ? null : { at: now, kind: 'assigned', by, data: { assignee, was: result.was || null } };
   }
 
   return {
@@ -313,25 +333,18 @@ export function makeIssuesService(deps: {
      * more events or a time.
      */
     async setStatus(projectId: number, id: number, change: StatusChange, by: string | null, now: Date) {
-      const mode = statusMode(change, now);
-      // Nothing changes while the state is unverified, so calling again is safe.
-      const result = await keeper.verified(projectId, now, () => state.setStatus(projectId, id, change.status, now, mode));
-      if (result === 'not_found') throw notFound(id);
+      const entry = await statusSet(projectId, id, change, by, now);
       await flushIssues(projectId, [id]);
-      const how = Object.fromEntries(Object.entries(change).filter(([k]) => k !== 'status'));
-      await deps.activity.add(projectId, id, { at: now, kind: 'status', by, data: { status: change.status, ...how } });
+      await deps.activity.add(projectId, id, entry);
       return { ok: true as const, status: change.status };
     },
 
     /** Assigns the issue to a member of the organisation (`assignee`, checked by the caller) or to no one (null). */
     async assign(projectId: number, id: number, assignee: string | null, by: string, now: Date) {
-      const issue = await issueOf(projectId, id);
-      const trigger: TriggerRecord = { event: 'issue.assigned', issue: id, at: now.getTime(), level: issue.level, assignee, by };
-      const result = await keeper.verified(projectId, now, () => state.assign(projectId, id, assignee ?? '', trigger));
-      if (result === 'not_found') throw notFound(id);
-      if (result.was !== (assignee ?? '')) {
+      const entry = await assigneeSet(projectId, id, assignee, by, now);
+      if (entry) {
         await flushIssues(projectId, [id]);
-        await deps.activity.add(projectId, id, { at: now, kind: 'assigned', by, data: { assignee, was: result.was || null } });
+        await deps.activity.add(projectId, id, entry);
         await deps.notifyProject(projectId);
       }
       return { ok: true as const, assignee };
@@ -357,15 +370,21 @@ export function makeIssuesService(deps: {
      */
     async bulk(projectId: number, ids: number[], change: { status?: StatusChange; assignee?: string | null }, by: string, now: Date) {
       const notFoundIds: string[] = [];
+      const entries: [number, NewActivity][] = [];
       for (const id of new Set(ids)) {
         try {
-          if (change.status) await this.setStatus(projectId, id, change.status, by, now);
-          if (change.assignee !== undefined) await this.assign(projectId, id, change.assignee, by, now);
+          if (change.status) entries.push([id, await statusSet(projectId, id, change.status, by, now)]);
+          const assigned = change.assignee === undefined ? null : await assigneeSet(projectId, id, change.assignee, by, now);
+          if (assigned) entries.push([id, assigned]);
         } catch (err) {
           if (!(err instanceof NotFoundError)) throw err;
           notFoundIds.push(String(id));
         }
       }
+      // every changed issue written to MongoDB at once, then their activity
+      await flushIssues(projectId, [...new Set(entries.map(([id]) => id))]);
+      for (const [id, entry] of entries) await deps.activity.add(projectId, id, entry);
+      if (entries.some(([, e]) => e.kind === 'assigned')) await deps.notifyProject(projectId);
       return { ok: true as const, changed: new Set(ids).size - notFoundIds.length, not_found: notFoundIds };
     },
   };

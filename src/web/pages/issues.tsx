@@ -4,6 +4,7 @@
  * users, last 24 hours, releases and assignee; many issues resolved, ignored or assigned at once; and keys (`?`).
  */
 import { useRef, useState } from 'preact/hooks';
+import { quoted } from '../../domain/search.ts';
 import { api } from '../api.ts';
 import { count } from '../format.ts';
 import { useShortcuts } from '../keys.tsx';
@@ -28,7 +29,7 @@ export function useMembers(): string[] {
 export const releaseHref = (project: string, release: string) => `/projects/${project}/releases/${encodeURIComponent(release)}`;
 
 /** A search term with its value quoted when it must be. */
-export const term = (key: string, value: string) => `${key}:${/[\s"]/.test(value) ? `"${value.replace(/"/g, '')}"` : value}`;
+export const term = (key: string, value: string) => `${key}:${quoted(value)}`;
 
 /** The search a page address asks for: its `search`, and the filters older links name as parameters. */
 function searchOf(query: URLSearchParams): string {
