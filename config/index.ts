@@ -82,6 +82,8 @@ export interface Config {
   readonly spikeFloorPerMinute: number;
   /** Connections the kernel holds for the API before it accepts them (listen backlog). */
   readonly listenBacklog: number;
+  /** Source maps (issue 52): bytes of bundles a project keeps (its oldest go first), of one bundle, of parsed maps a worker caches. */
+  readonly sourcemaps: { readonly projectBytes: number; readonly bundleBytes: number; readonly cacheBytes: number };
 }
 
 export class ConfigError extends Error {
@@ -136,6 +138,9 @@ export const DEFAULTS = {
   ADMIT_MAX_QUEUE_DEPTH: '2000',
   ADMIT_REDIS_MEMORY_PERCENT: '0',
   DISK_FLOOR_MB: '500',
+  SOURCEMAPS_PROJECT_MB: '1024',
+  SOURCEMAPS_BUNDLE_MB: '200',
+  SOURCEMAPS_CACHE_MB: '256',
   LISTEN_BACKLOG: '4096',
   SPIKE_FLOOR_PER_MINUTE: '60000',
 } as const;
@@ -252,6 +257,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     },
     listenBacklog: int('LISTEN_BACKLOG', 1, 65535),
     spikeFloorPerMinute: int('SPIKE_FLOOR_PER_MINUTE', 1, 1_000_000_000),
+    sourcemaps: {
+      projectBytes: int('SOURCEMAPS_PROJECT_MB', 1, 1_000_000) * 1024 * 1024,
+      bundleBytes: int('SOURCEMAPS_BUNDLE_MB', 1, 2048) * 1024 * 1024,
+      cacheBytes: int('SOURCEMAPS_CACHE_MB', 1, 100_000) * 1024 * 1024,
+    },
   };
   if (config.admin && config.admin.password.length < 12) {
     problems.push('ADMIN_PASSWORD: at least 12 characters');

@@ -12,6 +12,9 @@ import { connectRedis, type RedisClient, type RedisTarget } from './redis/connec
 import { makeQueues } from './queues/registry.ts';
 import { makeAccountsService } from './services/accounts.service.ts';
 import { makeApiTokensService } from './services/api-tokens.service.ts';
+import { makeSourcemapLookup } from './services/sourcemap-lookup.ts';
+import { makeSourcemapsService } from './services/sourcemaps.service.ts';
+import { makeSymbolication } from './services/symbolication.ts';
 import { makeBurstsService } from './services/bursts.service.ts';
 import { makeSsoService } from './services/sso.service.ts';
 import { makeSealedBox } from './util/sealed.ts';
@@ -120,6 +123,15 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const bursts = makeBurstsService({ issuesState, burstsState, alertSettings });
   const decisionsState = makeDecisionsState(stateRedis, { prefix: config.queuePrefix });
   const decisions = makeDecisionsService(decisionsState);
+  const sourcemaps = makeSourcemapsService({ stores, limits: config.sourcemaps, log, remap: (project) => queues.enqueue('sourcemaps.remap', { project }) });
+  /** The worker's source maps: found by debug ID or URL, parsed maps cached (SOURCEMAPS_CACHE_MB). */
+  const symbolication = makeSymbolication({
+    events: stores.events,
+    lookup: makeSourcemapLookup({ store: stores.sourcemaps, cacheBytes: config.sourcemaps.cacheBytes }),
+    redis: stateRedis,
+    prefix: config.queuePrefix,
+    log,
+  });
   const bouncers = makeBouncersService({ stores, decisions: decisionsState, changes, keyCacheSeconds: config.keyCacheSeconds, log });
   return {
     config,
@@ -158,6 +170,8 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     burstsState,
     decisions,
     bouncers,
+    sourcemaps,
+    symbolication,
     async close() {
       await Promise.all([sessions.drain(), events.drain(), sessionParts.drain()]);
       await ingestStats.close();

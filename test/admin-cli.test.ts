@@ -25,7 +25,7 @@ describe('lookout admin', { timeout: 90_000 }, () => {
     expect(org.json).toMatchObject({ id: expect.any(String), name: 'Acme', plan: 'team', seats: 3, used: 0 });
 
     const project = await admin('project', 'create', '--org', org.json.id, '--name', 'shop', '--security-monitoring', 'off');
-    expect(project.json).toEqual({ id: expect.any(String), org: org.json.id, name: 'shop', public_key: expect.stringMatching(/^[0-9a-f]{32}$/), secret_key: expect.stringMatching(/^lk_sk_/) });
+    expect(project.json).toEqual({ id: expect.any(String), org: org.json.id, name: 'shop', slug: 'shop', public_key: expect.stringMatching(/^[0-9a-f]{32}$/), secret_key: expect.stringMatching(/^lk_sk_/) });
 
     const res = await call(ctx, 'POST', '/api/v1/sdk/activate', { key: project.json.secret_key, body: { instance_id: 'inst-cli-00001' } });
     expect(res.status).toBe(200);
@@ -135,7 +135,7 @@ describe('lookout admin', { timeout: 90_000 }, () => {
     const project = (await admin('project', 'create', '--org', org.id, '--name', 'listed-shop')).json;
     const orgs = await admin('org', 'list');
     expect(orgs.code).toBe(0);
-    expect(orgs.json.orgs).toContainEqual({ id: org.id, name: 'Listed', plan: 'free', seats: null, created_at: expect.any(String) });
+    expect(orgs.json.orgs).toContainEqual({ id: org.id, name: 'Listed', slug: 'listed', plan: 'free', seats: null, created_at: expect.any(String) });
     const projects = await admin('project', 'list', '--org', org.id);
     expect(projects.json.projects).toEqual([expect.objectContaining({ id: project.id, org: org.id, name: 'listed-shop', public_key: project.public_key })]);
     expect(projects.stdout).not.toContain(project.secret_key);
@@ -194,7 +194,7 @@ describe('lookout admin', { timeout: 90_000 }, () => {
   });
 });
 
-describe('lookout admin notify', () => {
+describe('lookout admin notify', { timeout: 90_000 }, () => {
   it('adds a webhook (its secret shown only then), lists, tests, rotates, removes, and refuses inward targets naming the rule', async () => {
     const org = (await admin('org', 'create', '--name', 'Notified')).json;
     const project = (await admin('project', 'create', '--org', org.id, '--name', 'shop')).json;

@@ -21,4 +21,5 @@ export const handlers: HandlerMap = {
   'maintenance.retention': (_payload, runtime) => runRetention(runtime, new Date()),
   'maintenance.repack': (_payload, runtime, _job, signal) => runRepack(runtime, new Date(), signal),
   'notify.deliver': (payload, runtime, job) => deliverNotification(payload, runtime, job),
+  'sourcemaps.remap': (payload, runtime) => runtime.symbolication.remap(payload.project),
 };

@@ -21,6 +21,7 @@ import { issuesRoutes } from './routes/issues.route.ts';
 import { releasesRoutes } from './routes/releases.route.ts';
 import { sdkRoutes } from './routes/sdk.route.ts';
 import { sentryRoutes } from './routes/sentry.route.ts';
+import { sentryToolsRoutes } from './routes/sentry-tools.route.ts';
 import { sessionsRoutes } from './routes/sessions.route.ts';
 import { crowdsecRoutes } from './routes/crowdsec.route.ts';
 
@@ -34,6 +35,7 @@ export function makeRouters(deps: AppDeps): Router<AppState>[] {
     issuesRoutes(deps),
     sessionsRoutes(deps),
     sentryRoutes(deps),
+    sentryToolsRoutes(deps),
     ingestionRoutes(deps),
     releasesRoutes(deps),
     dashboardSessionRoutes(deps),

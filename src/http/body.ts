@@ -6,6 +6,7 @@
 import type { Context } from 'koa';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+import busboy from 'busboy';
 import getRawBody from 'raw-body';
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.ts';
 import { parseJson } from '../util/json.ts';
@@ -98,4 +99,27 @@ async function readRaw(ctx: Context, limit: number): Promise<Buffer> {
     if (type === 'request.aborted') throw new BadRequestError('aborted', 'the client aborted the request');
     throw err;
   }
+}
+
+/** The files of a `multipart/form-data` body (read whole first, within `limit`): each part's field, file name and bytes. */
+export async function readMultipartFiles(ctx: Context, limit: number): Promise<{ field: string; filename: string; data: Buffer }[]> {
+  if (!/^multipart\/form-data\s*;/i.test(ctx.get('content-type'))) throw new UnsupportedMediaTypeError(['multipart/form-data']);
+  const raw = await readRaw(ctx, limit);
+  return new Promise((resolve, reject) => {
+    const files: { field: string; filename: string; data: Buffer }[] = [];
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: ctx.req.headers, limits: { fileSize: limit, parts: 1000 } });
+    } catch (err) {
+      return reject(new BadRequestError('invalid_multipart', (err as Error).message));
+    }
+    parser.on('file', (field, stream, info) => {
+      const parts: Buffer[] = [];
+      stream.on('data', (d: Buffer) => parts.push(d));
+      stream.on('end', () => files.push({ field, filename: info.filename ?? '', data: Buffer.concat(parts) }));
+    });
+    parser.on('close', () => resolve(files));
+    parser.on('error', (err) => reject(new BadRequestError('invalid_multipart', `the multipart body could not be read: ${(err as Error).message}`)));
+    parser.end(raw);
+  });
 }

@@ -13,9 +13,9 @@ import type { Validator } from '../validation/validator.ts';
 
 /**
  * `dashboard`: a session cookie or an API token with the route's scope; `session`: a session cookie only; `bouncer`: a
- * CrowdSec bouncer's key.
+ * CrowdSec bouncer's key; `token`: an API token only (Sentry's web API for tools, `/api/0`).
  */
-export type Auth = 'none' | 'secret' | 'secret+instance' | 'public' | 'sentry' | 'dashboard' | 'session' | 'bouncer';
+export type Auth = 'none' | 'secret' | 'secret+instance' | 'public' | 'sentry' | 'dashboard' | 'session' | 'bouncer' | 'token';
 
 export type Tag = 'operations' | 'installations' | 'sessions' | 'events' | 'issues' | 'releases' | 'dashboard';
 

@@ -16,6 +16,7 @@ import type { NotifyService } from '../services/notify.service.ts';
 import type { ReleasesService } from '../services/releases.service.ts';
 import type { SdkService } from '../services/sdk.service.ts';
 import type { SentryService } from '../services/sentry.service.ts';
+import type { SourcemapsService } from '../services/sourcemaps.service.ts';
 import type { SessionsService } from '../services/sessions.service.ts';
 import type { SsoService } from '../services/sso.service.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
@@ -55,6 +56,8 @@ export interface AppDeps {
   decisions: DecisionsService;
   /** CrowdSec bouncers: their keys and the decisions stream they pull */
   bouncers: BouncersService;
+  /** source map bundles and releases uploaded by sentry-cli */
+  sourcemaps: SourcemapsService;
   /** the sessions endpoints' rate limit, shared through Redis */
   rateLimit: RateLimiter;
   /** what admission decides from: this process' load and its stores' room */

@@ -62,6 +62,7 @@ const SECURITY: Record<Auth, Record<string, string[]>[]> = {
   dashboard: [{ sessionCookie: [] }, { bearerToken: [] }],
   session: [{ sessionCookie: [] }],
   bouncer: [{ bouncerKey: [] }],
+  token: [{ bearerToken: [] }],
 };
 
 /** The parameters of a `*-query` schema: one per property, its description beside its schema (which checks it). */
@@ -160,7 +161,7 @@ export function buildOpenApi<S>(version: string, schemas_: Record<string, object
         bearerToken: {
           type: 'http',
           scheme: 'bearer',
-          description: 'an API token (`lkt_…`): project:read for GET under /projects, project:write for changes there, org:read for GET under /org',
+          description: 'an API token (`lkt_…`): project:read for GET under /projects, project:write for changes there, org:read for GET under /org; project:releases for the source map and release routes under /api/0',
         },
       },
     },

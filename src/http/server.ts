@@ -50,6 +50,7 @@ export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { s
     notifications: runtime.notifications,
     decisions: runtime.decisions,
     bouncers: runtime.bouncers,
+    sourcemaps: runtime.sourcemaps,
     rateLimit: makeRateLimiter({
       redis: runtime.queues.connection,
       prefix: config.queuePrefix,

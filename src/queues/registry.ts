@@ -23,6 +23,8 @@ export interface JobPayloads {
   'maintenance.repack': Record<string, never>;
   /** send one notification (a trigger's, a test) or a channel's digest, under its delivery id (src/notify/) */
   'notify.deliver': NotifyDeliverPayload;
+  /** map a project's recent events that found no source map again, a bundle having arrived (src/services/symbolication.ts) */
+  'sourcemaps.remap': { project: number };
 }
 export type JobName = keyof JobPayloads;
 
@@ -51,6 +53,7 @@ export const JOBS: { readonly [N in JobName]: { queue: QueueKey; opts: JobsOptio
   },
   'maintenance.retention': { queue: 'maintenance', opts: { attempts: 3, backoff: { type: 'exponential', delay: 5000 }, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } } },
   'maintenance.repack': { queue: 'maintenance', opts: { attempts: 1, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } } },
+  'sourcemaps.remap': { queue: 'maintenance', opts: { attempts: 3, backoff: { type: 'exponential', delay: 2000 }, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } } },
 };
 
 export function redisConnection(target: RedisTarget): RedisClient {

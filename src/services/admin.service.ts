@@ -60,6 +60,7 @@ export function orgView(org: OrgDoc, used?: number) {
   return {
     id: String(org._id),
     name: org.name,
+    slug: org.slug ?? null,
     plan: org.plan,
     seats: org.seats,
     members: org.members,
@@ -76,6 +77,7 @@ export function projectView(project: ProjectDoc) {
     id: String(project._id),
     org: String(project.org_id),
     name: project.name,
+    slug: project.slug ?? null,
     enabled: project.enabled,
     security_monitoring: project.security_monitoring,
     public_key: project.public_key,
@@ -137,7 +139,7 @@ export function makeAdminService(stores: Stores, sdk: SdkService, changes: Proje
     },
     /** Organisations without their people lists (org show has them). */
     async listOrgs() {
-      return (await stores.orgs.all()).map((o) => ({ id: String(o._id), name: o.name, plan: o.plan, seats: o.seats, created_at: o.created_at }));
+      return (await stores.orgs.all()).map((o) => ({ id: String(o._id), name: o.name, slug: o.slug ?? null, plan: o.plan, seats: o.seats, created_at: o.created_at }));
     },
     async listProjects(orgId?: number) {
       if (orgId !== undefined) await org(orgId);
@@ -177,7 +179,7 @@ export function makeAdminService(stores: Stores, sdk: SdkService, changes: Proje
         created_at: now,
       });
       // The only moment the secret key is shown, apart from a rotation.
-      return { id: String(created._id), org: String(created.org_id), name: created.name, public_key: created.public_key, secret_key: secretKey };
+      return { id: String(created._id), org: String(created.org_id), name: created.name, slug: created.slug, public_key: created.public_key, secret_key: secretKey };
     },
     async showProject(id: number) {
       return projectView(await project(id));

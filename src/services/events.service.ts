@@ -8,7 +8,8 @@
  * the sweeper enqueues the groups later, so nothing acknowledged is lost.
  */
 import { normalizeEvent, type Meta } from '../domain/error-event.ts';
-import { isObj } from '../domain/obj.ts';
+import { isObj, type Obj } from '../domain/obj.ts';
+import { mapRequests } from '../domain/sourcemaps.ts';
 import { fingerprintOf, type ErrorEventShape } from '../domain/fingerprint.ts';
 import { scrubEvent } from '../domain/scrub.ts';
 import { filteredBy, filtersOf, type FilterReason } from '../domain/inbound-filters.ts';
@@ -126,6 +127,8 @@ function errorItem(project: number, body: EventBody, now: Date) {
     batch: '',
     kind: 'error',
     fingerprint: fingerprintOf(body),
+    // its JavaScript frames are mapped through source maps in the worker, before it is grouped
+    ...(mapRequests(body as Obj).length > 0 && { js_frames: true as const }),
     release: body.release ?? null,
     environment: body.environment ?? null,
     company: body.tags?.company ?? null,

@@ -39,6 +39,8 @@ export interface EventDoc {
   group_key?: string | null;
   /** error events */
   fingerprint?: string | null;
+  /** error events with JavaScript frames that source maps may map: the worker maps them before grouping (issue 52) */
+  js_frames?: true;
   release: string | null;
   /** (events stored before these two were kept lack them) */
   environment?: string | null;
@@ -151,6 +153,14 @@ export function makeEventsStore(db: Db, profile: StoreProfile) {
      */
     getMany(ids: string[]): Promise<(EventDoc | AttemptKey)[]> {
       return ids.length === 0 ? Promise.resolve([]) : (events.find({ _id: { $in: ids } }).toArray() as Promise<(EventDoc | AttemptKey)[]>);
+    },
+    /** Error events rewritten by the worker (their frames mapped through source maps): the payload, and the fingerprint when it changed. */
+    async rewrite(changes: { _id: string; payload: unknown; fingerprint?: string }[]): Promise<void> {
+      if (changes.length === 0) return;
+      await events.bulkWrite(
+        changes.map((c) => ({ updateOne: { filter: { _id: c._id }, update: { $set: { payload: packPayload(c.payload), ...(c.fingerprint && { fingerprint: c.fingerprint }) } } } })),
+        { ordered: false },
+      );
     },
     /**
      * Events received before `before`, of the projects listed in `projects.in`

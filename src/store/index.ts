@@ -13,14 +13,18 @@ import type { Mongo } from './mongo.ts';
 import { makeProjectsStore } from './projects.store.ts';
 import { makeSessionsStore } from './sessions.store.ts';
 import { makeSettingsStore } from './settings.store.ts';
+import { makeSlugsStore } from './slugs.store.ts';
+import { makeSourcemapsStore } from './sourcemaps.store.ts';
 import { makeTokensStore } from './tokens.store.ts';
 import { makeBouncersStore } from './bouncers.store.ts';
 import { makeUsersStore } from './users.store.ts';
 
 export function makeStores({ db, profile }: Pick<Mongo, 'db' | 'profile'>) {
+  const slugs = makeSlugsStore(db);
   const stores = {
-    orgs: makeOrgsStore(db),
-    projects: makeProjectsStore(db),
+    slugs,
+    orgs: makeOrgsStore(db, slugs),
+    projects: makeProjectsStore(db, slugs),
     bindings: makeBindingsStore(db),
     channels: makeChannelsStore(db),
     contacts: makeContactsStore(db),
@@ -35,6 +39,7 @@ export function makeStores({ db, profile }: Pick<Mongo, 'db' | 'profile'>) {
     users: makeUsersStore(db),
     tokens: makeTokensStore(db),
     bouncers: makeBouncersStore(db),
+    sourcemaps: makeSourcemapsStore(db),
   };
   return {
     ...stores,
@@ -47,6 +52,7 @@ export function makeStores({ db, profile }: Pick<Mongo, 'db' | 'profile'>) {
       await stores.feedback.ensureIndexes();
       await stores.attachments.ensureIndexes();
       await stores.sessions.ensureIndexes();
+      await stores.sourcemaps.ensureIndexes();
     },
   };
 }

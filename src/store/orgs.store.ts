@@ -1,5 +1,7 @@
 import type { Db } from 'mongodb';
+import { isId, slugify } from '../domain/slug.ts';
 import { nextId } from './counters.store.ts';
+import type { SlugsStore } from './slugs.store.ts';
 
 export type PersonList = 'members' | 'invites' | 'email_rules';
 
@@ -18,6 +20,8 @@ export interface SsoSettings {
 export interface OrgDoc {
   _id: number;
   name: string;
+  /** unique; what Sentry's web API addresses it by (absent only before migration 002 ran) */
+  slug?: string;
   plan: string;
   /** null means unlimited */
   seats: number | null;
@@ -31,13 +35,15 @@ export interface OrgDoc {
   sso?: SsoSettings | null;
 }
 
-export function makeOrgsStore(db: Db) {
+export function makeOrgsStore(db: Db, slugs: SlugsStore) {
   const orgs = db.collection<OrgDoc>('orgs');
   return {
     async create(input: { name: string; plan: string; seats: number | null }, now: Date): Promise<OrgDoc> {
+      const id = await nextId(db, 'orgs');
       const doc: OrgDoc = {
-        _id: await nextId(db, 'orgs'),
+        _id: id,
         ...input,
+        slug: await slugs.claim({ kind: 'org' }, slugify(input.name, 'org'), id),
         members: [],
         invites: [],
         email_rules: [],
@@ -48,6 +54,11 @@ export function makeOrgsStore(db: Db) {
     },
     get(id: number): Promise<OrgDoc | null> {
       return orgs.findOne({ _id: id });
+    },
+    /** The organisation a path segment names: its id (digits) or its slug. */
+    async byIdOrSlug(segment: string): Promise<OrgDoc | null> {
+      const id = isId(segment) ? Number(segment) : await slugs.find({ kind: 'org' }, segment.toLowerCase());
+      return id === null ? null : orgs.findOne({ _id: id });
     },
     /** Every organisation by id (an operator's listing; organisations are few). */
     all(): Promise<OrgDoc[]> {

@@ -1,7 +1,9 @@
 import type { Db, IndexDescription } from 'mongodb';
 import type { InboundFilters } from '../domain/inbound-filters.ts';
 import type { Quotas } from '../domain/quotas.ts';
+import { isId, slugify } from '../domain/slug.ts';
 import { nextId } from './counters.store.ts';
+import type { SlugsStore } from './slugs.store.ts';
 import { ensureIndexes } from './mongo.ts';
 
 export interface AlertSettings {
@@ -66,6 +68,8 @@ export interface ProjectDoc {
   _id: number;
   org_id: number;
   name: string;
+  /** unique in its organisation; what Sentry's web API addresses it by (absent only before migration 002 ran) */
+  slug?: string;
   enabled: boolean;
   security_monitoring: boolean;
   public_key: string;
@@ -90,19 +94,27 @@ export const projectIndexes: IndexDescription[] = [
   { key: { org_id: 1 }, name: 'org_id' },
 ];
 
-export function makeProjectsStore(db: Db) {
+export function makeProjectsStore(db: Db, slugs: SlugsStore) {
   const projects = db.collection<ProjectDoc>('projects');
   return {
     async ensureIndexes() {
       await ensureIndexes(projects, projectIndexes);
     },
-    async create(input: Omit<ProjectDoc, '_id'>): Promise<ProjectDoc> {
-      const doc: ProjectDoc = { _id: await nextId(db, 'projects'), ...input };
+    async create(input: Omit<ProjectDoc, '_id' | 'slug'>): Promise<ProjectDoc> {
+      const id = await nextId(db, 'projects');
+      const slug = await slugs.claim({ kind: 'project', org: input.org_id }, slugify(input.name, 'project'), id);
+      const doc: ProjectDoc = { _id: id, ...input, slug };
       await projects.insertOne(doc);
       return doc;
     },
     get(id: number): Promise<ProjectDoc | null> {
       return projects.findOne({ _id: id });
+    },
+    /** The organisation's project a path segment names: its id (digits) or its slug. */
+    async byIdOrSlug(org: number, segment: string): Promise<ProjectDoc | null> {
+      const id = isId(segment) ? Number(segment) : await slugs.find({ kind: 'project', org }, segment.toLowerCase());
+      const found = id === null ? null : await projects.findOne({ _id: id });
+      return found?.org_id === org ? found : null;
     },
     bySecretHash(hash: string): Promise<ProjectDoc | null> {
       return projects.findOne({ secret_hash: hash });

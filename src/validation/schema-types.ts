@@ -68,6 +68,37 @@ export interface AlertsBody {
 }
 
 /**
+ * An artifact bundle to assemble from its uploaded chunks (sentry-cli sourcemaps upload)
+ */
+export interface ArtifactBundleAssembleBody {
+  /**
+   * SHA-1 of the whole bundle (a zip)
+   */
+  checksum: string;
+  /**
+   * SHA-1 of each chunk, in order
+   *
+   * @maxItems 10000
+   */
+  chunks: string[];
+  /**
+   * slugs or ids of the organisation's projects the bundle is for
+   *
+   * @minItems 1
+   * @maxItems 100
+   */
+  projects: [string, ...string[]];
+  /**
+   * the release its files' URLs are looked up in (release-based uploads)
+   */
+  version?: string | null;
+  /**
+   * the distribution within the release
+   */
+  dist?: string | null;
+}
+
+/**
  * A new CrowdSec bouncer of the project
  */
 export interface BouncerCreateBody {
@@ -846,6 +877,29 @@ export interface TokenCreateBody {
 }
 
 /**
+ * A release made or finalized by a tool (sentry-cli releases new | finalize)
+ */
+export interface ToolReleaseBody {
+  /**
+   * the release's name (required when making one)
+   */
+  version?: string;
+  /**
+   * slugs or ids of the projects it is for
+   *
+   * @maxItems 100
+   */
+  projects?: string[];
+  dateStarted?: string | null;
+  /**
+   * when it was released (finalize)
+   */
+  dateReleased?: string | null;
+  ref?: string | null;
+  url?: string | null;
+}
+
+/**
  * Disable (sessions and tokens end, sign-in refused) or enable a user
  */
 export interface UserDisableBody {
@@ -896,6 +950,18 @@ export interface Alerts {
     brute_force: "ban" | "captcha";
     credential_stuffing: "ban" | "captcha";
   };
+}
+
+/**
+ * Where an artifact bundle's assembly stands
+ */
+export interface Assemble {
+  /**
+   * not_found: upload missingChunks and ask again; created: stored now; ok: stored before; error: see detail
+   */
+  state: "ok" | "created" | "not_found" | "error";
+  missingChunks: string[];
+  detail?: string | null;
 }
 
 /**
@@ -991,6 +1057,24 @@ export interface Channel {
    * in the list: its deliveries that failed in a row (ten pause it)
    */
   failures_in_a_row?: number;
+}
+
+/**
+ * How sentry-cli sends chunks here
+ */
+export interface ChunkUploadOptions {
+  url: string;
+  chunkSize: number;
+  chunksPerRequest: number;
+  maxFileSize: number;
+  maxRequestSize: number;
+  concurrency: number;
+  hashAlgorithm: "sha1";
+  compression: string[];
+  /**
+   * artifact_bundles: source maps are uploaded as bundles
+   */
+  accept: string[];
 }
 
 /**
@@ -1468,6 +1552,10 @@ export interface Project {
   id: string;
   org: string;
   name: string;
+  /**
+   * unique in its organisation; how sentry-cli and Sentry's web API name it (null only for a project made before slugs, until Lookout next starts)
+   */
+  slug: string | null;
   enabled: boolean;
   security_monitoring: boolean;
   public_key: string;
@@ -1616,6 +1704,39 @@ export interface Release {
 }
 
 /**
+ * A project's uploaded source map bundles, newest first
+ */
+export interface SourcemapBundles {
+  bundles: {
+    /**
+     * the bundle's id (its debug ID as sentry-cli made it)
+     */
+    id: string;
+    release: string | null;
+    dist: string | null;
+    /**
+     * bytes of the bundle (a zip)
+     */
+    size: number;
+    uploaded_at: string;
+    files: {
+      url: string;
+      /**
+       * minified_source, source_map, source, …
+       */
+      type: string;
+      debug_id: string | null;
+      size: number;
+    }[];
+  }[];
+  total_size: number;
+  /**
+   * bytes the project keeps (SOURCEMAPS_PROJECT_MB); past it the oldest bundles go
+   */
+  limit: number;
+}
+
+/**
  * Sessions or users by final status; `ok` is a healthy ending
  */
 export interface StatusCounts {
@@ -1624,6 +1745,21 @@ export interface StatusCounts {
   abnormal: number;
   crashed: number;
   total: number;
+}
+
+/**
+ * A release as Sentry's web API answers it to tools
+ */
+export interface ToolRelease {
+  version: string;
+  shortVersion: string;
+  dateCreated: string;
+  dateReleased: string | null;
+  projects: {
+    id: string;
+    slug: string;
+    name: string;
+  }[];
 }
 
 /**
@@ -1645,6 +1781,7 @@ export interface UserFeedback {
 export interface RequestSchemas {
   'activate': ActivateBody;
   'alerts': AlertsBody;
+  'artifact-bundle-assemble': ArtifactBundleAssembleBody;
   'bouncer-create': BouncerCreateBody;
   'change-password': ChangePasswordBody;
   'channel': ChannelBody;
@@ -1679,6 +1816,7 @@ export interface RequestSchemas {
   'sso-settings': SsoSettingsBody;
   'sso-start-query': SsoStartQuery;
   'token-create': TokenCreateBody;
+  'tool-release': ToolReleaseBody;
   'user-disable': UserDisableBody;
   'user-invite': UserInviteBody;
 }
@@ -1688,11 +1826,13 @@ export interface RequestSchemas {
 export interface AnswerSchemas {
   'activity-entry': ActivityEntry;
   'alerts': Alerts;
+  'assemble': Assemble;
   'attempt-summary': AttemptSummary;
   'bouncer-list': BouncerList;
   'bouncer': Bouncer;
   'channel-list': ChannelList;
   'channel': Channel;
+  'chunk-upload-options': ChunkUploadOptions;
   'crowdsec-decision': CrowdsecDecision;
   'crowdsec-live': CrowdsecLive;
   'crowdsec-stream': CrowdsecStream;
@@ -1721,6 +1861,8 @@ export interface AnswerSchemas {
   'release-list': ReleaseList;
   'release-page': ReleasePage;
   'release': Release;
+  'sourcemap-bundles': SourcemapBundles;
   'status-counts': StatusCounts;
+  'tool-release': ToolRelease;
   'user-feedback': UserFeedback;
 }

@@ -25,6 +25,8 @@ interface Frame {
   pre_context?: string[];
   post_context?: string[];
   vars?: Obj;
+  /** what source maps did to the frame (issue 52): mapped by which map and how, or why it was not */
+  data?: { symbolicated?: boolean; sourcemap?: string; resolved_with?: string; sourcemap_error?: { reason?: string; message?: string } };
 }
 
 /** A table of an object's keys and values; nested values as JSON. */
@@ -71,14 +73,21 @@ function FrameView({ frame }: { frame: Frame }) {
   const where = frame.module || frame.filename || frame.abs_path || '?';
   const title = `${where} in ${frame.function || '?'}${frame.lineno !== undefined ? ` at line ${frame.lineno}` : ''}${frame.colno ? `:${frame.colno}` : ''}`;
   const detail = frame.context_line !== undefined || isObj(frame.vars);
+  const unmapped = frame.data?.sourcemap_error;
   return (
     <li class={frame.in_app ? 'frame in-app' : 'frame'}>
+      {unmapped && <p class="warn">Not mapped by a source map: {unmapped.message ?? unmapped.reason}</p>}
       {detail ? (
         <details open={frame.in_app === true}>
           <summary>
             <code>{title}</code> {frame.in_app && <span class="badge">in app</span>}
           </summary>
           <Source frame={frame} />
+          {frame.data?.symbolicated && (
+            <p class="muted">
+              Mapped through <code>{frame.data.sourcemap}</code> ({frame.data.resolved_with === 'debug-id' ? 'by debug ID' : 'by URL in the release'})
+            </p>
+          )}
           {isObj(frame.vars) && (
             <>
               <h5>Variables</h5>
@@ -116,6 +125,23 @@ function Stack({ frames }: { frames: Frame[] }) {
   );
 }
 
+/** A stack mapped through source maps: the original frames, the minified ones behind a toggle, what was not mapped. */
+function MappedStack({ frames, raw }: { frames: Frame[]; raw: Frame[] }) {
+  const [minified, setMinified] = useState(false);
+  const unmapped = frames.filter((f) => f.data?.sourcemap_error).length;
+  return (
+    <>
+      <p class="muted">
+        {unmapped > 0 ? `${unmapped} of ${frames.length} frames could not be mapped by a source map (each says why). ` : 'Mapped by source maps. '}
+        <button type="button" class="link" aria-pressed={minified} onClick={() => setMinified(!minified)}>
+          {minified ? 'Show the original frames' : 'Show the minified frames'}
+        </button>
+      </p>
+      <Stack frames={minified ? raw : frames} />
+    </>
+  );
+}
+
 function Exceptions({ event }: { event: Obj }) {
   const values = list(isObj(event.exception) ? event.exception.values : undefined).filter(isObj);
   if (values.length === 0) return null;
@@ -126,6 +152,7 @@ function Exceptions({ event }: { event: Obj }) {
       {[...values].reverse().map((v, i) => {
         const mechanism = isObj(v.mechanism) ? v.mechanism : null;
         const frames = list(isObj(v.stacktrace) ? v.stacktrace.frames : undefined).filter(isObj) as Frame[];
+        const raw = list(isObj(v.raw_stacktrace) ? v.raw_stacktrace.frames : undefined).filter(isObj) as Frame[];
         return (
           <article key={i} class="exception">
             <h3>
@@ -142,7 +169,7 @@ function Exceptions({ event }: { event: Obj }) {
               )}
               {v.module ? ` in ${text(v.module)}` : ''}
             </p>
-            {frames.length > 0 ? <Stack frames={frames} /> : <p class="muted">No stack trace.</p>}
+            {frames.length === 0 ? <p class="muted">No stack trace.</p> : raw.length > 0 ? <MappedStack frames={frames} raw={raw} /> : <Stack frames={frames} />}
           </article>
         );
       })}

@@ -24,6 +24,7 @@ export type {
   ProjectsHealth,
   Release,
   ReleaseIssues,
+  SourcemapBundles,
   StatusCounts,
   UserFeedback,
 } from '../validation/schema-types.ts';

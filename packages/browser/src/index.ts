@@ -4,7 +4,12 @@
  * marks it errored, an unhandled error or rejection marks it crashed; the
  * session is sent when the page is hidden or left, with navigator.sendBeacon
  * (text/plain, the public key in `?key=`) or else fetch with keepalive.
- * Without a release nothing is sent (spec 4.4).
+ * Without a release no session is sent (spec 4.4).
+ *
+ * Each captured or unhandled error is also sent as an error event to Sentry's
+ * store endpoint with the public key, its stack parsed from the browser's and
+ * the debug IDs `sentry-cli sourcemaps inject` registered on the page in its
+ * `debug_meta`, so Lookout maps its frames through uploaded source maps.
  */
 
 export interface InitOptions {
@@ -17,6 +22,8 @@ export interface InitOptions {
   environment?: string;
   /** start a session on page load and send it on pagehide (default true) */
   autoSessionTracking?: boolean;
+  /** send captured and unhandled errors as error events (default true) */
+  sendErrors?: boolean;
 }
 
 type Status = 'ok' | 'errored' | 'crashed';
@@ -34,6 +41,7 @@ interface State {
 }
 
 let state: State | null = null;
+let options: InitOptions | null = null;
 let listening = false;
 
 function uuid(): string {
@@ -70,31 +78,96 @@ function mark(status: Status): void {
   if (status === 'crashed' || state.status === 'ok') state.status = status;
 }
 
-/** Starts Lookout on this page. Calling it again replaces the options and starts a new session. */
-export function init(options: InitOptions): void {
-  state = null;
-  if (!options.release || options.autoSessionTracking === false) return;
-  state = {
-    url: `${options.baseUrl.replace(/\/+$/, '')}/api/v1/sessions?key=${encodeURIComponent(options.publicKey)}`,
+interface Frame {
+  function: string;
+  abs_path: string;
+  filename: string;
+  lineno: number;
+  colno: number;
+  in_app: boolean;
+}
+
+/** The frames of a stack as Chromium (`at f (url:1:2)`), Firefox and Safari (`f@url:1:2`) write it, outermost first. */
+function framesOf(stack: string): Frame[] {
+  const frames: Frame[] = [];
+  for (const line of stack.split('\n')) {
+    const m = /^\s*at (?:(.*?) \()?(.+?):(\d+):(\d+)\)?$/.exec(line) || /^\s*(.*?)@(.+?):(\d+):(\d+)$/.exec(line);
+    if (m) frames.push({ function: m[1] || '?', abs_path: m[2]!, filename: m[2]!, lineno: +m[3]!, colno: +m[4]!, in_app: true });
+  }
+  return frames.reverse();
+}
+
+/** The debug ID of each file `sentry-cli sourcemaps inject` registered (`_sentryDebugIds`, by a stack from the file). */
+function debugIds(): Record<string, string> {
+  const out: Record<string, string> = {};
+  const registered = (globalThis as { _sentryDebugIds?: Record<string, string> })._sentryDebugIds ?? {};
+  for (const stack of Object.keys(registered)) {
+    const file = framesOf(stack)[0]?.abs_path;
+    if (file) out[file] = registered[stack]!;
+  }
+  return out;
+}
+
+/** Sends an error as an event (Sentry's store endpoint, the public key in the query: no preflight, no secret). */
+function report(error: unknown, handled: boolean): void {
+  if (!options || options.sendErrors === false) return;
+  const err = error instanceof Error ? error : new Error(String(error));
+  const frames = framesOf(err.stack || '');
+  const ids = debugIds();
+  const images = [...new Set(frames.map((f) => f.abs_path))].filter((f) => ids[f]).map((f) => ({ type: 'sourcemap', code_file: f, debug_id: ids[f] }));
+  const event = {
+    event_id: uuid().replace(/-/g, ''),
+    timestamp: Date.now() / 1000,
+    platform: 'javascript',
+    level: 'error',
     release: options.release,
     environment: options.environment,
+    exception: { values: [{ type: err.name, value: err.message, stacktrace: frames.length ? { frames } : undefined, mechanism: { type: handled ? 'generic' : 'onerror', handled } }] },
+    request: { url: location.href, headers: { 'User-Agent': navigator.userAgent } },
+    debug_meta: images.length ? { images } : undefined,
+    sdk: { name: 'lookout.browser', version: '0.1.0' },
+  };
+  const url = `${options.baseUrl.replace(/\/+$/, '')}/api/store/?sentry_key=${encodeURIComponent(options.publicKey)}&sentry_version=7`;
+  void fetch(url, { method: 'POST', body: JSON.stringify(event), keepalive: true, mode: 'no-cors', headers: { 'content-type': 'text/plain' } }).catch(() => {});
+}
+
+/** Starts Lookout on this page. Calling it again replaces the options and starts a new session. */
+export function init(opts: InitOptions): void {
+  options = opts;
+  state = null;
+  listen();
+  if (!opts.release || opts.autoSessionTracking === false) return;
+  state = {
+    url: `${opts.baseUrl.replace(/\/+$/, '')}/api/v1/sessions?key=${encodeURIComponent(opts.publicKey)}`,
+    release: opts.release,
+    environment: opts.environment,
     sid: uuid(),
     started: new Date().toISOString(),
     status: 'ok',
     errors: 0,
   };
+}
+
+function listen(): void {
   if (listening) return;
   listening = true;
-  addEventListener('error', () => mark('crashed'));
-  addEventListener('unhandledrejection', () => mark('crashed'));
+  addEventListener('error', (e) => {
+    mark('crashed');
+    report(e.error ?? e.message, false);
+  });
+  addEventListener('unhandledrejection', (e) => {
+    mark('crashed');
+    report(e.reason, false);
+  });
   addEventListener('pagehide', send);
   document.addEventListener('visibilitychange', () => {
     if (document.visibilityState === 'hidden') send();
   });
 }
 
-/** A handled error: the page's session counts as errored (a crash stays a crash). */
-export function captureException(_error?: unknown): void {
+/** A handled error: sent as an error event, and the page's session counts as errored (a crash stays a crash). */
+export function captureException(error?: unknown): void {
+  report(error, true);
   if (!state) return;
   state.errors++;
   mark('errored');

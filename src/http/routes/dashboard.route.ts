@@ -402,6 +402,29 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
     },
   );
 
+  const BUNDLE = { name: 'bundle', in: 'path', description: "a source map bundle's id (from the bundles list)", schema: { type: 'string', maxLength: 64 } } as const;
+  routes.get(
+    '/projects/:project/sourcemaps',
+    {
+      tag: 'dashboard',
+      summary: 'The source map bundles uploaded for the project (sentry-cli), newest first, with their files',
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      ok: { 200: { description: 'its bundles, their total size and the limit', schema: 'sourcemap-bundles' } },
+      errors: [404],
+    },
+    async (ctx) => {
+      ctx.body = await deps.sourcemaps.list(await projectId(ctx));
+    },
+  );
+  routes.delete(
+    '/projects/:project/sourcemaps/:bundle',
+    { tag: 'dashboard', summary: 'Delete a source map bundle: events that arrive later are no longer mapped by it', auth: 'dashboard', params: [PARAMS.project, BUNDLE], ok: { 200: '`{deleted}`' }, errors: [404] },
+    async (ctx) => {
+      ctx.body = await deps.sourcemaps.remove(await projectId(ctx), ctx.params.bundle ?? '');
+    },
+  );
+
   mountReleaseList(router, deps, '/projects/:project/releases', way);
   routes.get(
     '/projects/:project/releases/:release',

@@ -34,6 +34,7 @@ import type { NotifyState } from '../../state/notify.state.ts';
 import { StateMovedError, type StateKeeper } from '../../state/rebuild.ts';
 import { attemptFields, type AttemptBody, type StoredAttempt } from '../../store/attempts.store.ts';
 import type { ChannelDoc } from '../../store/channels.store.ts';
+import type { Symbolication } from '../../services/symbolication.ts';
 import { eventKey, payloadOf, type EventDoc } from '../../store/events.store.ts';
 import type { Stores } from '../../store/index.ts';
 import { groupBy } from '../../util/group-by.ts';
@@ -124,6 +125,8 @@ export interface EventsProcessDeps {
   issuesState: IssuesState;
   keeper: StateKeeper;
   stores: Pick<Stores, 'events' | 'activity'>;
+  /** source maps applied to the flagged events' frames before they are grouped */
+  symbolication: Pick<Symbolication, 'apply'>;
   /** the project's notification channels (cached for a second) */
   channels: (project: number) => Promise<ChannelDoc[]>;
   bursts: BurstsService;
@@ -175,6 +178,7 @@ export async function processEventGroups(payload: EventsProcessPayload, runtime:
     // Verified before issue ids are read: a Redis that lost its fingerprint map must be rebuilt before anything is numbered.
     await keeper.verify(project, now);
     const all = parts.flatMap((p) => p.events);
+    await runtime.symbolication.apply(project, all);
     const ids = await state.issueIds(
       project,
       all.filter((e) => e.kind === 'error').map((e) => e.fingerprint!),

@@ -4,7 +4,8 @@
  * FerretDB expires none, so this job is what enforces it there); rollups
  * stay, and Redis expires session states itself after the update window.
  * Error events and sign-in attempts older than their project's retention
- * (src/services/retention.service.ts); issues keep their counters.
+ * (src/services/retention.service.ts); issues keep their counters. Source map
+ * bundles older than their project's retention, and chunks no bundle uses.
  */
 import type { Config } from '../../../config/index.ts';
 import type { Logger } from '../../log.ts';
@@ -12,6 +13,7 @@ import { expireEvents, RETENTION_CHUNKS, type RetentionOptions } from '../../ser
 import type { IssuesState } from '../../state/issues.state.ts';
 import type { StateKeeper } from '../../state/rebuild.ts';
 import type { Stores } from '../../store/index.ts';
+import type { SourcemapsService } from '../../services/sourcemaps.service.ts';
 
 /** What the handler uses, and nothing else. */
 export interface RetentionDeps {
@@ -20,6 +22,7 @@ export interface RetentionDeps {
   config: Pick<Config, 'eventRetentionDays'>;
   issuesState: IssuesState;
   keeper: StateKeeper;
+  sourcemaps: Pick<SourcemapsService, 'expire'>;
 }
 
 export async function runRetention(runtime: RetentionDeps, now: Date, opts: RetentionOptions = RETENTION_CHUNKS): Promise<Record<string, number>> {
@@ -32,5 +35,5 @@ export async function runRetention(runtime: RetentionDeps, now: Date, opts: Rete
     defaultDays: runtime.config.eventRetentionDays,
     log: runtime.log,
   };
-  return { ...sessions, ...(await expireEvents(deps, now, opts)) };
+  return { ...sessions, ...(await expireEvents(deps, now, opts)), ...(await runtime.sourcemaps.expire(now, runtime.config.eventRetentionDays)) };
 }

@@ -8,13 +8,17 @@ import type { Db } from 'mongodb';
 import type { Logger } from '../../log.ts';
 import { insertOnce } from '../mongo.ts';
 import * as dropPreReleaseLeftovers from './001-drop-pre-release-leftovers.ts';
+import * as slugs from './002-slugs.ts';
 
 interface Migration {
   name: string;
   up(db: Db): Promise<void>;
 }
 
-export const MIGRATIONS: readonly Migration[] = [{ name: '001-drop-pre-release-leftovers', ...dropPreReleaseLeftovers }];
+export const MIGRATIONS: readonly Migration[] = [
+  { name: '001-drop-pre-release-leftovers', ...dropPreReleaseLeftovers },
+  { name: '002-slugs', ...slugs },
+];
 
 interface MigrationDoc {
   _id: string;

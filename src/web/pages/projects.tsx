@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
 import { count } from '../format.ts';
-import type { IngestCounts, Project, ProjectsHealth } from '../types.ts';
+import type { IngestCounts, Project, ProjectsHealth, SourcemapBundles } from '../types.ts';
 import { CopyText, Failure, Figures, OnceSecret, Rate, Show, Time, Title, useAction, useLoad } from '../ui.tsx';
 
 export function ProjectsPage({ session }: { session: Session }) {
@@ -163,6 +163,10 @@ export function ProjectSettingsPage({ id, session }: { id: string; session: Sess
             <dd>
               <CopyText label="DSN" value={dsnOf(p.public_key, id)} />
             </dd>
+            <dt>Slug (what sentry-cli's --project names it by)</dt>
+            <dd>
+              <code>{p.slug ?? id}</code>
+            </dd>
             <dt>Secret key (the installation)</dt>
             <dd class="muted">Shown once, when the project is created or the key rotated.</dd>
           </dl>
@@ -222,6 +226,8 @@ export function ProjectSettingsPage({ id, session }: { id: string; session: Sess
 
           <Ingestion id={id} />
 
+          <SourceMaps id={id} project={p} session={session} />
+
           <h2>Binding</h2>
           {p.installation ? (
             <>
@@ -267,6 +273,92 @@ export function ProjectSettingsPage({ id, session }: { id: string; session: Sess
 /** The DSN a Sentry SDK reports to this project with: the public key at the address this dashboard is served from. */
 export function dsnOf(publicKey: string, project: string): string {
   return `${location.protocol}//${publicKey}@${location.host}/${project}`;
+}
+
+const sizeText = (bytes: number) => (bytes < 1024 * 1024 ? `${count(Math.ceil(bytes / 1024))} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`);
+
+/**
+ * Settings → Source maps: how to upload with sentry-cli (the lines of a .sentryclirc), and the bundles uploaded,
+ * each with its files, which a member may delete.
+ */
+function SourceMaps({ id, project, session }: { id: string; project: Project; session: Session }) {
+  const bundles = useLoad(() => api<SourcemapBundles>('GET', `/projects/${id}/sourcemaps`), `sourcemaps:${id}`);
+  const org = useLoad(() => api<{ slug: string | null }>('GET', '/org'), 'org');
+  const [act, error, busy] = useAction();
+  const rc = `[defaults]\nurl=${location.origin}\norg=${org.data?.slug ?? session.org}\nproject=${project.slug ?? id}\n\n[auth]\ntoken=<an API token with the project:releases scope>`;
+  const remove = (bundle: string) => {
+    if (!confirm('Delete this bundle? Events that arrive later are no longer mapped by its maps.')) return;
+    void act(async () => {
+      await api('DELETE', `/projects/${id}/sourcemaps/${encodeURIComponent(bundle)}`);
+      bundles.reload();
+    });
+  };
+  return (
+    <>
+      <h2>Source maps</h2>
+      <p>
+        Minified JavaScript is mapped back to its source with the maps <code>sentry-cli</code> uploads (and the bundler plugins built on it). Put these
+        lines in <code>.sentryclirc</code> (the token from your Account page), then run <code>sentry-cli sourcemaps inject dist</code> and{' '}
+        <code>sentry-cli sourcemaps upload dist</code> after each build:
+      </p>
+      <CopyText label=".sentryclirc" value={rc} />
+      {error && <Failure error={error} />}
+      <Show loaded={bundles}>
+        {(b) =>
+          b.bundles.length === 0 ? (
+            <p class="muted">No source maps uploaded yet: browser events keep their minified frames, each saying why.</p>
+          ) : (
+            <>
+              <div class="scroll" tabIndex={0}>
+                <table>
+                  <caption class="sr-only">Source map bundles, newest first</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Uploaded</th>
+                      <th scope="col">Release</th>
+                      <th scope="col">Files</th>
+                      <th scope="col">Size</th>
+                      <th scope="col"><span class="sr-only">Delete</span></th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {b.bundles.map((bundle) => (
+                      <tr key={bundle.id} data-bundle={bundle.id}>
+                        <td><Time at={bundle.uploaded_at} /></td>
+                        <td>{bundle.release ? `${bundle.release}${bundle.dist ? ` (${bundle.dist})` : ''}` : <span class="muted">by debug ID</span>}</td>
+                        <td>
+                          <details>
+                            <summary>{count(bundle.files.length)} files</summary>
+                            <ul>
+                              {bundle.files.map((f) => (
+                                <li key={f.url + f.type}>
+                                  <code>{f.url}</code> {f.type.replace('_', ' ')}, {sizeText(f.size)}
+                                  {f.debug_id && <span class="muted"> (debug ID {f.debug_id})</span>}
+                                </li>
+                              ))}
+                            </ul>
+                          </details>
+                        </td>
+                        <td>{sizeText(bundle.size)}</td>
+                        <td>
+                          <button type="button" disabled={busy} onClick={() => remove(bundle.id)}>
+                            Delete
+                          </button>
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              <p class="muted">
+                {sizeText(b.total_size)} of {sizeText(b.limit)} kept; past it the oldest bundles are deleted.
+              </p>
+            </>
+          )
+        }
+      </Show>
+    </>
+  );
 }
 
 /** Settings → Ingestion: what the project's ingestion accepted and dropped, by type and reason. */

@@ -1,0 +1,188 @@
+/**
+ * Source maps from the real `sentry-cli` (issue 52): a web shop (test/clients/sourcemap-app) bundled minified with
+ * source maps by esbuild, its bundle given debug IDs by `sentry-cli sourcemaps inject` and uploaded by `sentry-cli
+ * sourcemaps upload` (3.8, from npm) with an API token; Chromium loads it with the real @sentry/browser and a click
+ * throws. The issue shows the original file, function, line and source; a second build with other minified names
+ * joins the same issue; 2.x's release-based `releases files … upload-sourcemaps` maps an event of that release; an
+ * event whose map is missing says why and is mapped once the map arrives; a token without project:releases is
+ * refused.
+ */
+import esbuild from 'esbuild';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { boundProject, call, drained, type TestContext } from './helpers/context.ts';
+import { CLIENT_SOURCES, ensureNpm, runClient } from './helpers/real-clients.ts';
+import { until } from './helpers/until.ts';
+import { withWorkers } from './helpers/with-workers.ts';
+
+let ctx: TestContext;
+withWorkers(['events', 'sessions', 'maintenance'], (c) => (ctx = c), { FLUSH_INTERVAL_MS: '100' });
+
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const APP = path.join(CLIENT_SOURCES, 'sourcemap-app');
+
+/** The sentry-cli binary an npm package ships (in its platform package). */
+function cliBinary(dir: string): string {
+  const platform = path.join(dir, 'node_modules', '@sentry', `cli-linux-${process.arch === 'arm64' ? 'arm64' : 'x64'}`, 'bin', 'sentry-cli');
+  return fs.existsSync(platform) ? platform : path.join(dir, 'node_modules', '.bin', 'sentry-cli');
+}
+
+let cli3 = '';
+let cli2 = '';
+let browserModules = '';
+let work = '';
+let browser: Browser;
+
+beforeAll(async () => {
+  cli3 = cliBinary(ensureNpm('@sentry/cli', '@sentry/cli@3.8.0'));
+  cli2 = cliBinary(ensureNpm('sentry-cli-2', 'sentry-cli-2@npm:@sentry/cli@2.58.6'));
+  browserModules = path.join(ensureNpm('@sentry/browser', '@sentry/browser@10'), 'node_modules');
+  work = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-sourcemaps-'));
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'] });
+}, 600_000);
+afterAll(async () => {
+  await browser?.close();
+  if (work) fs.rmSync(work, { recursive: true, force: true });
+});
+
+/** The shop bundled into `<work>/<name>/app.min.js` with its map: identifiers minified, or kept (another build). */
+async function build(name: string, opts: { minifyIdentifiers: boolean }): Promise<string> {
+  const out = path.join(work, name);
+  await esbuild.build({
+    entryPoints: [path.join(APP, 'main.js')],
+    bundle: true,
+    format: 'iife',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    minifyIdentifiers: opts.minifyIdentifiers,
+    sourcemap: true,
+    outfile: path.join(out, 'app.min.js'),
+    nodePaths: [browserModules],
+    logLevel: 'silent',
+  });
+  return out;
+}
+
+/** A project, a member of its organisation and an API token of theirs with `scopes`; sentry-cli's environment. */
+async function project(scopes = ['project:releases']) {
+  const p = await boundProject(ctx);
+  const org = Number(p.org.id);
+  const email = `ci-${p.id}@shop.test`;
+  await ctx.runtime.accounts.addUser({ org, email, role: 'member', password: 'correct horse battery staple' });
+  const { token } = await ctx.runtime.tokens.create({ email, org }, { name: 'ci', scopes });
+  const orgSlug = (await ctx.runtime.admin.showOrg(org)).slug!;
+  const env = { ...process.env, SENTRY_URL: ctx.api, SENTRY_AUTH_TOKEN: token, SENTRY_ORG: orgSlug, SENTRY_PROJECT: p.project.slug!, SENTRY_LOG_LEVEL: 'warn' };
+  const dsn = `http://${p.publicKey}@${new URL(ctx.api).host}/${p.id}`;
+  return { ...p, token, orgSlug, env, dsn };
+}
+
+/** Serves a build's folder and opens it in Chromium; clicking "Add to cart" reports an error. Its event id. */
+async function throwIn(dir: string, dsn: string, query: Record<string, string> = {}): Promise<string> {
+  const server = http.createServer((req, res) => {
+    const name = path.basename(new URL(req.url!, 'http://x').pathname);
+    const file = path.join(dir, name);
+    if (!name || !fs.existsSync(file)) return res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>shop</title><button id="add">Add to cart</button><script src="/app.min.js"></script>');
+    res.writeHead(200, { 'content-type': file.endsWith('.js') ? 'text/javascript' : 'application/json' }).end(fs.readFileSync(file));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const tab = await browser.newPage();
+  try {
+    const search = new URLSearchParams({ dsn, ...query });
+    await tab.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/?${search}`);
+    await tab.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true, undefined, { timeout: 20_000 });
+    await tab.click('#add');
+    await tab.waitForFunction(() => (window as unknown as { done?: boolean }).done === true, undefined, { timeout: 20_000 });
+    return await tab.evaluate(() => (window as unknown as { eventId: string }).eventId);
+  } finally {
+    await tab.close();
+    server.close();
+  }
+}
+
+/** The stored event of `eventId` once its job has run, with its issue. */
+async function eventOf(p: Awaited<ReturnType<typeof project>>, eventId: string) {
+  await until(async () => ((await p.get('/issues')).body.issues as unknown[]).length > 0, 30_000);
+  await drained(ctx);
+  for (const issue of (await p.get('/issues')).body.issues as { id: string }[]) {
+    const found = await p.get(`/issues/${issue.id}/events/${eventId}`);
+    if (found.status === 200) return { issue: (await p.get(`/issues/${issue.id}`)).body, event: found.body.event };
+  }
+  throw new Error(`event ${eventId} is in no issue`);
+}
+
+const crashFrame = (event: any) => event.exception.values.at(-1).stacktrace.frames.at(-1);
+const rawCrashFrame = (event: any) => event.exception.values.at(-1).raw_stacktrace.frames.at(-1);
+
+describe('source maps uploaded by sentry-cli', () => {
+  it('sourcemaps inject + upload (3.8, debug IDs): the issue shows the original file, function, line and source; another build joins it', async () => {
+    const p = await project();
+    const first = await build('first', { minifyIdentifiers: true });
+    await runClient(cli3, ['sourcemaps', 'inject', first], { env: p.env });
+    await runClient(cli3, ['sourcemaps', 'upload', first], { env: p.env });
+    const bundles = (await call(ctx, 'GET', `/api/dashboard/projects/${p.id}/sourcemaps`, { headers: { authorization: `Bearer ${(await ctx.runtime.tokens.create({ email: `ci-${p.id}@shop.test`, org: Number(p.org.id) }, { name: 'read', scopes: ['project:read'] })).token}` } })).body;
+    expect(bundles.bundles).toHaveLength(1);
+    expect(bundles.bundles[0].files.map((f: { url: string }) => f.url).sort()).toEqual(['~/app.min.js', '~/app.min.js.map']);
+
+    const { issue, event } = await eventOf(p, await throwIn(first, p.dsn));
+    expect(crashFrame(event)).toMatchObject({
+      filename: expect.stringMatching(/cart\.js$/),
+      function: 'addToCart',
+      lineno: 4,
+      context_line: expect.stringContaining('throw new Error(`cannot add ${item.name} without a sku`)'),
+      data: expect.objectContaining({ symbolicated: true, resolved_with: 'debug-id' }),
+    });
+    expect(crashFrame(event).pre_context.join('\n')).toContain('if (!item.sku)');
+    expect(rawCrashFrame(event).filename).toMatch(/\/app\.min\.js$/);
+    expect(issue.culprit).toMatch(/cart\.js in addToCart$/);
+
+    // the same source with its identifiers kept: other minified names and columns, the same issue
+    const second = await build('second', { minifyIdentifiers: false });
+    await runClient(cli3, ['sourcemaps', 'inject', second], { env: p.env });
+    await runClient(cli3, ['sourcemaps', 'upload', second], { env: p.env });
+    const again = await eventOf(p, await throwIn(second, p.dsn));
+    expect(rawCrashFrame(again.event).function).not.toBe(rawCrashFrame(event).function);
+    expect(again.issue.id).toBe(issue.id);
+    expect((await p.get(`/issues/${issue.id}`)).body.event_count).toBe(2);
+  }, 180_000);
+
+  it("2.x's release-based upload (releases new, files … upload-sourcemaps, finalize) maps an event of that release by its URL", async () => {
+    const p = await project();
+    const dir = await build('legacy', { minifyIdentifiers: true }); // no debug IDs: found by URL in the release
+    const release = `shop@2.${p.id}.0`;
+    await runClient(cli2, ['releases', 'new', release], { env: p.env });
+    await runClient(cli2, ['releases', 'files', release, 'upload-sourcemaps', '--url-prefix', '~/', dir], { env: p.env });
+    const finalized = await runClient(cli2, ['releases', 'finalize', release], { env: p.env });
+    expect(finalized).toContain(`Finalized release ${release}`);
+    const { event } = await eventOf(p, await throwIn(dir, p.dsn, { release }));
+    expect(crashFrame(event)).toMatchObject({ function: 'addToCart', lineno: 4, data: expect.objectContaining({ symbolicated: true, resolved_with: 'release' }) });
+  }, 180_000);
+
+  it('an event whose map is missing says why, and is mapped once the map is uploaded', async () => {
+    const p = await project();
+    const dir = await build('late', { minifyIdentifiers: true });
+    await runClient(cli3, ['sourcemaps', 'inject', dir], { env: p.env });
+    const eventId = await throwIn(dir, p.dsn);
+    const { event } = await eventOf(p, eventId);
+    const error = rawCrashFrame(event) && crashFrame(event).data.sourcemap_error;
+    expect(error).toMatchObject({ reason: 'debug_id_not_found', message: expect.stringContaining('no uploaded source map has debug ID') });
+
+    await runClient(cli3, ['sourcemaps', 'upload', dir], { env: p.env });
+    await until(async () => (await eventOf(p, eventId)).event.exception.values.at(-1).stacktrace.frames.at(-1).data?.symbolicated === true, 30_000);
+    expect(crashFrame((await eventOf(p, eventId)).event)).toMatchObject({ function: 'addToCart', lineno: 4 });
+  }, 180_000);
+
+  it('a token without project:releases is refused, and sentry-cli says so', async () => {
+    const p = await project(['project:read']);
+    const dir = await build('refused', { minifyIdentifiers: true });
+    await expect(runClient(cli3, ['sourcemaps', 'upload', dir], { env: p.env })).rejects.toThrow(/project:releases|403/);
+    const answer = await call(ctx, 'GET', `/api/0/organizations/${p.orgSlug}/chunk-upload/`, { headers: { authorization: `Bearer ${p.token}` } });
+    expect([answer.status, answer.body.reason]).toEqual([403, 'scope_required']);
+    const other = await call(ctx, 'GET', `/api/0/organizations/not-${p.orgSlug}/chunk-upload/`, { headers: { authorization: `Bearer ${p.token}` } });
+    expect(other.status).toBe(403);
+  }, 60_000);
+});
