@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import { realisticErrorEvent } from './events.ts';
+import { browserEvent, type BrowserBundle } from './sourcemaps.ts';
 import { round } from './lib.ts';
 
 export interface Stream {
@@ -158,7 +159,7 @@ export function makeProbes() {
 export type Probes = ReturnType<typeof makeProbes>;
 
 /** Events at `rate`: one in five an error event (of 50 issues; `large`: about 6 KB each), the others sign-in attempts. */
-export function eventStream(rate: number, probes?: Probes, opts: { large?: boolean } = {}): Stream {
+export function eventStream(rate: number, probes?: Probes, opts: { large?: boolean; browser?: BrowserBundle } = {}): Stream {
   const probeOf = (i: number) => (probes && i % rate === 1 ? Math.floor(i / rate) : null);
   return {
     name: 'events',
@@ -176,6 +177,8 @@ export function eventStream(rate: number, probes?: Probes, opts: { large?: boole
       }
       if (i % 5 === 4) {
         const f = Math.floor(i / 5) % 50;
+        // a browser's error in the minified bundle, its frames mapped by the worker (bench:pipeline --sourcemaps)
+        if (opts.browser) return browserEvent(opts.browser, f, base);
         // ~4 KB, as a server SDK sends it: 20 frames (the in-app ones with source lines and variables), 20 breadcrumbs
         return JSON.stringify(realisticErrorEvent(f, { at: new Date(), release: 'bench@1', environment: 'production', company: `company-${f % 20}`, level: 'error', large: opts.large }));
       }

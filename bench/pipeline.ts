@@ -26,6 +26,10 @@
  * primaries, a replica each, src/embedded/redis-cluster.ts) with two API
  * processes (requests alternate between them) and two worker processes.
  *
+ * `--sourcemaps` makes the error events browser events thrown in a minified bundle whose source map (about 2 MB)
+ * was uploaded first: the worker maps each one's frames before grouping, and the run prints what that cost it per
+ * event (from the workers' `lookout_sourcemap_event_seconds`).
+ *
  * `--trace FILE` appends one CSV line per request (load, stream, when it was
  * due as epoch ms, latency ms, status), to find when a stall happened and set
  * it beside other samples (process CPU, Redis INFO) taken with wall-clock time.
@@ -42,6 +46,7 @@ import type { Runtime } from '../src/runtime.ts';
 import { exceptionType } from './events.ts';
 import { eventStream, makeProbes, openLoop, PROBE_CHANNELS, PROBE_KIND, sessionStreams, type OpenLoopResult, type Probes, type Stream } from './load.ts';
 import { BENCH_INSTANCE, openBench, report, round, startBareServer, waitFor, type Stack } from './lib.ts';
+import { uploadBrowserBundle } from './sourcemaps.ts';
 
 const { values } = parseArgs({
   options: {
@@ -54,6 +59,7 @@ const { values } = parseArgs({
     'worker-concurrency': { type: 'string' },
     trace: { type: 'string' },
     'redis-cluster': { type: 'boolean' },
+    sourcemaps: { type: 'boolean' },
   },
   strict: true,
 });
@@ -65,6 +71,7 @@ const SESSION_RATE = Number(values['session-rate'] ?? 5000);
 const SINGLE_RATE = Number(values['single-rate'] ?? 500);
 const EVENT_RATE = Number(values['event-rate'] ?? 1000);
 const CLUSTER = values['redis-cluster'] === true;
+const SOURCEMAPS = values.sourcemaps === true;
 const benchSettings = { seconds: SECONDS, concurrency: 1, workers: CLUSTER ? 2 : 1, apis: CLUSTER ? 2 : 1, redisCluster: CLUSTER, workerConcurrency: Number(values['worker-concurrency'] ?? 4) };
 /** How long after the last request the pipeline has to reflect everything: the target is 2 s; past this the run reports a miss. */
 const SETTLE_LIMIT_MS = 60_000;
@@ -183,12 +190,15 @@ async function eventsRun(rate: number) {
     const project = Number(env.project.id);
     for (let n = 0; n < PROBE_CHANNELS; n++) await env.runtime.notifications.add(project, { webhook: `${receiver.url}/probe-${n}`, on: ['issue.created'], environment: `probe-${n}` });
     await env.runtime.notifications.add(project, { webhook: `${receiver.url}/bursts`, on: ['security.burst'] });
+    const browser = SOURCEMAPS ? await uploadBrowserBundle(env.runtime, project) : undefined;
+    if (browser) progress(`events: the error events are browser events mapped through a ${round(browser.mapBytes / 1024 / 1024, 2)} MB source map`);
     await new Promise((resolve) => setTimeout(resolve, 1100)); // the workers' channel cache
     progress(`events: ${rate}/s for ${WARMUP_SECONDS} + ${SECONDS} s`);
-    const load = await openLoop('lookout events', env.stack.apiUrls, { 'content-type': 'application/json', 'x-service-key': env.project.secret_key, 'x-service-instance': BENCH_INSTANCE }, [eventStream(rate, probes)], SECONDS, WARMUP_SECONDS, TRACE_FILE);
+    const load = await openLoop('lookout events', env.stack.apiUrls, { 'content-type': 'application/json', 'x-service-key': env.project.secret_key, 'x-service-instance': BENCH_INSTANCE }, [eventStream(rate, probes, { browser })], SECONDS, WARMUP_SECONDS, TRACE_FILE);
     progress('events: load over, waiting for the pipeline');
     const settle = await eventsSettled(env.runtime);
     if (settle === null) await reportFailures(env.runtime, 'events');
+    const mapping = browser ? await mappingCost(env.stack.apiUrls[0]!) : null;
     const notifications = await probeLatencies(probes, 30_000);
     const issues = await env.runtime.stores.issues.ofProject(project);
     const ev = load.events!;
@@ -197,6 +207,7 @@ async function eventsRun(rate: number) {
       settled_seconds_after_last_request: settle,
       issues: { error: issues.filter((i) => i.kind === 'error').length, security: issues.filter((i) => i.kind === 'security').length, error_events_counted: issues.filter((i) => i.kind === 'error').reduce((n, i) => n + i.event_count, 0) },
       notifications,
+      ...(mapping && { sourcemaps: mapping }),
       targets_met: allAccepted(ev) && ev.p99_ms < 50 && settle !== null && settle <= 2,
       notification_target_met: notifications.notified === notifications.probes && notifications.p99_ms !== null && notifications.p99_ms < 5000,
     };
@@ -204,6 +215,20 @@ async function eventsRun(rate: number) {
     await receiver.close();
     await env.close();
   }
+}
+
+/** What mapping frames cost the workers, from the fleet's metrics (published every 5 s): per event, and the frames. */
+async function mappingCost(apiUrl: string) {
+  await new Promise((resolve) => setTimeout(resolve, 6000));
+  const text = await (await fetch(`${apiUrl}/metrics`)).text();
+  const sum = (pattern: RegExp) => text.split('\n').filter((l) => pattern.test(l)).reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
+  const events = sum(/^lookout_sourcemap_event_seconds_count/);
+  return {
+    events_mapped: events,
+    mean_ms_per_event: events ? round((sum(/^lookout_sourcemap_event_seconds_sum/) / events) * 1000, 3) : null,
+    frames_mapped: sum(/^lookout_sourcemap_frames_total\{[^}]*result="mapped"/),
+    frames_not_mapped: sum(/^lookout_sourcemap_frames_total\{/) - sum(/^lookout_sourcemap_frames_total\{[^}]*result="mapped"/),
+  };
 }
 
 async function bareRun(streams: Stream[]) {
@@ -246,6 +271,10 @@ if (SCENARIO === 'events' || SCENARIO === 'all') {
   line('bare server: events', bare.events!);
   line('lookout: events', run.load.events!);
   rows.push(['events settled after last request (s)', run.settled_seconds_after_last_request]);
+  if (run.sourcemaps) {
+    const m = run.sourcemaps;
+    rows.push(['source maps: worker time per mapped event', `${m.mean_ms_per_event} ms over ${m.events_mapped} events; frames mapped ${m.frames_mapped}, not ${m.frames_not_mapped}`]);
+  }
   rows.push(['issues (error / security)', `${run.issues.error} / ${run.issues.security}`]);
   rows.push(['events targets met', String(run.targets_met)]);
   const n = run.notifications;

@@ -97,6 +97,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const sso = makeSsoService({ stores, redis: stateRedis, prefix: config.queuePrefix, box, accounts, allowPrivate: config.ssoAllowPrivate, log });
   const issueReads = makeIssueReads(stateRedis, { prefix: config.queuePrefix });
   const feedback = makeFeedbackService({ feedback: stores.feedback, events: stores.events, state: issuesState, reads: issueReads, keeper });
+  const sourcemaps = makeSourcemapsService({ stores, limits: config.sourcemaps, log, remap: (project) => queues.enqueue('sourcemaps.remap', { project }) });
   const issues = makeIssuesService({
     issues: stores.issues,
     events: stores.events,
@@ -107,6 +108,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     attachments: stores.attachments,
     activity: stores.activity,
     notifyProject: (project) => notify.markProject(project),
+    uploadedSince: (project, event) => sourcemaps.uploadedSince(project, event),
   });
   const didKey = config.didHashKey ?? (await stores.settings.getOrCreate('did_hash_key', () => crypto.randomBytes(32).toString('hex')));
   const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, stats: ingestStats, quotas, windowMs: config.sessionUpdateWindowMs, writesInFlight });
@@ -123,7 +125,6 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const bursts = makeBurstsService({ issuesState, burstsState, alertSettings });
   const decisionsState = makeDecisionsState(stateRedis, { prefix: config.queuePrefix });
   const decisions = makeDecisionsService(decisionsState);
-  const sourcemaps = makeSourcemapsService({ stores, limits: config.sourcemaps, log, remap: (project) => queues.enqueue('sourcemaps.remap', { project }) });
   /** The worker's source maps: found by debug ID or URL, parsed maps cached (SOURCEMAPS_CACHE_MB). */
   const symbolication = makeSymbolication({
     events: stores.events,
@@ -131,6 +132,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     redis: stateRedis,
     prefix: config.queuePrefix,
     log,
+    metrics,
   });
   const bouncers = makeBouncersService({ stores, decisions: decisionsState, changes, keyCacheSeconds: config.keyCacheSeconds, log });
   return {

@@ -8,16 +8,22 @@
  * refused.
  */
 import esbuild from 'esbuild';
+import { strToU8, zipSync } from 'fflate';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boundProject, call, drained, type TestContext } from './helpers/context.ts';
+import { accessible } from './helpers/axe.ts';
 import { CLIENT_SOURCES, ensureNpm, runClient } from './helpers/real-clients.ts';
 import { until } from './helpers/until.ts';
+import { entryOf } from '../src/queues/jobs/events-process.ts';
+import type { EventDoc } from '../src/store/events.store.ts';
 import { withWorkers } from './helpers/with-workers.ts';
 
 let ctx: TestContext;
@@ -25,6 +31,10 @@ withWorkers(['events', 'sessions', 'maintenance'], (c) => (ctx = c), { FLUSH_INT
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const APP = path.join(CLIENT_SOURCES, 'sourcemap-app');
+const FIXTURES = path.join(import.meta.dirname, 'fixtures', 'sourcemaps');
+const DEBUG_ID = '016c3d50-7c1f-55fe-9f88-849ef2aa561a';
+const PASSWORD = 'correct horse battery staple';
+const SHOTS = process.env.LOOKOUT_SCREENSHOTS === 'docs' ? path.resolve('docs/dashboard') : path.resolve('test-results/dashboard');
 
 /** The sentry-cli binary an npm package ships (in its platform package). */
 function cliBinary(dir: string): string {
@@ -73,12 +83,24 @@ async function project(scopes = ['project:releases']) {
   const p = await boundProject(ctx);
   const org = Number(p.org.id);
   const email = `ci-${p.id}@shop.test`;
-  await ctx.runtime.accounts.addUser({ org, email, role: 'member', password: 'correct horse battery staple' });
+  await ctx.runtime.accounts.addUser({ org, email, role: 'member', password: PASSWORD });
   const { token } = await ctx.runtime.tokens.create({ email, org }, { name: 'ci', scopes });
   const orgSlug = (await ctx.runtime.admin.showOrg(org)).slug!;
   const env = { ...process.env, SENTRY_URL: ctx.api, SENTRY_AUTH_TOKEN: token, SENTRY_ORG: orgSlug, SENTRY_PROJECT: p.project.slug!, SENTRY_LOG_LEVEL: 'warn' };
   const dsn = `http://${p.publicKey}@${new URL(ctx.api).host}/${p.id}`;
-  return { ...p, token, orgSlug, env, dsn };
+  return { ...p, email, token, orgSlug, env, dsn };
+}
+
+/** The dashboard in Chromium, signed in as `email`. */
+async function dashboard(email: string) {
+  const tab = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
+  tab.on('dialog', (dialog) => void dialog.accept());
+  await tab.goto(`${ctx.api}/sign-in`);
+  await tab.getByLabel('Email').fill(email);
+  await tab.getByLabel('Password').fill(PASSWORD);
+  await tab.getByRole('button', { name: 'Sign in' }).click();
+  await tab.getByRole('heading', { level: 1, name: 'Projects' }).waitFor();
+  return tab;
 }
 
 /** Serves a build's folder and opens it in Chromium; clicking "Add to cart" reports an error. Its event id. */
@@ -140,6 +162,30 @@ describe('source maps uploaded by sentry-cli', () => {
     expect(rawCrashFrame(event).filename).toMatch(/\/app\.min\.js$/);
     expect(issue.culprit).toMatch(/cart\.js in addToCart$/);
 
+    // the issue page: the original frame with its source line highlighted, the minified frames behind a toggle
+    const tab = await dashboard(p.email);
+    fs.mkdirSync(SHOTS, { recursive: true });
+    await tab.goto(`${ctx.api}/projects/${p.id}/issues/${issue.id}`);
+    await tab.getByRole('heading', { level: 1, name: /cannot add desk lamp without a sku/ }).waitFor();
+    const crash = tab.locator('li.frame', { hasText: 'cart.js in addToCart at line 4' }).first();
+    await expect.poll(() => crash.locator('li.current').textContent()).toContain('throw new Error(`cannot add ${item.name} without a sku`)');
+    expect(await crash.textContent()).toContain('Mapped through ~/app.min.js.map (by debug ID)');
+    await accessible('an issue mapped through source maps', tab);
+    await tab.screenshot({ path: path.join(SHOTS, 'issue-sourcemapped.png'), fullPage: true });
+    await tab.getByRole('button', { name: 'Show the minified frames' }).first().click();
+    await tab.locator('li.frame', { hasText: /app\.min\.js in \w+ at line \d+/ }).first().waitFor();
+
+    // Settings → Source maps: the bundle and its files
+    await tab.goto(`${ctx.api}/projects/${p.id}`);
+    await tab.getByRole('heading', { level: 2, name: 'Source maps' }).waitFor();
+    const row = tab.locator('tr[data-bundle]');
+    await row.getByText('2 files').click();
+    await row.getByText('~/app.min.js.map').waitFor();
+    expect(await tab.getByText(`project=${p.project.slug}`).count()).toBeGreaterThan(0);
+    await accessible('settings with source maps', tab);
+    await tab.screenshot({ path: path.join(SHOTS, 'settings-sourcemaps.png'), fullPage: true });
+    await tab.context().close();
+
     // the same source with its identifiers kept: other minified names and columns, the same issue
     const second = await build('second', { minifyIdentifiers: false });
     await runClient(cli3, ['sourcemaps', 'inject', second], { env: p.env });
@@ -175,6 +221,41 @@ describe('source maps uploaded by sentry-cli', () => {
     await until(async () => (await eventOf(p, eventId)).event.exception.values.at(-1).stacktrace.frames.at(-1).data?.symbolicated === true, 30_000);
     expect(crashFrame((await eventOf(p, eventId)).event)).toMatchObject({ function: 'addToCart', lineno: 4 });
   }, 180_000);
+
+  it('a job delivered again groups its events as the first delivery did, though a map arrived between', async () => {
+    const p = await project();
+    // the event @sentry/browser captured for the fixture bundle (src/domain/sourcemaps.test.ts), sent before its map
+    const event = { ...JSON.parse(fs.readFileSync(path.join(FIXTURES, 'browser-event.json'), 'utf8')), event_id: crypto.randomBytes(16).toString('hex') };
+    const sent = await call(ctx, 'POST', `/api/${p.id}/store/?sentry_key=${p.publicKey}`, { body: event });
+    expect(sent.status).toBe(200);
+    const first = await eventOf(p, event.event_id);
+    expect(crashFrame(first.event).data.sourcemap_error.reason).toBe('debug_id_not_found');
+
+    // the bundle, uploaded as sentry-cli does it: a gzipped chunk named by its SHA-1, then the assembly
+    const zip = Buffer.from(
+      zipSync({
+        'manifest.json': strToU8(JSON.stringify({ files: { 'files/_/_/app.min.js': { type: 'minified_source', url: '~/app.min.js', headers: { 'debug-id': DEBUG_ID, sourcemap: 'app.min.js.map' } }, 'files/_/_/app.min.js.map': { type: 'source_map', url: '~/app.min.js.map', headers: { 'debug-id': DEBUG_ID } } }, debug_id: crypto.randomUUID() })),
+        'files/_/_/app.min.js': fs.readFileSync(path.join(FIXTURES, 'app.min.js')),
+        'files/_/_/app.min.js.map': fs.readFileSync(path.join(FIXTURES, 'app.min.js.map')),
+      }),
+    );
+    const sha1 = crypto.createHash('sha1').update(zip).digest('hex');
+    const auth = { authorization: `Bearer ${p.token}` };
+    const form = new FormData();
+    form.append('file_gzip', new Blob([zlib.gzipSync(zip)]), sha1);
+    expect((await fetch(`${ctx.api}/api/0/organizations/${p.orgSlug}/chunk-upload/`, { method: 'POST', headers: auth, body: form })).status).toBe(200);
+    const assembled = await call(ctx, 'POST', `/api/0/organizations/${p.orgSlug}/artifactbundle/assemble/`, { headers: auth, body: { checksum: sha1, chunks: [sha1], projects: [p.project.slug] } });
+    expect(assembled.body).toEqual({ state: 'created', missingChunks: [] });
+    await until(async () => crashFrame((await eventOf(p, event.event_id)).event).data?.symbolicated === true, 30_000);
+    expect((await eventOf(p, event.event_id)).issue.id).toBe(first.issue.id); // mapped again, in the issue it was counted in
+
+    // the job's event delivered again, as the API wrote it (the minified fingerprint): grouped as the first time
+    const doc = (await ctx.runtime.stores.events.getMany([`${p.id}:${event.event_id}`]))[0] as EventDoc;
+    const entry = { ...entryOf(doc), fingerprint: 'the-api-fingerprint', js_frames: true as const };
+    await ctx.runtime.symbolication.apply(p.id, [entry]);
+    expect(entry.fingerprint).toBe(doc.fingerprint);
+    expect((await p.get(`/issues/${first.issue.id}`)).body.event_count).toBe(1);
+  }, 120_000);
 
   it('a token without project:releases is refused, and sentry-cli says so', async () => {
     const p = await project(['project:read']);

@@ -14,7 +14,6 @@
  * against a limit here.
  */
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { generate } from 'otplib';
@@ -22,10 +21,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorkers } from '../workers/main.ts';
 import { call, drained, eventId, startTestContext, type TestContext } from './helpers/context.ts';
 import { startReceiver, type Receiver } from './helpers/receiver.ts';
+import { accessible as checkAccessible } from './helpers/axe.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const SHOTS = process.env.LOOKOUT_SCREENSHOTS === 'docs' ? path.resolve('docs/dashboard') : path.resolve('test-results/dashboard');
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const OWNER = { email: 'owner@acme.example', password: 'owner password for tests' };
 
 let ctx: TestContext;
@@ -71,16 +70,8 @@ async function open(pathname: string, heading: string | RegExp): Promise<void> {
   timings[pathname.replace(/\d+/g, ':id').replace(/\?.*/, '')] = Math.round(await page.evaluate(() => performance.now()));
 }
 
-/** axe-core on the page as shown: no serious or critical violation. */
-async function accessible(name: string, on: Page = page): Promise<void> {
-  await on.evaluate(AXE_SOURCE);
-  const violations = await on.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe.run();
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) }));
-  });
-  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(bad, `${name}: ${JSON.stringify(bad, null, 2)}`).toEqual([]);
-}
+/** axe-core on the page as shown (the dashboard's page unless another is given). */
+const accessible = (name: string, on: Page = page) => checkAccessible(name, on);
 
 const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 

@@ -79,7 +79,8 @@ export interface MapRequest {
 const JS_URL = /^(https?|app|file):\/\/|^~\//;
 const CONTEXT_LINES = 5;
 
-function stacksOf(event: Obj): Obj[] {
+/** The stacks of an event that hold frames: its exceptions', its threads', its own. */
+export function stacksOf(event: Obj): Obj[] {
   const values = ((event.exception as Obj | undefined)?.values as Obj[] | undefined) ?? [];
   const threads = ((event.threads as Obj | undefined)?.values as Obj[] | undefined) ?? [];
   return [...values, ...threads, event].filter((v) => v && typeof v === 'object' && v.stacktrace && typeof v.stacktrace === 'object');
@@ -255,13 +256,14 @@ export function mapFrame(frame: JsFrame, source: MapSource): { frame: JsFrame } 
 
 /**
  * The event with every mappable frame mapped by its file's map (`sources`, by the frame's URL: a map, or why there
- * is none), each stack's minified frames kept as its `raw_stacktrace`; how many frames were mapped and not.
+ * is none), each stack's minified frames kept as its `raw_stacktrace`; how many frames were mapped and not, and why not.
  */
-export function symbolicate(event: Obj, sources: Map<string, MapSource | UnmappedReason>): { event: Obj; mapped: number; unmapped: number } {
+export function symbolicate(event: Obj, sources: Map<string, MapSource | UnmappedReason>): { event: Obj; mapped: number; unmapped: number; reasons: Record<string, number> } {
   const ids = debugIdsOf(event);
   const out = structuredClone(event);
   let mapped = 0;
   let unmapped = 0;
+  const reasons: Record<string, number> = {};
   for (const stack of stacksOf(out)) {
     const trace = stack.stacktrace as Obj;
     const frames = (trace.frames as unknown[] | undefined) ?? [];
@@ -278,9 +280,10 @@ export function symbolicate(event: Obj, sources: Map<string, MapSource | Unmappe
         return result.frame;
       }
       unmapped += 1;
+      reasons[result.why.reason] = (reasons[result.why.reason] ?? 0) + 1;
       return { ...frame, data: { ...frame.data, sourcemap_error: { ...result.why, message: reasonWords(result.why) } } };
     });
     stack.raw_stacktrace = raw;
   }
-  return { event: out, mapped, unmapped };
+  return { event: out, mapped, unmapped, reasons };
 }

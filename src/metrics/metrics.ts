@@ -108,6 +108,18 @@ export function makeMetrics() {
       labelNames: ['event', 'outcome'] as const,
       registers,
     }),
+    sourcemapEvents: new Histogram({
+      name: 'lookout_sourcemap_event_seconds',
+      help: "Time a worker took to map one event's JavaScript frames through source maps (finding, reading and parsing maps included)",
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    }),
+    sourcemapFrames: new Counter({
+      name: 'lookout_sourcemap_frames_total',
+      help: 'JavaScript frames a worker mapped through source maps, or could not, by the reason (debug_id_not_found, url_not_found, not_covered, ...)',
+      labelNames: ['result'] as const,
+      registers,
+    }),
     notificationDelay: new Histogram({
       name: 'lookout_notification_delay_seconds',
       help: 'From a trigger (or a digest closing) to its delivery',

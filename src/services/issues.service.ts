@@ -155,6 +155,8 @@ export function makeIssuesService(deps: {
   activity: ActivityStore;
   /** tells the notification dispatcher the project's outbox has something */
   notifyProject: (project: number) => Promise<unknown>;
+  /** marks an event's frames whose source map was uploaded after it */
+  uploadedSince: (project: number, event: Record<string, unknown>) => Promise<void>;
 }) {
   const { issues, events, state, reads, keeper } = deps;
   const notFound = (id: number) => new NotFoundError('issue_not_found', `no issue ${id} in this project`);
@@ -266,6 +268,7 @@ export function makeIssuesService(deps: {
         reads.feedback(projectId, id, 0, 0),
         reads.users(projectId, id),
       ]);
+      if (latest) await deps.uploadedSince(projectId, latest);
       return {
         ...issueView(issue),
         user_feedback: feedback.total,
@@ -314,6 +317,7 @@ export function makeIssuesService(deps: {
         deps.attachments.ofEvent(projectId, eventId),
       ]);
       if (!event || !place) throw eventNotFound(eventId);
+      await deps.uploadedSince(projectId, event);
       const tags = 'security' in event ? [] : eventImpact(event).tags.map((t) => ({ key: t.slice(0, t.indexOf('=')), value: t.slice(t.indexOf('=') + 1) }));
       return { issue_id: String(id), index: place.index, newer: place.newer, older: place.older, event, tags, attachments: files.map(attachmentView) };
     },

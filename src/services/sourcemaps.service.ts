@@ -13,7 +13,9 @@ import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { OrgDoc } from '../store/orgs.store.ts';
 import type { Stores } from '../store/index.ts';
-import { chunkKey, type BundleDoc, type BundleFile } from '../store/sourcemaps.store.ts';
+import { chunkKey, debugIdKey, urlKey, type BundleDoc, type BundleFile } from '../store/sourcemaps.store.ts';
+import { reasonWords, stacksOf, urlCandidates, type UnmappedReason } from '../domain/sourcemaps.ts';
+import type { Obj } from '../domain/obj.ts';
 
 /** Bytes of one chunk, chunks in one request, bytes of one request: what the upload options say. */
 export const CHUNK_BYTES = 8 * 1024 * 1024;
@@ -198,6 +200,30 @@ export function makeSourcemapsService(deps: {
         await deps.remap(project._id);
       }
       return { state: created ? 'created' : 'ok', missingChunks: [] };
+    },
+
+    /**
+     * An event's frames that found no map, told when one was uploaded since (the event page's "uploaded after the
+     * event"): events after it are mapped; this one is not mapped again unless it was among the latest that waited.
+     */
+    async uploadedSince(project: number, event: Obj): Promise<void> {
+      for (const stack of stacksOf(event)) {
+        for (const frame of ((stack.stacktrace as Obj).frames as Obj[] | undefined) ?? []) {
+          const error = (frame?.data as Obj | undefined)?.sourcemap_error as (UnmappedReason & { uploaded_after?: string; message?: string }) | undefined;
+          if (!error) continue;
+          const key =
+            error.reason === 'debug_id_not_found'
+              ? debugIdKey(project, error.debug_id, 'source_map')
+              : error.reason === 'url_not_found' && error.release
+                ? urlKey(project, error.release, error.dist, urlCandidates(error.url).at(-1)!)
+                : null;
+          const entry = key && (await store.lookup(key));
+          const bundle = entry && (await store.bundle(project, entry.bundle_id));
+          if (!bundle) continue;
+          error.uploaded_after = bundle.uploaded_at.toISOString();
+          error.message = `${error.message ?? reasonWords(error)}; a bundle with it was uploaded after the event, at ${error.uploaded_after}: later events are mapped`;
+        }
+      }
     },
 
     /** A project's bundles, newest first, with their files. */

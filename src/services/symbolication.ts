@@ -13,6 +13,7 @@ import { describeError, fingerprintOf, type ErrorEventShape } from '../domain/fi
 import { mapRequests, symbolicate } from '../domain/sourcemaps.ts';
 import type { Obj } from '../domain/obj.ts';
 import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import type { RedisClient } from '../redis/connect.ts';
 import { payloadOf, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { SourcemapLookup } from './sourcemap-lookup.ts';
@@ -23,17 +24,22 @@ type Entry = Pick<EventDoc, '_id' | 'kind' | 'js_frames' | 'at' | 'fingerprint'>
 /** Events a project remembers as waiting for a map. */
 const REMEMBERED = 1000;
 
-export function makeSymbolication(deps: { events: EventsStore; lookup: SourcemapLookup; redis: RedisClient; prefix: string; log: Logger }) {
+export function makeSymbolication(deps: { events: EventsStore; lookup: SourcemapLookup; redis: RedisClient; prefix: string; log: Logger; metrics: Pick<Metrics, 'sourcemapEvents' | 'sourcemapFrames'> }) {
   const { events, lookup, redis } = deps;
   const waitingKey = (project: number) => `${deps.prefix}:sourcemaps:unmapped:${project}`;
 
-  /** Maps one stored event's frames; null when it has none a map could apply to. */
+  /** Maps one stored event's frames (timed, each frame counted by its outcome); null when it has none a map could apply to. */
   async function mapped(doc: EventDoc) {
+    const started = performance.now();
     const body = payloadOf(doc);
     const requests = mapRequests(body);
     if (requests.length === 0) return null;
     const sources = await lookup.sourcesFor(doc.project_id, doc.release, typeof body.dist === 'string' ? body.dist : null, requests);
-    return symbolicate(body, sources);
+    const result = symbolicate(body, sources);
+    deps.metrics.sourcemapEvents.observe((performance.now() - started) / 1000);
+    if (result.mapped > 0) deps.metrics.sourcemapFrames.inc({ result: 'mapped' }, result.mapped);
+    for (const [reason, n] of Object.entries(result.reasons)) deps.metrics.sourcemapFrames.inc({ result: reason }, n);
+    return result;
   }
 
   return {
@@ -50,6 +56,11 @@ export function makeSymbolication(deps: { events: EventsStore; lookup: Sourcemap
       const waiting: { at: number; id: string }[] = [];
       for (const entry of flagged) {
         const doc = docs.get(entry._id);
+        if (doc && !doc.js_frames) {
+          // mapped by an earlier delivery of this job: grouped as it was then
+          Object.assign(entry, { fingerprint: doc.fingerprint, ...describeError(payloadOf(doc) as ErrorEventShape) });
+          continue;
+        }
         const result = doc && (await mapped(doc));
         if (!result || result.mapped + result.unmapped === 0) continue;
         totals.mapped += result.mapped;

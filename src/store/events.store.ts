@@ -154,11 +154,19 @@ export function makeEventsStore(db: Db, profile: StoreProfile) {
     getMany(ids: string[]): Promise<(EventDoc | AttemptKey)[]> {
       return ids.length === 0 ? Promise.resolve([]) : (events.find({ _id: { $in: ids } }).toArray() as Promise<(EventDoc | AttemptKey)[]>);
     },
-    /** Error events rewritten by the worker (their frames mapped through source maps): the payload, and the fingerprint when it changed. */
+    /**
+     * Error events the worker mapped through source maps: the mapped payload, and when grouped by it, the fingerprint
+     * (the event is then no longer flagged `js_frames`: a retried job groups it by what is stored).
+     */
     async rewrite(changes: { _id: string; payload: unknown; fingerprint?: string }[]): Promise<void> {
       if (changes.length === 0) return;
       await events.bulkWrite(
-        changes.map((c) => ({ updateOne: { filter: { _id: c._id }, update: { $set: { payload: packPayload(c.payload), ...(c.fingerprint && { fingerprint: c.fingerprint }) } } } })),
+        changes.map((c) => ({
+          updateOne: {
+            filter: { _id: c._id },
+            update: c.fingerprint ? { $set: { payload: packPayload(c.payload), fingerprint: c.fingerprint }, $unset: { js_frames: '' } } : { $set: { payload: packPayload(c.payload) } },
+          },
+        })),
         { ordered: false },
       );
     },

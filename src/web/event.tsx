@@ -59,7 +59,7 @@ function Source({ frame }: { frame: Frame }) {
   const first = (frame.lineno ?? pre.length + 1) - pre.length;
   const lines = [...pre, frame.context_line, ...post];
   return (
-    <ol class="source" start={first} aria-label={`Source around line ${frame.lineno ?? '?'}`}>
+    <ol class="source" start={first} tabIndex={0} aria-label={`Source around line ${frame.lineno ?? '?'}`}>
       {lines.map((line, i) => (
         <li key={i} class={i === pre.length ? 'current' : undefined} aria-current={i === pre.length ? 'true' : undefined}>
           <code>{line || ' '}</code>

@@ -82,13 +82,19 @@ export function OnceSecret({ label, value, kept = "Copy it to the installation's
 }
 
 /** A value to copy (a DSN, a key that is not secret), with its copy button. */
-export function CopyText({ label, value }: { label: string; value: string }) {
+export function CopyText({ label, value, block = false }: { label: string; value: string; block?: boolean }) {
   const [copied, setCopied] = useState(false);
   return (
     <>
-      <code class="key" aria-label={label}>
-        {value}
-      </code>{' '}
+      {block ? (
+        <pre>
+          <code>{value}</code>
+        </pre>
+      ) : (
+        <code class="key" aria-label={label}>
+          {value}
+        </code>
+      )}{' '}
       <button
         type="button"
         onClick={async () => {

@@ -25,7 +25,7 @@ const html = new Map<string, string>();
 
 beforeAll(async () => {
   ctx = await startTestContext();
-  workers = await startWorkers(ctx.runtime, { queues: ['sessions'] });
+  workers = await startWorkers(ctx.runtime, { queues: ['sessions', 'events'] });
   pages = http.createServer((req, res) => {
     if (req.url === '/lookout.min.js') return res.writeHead(200, { 'content-type': 'text/javascript' }).end(IIFE);
     const page = html.get(req.url ?? '');
@@ -81,13 +81,32 @@ describe('@lookout/browser', () => {
     await expect.poll(() => sessionsOf(p), { timeout: 20_000 }).toEqual([{ release: 'web@1.0.0', sessions: { ok: 0, errored: 1, abnormal: 0, crashed: 0 } }]);
   }, 60_000);
 
-  it('a page without a release sends nothing', async () => {
+  it('a page without a release sends no session', async () => {
     const p = await makeProject(ctx);
     await visit('/no-release', { baseUrl: ctx.api, publicKey: p.publicKey }, `Lookout.captureException(new Error('x')); window.done = true;`);
     await visit('/with-release', { baseUrl: ctx.api, publicKey: p.publicKey, release: 'web@2.0.0' }, `window.done = true;`);
     // the second page's session arriving shows the first page had its chance to send, and did not
     await expect.poll(() => sessionsOf(p), { timeout: 20_000 }).toEqual([{ release: 'web@2.0.0', sessions: { ok: 1, errored: 0, abnormal: 0, crashed: 0 } }]);
-    // one request in all reached Lookout for this project: the second page's
+    // one session request in all reached Lookout for this project: the second page's
     expect(await ctx.runtime.stores.sessions.countOf(Number(p.project.id))).toBe(1);
+  }, 60_000);
+
+  it('an error is sent as an error event with its stack and the debug IDs sentry-cli registered on the page', async () => {
+    const p = await makeProject(ctx);
+    const debugId = '4a2c1d3e-5f60-4b7a-8c9d-0e1f2a3b4c5d';
+    // what `sentry-cli sourcemaps inject` puts at the top of a bundle: its debug ID under a stack from that file
+    const register = `(window._sentryDebugIds = window._sentryDebugIds || {})[new Error().stack] = '${debugId}';`;
+    await visit('/errors', { baseUrl: ctx.api, publicKey: p.publicKey, release: 'web@3.0.0' }, `${register} function addToCart() { throw new TypeError('no cart'); } try { addToCart(); } catch (e) { Lookout.captureException(e); } window.done = true;`);
+    const issues = async () => {
+      await drained(ctx);
+      return ctx.runtime.stores.issues.ofProject(Number(p.project.id));
+    };
+    await expect.poll(async () => (await issues()).length, { timeout: 20_000 }).toBe(1);
+    const [issue] = await issues();
+    expect(issue).toMatchObject({ title: 'TypeError: no cart', last_release: 'web@3.0.0' });
+    const event = (await ctx.runtime.stores.events.body(issue!.latest_event!))!;
+    const frames = (event.exception as { values: { stacktrace: { frames: Record<string, unknown>[] } }[] }).values[0]!.stacktrace.frames;
+    expect(frames.at(-1)).toMatchObject({ function: 'addToCart', abs_path: `${origin}/errors`, lineno: expect.any(Number), colno: expect.any(Number) });
+    expect(event.debug_meta).toEqual({ images: [{ type: 'sourcemap', code_file: `${origin}/errors`, debug_id: debugId }] });
   }, 60_000);
 });

@@ -275,7 +275,8 @@ export function dsnOf(publicKey: string, project: string): string {
   return `${location.protocol}//${publicKey}@${location.host}/${project}`;
 }
 
-const sizeText = (bytes: number) => (bytes < 1024 * 1024 ? `${count(Math.ceil(bytes / 1024))} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`);
+const sizeText = (bytes: number) =>
+  bytes < 1024 * 1024 ? `${count(Math.ceil(bytes / 1024))} KB` : bytes < 1024 ** 3 ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : `${(bytes / 1024 ** 3).toFixed(1)} GB`;
 
 /**
  * Settings → Source maps: how to upload with sentry-cli (the lines of a .sentryclirc), and the bundles uploaded,
@@ -301,7 +302,7 @@ function SourceMaps({ id, project, session }: { id: string; project: Project; se
         lines in <code>.sentryclirc</code> (the token from your Account page), then run <code>sentry-cli sourcemaps inject dist</code> and{' '}
         <code>sentry-cli sourcemaps upload dist</code> after each build:
       </p>
-      <CopyText label=".sentryclirc" value={rc} />
+      <CopyText label=".sentryclirc" value={rc} block />
       {error && <Failure error={error} />}
       <Show loaded={bundles}>
         {(b) =>
