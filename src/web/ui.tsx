@@ -87,7 +87,7 @@ export function CopyText({ label, value, block = false }: { label: string; value
   return (
     <>
       {block ? (
-        <pre>
+        <pre class="copy-block">
           <code>{value}</code>
         </pre>
       ) : (
