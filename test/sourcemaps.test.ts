@@ -24,6 +24,7 @@ import { CLIENT_SOURCES, ensureNpm, runClient } from './helpers/real-clients.ts'
 import { until } from './helpers/until.ts';
 import { entryOf } from '../src/queues/jobs/events-process.ts';
 import type { EventDoc } from '../src/store/events.store.ts';
+import { makeSourcemapsService } from '../src/services/sourcemaps.service.ts';
 import { withWorkers } from './helpers/with-workers.ts';
 
 let ctx: TestContext;
@@ -256,6 +257,31 @@ describe('source maps uploaded by sentry-cli', () => {
     expect(entry.fingerprint).toBe(doc.fingerprint);
     expect((await p.get(`/issues/${first.issue.id}`)).body.event_count).toBe(1);
   }, 120_000);
+
+  it("a project keeps its newest bundles within its share, and none past its retention; chunks no bundle uses go", async () => {
+    const p = await project();
+    const org = (await ctx.runtime.stores.orgs.get(Number(p.org.id)))!;
+    // a share of one byte: each new bundle leaves only itself
+    const small = makeSourcemapsService({ stores: ctx.runtime.stores, limits: { projectBytes: 1, bundleBytes: 10 * 1024 * 1024 }, log: ctx.runtime.log, remap: async () => {} });
+    const upload = async (n: number) => {
+      const zip = Buffer.from(zipSync({ 'manifest.json': strToU8(JSON.stringify({ files: { 'files/a.js': { type: 'minified_source', url: `~/a${n}.js`, headers: {} } }, debug_id: crypto.randomUUID() })), 'files/a.js': strToU8(`var a${n};`) }));
+      const sha1 = crypto.createHash('sha1').update(zip).digest('hex');
+      await small.addChunks(org._id, [{ name: sha1, data: zip, gzip: false }], new Date());
+      expect(await small.assemble(org, { checksum: sha1, chunks: [sha1], projects: [String(p.id)] }, new Date())).toEqual({ state: 'created', missingChunks: [] });
+      return sha1;
+    };
+    await upload(1);
+    const newest = await upload(2);
+    const listed = await small.list(p.id);
+    expect(listed.bundles.map((b) => b.files[0]!.url)).toEqual(['~/a2.js']);
+    // the first bundle's chunk is no longer used; retention takes it after an hour, and the second bundle past 90 days
+    const later = new Date(Date.now() + 2 * 3_600_000);
+    expect(await small.expire(later, 90)).toMatchObject({ sourcemap_bundles: 0, sourcemap_chunks: expect.any(Number) });
+    expect(await ctx.runtime.stores.sourcemaps.missingChunks([`${org._id}:${newest}`])).toEqual([]);
+    // (the other tests' bundles in this database go too)
+    expect((await small.expire(new Date(Date.now() + 91 * 86_400_000), 90)).sourcemap_bundles).toBeGreaterThanOrEqual(1);
+    expect((await small.list(p.id)).bundles).toEqual([]);
+  }, 60_000);
 
   it('a token without project:releases is refused, and sentry-cli says so', async () => {
     const p = await project(['project:read']);

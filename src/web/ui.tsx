@@ -187,3 +187,36 @@ export function Rate({ rate, threshold }: { rate: number | null; threshold: numb
     </span>
   );
 }
+
+/** A table of `items`, one `row` each, or the `empty` line. */
+export function Listed<T>({
+  label,
+  empty,
+  heads,
+  items,
+  row,
+}: {
+  label: string;
+  empty: string;
+  heads: string[];
+  items: T[];
+  row: (item: T) => ComponentChildren;
+}) {
+  if (items.length === 0) return <p class="muted">{empty}</p>;
+  return (
+    <div class="scroll" tabIndex={0}>
+      <table aria-label={label}>
+        <thead>
+          <tr>
+            {heads.map((h) => (
+              <th key={h} scope="col">
+                {h}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{items.map(row)}</tbody>
+      </table>
+    </div>
+  );
+}

@@ -4,12 +4,11 @@
  * secret shown once, tested, resumed after a pause, removed) and the
  * deliveries log with each attempt.
  */
-import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
 import { count } from '../format.ts';
 import type { Alerts, Bouncer, Channel, Decision, Delivery, Project } from '../types.ts';
-import { Failure, OnceSecret, Show, Time, Title, useAction, useLoad } from '../ui.tsx';
+import { Failure, Listed, OnceSecret, Show, Time, Title, useAction, useLoad } from '../ui.tsx';
 import { ProjectNav } from './projects.tsx';
 
 interface Preview {
@@ -393,38 +392,6 @@ function AddChannel({ id, onAdded }: { id: string; onAdded(): void }) {
   );
 }
 
-/** A table of `items`, one `row` each, or the `empty` line. */
-export function Listed<T>({
-  label,
-  empty,
-  heads,
-  items,
-  row,
-}: {
-  label: string;
-  empty: string;
-  heads: string[];
-  items: T[];
-  row: (item: T) => ComponentChildren;
-}) {
-  if (items.length === 0) return <p class="muted">{empty}</p>;
-  return (
-    <div class="scroll" tabIndex={0}>
-      <table aria-label={label}>
-        <thead>
-          <tr>
-            {heads.map((h) => (
-              <th key={h} scope="col">
-                {h}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>{items.map(row)}</tbody>
-      </table>
-    </div>
-  );
-}
 
 function DeliveriesLog({ id, list, channels }: { id: string; list: Delivery[]; channels: Channel[] }) {
   const channelOf = (c: string) => {

@@ -14,8 +14,8 @@ import { count, when } from '../format.ts';
 import { useShortcuts } from '../keys.tsx';
 import { navigate } from '../router.ts';
 import type { ActivityEntry, AttemptSummary, Issue, IssueActivity, IssueDecision, IssueDetail, IssueEvent, IssueEventSummary, IssueRow, UserFeedback } from '../types.ts';
-import { Bars, Failure, Figures, Show, Time, Title, useAction, useLoad } from '../ui.tsx';
-import { decisionType, LiftButton, Listed, triggerWords } from './alerts.tsx';
+import { Bars, Failure, Figures, Listed, Show, Time, Title, useAction, useLoad } from '../ui.tsx';
+import { decisionType, LiftButton, triggerWords } from './alerts.tsx';
 import { IssueBadges, Releases, useMembers } from './issues.tsx';
 import { ProjectNav } from './projects.tsx';
 

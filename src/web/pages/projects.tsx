@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
 import { count } from '../format.ts';
 import type { IngestCounts, Project, ProjectsHealth, SourcemapBundles } from '../types.ts';
-import { CopyText, Failure, Figures, OnceSecret, Rate, Show, Time, Title, useAction, useLoad } from '../ui.tsx';
+import { CopyText, Failure, Figures, Listed, OnceSecret, Rate, Show, Time, Title, useAction, useLoad } from '../ui.tsx';
 
 export function ProjectsPage({ session }: { session: Session }) {
   const loaded = useLoad(() => api<{ projects: Project[] }>('GET', '/projects'), 'projects');
@@ -310,47 +310,37 @@ function SourceMaps({ id, project, session }: { id: string; project: Project; se
             <p class="muted">No source maps uploaded yet: browser events keep their minified frames, each saying why.</p>
           ) : (
             <>
-              <div class="scroll" tabIndex={0}>
-                <table>
-                  <caption class="sr-only">Source map bundles, newest first</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Uploaded</th>
-                      <th scope="col">Release</th>
-                      <th scope="col">Files</th>
-                      <th scope="col">Size</th>
-                      <th scope="col"><span class="sr-only">Delete</span></th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {b.bundles.map((bundle) => (
-                      <tr key={bundle.id} data-bundle={bundle.id}>
-                        <td><Time at={bundle.uploaded_at} /></td>
-                        <td>{bundle.release ? `${bundle.release}${bundle.dist ? ` (${bundle.dist})` : ''}` : <span class="muted">by debug ID</span>}</td>
-                        <td>
-                          <details>
-                            <summary>{count(bundle.files.length)} files</summary>
-                            <ul>
-                              {bundle.files.map((f) => (
-                                <li key={f.url + f.type}>
-                                  <code>{f.url}</code> {f.type.replace('_', ' ')}, {sizeText(f.size)}
-                                  {f.debug_id && <span class="muted"> (debug ID {f.debug_id})</span>}
-                                </li>
-                              ))}
-                            </ul>
-                          </details>
-                        </td>
-                        <td>{sizeText(bundle.size)}</td>
-                        <td>
-                          <button type="button" disabled={busy} onClick={() => remove(bundle.id)}>
-                            Delete
-                          </button>
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <Listed
+                label="Source map bundles, newest first"
+                empty=""
+                heads={['Uploaded', 'Release', 'Files', 'Size', 'Action']}
+                items={b.bundles}
+                row={(bundle) => (
+                  <tr key={bundle.id} data-bundle={bundle.id}>
+                    <td><Time at={bundle.uploaded_at} /></td>
+                    <td>{bundle.release ? `${bundle.release}${bundle.dist ? ` (${bundle.dist})` : ''}` : <span class="muted">by debug ID</span>}</td>
+                    <td>
+                      <details>
+                        <summary>{count(bundle.files.length)} files</summary>
+                        <ul>
+                          {bundle.files.map((f) => (
+                            <li key={f.url + f.type}>
+                              <code>{f.url}</code> {f.type.replace('_', ' ')}, {sizeText(f.size)}
+                              {f.debug_id && <span class="muted"> (debug ID {f.debug_id})</span>}
+                            </li>
+                          ))}
+                        </ul>
+                      </details>
+                    </td>
+                    <td>{sizeText(bundle.size)}</td>
+                    <td>
+                      <button type="button" disabled={busy} onClick={() => remove(bundle.id)}>
+                        Delete
+                      </button>
+                    </td>
+                  </tr>
+                )}
+              />
               <p class="muted">
                 {sizeText(b.total_size)} of {sizeText(b.limit)} kept; past it the oldest bundles are deleted.
               </p>
