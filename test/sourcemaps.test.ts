@@ -190,7 +190,7 @@ describe('source maps uploaded by sentry-cli', () => {
     // the same source with its identifiers kept: other minified names and columns, the same issue
     const second = await build('second', { minifyIdentifiers: false });
     await runClient(cli3, ['sourcemaps', 'inject', second], { env: p.env });
-    await runClient(cli3, ['sourcemaps', 'upload', second], { env: p.env });
+    await runClient(cli3, ['sourcemaps', 'upload', '--release', 'shop@2.0.0', second], { env: p.env });
     const again = await eventOf(p, await throwIn(second, p.dsn));
     expect(rawCrashFrame(again.event).function).not.toBe(rawCrashFrame(event).function);
     expect(again.issue.id).toBe(issue.id);
@@ -209,7 +209,7 @@ describe('source maps uploaded by sentry-cli', () => {
     expect(crashFrame(event)).toMatchObject({ function: 'addToCart', lineno: 4, data: expect.objectContaining({ symbolicated: true, resolved_with: 'release' }) });
   }, 180_000);
 
-  it('an event whose map is missing says why, and is mapped once the map is uploaded', async () => {
+  it('an event whose map is missing says why, and is mapped once the map is uploaded (by 2.x)', async () => {
     const p = await project();
     const dir = await build('late', { minifyIdentifiers: true });
     await runClient(cli3, ['sourcemaps', 'inject', dir], { env: p.env });
@@ -218,7 +218,7 @@ describe('source maps uploaded by sentry-cli', () => {
     const error = rawCrashFrame(event) && crashFrame(event).data.sourcemap_error;
     expect(error).toMatchObject({ reason: 'debug_id_not_found', message: expect.stringContaining('no uploaded source map has debug ID') });
 
-    await runClient(cli3, ['sourcemaps', 'upload', dir], { env: p.env });
+    await runClient(cli2, ['sourcemaps', 'upload', dir], { env: p.env }); // 2.x, by debug ID
     await until(async () => (await eventOf(p, eventId)).event.exception.values.at(-1).stacktrace.frames.at(-1).data?.symbolicated === true, 30_000);
     expect(crashFrame((await eventOf(p, eventId)).event)).toMatchObject({ function: 'addToCart', lineno: 4 });
   }, 180_000);

@@ -136,7 +136,9 @@ export function makeSourcemapsService(deps: {
         concurrency: 2,
         hashAlgorithm: 'sha1',
         compression: ['gzip'],
-        accept: ['release_files', 'sources', 'artifact_bundles'],
+        // recorded: sentry-cli 2.x uploads in chunks at all only when release_files is named, and then as artifact
+        // bundles like 3.x (without it, 2.x falls back to the file-by-file release API Lookout does not serve)
+        accept: ['release_files', 'artifact_bundles'],
       };
     },
 
