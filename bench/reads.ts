@@ -21,12 +21,11 @@
  * the large p99 to the small one.
  *
  * `--trace FILE`: each timed request (size, read, start in epoch ms, ms) to FILE as CSV, and Redis' commands slower
- * than 5 ms (its slow log: epoch seconds, µs, command) to FILE.redis.csv, to tell a slow read from a stall of the
- * stack that one read happened to meet.
+ * than 5 ms (its slow log: epoch seconds, µs, command) to FILE.redis.csv and this process' own garbage collections
+ * to FILE.gc.csv, to tell a slow read from a stall of the stack, or of the load generator, that one read met.
  */
 import fs from 'node:fs';
-import v8 from 'node:v8';
-import vm from 'node:vm';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { AppliedGroup } from '../src/state/apply-events.ts';
 import { eventKey, packPayload, type EventDoc } from '../src/store/events.store.ts';
@@ -41,6 +40,13 @@ const LARGE = { issues: Number(values.issues ?? 20_000), events: Number(values.e
 const SMALL = { issues: Math.round(LARGE.issues / 10), events: Math.round(LARGE.events / 10) };
 const REQUESTS = Number(values.requests ?? 200);
 const TRACE = values.trace;
+/** When tracing, this process' own collections (at, ms, kind: 1 minor, 4 major): its pauses lengthen what it measures. */
+const collections: string[] = ['at,ms,kind'];
+if (values.trace) {
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) collections.push(`${Math.round(performance.timeOrigin + e.startTime)},${round(e.duration, 2)},${(e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ?? ''}`);
+  }).observe({ entryTypes: ['gc'] });
+}
 const traced: string[] = ['size,read,at,ms'];
 const slow: string[] = ['at_s,us,command'];
 const GROUP = 2000;
@@ -198,27 +204,26 @@ async function settle(): Promise<void> {
 
 type Filled = Awaited<ReturnType<typeof fill>>;
 
-/** This process' garbage collected now (the fill's), rather than by a collection in the middle of the reads. */
-function collectGarbage(): void {
-  v8.setFlagsFromString('--expose-gc');
-  (vm.runInNewContext('gc') as () => void)();
-}
-
 /** p50 and p99 (ms) of `REQUESTS` sequential GETs of the paths `pathOf(i)` gives, after a tenth as warm-up. */
 async function measure(p: Filled, name: string, pathOf: (i: number) => string): Promise<{ p50: number; p99: number }> {
-  const get = async (path: string) => {
-    const res = await fetch(`${bench.stack.apiUrl}${path.startsWith('/healthz') ? '' : '/api/v1'}${path}`, { headers: { 'X-Service-Key': p.secret, 'X-Service-Instance': p.instance } });
-    const body = await res.text();
-    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${body.slice(0, 300)}`);
-    return body;
+  const get = (path: string) => fetch(`${bench.stack.apiUrl}${path.startsWith('/healthz') ? '' : '/api/v1'}${path}`, { headers: { 'X-Service-Key': p.secret, 'X-Service-Instance': p.instance } });
+  /**
+   * A timed read: its answer read to the end in the chunks it arrives in, never made one string. A page of 100 rows
+   * (~150 KB) as a string is a large object in this process' old generation; a string each read made this process
+   * collect its old generation every half second, for 10–40 ms, lengthening whichever read was then in flight.
+   */
+  const timed = async (path: string) => {
+    const res = await get(path);
+    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${(await res.text()).slice(0, 300)}`);
+    for await (const _chunk of res.body!);
   };
   // a search must apply every term it names (or it would measure less than it says)
   const first = pathOf(0);
   if (first.includes('search=')) {
-    const answer = JSON.parse(await get(first)) as { total: number; search: { unknown: unknown[] } };
+    const answer = (await (await get(first)).json()) as { total: number; search: { unknown: unknown[] } };
     if (answer.search.unknown.length > 0) throw new Error(`GET ${first}: not applied ${JSON.stringify(answer.search.unknown)}`);
   }
-  const { p50, p99, samples } = await timedInTurn(REQUESTS, (i) => get(pathOf(i)));
+  const { p50, p99, samples } = await timedInTurn(REQUESTS, (i) => timed(pathOf(i)));
   for (const s of samples) traced.push(`${p.name},"${name}",${s.at},${round(s.ms, 2)}`);
   return { p50, p99 };
 }
@@ -228,7 +233,6 @@ async function measure(p: Filled, name: string, pathOf: (i: number) => string): 
  * or so of the two; CPU the hypervisor gave to other machines (steal) lengthens every latency, whatever Lookout does.
  */
 async function measureAll(p: Filled) {
-  collectGarbage();
   const ticks = cpuTicks();
   const cpu = processCpu(bench.stack);
   const figures = [] as { name: string; p50: number; p99: number }[];
@@ -302,6 +306,7 @@ try {
   if (TRACE) {
     fs.writeFileSync(TRACE, traced.join('\n') + '\n');
     fs.writeFileSync(`${TRACE}.redis.csv`, slow.join('\n') + '\n');
+    fs.writeFileSync(`${TRACE}.gc.csv`, collections.join('\n') + '\n');
   }
 
   const rows = smallFigures.map((s, i) => {

@@ -20,11 +20,14 @@ describe('slugAttempt', () => {
   it.each([
     ['shop', 0, 'shop'],
     ['shop', 1, 'shop-2'],
-    ['shop', 9, 'shop-10'],
+    ['shop', 2, 'shop-3'],
+    ['shop', 3, 'shop-k3x9q2'],
+    ['shop', 40, 'shop-k3x9q2'],
     ['a'.repeat(SLUG_MAX), 1, `${'a'.repeat(SLUG_MAX - 2)}-2`],
+    ['a'.repeat(SLUG_MAX), 5, `${'a'.repeat(SLUG_MAX - 7)}-k3x9q2`],
   ])('%s, attempt %i → %s', (base, n, slug) => {
-    expect(slugAttempt(base, n)).toBe(slug);
-    expect(slugAttempt(base, n).length).toBeLessThanOrEqual(SLUG_MAX);
+    expect(slugAttempt(base, n, 'k3x9q2')).toBe(slug);
+    expect(slugAttempt(base, n, 'k3x9q2').length).toBeLessThanOrEqual(SLUG_MAX);
   });
 });
 

@@ -21,10 +21,16 @@ export function slugify(name: string, fallback: string): string {
   return /^\d+$/.test(base) ? `${fallback}-${base}`.slice(0, SLUG_MAX) : base;
 }
 
-/** The slug to try on the n-th attempt (0 first): the base, then the base with `-2`, `-3`, … within the limit. */
-export function slugAttempt(base: string, n: number): string {
+/** Numbered attempts before a random suffix: `shop`, `shop-2`, `shop-3`, then `shop-k3x9q2`. */
+export const NUMBERED_ATTEMPTS = 3;
+
+/**
+ * The slug to try on the n-th attempt (0 first): the base, then the base with `-2`, `-3`, then with the `random`
+ * suffix given (so a name made a thousand times takes a few attempts, not a thousand), within the limit.
+ */
+export function slugAttempt(base: string, n: number, random = ''): string {
   if (n === 0) return base;
-  const suffix = `-${n + 1}`;
+  const suffix = n < NUMBERED_ATTEMPTS ? `-${n + 1}` : `-${random}`;
   return `${base.slice(0, SLUG_MAX - suffix.length).replace(/-+$/, '')}${suffix}`;
 }
 

@@ -3,6 +3,7 @@
  * `_id` is the slug in its scope (`org:acme`, `project:3:shop`): claiming one is an insert, so two made at once
  * cannot take the same slug, and finding what a slug names is a read by `_id`.
  */
+import crypto from 'node:crypto';
 import type { Db } from 'mongodb';
 import { slugAttempt } from '../domain/slug.ts';
 import { isDuplicateKey } from './mongo.ts';
@@ -20,10 +21,10 @@ const keyOf = (scope: SlugScope, slug: string) => (scope.kind === 'org' ? `org:$
 export function makeSlugsStore(db: Db) {
   const slugs = db.collection<SlugDoc>('slugs');
   return {
-    /** Claims the first free slug from `base` (`base`, `base-2`, …) for `target`; one it already holds is kept. */
+    /** Claims the first free slug from `base` (`base`, `base-2`, `base-3`, then a random suffix) for `target`; one it already holds is kept. */
     async claim(scope: SlugScope, base: string, target: number): Promise<string> {
-      for (let n = 0; n < 1000; n++) {
-        const slug = slugAttempt(base, n);
+      for (let n = 0; n < 100; n++) {
+        const slug = slugAttempt(base, n, crypto.randomBytes(4).readUInt32BE(0).toString(36));
         try {
           await slugs.insertOne({ _id: keyOf(scope, slug), target });
           return slug;
