@@ -12,7 +12,7 @@ import { connectRedis, type RedisClient, type RedisTarget } from './redis/connec
 import { makeQueues } from './queues/registry.ts';
 import { makeAccountsService } from './services/accounts.service.ts';
 import { makeApiTokensService } from './services/api-tokens.service.ts';
-import { makeSourcemapLookup } from './services/sourcemap-lookup.ts';
+import { MISSING_TTL_MS, makeSourcemapLookup } from './services/sourcemap-lookup.ts';
 import { makeSourcemapsService } from './services/sourcemaps.service.ts';
 import { makeSymbolication } from './services/symbolication.ts';
 import { makeBurstsService } from './services/bursts.service.ts';
@@ -97,7 +97,8 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const sso = makeSsoService({ stores, redis: stateRedis, prefix: config.queuePrefix, box, accounts, allowPrivate: config.ssoAllowPrivate, log });
   const issueReads = makeIssueReads(stateRedis, { prefix: config.queuePrefix });
   const feedback = makeFeedbackService({ feedback: stores.feedback, events: stores.events, state: issuesState, reads: issueReads, keeper });
-  const sourcemaps = makeSourcemapsService({ stores, limits: config.sourcemaps, log, remap: (project) => queues.enqueue('sourcemaps.remap', { project }) });
+  // the remap waits out the workers' memory of keys no upload had (MISSING_TTL_MS), so events mapped meanwhile are in it
+  const sourcemaps = makeSourcemapsService({ stores, limits: config.sourcemaps, log, remap: (project) => queues.enqueueBulk('sourcemaps.remap', [{ payload: { project }, delay: MISSING_TTL_MS + 1000 }]) });
   const issues = makeIssuesService({
     issues: stores.issues,
     events: stores.events,

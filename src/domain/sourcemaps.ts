@@ -49,6 +49,8 @@ export interface MapSource {
   resolvedWith: 'debug-id' | 'release';
   /** the minified file's functions, innermost last at any offset (null: its minified file is not known) */
   scopes: Scope[] | null;
+  /** a source's lines from the map's sourcesContent (null: none), split once per map by the caller's cache */
+  lines?: (source: string) => string[] | null;
 }
 
 /** A function of a minified file: its span (line 1-based, column 0-based) and where its name is written. */
@@ -241,9 +243,8 @@ export function mapFrame(frame: JsFrame, source: MapSource): { frame: JsFrame } 
   delete mapped.context_line;
   delete mapped.pre_context;
   delete mapped.post_context;
-  const text = sourceContentFor(source.map, pos.source);
-  if (text !== null) {
-    const lines = text.split(/\r?\n/);
+  const lines = source.lines ? source.lines(pos.source) : (sourceContentFor(source.map, pos.source)?.split(/\r?\n/) ?? null);
+  if (lines !== null) {
     const i = pos.line - 1;
     if (i < lines.length) {
       mapped.context_line = lines[i];

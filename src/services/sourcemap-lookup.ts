@@ -3,7 +3,7 @@
  * else by URL in the event's release and dist), or why there is none; maps parsed once and kept in a cache bounded
  * by bytes. Files are read out of their bundle's zip, which is read from its chunks.
  */
-import { TraceMap } from '@jridgewell/trace-mapping';
+import { sourceContentFor, TraceMap } from '@jridgewell/trace-mapping';
 import { unzipSync } from 'fflate';
 import { LRUCache } from 'lru-cache';
 import { resolveUrl, scopesOf, urlCandidates, type MapRequest, type MapSource, type Scope, type UnmappedReason } from '../domain/sourcemaps.ts';
@@ -15,6 +15,8 @@ interface Parsed {
   map: TraceMap | null;
   error: string | null;
   scopes: Scope[] | null;
+  /** each source's lines, split the first time a frame needs them */
+  lines: Map<string, string[] | null>;
   bytes: number;
 }
 
@@ -24,10 +26,23 @@ export function sourceMappingUrl(text: string): string | null {
   return found?.[1] ?? null;
 }
 
+/** How long a worker remembers that no upload has a debug ID or URL. */
+export const MISSING_TTL_MS = 5_000;
+
 export function makeSourcemapLookup(deps: { store: SourcemapsStore; cacheBytes: number }) {
   const { store } = deps;
   const parsed = new LRUCache<string, Parsed>({ maxSize: Math.max(1, deps.cacheBytes), sizeCalculation: (p) => Math.max(1, p.bytes) });
   const bundles = new LRUCache<string, BundleDoc>({ max: 256, ttl: 60_000 });
+  // What an index key pointed at, read at most once a minute (a store read per frame file would be most of an event's
+  // cost); a key no upload had is asked again after a few seconds, and the remap job runs after that (runtime.ts).
+  const entries = new LRUCache<string, { entry: IndexDoc | null }>({ max: 50_000, ttl: 60_000 });
+  async function lookup(key: string): Promise<IndexDoc | null> {
+    const cached = entries.get(key);
+    if (cached) return cached.entry;
+    const entry = await store.lookup(key);
+    entries.set(key, { entry }, { ttl: entry ? 60_000 : MISSING_TTL_MS });
+    return entry;
+  }
 
   async function bundleOf(project: number, bundleId: string): Promise<BundleDoc | null> {
     const key = `${project}:${bundleId}`;
@@ -57,9 +72,9 @@ export function makeSourcemapLookup(deps: { store: SourcemapsStore; cacheBytes: 
     const source = minified ? await fileText(minified) : null;
     let result: Parsed;
     try {
-      result = { map: new TraceMap(text), error: null, scopes: source ? scopesOf(source) : null, bytes: text.length * 3 + (source?.length ?? 0) * 2 };
+      result = { map: new TraceMap(text), error: null, scopes: source ? scopesOf(source) : null, lines: new Map(), bytes: text.length * 4 + (source?.length ?? 0) * 2 };
     } catch (err) {
-      result = { map: null, error: (err as Error).message.slice(0, 200), scopes: null, bytes: 100 };
+      result = { map: null, error: (err as Error).message.slice(0, 200), scopes: null, lines: new Map(), bytes: 100 };
     }
     parsed.set(key, result);
     return result;
@@ -69,14 +84,19 @@ export function makeSourcemapLookup(deps: { store: SourcemapsStore; cacheBytes: 
     const p = await parse(mapEntry, minified, inline);
     if (!p) return { reason: 'map_not_found', url, map: url };
     if (!p.map) return { reason: 'map_unreadable', map: url, error: p.error ?? 'unknown' };
-    return { map: p.map, url, resolvedWith, scopes: p.scopes };
+    const { map, lines } = p;
+    const linesOf = (source: string) => {
+      if (!lines.has(source)) lines.set(source, sourceContentFor(map, source)?.split(/\r?\n/) ?? null);
+      return lines.get(source)!;
+    };
+    return { map, url, resolvedWith, scopes: p.scopes, lines: linesOf };
   }
 
   /** The map of one file by its debug ID; null when no upload has it. */
   async function byDebugId(project: number, debugId: string): Promise<MapSource | UnmappedReason | null> {
-    const mapEntry = await store.lookup(debugIdKey(project, debugId, 'source_map'));
+    const mapEntry = await lookup(debugIdKey(project, debugId, 'source_map'));
     if (!mapEntry) return null;
-    const minified = await store.lookup(debugIdKey(project, debugId, 'minified_source'));
+    const minified = await lookup(debugIdKey(project, debugId, 'minified_source'));
     const bundle = await bundleOf(project, mapEntry.bundle_id);
     const url = bundle?.files.find((f) => f.path === mapEntry.path)?.url ?? mapEntry.path;
     return loaded(mapEntry, minified, url, 'debug-id');
@@ -86,7 +106,7 @@ export function makeSourcemapLookup(deps: { store: SourcemapsStore; cacheBytes: 
   async function byUrl(project: number, url: string, release: string, dist: string | null): Promise<MapSource | UnmappedReason> {
     let found: { entry: IndexDoc; url: string } | null = null;
     for (const candidate of urlCandidates(url)) {
-      const entry = await store.lookup(urlKey(project, release, dist, candidate));
+      const entry = await lookup(urlKey(project, release, dist, candidate));
       if (entry) {
         found = { entry, url: candidate };
         break;
@@ -101,7 +121,7 @@ export function makeSourcemapLookup(deps: { store: SourcemapsStore; cacheBytes: 
     const inline = /^data:application\/json[^,]*;base64,(.*)$/.exec(ref);
     if (inline) return loaded(found.entry, found.entry, found.url, 'release', Buffer.from(inline[1]!, 'base64').toString('utf8'));
     const mapUrl = resolveUrl(ref, found.url);
-    const mapEntry = await store.lookup(urlKey(project, release, dist, mapUrl));
+    const mapEntry = await lookup(urlKey(project, release, dist, mapUrl));
     if (!mapEntry) return { reason: 'map_not_found', url: found.url, map: mapUrl };
     return loaded(mapEntry, found.entry, mapUrl, 'release');
   }
@@ -122,10 +142,6 @@ export function makeSourcemapLookup(deps: { store: SourcemapsStore; cacheBytes: 
         } else out.set(r.url, r.debugId ? { reason: 'debug_id_not_found', debug_id: r.debugId } : { reason: 'no_release', url: r.url });
       }
       return out;
-    },
-    /** Forgets a deleted bundle (its maps age out of the cache by themselves). */
-    forget(project: number, bundleId: string) {
-      bundles.delete(`${project}:${bundleId}`);
     },
   };
 }
