@@ -209,6 +209,12 @@ export function makeSourcemapsService(deps: {
      * event"): events after it are mapped; this one is not mapped again unless it was among the latest that waited.
      */
     async uploadedSince(project: number, event: Obj): Promise<void> {
+      // the frames of one file share their reason: each key is read once
+      const uploaded = new Map<string, Promise<Date | null>>();
+      const uploadedAt = (key: string) => {
+        if (!uploaded.has(key)) uploaded.set(key, store.lookup(key).then(async (entry) => (entry && (await store.bundle(project, entry.bundle_id)))?.uploaded_at ?? null));
+        return uploaded.get(key)!;
+      };
       for (const stack of stacksOf(event)) {
         for (const frame of ((stack.stacktrace as Obj).frames as Obj[] | undefined) ?? []) {
           const error = (frame?.data as Obj | undefined)?.sourcemap_error as (UnmappedReason & { uploaded_after?: string; message?: string }) | undefined;
@@ -219,10 +225,9 @@ export function makeSourcemapsService(deps: {
               : error.reason === 'url_not_found' && error.release
                 ? urlKey(project, error.release, error.dist, urlCandidates(error.url).at(-1)!)
                 : null;
-          const entry = key && (await store.lookup(key));
-          const bundle = entry && (await store.bundle(project, entry.bundle_id));
-          if (!bundle) continue;
-          error.uploaded_after = bundle.uploaded_at.toISOString();
+          const at = key && (await uploadedAt(key));
+          if (!at) continue;
+          error.uploaded_after = at.toISOString();
           error.message = `${error.message ?? reasonWords(error)}; a bundle with it was uploaded after the event, at ${error.uploaded_after}: later events are mapped`;
         }
       }

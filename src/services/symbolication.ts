@@ -87,7 +87,8 @@ export function makeSymbolication(deps: { events: EventsStore; lookup: Sourcemap
       if (ids.length === 0) return { remapped: 0, waiting: 0 };
       const docs = (await events.getMany(ids)).filter((d): d is EventDoc => 'payload' in d);
       const rewrites: { _id: string; payload: Obj }[] = [];
-      const done = new Set(ids.filter((id) => !docs.some((d) => d._id === id))); // deleted since (retention)
+      const found = new Set(docs.map((d) => d._id));
+      const done = new Set(ids.filter((id) => !found.has(id))); // deleted since (retention)
       for (const doc of docs) {
         const result = await mapped(doc);
         if (result && result.mapped > 0) rewrites.push({ _id: doc._id, payload: result.event });
