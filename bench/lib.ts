@@ -21,6 +21,9 @@ import { startRedis } from '../src/embedded/redis.ts';
 import { startRedisCluster } from '../src/embedded/redis-cluster.ts';
 import { makeLogger } from '../src/log.ts';
 import { makeRuntime } from '../src/runtime.ts';
+import { round } from './timed.ts';
+
+export { round, timedInTurn } from './timed.ts';
 
 const BIN = fileURLToPath(new URL('../bin/lookout.mjs', import.meta.url));
 const BARE = fileURLToPath(new URL('./bare-server.mjs', import.meta.url));
@@ -282,11 +285,6 @@ export function hostWorkMs(): number {
   return round(tries.sort((a, b) => a - b)[1]!, 0);
 }
 
-export function round(n: number, digits = 2): number {
-  const f = 10 ** digits;
-  return Math.round(n * f) / f;
-}
-
 /** Polls `check` every 50 ms until it is true or `timeoutMs` passes; returns the seconds waited or null. */
 export async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<number | null> {
   const start = performance.now();
@@ -337,21 +335,3 @@ export async function openBench(args: BenchArgs, extraEnv: Record<string, string
 }
 
 export const BENCH_INSTANCE = 'bench-instance-0001';
-
-/**
- * p50, p99 and the slowest (ms) of `count` calls of `run(i)` one after another, after a tenth of them as warm-up;
- * `samples` holds each timed call's start (epoch ms) and duration, in the order they ran.
- */
-export async function timedInTurn(count: number, run: (i: number) => Promise<unknown>): Promise<{ p50: number; p99: number; max: number; samples: { at: number; ms: number }[] }> {
-  for (let i = 0; i < Math.ceil(count / 10); i++) await run(i);
-  const samples: { at: number; ms: number }[] = [];
-  for (let i = 0; i < count; i++) {
-    const at = Date.now();
-    const t = performance.now();
-    await run(i);
-    samples.push({ at, ms: performance.now() - t });
-  }
-  const times = samples.map((s) => s.ms).sort((a, b) => a - b);
-  const q = (p: number) => round(times[Math.min(times.length - 1, Math.ceil(p * times.length) - 1)]!, 1);
-  return { p50: q(0.5), p99: q(0.99), max: round(times.at(-1)!, 1), samples };
-}

@@ -21,18 +21,20 @@
  * the large p99 to the small one.
  *
  * `--trace FILE`: each timed request (size, read, start in epoch ms, ms) to FILE as CSV, and Redis' commands slower
- * than 5 ms (its slow log: epoch seconds, µs, command) to FILE.redis.csv and this process' own garbage collections
+ * than 5 ms (its slow log: epoch seconds, µs, command) to FILE.redis.csv and the load generator's garbage collections
  * to FILE.gc.csv, to tell a slow read from a stall of the stack, or of the load generator, that one read met.
+ * The load generator is a process of its own (`read-client.ts`), holding only the reads: this one holds the fill.
  */
 import fs from 'node:fs';
-import { PerformanceObserver } from 'node:perf_hooks';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { AppliedGroup } from '../src/state/apply-events.ts';
 import { eventKey, packPayload, type EventDoc } from '../src/store/events.store.ts';
 import type { IssueDoc } from '../src/store/issues.store.ts';
 import { eventImpact, type EventImpact } from '../src/domain/event-impact.ts';
 import { fingerprintOf, describeError } from '../src/domain/fingerprint.ts';
-import { BENCH_INSTANCE, cpuTicks, hostWorkMs, openBench, processCpu, report, round, stealPercent, timedInTurn } from './lib.ts';
+import { BENCH_INSTANCE, cpuTicks, hostWorkMs, openBench, processCpu, report, round, stealPercent } from './lib.ts';
 import { realisticErrorEvent, word } from './events.ts';
 
 const { values } = parseArgs({ options: { issues: { type: 'string' }, events: { type: 'string' }, requests: { type: 'string' }, trace: { type: 'string' } }, strict: true });
@@ -40,13 +42,8 @@ const LARGE = { issues: Number(values.issues ?? 20_000), events: Number(values.e
 const SMALL = { issues: Math.round(LARGE.issues / 10), events: Math.round(LARGE.events / 10) };
 const REQUESTS = Number(values.requests ?? 200);
 const TRACE = values.trace;
-/** When tracing, this process' own collections (at, ms, kind: 1 minor, 4 major): its pauses lengthen what it measures. */
+/** When tracing, the load generator's collections (at, ms, kind: 1 minor, 4 major): its pauses lengthen what it measures. */
 const collections: string[] = ['at,ms,kind'];
-if (values.trace) {
-  new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) collections.push(`${Math.round(performance.timeOrigin + e.startTime)},${round(e.duration, 2)},${(e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ?? ''}`);
-  }).observe({ entryTypes: ['gc'] });
-}
 const traced: string[] = ['size,read,at,ms'];
 const slow: string[] = ['at_s,us,command'];
 const GROUP = 2000;
@@ -172,8 +169,8 @@ async function fill(name: string, size: { issues: number; events: number }, kind
   await settle();
   const byCount = flushed.sort((a, b) => b.event_count - a.event_count);
   log(`${name}: ${size.events} events in ${flushed.length} issues, stored and applied in ${round((performance.now() - started) / 1000, 1)} s; largest issue ${byCount[0]!.event_count} events`);
-  // Only what the reads name is kept: the rest of the fill (a million ids) would make this process' collections
-  // take a core from the stack while it is measured.
+  // Only what the reads name is kept: the rest of the fill (a million ids) would take memory and collections from
+  // the stack while it is measured.
   const top = byCount[0]!._id;
   const deep = byCount.filter((i) => i.event_count >= 1250).slice(0, 100).map((i) => i._id);
   return {
@@ -204,40 +201,55 @@ async function settle(): Promise<void> {
 
 type Filled = Awaited<ReturnType<typeof fill>>;
 
-/** p50 and p99 (ms) of `REQUESTS` sequential GETs of the paths `pathOf(i)` gives, after a tenth as warm-up. */
-async function measure(p: Filled, name: string, pathOf: (i: number) => string): Promise<{ p50: number; p99: number }> {
-  const get = (path: string) => fetch(`${bench.stack.apiUrl}${path.startsWith('/healthz') ? '' : '/api/v1'}${path}`, { headers: { 'X-Service-Key': p.secret, 'X-Service-Instance': p.instance } });
-  /**
-   * A timed read: its answer read to the end in the chunks it arrives in, never made one string. A page of 100 rows
-   * (~150 KB) as a string is a large object in this process' old generation; a string each read made this process
-   * collect its old generation every half second, for 10–40 ms, lengthening whichever read was then in flight.
-   */
-  const timed = async (path: string) => {
-    const res = await get(path);
-    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${(await res.text()).slice(0, 300)}`);
-    for await (const _chunk of res.body!);
-  };
-  // a search must apply every term it names (or it would measure less than it says)
-  const first = pathOf(0);
-  if (first.includes('search=')) {
-    const answer = (await (await get(first)).json()) as { total: number; search: { unknown: unknown[] } };
-    if (answer.search.unknown.length > 0) throw new Error(`GET ${first}: not applied ${JSON.stringify(answer.search.unknown)}`);
-  }
-  const { p50, p99, samples } = await timedInTurn(REQUESTS, (i) => timed(pathOf(i)));
-  for (const s of samples) traced.push(`${p.name},"${name}",${s.at},${round(s.ms, 2)}`);
-  return { p50, p99 };
+/** A search must apply every term it names (or it would measure less than it says). */
+async function checkApplied(p: Filled, path: string): Promise<void> {
+  if (!path.includes('search=')) return;
+  const res = await fetch(`${bench.stack.apiUrl}/api/v1${path}`, { headers: { 'X-Service-Key': p.secret, 'X-Service-Instance': p.instance } });
+  const answer = (await res.json()) as { search?: { unknown: unknown[] } };
+  if (res.status !== 200 || answer.search!.unknown.length > 0) throw new Error(`GET ${path}: ${res.status} ${JSON.stringify(answer).slice(0, 300)}`);
+}
+
+/** What `read-client.ts` answers. */
+interface Measured {
+  figures: { name: string; p50: number; p99: number; samples: { at: number; ms: number }[] }[];
+  cpu_ms: number;
+  collections: string[];
+}
+
+/** Runs `read-client.ts` (the load generator, a process holding only the reads) with `job`; its answer. */
+function readClient(job: object): Promise<Measured> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./read-client.ts', import.meta.url))], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const out: Buffer[] = [];
+  child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+  child.stdin.end(JSON.stringify(job));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(Buffer.concat(out).toString('utf8')) as Measured) : reject(new Error(`read-client exited with ${code}`))));
+  });
 }
 
 /**
- * Every read of one project, and what the host did meanwhile: the reads go one at a time, so they use at most a core
- * or so of the two; CPU the hypervisor gave to other machines (steal) lengthens every latency, whatever Lookout does.
+ * Every read of one project: p50 and p99 (ms) of `REQUESTS` GETs each, one at a time (after a tenth as warm-up),
+ * and what the host did meanwhile. The reads use at most a core or so of the two; CPU the hypervisor gave to other
+ * machines (steal) lengthens every latency, whatever Lookout does.
  */
 async function measureAll(p: Filled) {
+  const named = reads(p);
+  for (const [, pathOf] of named) await checkApplied(p, pathOf(0));
+  const job = {
+    base: bench.stack.apiUrl,
+    headers: { 'X-Service-Key': p.secret, 'X-Service-Instance': p.instance },
+    requests: REQUESTS,
+    reads: named.map(([name, pathOf]) => ({ name, paths: Array.from({ length: REQUESTS }, (_, i) => (name.startsWith('baseline') ? '' : '/api/v1') + pathOf(i)) })),
+  };
   const ticks = cpuTicks();
   const cpu = processCpu(bench.stack);
-  const figures = [] as { name: string; p50: number; p99: number }[];
-  for (const [name, path] of reads(p)) figures.push({ name, ...(await measure(p, name, path)) });
-  const used = cpu();
+  const started = performance.now();
+  const measured = await readClient(job);
+  const used = { ...cpu(), 'load generator': round(measured.cpu_ms / ((performance.now() - started) / 1000) / 10, 0) };
+  for (const f of measured.figures) traced.push(...f.samples.map((s) => `${p.name},"${f.name}",${s.at},${round(s.ms, 2)}`));
+  collections.push(...measured.collections);
+  const figures = measured.figures.map(({ name, p50, p99 }) => ({ name, p50, p99 }));
   return { figures, host: { cpu_steal_percent: stealPercent(ticks), cpu_percent: used, cpu_percent_sum: Object.values(used).reduce((a, b) => a + b, 0) } };
 }
 
