@@ -51,7 +51,8 @@ const RELEASES = 20;
 const COMPANIES = 200;
 const ENVIRONMENTS = ['production', 'staging', 'development'];
 const HOUR = 3_600_000;
-const USERS = 5000;
+/** Events per user: a project ten times larger has ten times the users (5,000 in the large one). */
+const EVENTS_PER_USER = 200;
 const AGENTS = [
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36',
   'Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0',
@@ -90,6 +91,7 @@ async function fill(name: string, size: { issues: number; events: number }, kind
   const now = new Date();
   await runtime.keeper.verify(project, now);
   const nextKind = zipf(size.issues);
+  const users = Math.max(1, Math.round(size.events / EVENTS_PER_USER));
   const started = performance.now();
   const perIssue = new Map<number, string[]>();
   for (let done = 0; done < size.events; done += GROUP) {
@@ -101,7 +103,7 @@ async function fill(name: string, size: { issues: number; events: number }, kind
       const company = `company-${(kind * 7 + i) % COMPANIES}`;
       const event = realisticErrorEvent(kindOffset + kind, { at, release: `shop@1.${(kind + i) % RELEASES}`, environment: ENVIRONMENTS[(kind + (i % 5 === 0 ? 1 : 0)) % 3]!, company });
       // users and browsers vary by event, as the search by user and by tag meets them
-      event.user = { id: String(i % USERS), email: `user${i % USERS}@example.com` };
+      event.user = { id: String(i % users), email: `user${i % users}@example.com` };
       (event.request as { headers: Record<string, string> }).headers['User-Agent'] = AGENTS[i % AGENTS.length]!;
       const doc: EventDoc = {
         _id: eventKey(project, event.event_id),
@@ -180,6 +182,7 @@ async function fill(name: string, size: { issues: number; events: number }, kind
     topEvents: perIssue.get(top)!,
     deep: deep.length > 0 ? deep : [top],
     many: byCount.slice(0, 200).map((i) => i._id),
+    users,
     secret: created.secret_key,
     instance: `${BENCH_INSTANCE}-${name}`,
   };
@@ -278,7 +281,7 @@ function reads(p: Filled): [string, (i: number) => string][] {
     // the search's terms (issue 50)
     ['search: release: environment: (the same events)', (i) => search(`release:shop@1.${i % RELEASES} environment:${ENVIRONMENTS[i % 3]}`)],
     ['search: first-release:', (i) => search(`first-release:shop@1.${i % RELEASES}`)],
-    ['search: user.email:', (i) => search(`user.email:user${(i * 97) % USERS}@example.com`)],
+    ['search: user.email:', (i) => search(`user.email:user${(i * 97) % p.users}@example.com`)],
     ['search: browser.name: (a tag)', (i) => search(`browser.name:${['Chrome', 'Firefox', 'Mobile Safari'][i % 3]}`)],
     ['search: has:user level:error', () => search('has:user level:error')],
     ['search: !release: (negated)', (i) => search(`!release:shop@1.${i % RELEASES}`)],
