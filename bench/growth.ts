@@ -42,14 +42,13 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { total } from '../src/domain/sessions.ts';
 import { eventStream, openLoop, sessionStreams, type OpenLoopResult, type Stream } from './load.ts';
-import { BENCH_INSTANCE, cpuTicks, hostWorkMs, openBench, processCpu, report, round, stealPercent, timedInTurn, waitFor } from './lib.ts';
+import { BENCH_INSTANCE, cpuTicks, HOST_CPU, hostWorkMs, NO_ROOM_FROM, openBench, processCpu, report, round, stealPercent, timedInTurn, waitFor } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -257,8 +256,6 @@ const p99 = (r: OpenLoopResult) => r.p99_ms;
  * Measured (docs/performance.md): rounds at 150–177% of a fast host ran the events' p99 at 22–104 ms, rounds at 185–193%
  * of a slow one at 1.2–9 s.
  */
-const HOST_CPU = os.availableParallelism() * 100;
-const NO_ROOM_FROM = 0.9 * HOST_CPU;
 const cpuSum = (used: Record<string, number>) => Object.values(used).reduce((a, b) => a + b, 0);
 
 function hostRoom(room: { cpu_percent: number; busiest_round_percent: number; no_room_from: number }): string {

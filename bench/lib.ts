@@ -234,6 +234,33 @@ export function stealPercent(since: ReturnType<typeof cpuTicks>): number | null 
   return round((100 * (now.steal - since.steal)) / (now.total - since.total), 1);
 }
 
+/** The host's CPU, each core 100%: a run that used 90% of it or more had no room, and cannot judge a latency. */
+export const HOST_CPU = os.availableParallelism() * 100;
+export const NO_ROOM_FROM = 0.9 * HOST_CPU;
+
+export interface HostUse {
+  cpu_percent: Record<string, number>;
+  cpu_percent_sum: number;
+  cpu_steal_percent: number | null;
+  room: boolean;
+}
+
+/** What the stack's processes and this one used of the host from now until the returned function is called. */
+export function hostUse(stack: Pick<Stack, 'processes'>, more: () => Record<string, number> = () => ({})): () => HostUse {
+  const ticks = cpuTicks();
+  const cpu = processCpu(stack);
+  return () => {
+    const used = { ...cpu(), ...more() };
+    const sum = Object.values(used).reduce((a, b) => a + b, 0);
+    return { cpu_percent: used, cpu_percent_sum: sum, cpu_steal_percent: stealPercent(ticks), room: sum < NO_ROOM_FROM };
+  };
+}
+
+export function hostUseWords(h: HostUse): string {
+  const roles = Object.entries(h.cpu_percent).map(([role, n]) => `${role} ${n}`).join(', ');
+  return `CPU used ${h.cpu_percent_sum}% of ${HOST_CPU} (${roles}), stolen ${h.cpu_steal_percent ?? '-'}%: ${h.room ? 'room' : 'no room, latency not judged'}`;
+}
+
 /** CPU time (ms) each process has used so far, from /proc (Linux; null where it cannot be read). */
 function cpuMsOf(pid: number): number | null {
   try {

@@ -45,7 +45,7 @@ import { partsOf } from '../src/state/rebuild.ts';
 import type { Runtime } from '../src/runtime.ts';
 import { exceptionType } from './events.ts';
 import { eventStream, makeProbes, openLoop, PROBE_CHANNELS, PROBE_KIND, sessionStreams, type OpenLoopResult, type Probes, type Stream } from './load.ts';
-import { BENCH_INSTANCE, openBench, report, round, startBareServer, waitFor, type Stack } from './lib.ts';
+import { BENCH_INSTANCE, hostUse, hostUseWords, openBench, report, round, startBareServer, waitFor, type Stack } from './lib.ts';
 import { uploadBrowserBundle } from './sourcemaps.ts';
 
 const { values } = parseArgs({
@@ -130,7 +130,9 @@ async function sessionsRun(rate: number, singleRate: number) {
   const env = await openBench(benchSettings);
   try {
     progress(`sessions: ${rate}/s in batches and ${singleRate}/s singles for ${WARMUP_SECONDS} + ${SECONDS} s`);
+    const use = hostUse(env.stack);
     const load = await openLoop(`lookout sessions ${rate}/s`, env.stack.apiUrls, { 'content-type': 'application/json', 'x-service-key': env.project.public_key }, sessionStreams(rate, singleRate), SECONDS, WARMUP_SECONDS, TRACE_FILE);
+    const host = use();
     progress('sessions: load over, waiting for the pipeline');
     const settle = await sessionsSettled(env.runtime);
     if (settle === null) await reportFailures(env.runtime, 'sessions');
@@ -138,7 +140,7 @@ async function sessionsRun(rate: number, singleRate: number) {
     const accepted = accepted2xx(load['session batches']!) * 100 + accepted2xx(load['single sessions']!);
     const targets =
       allAccepted(load['session batches']!) && allAccepted(load['single sessions']!) && load['single sessions']!.p99_ms < 50 && load['session batches']!.p99_ms < 200 && settle !== null && settle <= 2 && exact.equal;
-    return { offered_sessions_per_s: rate + singleRate, load, settled_seconds_after_last_request: settle, accepted_sessions: accepted, ...exact, targets_met: targets, baseline: await rawBaseline(env.stack, env.runtime, 5) };
+    return { offered_sessions_per_s: rate + singleRate, load, host, settled_seconds_after_last_request: settle, accepted_sessions: accepted, ...exact, targets_met: targets, baseline: await rawBaseline(env.stack, env.runtime, 5) };
   } finally {
     await env.close();
   }
@@ -194,7 +196,9 @@ async function eventsRun(rate: number) {
     if (browser) progress(`events: the error events are browser events mapped through a ${round(browser.mapBytes / 1024 / 1024, 2)} MB source map`);
     await new Promise((resolve) => setTimeout(resolve, 1100)); // the workers' channel cache
     progress(`events: ${rate}/s for ${WARMUP_SECONDS} + ${SECONDS} s`);
+    const use = hostUse(env.stack);
     const load = await openLoop('lookout events', env.stack.apiUrls, { 'content-type': 'application/json', 'x-service-key': env.project.secret_key, 'x-service-instance': BENCH_INSTANCE }, [eventStream(rate, probes, { browser })], SECONDS, WARMUP_SECONDS, TRACE_FILE);
+    const host = use();
     progress('events: load over, waiting for the pipeline');
     const settle = await eventsSettled(env.runtime);
     if (settle === null) await reportFailures(env.runtime, 'events');
@@ -204,6 +208,7 @@ async function eventsRun(rate: number) {
     const ev = load.events!;
     return {
       load,
+      host,
       settled_seconds_after_last_request: settle,
       issues: { error: issues.filter((i) => i.kind === 'error').length, security: issues.filter((i) => i.kind === 'security').length, error_events_counted: issues.filter((i) => i.kind === 'error').reduce((n, i) => n + i.event_count, 0) },
       notifications,
@@ -259,6 +264,7 @@ if (SCENARIO === 'sessions' || SCENARIO === 'all') {
   line('bare server: single sessions', bare['single sessions']!);
   line('lookout: session batches', run.load['session batches']!);
   line('lookout: single sessions', run.load['single sessions']!);
+  rows.push(['host while loaded', hostUseWords(run.host)]);
   rows.push(['sessions accepted / in rollups', `${run.accepted_sessions} / ${run.sessions_in_rollups} (rollups equal a recount: ${run.equal})`]);
   rows.push(['sessions settled after last request (s)', run.settled_seconds_after_last_request]);
   rows.push(['raw insertMany + addBulk (sessions/s)', run.baseline.sessions_per_s]);
@@ -270,6 +276,7 @@ if (SCENARIO === 'events' || SCENARIO === 'all') {
   result.events = { ...run, bare };
   line('bare server: events', bare.events!);
   line('lookout: events', run.load.events!);
+  rows.push(['host while loaded', hostUseWords(run.host)]);
   rows.push(['events settled after last request (s)', run.settled_seconds_after_last_request]);
   if (run.sourcemaps) {
     const m = run.sourcemaps;
@@ -290,6 +297,7 @@ if (SCENARIO === 'step') {
     line(`step ${rate}/s: session batches`, run.load['session batches']!);
     line(`step ${rate}/s: single sessions`, run.load['single sessions']!);
     rows.push([`step ${rate}/s: settled (s), exact`, `${run.settled_seconds_after_last_request}, ${run.equal}`]);
+    rows.push([`step ${rate}/s: host`, hostUseWords(run.host)]);
     if (!run.targets_met) break;
   }
   result.steps = steps;

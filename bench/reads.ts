@@ -34,7 +34,7 @@ import { eventKey, packPayload, type EventDoc } from '../src/store/events.store.
 import type { IssueDoc } from '../src/store/issues.store.ts';
 import { eventImpact, type EventImpact } from '../src/domain/event-impact.ts';
 import { fingerprintOf, describeError } from '../src/domain/fingerprint.ts';
-import { BENCH_INSTANCE, cpuTicks, hostWorkMs, openBench, processCpu, report, round, stealPercent } from './lib.ts';
+import { BENCH_INSTANCE, hostUse, hostUseWords, hostWorkMs, openBench, report, round } from './lib.ts';
 import { realisticErrorEvent, word } from './events.ts';
 
 const { values } = parseArgs({ options: { issues: { type: 'string' }, events: { type: 'string' }, requests: { type: 'string' }, trace: { type: 'string' } }, strict: true });
@@ -248,19 +248,15 @@ async function measureAll(p: Filled) {
     requests: REQUESTS,
     reads: named.map(([name, pathOf]) => ({ name, paths: Array.from({ length: REQUESTS }, (_, i) => (name.startsWith('baseline') ? '' : '/api/v1') + pathOf(i)) })),
   };
-  const ticks = cpuTicks();
-  const cpu = processCpu(bench.stack);
   const started = performance.now();
+  let client = 0;
+  const use = hostUse(bench.stack, () => ({ 'load generator': client }));
   const measured = await readClient(job);
-  const used = { ...cpu(), 'load generator': round(measured.cpu_ms / ((performance.now() - started) / 1000) / 10, 0) };
+  client = round(measured.cpu_ms / ((performance.now() - started) / 1000) / 10, 0);
+  const host = use();
   for (const f of measured.figures) traced.push(...f.samples.map((s) => `${p.name},"${f.name}",${s.at},${round(s.ms, 2)}`));
   collections.push(...measured.collections);
-  const figures = measured.figures.map(({ name, p50, p99 }) => ({ name, p50, p99 }));
-  return { figures, host: { cpu_steal_percent: stealPercent(ticks), cpu_percent: used, cpu_percent_sum: Object.values(used).reduce((a, b) => a + b, 0) } };
-}
-
-function hostWords(h: Awaited<ReturnType<typeof measureAll>>['host']): string {
-  return `CPU used ${h.cpu_percent_sum}% of a core (${Object.entries(h.cpu_percent).map(([role, n]) => `${role} ${n}`).join(', ')}), stolen ${h.cpu_steal_percent ?? '-'}%`;
+  return { figures: measured.figures.map(({ name, p50, p99 }) => ({ name, p50, p99 })), host };
 }
 
 const search = (text: string) => `/issues?search=${encodeURIComponent(text)}`;
@@ -335,7 +331,7 @@ try {
     'bench:reads',
     { small: SMALL, large: LARGE, requests: REQUESTS, host_work_ms: hostWork, host: { small: smallHost, large: largeHost }, reads: rows, every_target_met: rows.every((r) => r.met) },
     [
-      ['host', `work baseline ${hostWork} ms; while measuring: small ${hostWords(smallHost)}, large ${hostWords(largeHost)}`],
+      ['host', `work baseline ${hostWork} ms; while measuring: small ${hostUseWords(smallHost)}, large ${hostUseWords(largeHost)}`],
       [`read (ms; small ${SMALL.issues} issues / ${SMALL.events} events → large ${LARGE.issues} / ${LARGE.events})`, 'small p50 / p99 → large p50 / p99 (ratio of p99s)'],
       ...rows.map((r): [string, string] => [r.read, `${r.small.p50} / ${r.small.p99} → ${r.large.p50} / ${r.large.p99} (×${r.p99_ratio})${r.met ? '' : '  MISSED: p99 < 50 ms and ≤ 1.5× small'}`]),
     ],

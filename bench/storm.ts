@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { realisticErrorEvent } from './events.ts';
-import { BENCH_INSTANCE, cpuTicks, hostWorkMs, openBench, processCpu, report, round, stealPercent, waitFor } from './lib.ts';
+import { BENCH_INSTANCE, cpuTicks, HOST_CPU, hostWorkMs, NO_ROOM_FROM, openBench, processCpu, report, round, stealPercent, waitFor } from './lib.ts';
 
 const { values } = parseArgs({
   options: { 'calm-rate': { type: 'string' }, 'base-rate': { type: 'string' }, 'storm-rate': { type: 'string' }, phases: { type: 'string' }, warmup: { type: 'string' } },
@@ -31,8 +31,6 @@ const STORM_RATE = Number(values['storm-rate'] ?? 6000);
 const [BEFORE_S, STORM_S, AFTER_S] = (values.phases ?? '10,20,10').split(',').map(Number) as [number, number, number];
 const WARMUP_S = Number(values.warmup ?? 5);
 const CLIENT_TIMEOUT_MS = 10_000;
-const HOST_CPU = 200;
-const NO_ROOM_FROM = 180;
 const progress = (line: string) => process.stderr.write(`bench:storm: ${line}\n`);
 
 // ADMIT_* and SPIKE_FLOOR_PER_MINUTE in the environment go to the stack, to try other admission limits
