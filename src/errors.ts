@@ -11,7 +11,12 @@ export class AppError extends Error {
     readonly details: Record<string, unknown> = {},
     readonly headers: Record<string, string> = {},
   ) {
+    // An answer, not a fault: made without a stack trace, which cost 12 µs of each of the 96,000 refusals of a storm
+    // (bench:storm, --cpu-prof), an eighth of a refusal's time in the API.
+    const depth = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = depth;
     this.name = new.target.name;
   }
 }
