@@ -77,6 +77,8 @@ export interface Config {
     readonly maxQueueDepth: number;
     readonly maxRedisMemory: number;
     readonly diskFloorBytes: number;
+    readonly maxBusy: number;
+    readonly busyAfterMs: number;
   };
   /** Spike protection never holds a project under this many error events a minute (src/domain/quotas.ts). */
   readonly spikeFloorPerMinute: number;
@@ -135,6 +137,8 @@ export const DEFAULTS = {
   ADMIT_MAX_WAITING: '4000',
   ADMIT_MAX_WAIT_MS: '200',
   ADMIT_MAX_LOOP_DELAY_MS: '30',
+  ADMIT_MAX_BUSY_PERCENT: '85',
+  ADMIT_BUSY_AFTER_S: '15',
   ADMIT_MAX_QUEUE_DEPTH: '2000',
   ADMIT_REDIS_MEMORY_PERCENT: '0',
   DISK_FLOOR_MB: '500',
@@ -250,6 +254,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       maxWaiting: int('ADMIT_MAX_WAITING', 1, 10_000_000),
       maxOldestWaitMs: int('ADMIT_MAX_WAIT_MS', 1, 600_000),
       maxLoopDelayMs: int('ADMIT_MAX_LOOP_DELAY_MS', 1, 600_000),
+      maxBusy: int('ADMIT_MAX_BUSY_PERCENT', 1, 100) / 100,
+      busyAfterMs: int('ADMIT_BUSY_AFTER_S', 0, 3600) * 1000,
       maxQueueDepth: int('ADMIT_MAX_QUEUE_DEPTH', 1, 100_000_000),
       // 0: never (a full Redis does not lose what is acknowledged: it waits in MongoDB, issue 25)
       maxRedisMemory: int('ADMIT_REDIS_MEMORY_PERCENT', 0, 100) / 100 || Infinity,

@@ -254,6 +254,33 @@ describe('a busy process refuses before reading the body, and loses nothing it a
   }, 60_000);
 });
 
+describe('a thread busier than ADMIT_MAX_BUSY_PERCENT takes fewer requests a second, and all again once calm', () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await startTestContext({ ADMIT_MAX_BUSY_PERCENT: '30', ADMIT_BUSY_AFTER_S: '0' });
+  });
+  afterAll(async () => {
+    await ctx.close();
+  });
+
+  it('429 busy with Retry-After and X-Sentry-Rate-Limits under a flood; taken again a few seconds after it', async () => {
+    const p = await boundProject(ctx);
+    const s = sentryOf(ctx, p);
+    let refused: Awaited<ReturnType<typeof call>> | undefined;
+    // a flood of 100 at a time keeps this process' thread busy past 30% of its time
+    await until(async () => {
+      const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => s.store(error(`flood ${i}`))));
+      refused = answers.find((a) => a.status === 429 && a.body.reason === 'busy');
+      return refused !== undefined;
+    }, 20_000);
+    expect(refused!.body).toMatchObject({ reason: 'busy', retry_after: 1 });
+    expect(refused!.headers.get('retry-after')).toBe('1');
+    expect(refused!.headers.get('x-sentry-rate-limits')).toBe('1::organization:busy');
+    // calm again: the limit climbs back and is lifted
+    await until(async () => (await s.store(error('after the flood'))).status === 200, 10_000);
+  }, 60_000);
+});
+
 /** Free space (MB) on the disk of the temporary folder; the disk test needs a little over 1 GB of it. */
 const freeMb = () => Math.floor(((s) => s.bavail * s.bsize)(fs.statfsSync(os.tmpdir())) / 1048576);
 

@@ -30,9 +30,13 @@ export interface AdmissionLimits {
   maxRedisMemory: number;
   /** free bytes under which nothing more is written */
   diskFloorBytes: number;
+  /** the share of its time (0–1) the API's thread may be busy before it takes fewer requests (1: no limit) */
+  maxBusy: number;
+  /** how long after it starts a process takes what comes whatever its busy share (it is compiling its code) */
+  busyAfterMs: number;
 }
 
-export type AdmissionReason = 'ingest_backlog' | 'ingest_slow' | 'event_loop' | 'queue_depth' | 'redis_memory' | 'disk_floor';
+export type AdmissionReason = 'ingest_backlog' | 'ingest_slow' | 'event_loop' | 'busy' | 'queue_depth' | 'redis_memory' | 'disk_floor';
 
 export type Verdict = { admit: true } | { admit: false; status: 429 | 503; reason: AdmissionReason; retryAfter: number };
 
@@ -46,6 +50,43 @@ export function admission(s: AdmissionSignals, l: AdmissionLimits): Verdict {
   if (s.loopDelayMs > l.maxLoopDelayMs) return refuse(429, 'event_loop', 1);
   if (s.queueDepth > l.maxQueueDepth) return refuse(429, 'queue_depth', 5);
   return { admit: true };
+}
+
+/** The fewest ingest requests a second a busy API still takes. */
+export const BUSY_FLOOR_PER_S = 50;
+
+/**
+ * How many ingest requests a second the API takes next (null: as many as come), from the last moment: the share of
+ * it its thread was busy and how many it took. Over `maxBusy`, three quarters of what it took (the work behind an
+ * accepted event is most of a busy thread's time; a refusal costs a sixth of it); well under it, a quarter more each
+ * moment, until the limit is far above what comes and is lifted. A thread kept busy by refusals alone holds the
+ * floor, and climbs back once they stop. (Busy time as an on/off switch refused everything from a storm's first
+ * second on: refusals alone kept it busy.)
+ */
+export function nextAdmitRate(rate: number | null, moment: { busy: number; takenPerS: number }, maxBusy: number): number | null {
+  if (maxBusy >= 1) return null;
+  if (moment.busy > maxBusy) return Math.max(BUSY_FLOOR_PER_S, Math.min(rate ?? Infinity, moment.takenPerS) * 0.75);
+  if (rate === null || moment.busy > maxBusy - 0.1) return rate;
+  const up = rate * 1.25 + BUSY_FLOOR_PER_S;
+  return up > 4 * Math.max(moment.takenPerS, BUSY_FLOOR_PER_S) ? null : up;
+}
+
+/**
+ * Each sender's share of `rate` (requests a second), fair by max-min: a sender asking less than an equal share gets
+ * what it asked and half as much again (its next moment may ask a little more), the rest is split equally among the
+ * others. So while a busy API takes fewer requests, a project sending at its usual rate keeps being served and a
+ * storming one gets what is left. `asked`: each sender's requests a second in the last moment.
+ */
+export function fairShares(rate: number, asked: Map<string, number>): Map<string, number> {
+  const shares = new Map<string, number>();
+  const senders = [...asked].map(([sender, n]) => [sender, n * 1.5 + 5] as const).sort((a, b) => a[1] - b[1]);
+  let left = rate;
+  senders.forEach(([sender, wants], i) => {
+    const share = Math.min(wants, left / (senders.length - i));
+    shares.set(sender, share);
+    left -= share;
+  });
+  return shares;
 }
 
 /**

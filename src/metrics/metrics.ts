@@ -23,7 +23,7 @@ export const ITEM_TYPES: ReadonlySet<string> = new Set([
  */
 export const DROP_REASONS: ReadonlySet<string> = new Set([
   'not_kept', 'invalid', 'too_large', 'too_many_attachments', 'filtered', 'rate_limited', 'duplicate', 'security_monitoring_disabled', 'too_many_kinds',
-  'client_gone', 'ingest_backlog', 'ingest_slow', 'event_loop', 'queue_depth', 'redis_memory', 'disk_floor', 'quota_minute', 'quota_hour', 'quota_month', 'spike',
+  'client_gone', 'ingest_backlog', 'ingest_slow', 'event_loop', 'busy', 'queue_depth', 'redis_memory', 'disk_floor', 'quota_minute', 'quota_hour', 'quota_month', 'spike',
   ...['browser_extensions', 'localhost', 'legacy_browsers', 'release', 'error_message'].map((f) => `filtered_${f}`),
   ...['queue_overflow', 'cache_overflow', 'ratelimit_backoff', 'network_error', 'sample_rate', 'before_send', 'event_processor',
     'send_error', 'internal_sdk_error', 'insufficient_data', 'backpressure', 'buffer_overflow'].map((r) => `client_${r}`),
@@ -63,7 +63,7 @@ export function makeMetrics() {
     }),
     refused: new Counter({
       name: 'lookout_ingest_refused_total',
-      help: "Ingest requests refused before anything was written, by route and reason: load (ingest_backlog, ingest_slow, event_loop, queue_depth), a full store (redis_memory, disk_floor), a project's quota (quota_minute, quota_hour, quota_month) or spike protection (spike)",
+      help: "Ingest requests refused before anything was written, by route and reason: load (ingest_backlog, ingest_slow, event_loop, busy, queue_depth), a full store (redis_memory, disk_floor), a project's quota (quota_minute, quota_hour, quota_month) or spike protection (spike)",
       labelNames: ['route', 'reason'] as const,
       registers,
     }),

@@ -1,12 +1,13 @@
 /**
  * What admission decides from (src/domain/admission.ts), kept fresh without costing a request anything: the group
  * commits' queues are read live (in memory); the event loop's delay is its mean over the last quarter second
- * (beyond the 10 ms the sampling timer waits); the job queues' depth, Redis' memory and the data folder's free disk are sampled every second or few.
+ * (beyond the 10 ms the sampling timer waits), and its busy share sets how many ingest requests a second are taken
+ * (src/domain/admission.ts' `nextAdmitRate`); the job queues' depth, Redis' memory and the data folder's free disk are sampled every second or few.
  * A signal that cannot be read is not known (null or 0), and does not refuse anything.
  */
 import fs from 'node:fs/promises';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { admission, type AdmissionLimits, type AdmissionSignals, type Verdict } from '../domain/admission.ts';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { admission, fairShares, nextAdmitRate, type AdmissionLimits, type AdmissionSignals, type Verdict } from '../domain/admission.ts';
 import { redisMemory } from '../redis/memory.ts';
 import type { RedisClient } from '../redis/connect.ts';
 
@@ -21,6 +22,8 @@ export interface LoadSources {
 }
 
 const LOOP_MS = 250;
+/** how often the thread's busy share is read and the rate it takes set (a storm is 600 requests a tenth of a second) */
+const BUSY_MS = 100;
 const QUEUE_MS = 1000;
 const MEMORY_MS = 2000;
 const DISK_MS = 5000;
@@ -37,11 +40,36 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits) {
     timer.unref();
     return timer;
   };
+  // How many ingest requests a second this process takes while its thread is busy (null: all that come), shared
+  // fairly among the keys that send (a bucket of tokens each, refilled at its share); its busy share is smoothed
+  // over about two tenths of a second (one collection or one long task is not a busy thread; a storm is).
+  const taking = { rate: null as number | null, taken: 0, busy: 0 };
+  let asked = new Map<string, number>();
+  let buckets = new Map<string, { rate: number; tokens: number; refilled: number }>();
+  let busySince = performance.eventLoopUtilization();
+  const started = performance.now();
   const timers = [
     every(LOOP_MS, () => {
       // the mean: a saturated loop delays every timer, one garbage collection only one of them
       sampled.loopDelayMs = loop.count > 0 ? loop.mean / 1e6 - 10 : 0;
       loop.reset();
+    }),
+    every(BUSY_MS, () => {
+      const now = performance.eventLoopUtilization();
+      const moment = performance.eventLoopUtilization(now, busySince).utilization;
+      taking.busy = (taking.busy + moment) / 2;
+      busySince = now;
+      // a process compiling its code in its first seconds is busy, not overloaded: it takes what comes meanwhile
+      const warm = performance.now() - started >= limits.busyAfterMs;
+      taking.rate = warm ? nextAdmitRate(taking.rate, { busy: taking.busy, takenPerS: (taking.taken * 1000) / BUSY_MS }, limits.maxBusy) : null;
+      taking.taken = 0;
+      const was = buckets;
+      buckets = new Map();
+      if (taking.rate !== null) {
+        const perS = new Map([...asked].map(([key, n]) => [key, (n * 1000) / BUSY_MS]));
+        for (const [key, share] of fairShares(taking.rate, perS)) buckets.set(key, { rate: share, tokens: was.get(key)?.tokens ?? share / 10, refilled: performance.now() });
+      }
+      asked = new Map();
     }),
     every(QUEUE_MS, async () => {
       sampled.queueDepth = await sources.queueDepth();
@@ -69,8 +97,26 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits) {
 
   return {
     signals,
-    /** Whether one more ingest request is taken now. */
-    verdict: (): Verdict => admission(signals(), limits),
+    /** Whether one more ingest request, sent with `key`, is taken now. */
+    verdict(key = ''): Verdict {
+      const verdict = admission(signals(), limits);
+      if (!verdict.admit) return verdict;
+      asked.set(key, (asked.get(key) ?? 0) + 1);
+      if (taking.rate !== null) {
+        // a key that did not send in the last moment starts with an equal share until the next one
+        let bucket = buckets.get(key);
+        if (!bucket) buckets.set(key, (bucket = { rate: taking.rate / (buckets.size + 1), tokens: 1, refilled: performance.now() }));
+        const now = performance.now();
+        bucket.tokens = Math.min(Math.max(1, bucket.rate / 10), bucket.tokens + ((now - bucket.refilled) / 1000) * bucket.rate);
+        bucket.refilled = now;
+        if (bucket.tokens < 1) return { admit: false, status: 429, reason: 'busy', retryAfter: 1 };
+        bucket.tokens -= 1;
+      }
+      taking.taken += 1;
+      return verdict;
+    },
+    /** Ingest requests a second taken while the thread is busy (null: no limit now). */
+    admitRate: () => taking.rate,
     close(): void {
       timers.forEach(clearInterval);
       loop.disable();

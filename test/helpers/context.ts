@@ -42,6 +42,7 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
     ADMIT_MAX_WAITING: '10000000',
     ADMIT_MAX_WAIT_MS: '600000',
     ADMIT_MAX_LOOP_DELAY_MS: '600000',
+    ADMIT_MAX_BUSY_PERCENT: '100',
     ADMIT_MAX_QUEUE_DEPTH: '100000000',
     DISK_FLOOR_MB: '0',
     ...extra,

@@ -61,7 +61,7 @@ export function admissionMiddleware(deps: { load: LoadSampler; quotas: QuotaCoun
     let project: ProjectDoc | null | undefined; // looked up once, when a quota or a refusal's count needs it
     let beforeBody = true;
     try {
-      const load = deps.load.verdict();
+      const load = deps.load.verdict(route.key(ctx));
       if (!load.admit) throw new RefusedError(route.name === 'events' ? 503 : load.status, load.reason, REFUSAL_WORDS[load.reason], load.retryAfter);
       if (route.category) {
         project = await projectOf(ctx, route);
@@ -89,6 +89,7 @@ const REFUSAL_WORDS: Record<AdmissionReason, string> = {
   ingest_backlog: 'Lookout is taking in more than it can write; retry shortly',
   ingest_slow: 'writes are slow right now; retry shortly',
   event_loop: 'Lookout is busy; retry shortly',
+  busy: 'Lookout is taking fewer requests while it is busy; retry shortly',
   queue_depth: 'the processing queue is deep; retry shortly',
   redis_memory: 'Redis is near its maxmemory; nothing more is taken until memory is freed',
   disk_floor: "the data folder's disk is under its free-space floor; nothing more is taken until space is freed",
