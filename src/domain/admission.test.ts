@@ -26,6 +26,7 @@ describe('admission', () => {
     ['calm, no limit', null, 0.5, 900, null],
     ['busy: three quarters of what it took', null, 0.95, 1200, 900],
     ['busier still: lower again', 900, 0.9, 880, 660],
+    ['saturated: half', 900, 0.99, 880, 440],
     ['busy with refusals alone: the floor', 100, 0.99, 60, BUSY_FLOOR_PER_S],
     ['near the limit: held', 660, 0.8, 650, 660],
     ['well under it: a quarter more', 660, 0.6, 650, 875],

@@ -54,18 +54,21 @@ export function admission(s: AdmissionSignals, l: AdmissionLimits): Verdict {
 
 /** The fewest ingest requests a second a busy API still takes. */
 export const BUSY_FLOOR_PER_S = 50;
+/** A thread busier than this has more to do than time: how much more, its busy share cannot tell. */
+const SATURATED = 0.95;
 
 /**
  * How many ingest requests a second the API takes next (null: as many as come), from the last moment: the share of
- * it its thread was busy and how many it took. Over `maxBusy`, three quarters of what it took (the work behind an
- * accepted event is most of a busy thread's time; a refusal costs a sixth of it); well under it, a quarter more each
+ * it its thread was busy and how many it took. Over `maxBusy`, three quarters of what it took, half when the thread
+ * is saturated (the work behind an accepted event is most of a busy thread's time; a refusal costs a sixth of it,
+ * and a storm's first moments queue behind the thread until the rate is down); well under it, a quarter more each
  * moment, until the limit is far above what comes and is lifted. A thread kept busy by refusals alone holds the
  * floor, and climbs back once they stop. (Busy time as an on/off switch refused everything from a storm's first
  * second on: refusals alone kept it busy.)
  */
 export function nextAdmitRate(rate: number | null, moment: { busy: number; takenPerS: number }, maxBusy: number): number | null {
   if (maxBusy >= 1) return null;
-  if (moment.busy > maxBusy) return Math.max(BUSY_FLOOR_PER_S, Math.min(rate ?? Infinity, moment.takenPerS) * 0.75);
+  if (moment.busy > maxBusy) return Math.max(BUSY_FLOOR_PER_S, Math.min(rate ?? Infinity, moment.takenPerS) * (moment.busy > SATURATED ? 0.5 : 0.75));
   if (rate === null || moment.busy > maxBusy - 0.1) return rate;
   const up = rate * 1.25 + BUSY_FLOOR_PER_S;
   return up > 4 * Math.max(moment.takenPerS, BUSY_FLOOR_PER_S) ? null : up;
