@@ -48,7 +48,7 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { total } from '../src/domain/sessions.ts';
 import { eventStream, openLoop, sessionStreams, type OpenLoopResult, type Stream } from './load.ts';
-import { BENCH_INSTANCE, cpuTicks, HOST_CPU, hostWorkMs, NO_ROOM_FROM, openBench, processCpu, report, round, stealPercent, timedInTurn, waitFor } from './lib.ts';
+import { BENCH_INSTANCE, HOST_CPU, hostUse, hostWorkMs, NO_ROOM_FROM, openBench, report, round, timedInTurn, waitFor } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -250,14 +250,6 @@ function traceRewrites(): () => void {
 
 const p99 = (r: OpenLoopResult) => r.p99_ms;
 
-/**
- * The CPU the host has for the stack and the load generator, in % of a core, and the share of it past which a round
- * had no room: every process then waits for a core, and a request's latency says more of the host than of the build.
- * Measured (docs/performance.md): rounds at 150–177% of a fast host ran the events' p99 at 22–104 ms, rounds at 185–193%
- * of a slow one at 1.2–9 s.
- */
-const cpuSum = (used: Record<string, number>) => Object.values(used).reduce((a, b) => a + b, 0);
-
 function hostRoom(room: { cpu_percent: number; busiest_round_percent: number; no_room_from: number }): string {
   const used = `the busiest round used ${room.busiest_round_percent} of the host's ${room.cpu_percent} (% of a core)`;
   return room.busiest_round_percent >= room.no_room_from
@@ -276,14 +268,12 @@ try {
   for (let r = 1; r <= ROUNDS; r++) {
     progress(`round ${r}: ${EVENT_RATE} events/s and ${SESSION_RATE} sessions/s for ${SECONDS} s`);
     const streams = [eventStream(EVENT_RATE, undefined, { large: true }), sessionStreams(SESSION_RATE, 1)[0]!];
-    const ticks = cpuTicks();
-    const cpu = processCpu(stack);
+    const use = hostUse(stack);
     const [events, sessions] = await Promise.all([
       openLoop(`round ${r} events`, stack.apiUrls, eventHeaders, [streams[0]!], SECONDS, r === 1 ? 5 : 0, traceFile(r, 'events')),
       openLoop(`round ${r} sessions`, stack.apiUrls, sessionHeaders, [streams[1]!], SECONDS, r === 1 ? 5 : 0, traceFile(r, 'sessions')),
     ]);
-    const steal = stealPercent(ticks);
-    const cpuPercent = cpu();
+    const host = use();
     const settle = await settled();
     const stored = {
       events: await runtime.stores.events.collection.estimatedDocumentCount(),
@@ -298,9 +288,9 @@ try {
       events_p99_ms: p99(events.events!),
       session_batches_p99_ms: p99(sessions['session batches']!),
       non_2xx: events.events!.non_2xx + sessions['session batches']!.non_2xx,
-      cpu_steal_percent: steal,
-      cpu_percent: cpuPercent,
-      cpu_percent_sum: cpuSum(cpuPercent),
+      cpu_steal_percent: host.cpu_steal_percent,
+      cpu_percent: host.cpu_percent,
+      cpu_percent_sum: host.cpu_percent_sum,
       settled_seconds: settle,
       reads: await reads(),
       stored,

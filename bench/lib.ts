@@ -215,7 +215,7 @@ export async function startBareServer(): Promise<{ url: string; stop(): Promise<
 }
 
 /** The machine's CPU time so far, in clock ticks: all of it, and what the hypervisor took for others (steal). */
-export function cpuTicks(): { total: number; steal: number } | null {
+function cpuTicks(): { total: number; steal: number } | null {
   try {
     const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
     return { total: fields.slice(0, 8).reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 };
@@ -228,13 +228,17 @@ export function cpuTicks(): { total: number; steal: number } | null {
  * The share of the CPU time since `since` that the hypervisor gave to other machines, in percent: a shared host
  * that steals much of it makes every latency of that span longer, whatever Lookout does (null: not known).
  */
-export function stealPercent(since: ReturnType<typeof cpuTicks>): number | null {
+function stealPercent(since: ReturnType<typeof cpuTicks>): number | null {
   const now = cpuTicks();
   if (!since || !now || now.total === since.total) return null;
   return round((100 * (now.steal - since.steal)) / (now.total - since.total), 1);
 }
 
-/** The host's CPU, each core 100%: a run that used 90% of it or more had no room, and cannot judge a latency. */
+/**
+ * The host's CPU, each core 100%: a run that used 90% of it or more had no room (every process waits for a core, and a
+ * latency says more of the host than of the build), and cannot judge a latency. Measured (docs/performance.md):
+ * bench:growth rounds at 150–177% of a fast host ran the events' p99 at 22–104 ms, at 185–193% of a slow one 1.2–9 s.
+ */
 export const HOST_CPU = os.availableParallelism() * 100;
 export const NO_ROOM_FROM = 0.9 * HOST_CPU;
 
@@ -277,7 +281,7 @@ function cpuMsOf(pid: number): number | null {
  * function gives each role's share of one core since then, in percent (roles of several processes summed). Beside
  * the latencies it says whether the host had room: the two cores are 200%.
  */
-export function processCpu(stack: Pick<Stack, 'processes'>): () => Record<string, number> {
+function processCpu(stack: Pick<Stack, 'processes'>): () => Record<string, number> {
   const started = performance.now();
   const self = process.cpuUsage();
   const before = new Map(stack.processes().map((p) => [p.pid, cpuMsOf(p.pid)]));

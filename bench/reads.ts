@@ -207,10 +207,14 @@ async function settle(): Promise<void> {
 
 type Filled = Awaited<ReturnType<typeof fill>>;
 
+/** A read's path on the API (the reads name theirs under /api/v1, the baseline /healthz) and the project's keys. */
+const apiPath = (path: string) => (path.startsWith('/healthz') ? path : `/api/v1${path}`);
+const keysOf = (p: Filled) => ({ 'X-Service-Key': p.secret, 'X-Service-Instance': p.instance });
+
 /** A search must apply every term it names (or it would measure less than it says). */
 async function checkApplied(p: Filled, path: string): Promise<void> {
   if (!path.includes('search=')) return;
-  const res = await fetch(`${bench.stack.apiUrl}/api/v1${path}`, { headers: { 'X-Service-Key': p.secret, 'X-Service-Instance': p.instance } });
+  const res = await fetch(`${bench.stack.apiUrl}${apiPath(path)}`, { headers: keysOf(p) });
   const answer = (await res.json()) as { search?: { unknown: unknown[] } };
   if (res.status !== 200 || answer.search!.unknown.length > 0) throw new Error(`GET ${path}: ${res.status} ${JSON.stringify(answer).slice(0, 300)}`);
 }
@@ -244,9 +248,9 @@ async function measureAll(p: Filled) {
   for (const [, pathOf] of named) await checkApplied(p, pathOf(0));
   const job = {
     base: bench.stack.apiUrl,
-    headers: { 'X-Service-Key': p.secret, 'X-Service-Instance': p.instance },
+    headers: keysOf(p),
     requests: REQUESTS,
-    reads: named.map(([name, pathOf]) => ({ name, paths: Array.from({ length: REQUESTS }, (_, i) => (name.startsWith('baseline') ? '' : '/api/v1') + pathOf(i)) })),
+    reads: named.map(([name, pathOf]) => ({ name, paths: Array.from({ length: REQUESTS }, (_, i) => apiPath(pathOf(i))) })),
   };
   const started = performance.now();
   let client = 0;

@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { realisticErrorEvent } from './events.ts';
-import { BENCH_INSTANCE, cpuTicks, HOST_CPU, hostWorkMs, NO_ROOM_FROM, openBench, processCpu, report, round, stealPercent, waitFor } from './lib.ts';
+import { BENCH_INSTANCE, HOST_CPU, hostUse, hostUseWords, hostWorkMs, NO_ROOM_FROM, openBench, report, round, waitFor, type HostUse } from './lib.ts';
 
 const { values } = parseArgs({
   options: { 'calm-rate': { type: 'string' }, 'base-rate': { type: 'string' }, 'storm-rate': { type: 'string' }, phases: { type: 'string' }, warmup: { type: 'string' } },
@@ -209,16 +209,13 @@ try {
     { seconds: STORM_S, rates: { storm: STORM_RATE, calm: CALM_RATE } },
     { seconds: AFTER_S, rates: { storm: BASE_RATE, calm: CALM_RATE } },
   ];
-  const cpu: { steal: number | null; used: Record<string, number>; sum: number }[] = [];
-  let measure: { ticks: ReturnType<typeof cpuTicks>; used: () => Record<string, number> } | null = null;
+  const cpu: HostUse[] = [];
+  let measure: (() => HostUse) | null = null;
   const onPhase = (n: number) => {
-    if (measure) {
-      const used = measure.used();
-      cpu.push({ steal: stealPercent(measure.ticks), used, sum: Object.values(used).reduce((a, b) => a + b, 0) });
-    }
+    if (measure) cpu.push(measure());
     if (n < phases.length) {
       progress(`${n === 0 ? 'warm-up' : `phase ${n}`}: storm ${phases[n]!.rates.storm}/s, calm ${phases[n]!.rates.calm}/s for ${phases[n]!.seconds} s`);
-      measure = { ticks: cpuTicks(), used: processCpu(stack) };
+      measure = hostUse(stack);
     }
   };
   const healthSilence = watchHealth();
@@ -269,10 +266,7 @@ try {
       all: figures(rs),
       storm: figures(rs.filter((r) => r.from === 'storm')),
       calm: figures(rs.filter((r) => r.from === 'calm')),
-      cpu_percent: cpu[n]!.used,
-      cpu_percent_sum: cpu[n]!.sum,
-      cpu_steal_percent: cpu[n]!.steal,
-      room: cpu[n]!.sum < NO_ROOM_FROM,
+      ...cpu[n]!,
     };
   });
   const recovered = figures(sent.filter((r) => r.due >= stormEnd + 5000));
@@ -303,7 +297,7 @@ try {
       ...perPhase.flatMap((p): [string, string][] => [
         [`phase ${p.phase}: storming project`, line(p.storm)],
         [`phase ${p.phase}: calm project`, line(p.calm)],
-        [`phase ${p.phase}: CPU`, `${Object.entries(p.cpu_percent).map(([r, v]) => `${r} ${v}`).join(', ')} = ${p.cpu_percent_sum}% of ${HOST_CPU} (stolen ${p.cpu_steal_percent ?? '-'}%): ${p.room ? 'room' : 'no room, latency not judged'}`],
+        [`phase ${p.phase}: host`, hostUseWords(p)],
       ]),
       ['accepted from 5 s after the storm', `p99 ${recovered.accepted_p99_ms} ms (first phase ${first} ms)`],
       ['/healthz longest silence', `${silence} ms`],

@@ -43,6 +43,8 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits) {
   // How many ingest requests a second this process takes while its thread is busy (null: all that come), shared
   // fairly among the keys that send (a bucket of tokens each, refilled at its share); its busy share is smoothed
   // over about two tenths of a second (one collection or one long task is not a busy thread; a storm is).
+  // (ADMIT_MAX_BUSY_PERCENT=100: none of this is kept)
+  const limiting = limits.maxBusy < 1;
   const taking = { rate: null as number | null, taken: 0, busy: 0 };
   let asked = new Map<string, number>();
   let buckets = new Map<string, { rate: number; tokens: number; refilled: number }>();
@@ -54,23 +56,27 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits) {
       sampled.loopDelayMs = loop.count > 0 ? loop.mean / 1e6 - 10 : 0;
       loop.reset();
     }),
-    every(BUSY_MS, () => {
-      const now = performance.eventLoopUtilization();
-      const moment = performance.eventLoopUtilization(now, busySince).utilization;
-      taking.busy = (taking.busy + moment) / 2;
-      busySince = now;
-      // a process compiling its code in its first seconds is busy, not overloaded: it takes what comes meanwhile
-      const warm = performance.now() - started >= limits.busyAfterMs;
-      taking.rate = warm ? nextAdmitRate(taking.rate, { busy: taking.busy, takenPerS: (taking.taken * 1000) / BUSY_MS }, limits.maxBusy) : null;
-      taking.taken = 0;
-      const was = buckets;
-      buckets = new Map();
-      if (taking.rate !== null) {
-        const perS = new Map([...asked].map(([key, n]) => [key, (n * 1000) / BUSY_MS]));
-        for (const [key, share] of fairShares(taking.rate, perS)) buckets.set(key, { rate: share, tokens: was.get(key)?.tokens ?? share / 10, refilled: performance.now() });
-      }
-      asked = new Map();
-    }),
+    ...(limiting
+      ? [
+          every(BUSY_MS, () => {
+            const elu = performance.eventLoopUtilization();
+            taking.busy = (taking.busy + performance.eventLoopUtilization(elu, busySince).utilization) / 2;
+            busySince = elu;
+            const now = performance.now();
+            // a process compiling its code in its first seconds is busy, not overloaded: it takes what comes meanwhile
+            const warm = now - started >= limits.busyAfterMs;
+            taking.rate = warm ? nextAdmitRate(taking.rate, { busy: taking.busy, takenPerS: (taking.taken * 1000) / BUSY_MS }, limits.maxBusy) : null;
+            taking.taken = 0;
+            const was = buckets;
+            buckets = new Map();
+            if (taking.rate !== null) {
+              const perS = new Map([...asked].map(([key, n]) => [key, (n * 1000) / BUSY_MS]));
+              for (const [key, share] of fairShares(taking.rate, perS)) buckets.set(key, { rate: share, tokens: was.get(key)?.tokens ?? share / 10, refilled: now });
+            }
+            asked = new Map();
+          }),
+        ]
+      : []),
     every(QUEUE_MS, async () => {
       sampled.queueDepth = await sources.queueDepth();
     }),
@@ -100,13 +106,13 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits) {
     /** Whether one more ingest request, sent with `key`, is taken now. */
     verdict(key = ''): Verdict {
       const verdict = admission(signals(), limits);
-      if (!verdict.admit) return verdict;
+      if (!verdict.admit || !limiting) return verdict;
       asked.set(key, (asked.get(key) ?? 0) + 1);
       if (taking.rate !== null) {
+        const now = performance.now();
         // a key that did not send in the last moment starts with an equal share until the next one
         let bucket = buckets.get(key);
-        if (!bucket) buckets.set(key, (bucket = { rate: taking.rate / (buckets.size + 1), tokens: 1, refilled: performance.now() }));
-        const now = performance.now();
+        if (!bucket) buckets.set(key, (bucket = { rate: taking.rate / (buckets.size + 1), tokens: 1, refilled: now }));
         bucket.tokens = Math.min(Math.max(1, bucket.rate / 10), bucket.tokens + ((now - bucket.refilled) / 1000) * bucket.rate);
         bucket.refilled = now;
         if (bucket.tokens < 1) return { admit: false, status: 429, reason: 'busy', retryAfter: 1 };
@@ -115,8 +121,6 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits) {
       taking.taken += 1;
       return verdict;
     },
-    /** Ingest requests a second taken while the thread is busy (null: no limit now). */
-    admitRate: () => taking.rate,
     close(): void {
       timers.forEach(clearInterval);
       loop.disable();
