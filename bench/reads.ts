@@ -54,6 +54,8 @@ const RELEASES = 20;
 const COMPANIES = 200;
 const ENVIRONMENTS = ['production', 'staging', 'development'];
 const HOUR = 3_600_000;
+/** The fortnight the events span. */
+const SPAN_HOURS = 14 * 24;
 /** Events per user: a project ten times larger has ten times the users (5,000 in the large one). */
 const EVENTS_PER_USER = 200;
 const AGENTS = [
@@ -102,7 +104,10 @@ async function fill(name: string, size: { issues: number; events: number }, kind
     const entries: ({ doc: EventDoc; kind: number; level: string; title: string; culprit: string; exception_type: string | null; company: string } & EventImpact)[] = [];
     for (let i = done; i < Math.min(size.events, done + GROUP); i++) {
       const kind = nextKind();
-      const at = new Date(now.getTime() - ((i * 7919) % (14 * 24)) * HOUR - (i % 3600) * 1000);
+      // each kind of error first happens at an hour of the fortnight (bornHours ago) and recurs from then on, so
+      // that about a fourteenth of the issues are new each day at both sizes, as `age:-24h` meets them
+      const bornHours = 1 + ((kind * 7919) % SPAN_HOURS);
+      const at = new Date(now.getTime() - ((i * 7919) % bornHours) * HOUR - (i % 3600) * 1000);
       const company = `company-${(kind * 7 + i) % COMPANIES}`;
       const event = realisticErrorEvent(kindOffset + kind, { at, release: `shop@1.${(kind + i) % RELEASES}`, environment: ENVIRONMENTS[(kind + (i % 5 === 0 ? 1 : 0)) % 3]!, company });
       // users and browsers vary by event, as the search by user and by tag meets them

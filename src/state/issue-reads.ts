@@ -99,7 +99,9 @@ export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
       const plan = {
         in: sets.map((s) => s.set),
         counted: sets.map((s) => s.counted),
-        out: not,
+        complement: sets.map((s) => s.complement ?? ''),
+        out: not.map((s) => s.set),
+        out_counted: not.map((s) => s.counted),
         ranges: ranges.map((r) => [`x:${status}:${r.on}`, String(r.min), String(r.max)]),
         ...(count !== undefined && { count }),
       };

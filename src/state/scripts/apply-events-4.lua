@@ -58,7 +58,8 @@
     nq           the notification outbox: a stream of {t: JSON trigger} (with 't')
     fr:<release>, fe:<environment>, fc:<company>, fv:<release>\n<environment>, ft:<key>=<value>  the error
                  issues with an event of it (the value as sent)
-    fu:<user key> ('i:<id>', 'm:<email>'), fx:user  the issues with an event of that user, of any user
+    fu:<user key> ('i:<id>', 'm:<email>'), fx:user  the issues with an event of that user, of any user (and
+                 out of snapshot-issues-3.lua's fx:nouser)
     xn:<status>  how many issues of the status each filter set holds (snapshot-issues-3.lua)
     ag:<group>   attempts of an (actor, ip) group, keyed by a hash of both: score at, member '<event id>|<kind: f or s>'
                  (the id in base64url)
@@ -143,6 +144,7 @@ local function countUser(id, user)
     else redis.call('SADD', base .. 'fu:' .. part, id) end
   end
   redis.call('SADD', base .. 'fx:user', id)
+  redis.call('SREM', base .. 'fx:nouser', id)
 end
 
 -- Whether an event of `release` is of a release newer than `than` (by each one's first event): an issue resolved in

@@ -6,7 +6,9 @@
   it can: with no filter, a range of the order's zset; with one counted
   filter set, its count under the status (kept by the snapshot) is the
   total; with several sets, the match is counted by ZINTERCARD (in C,
-  walking the smallest set), then a small match is read whole in order
+  walking the smallest set; a set with a smaller complement, as has:user's
+  fx:user beside fx:nouser, through it: the rest's match less its part in
+  the complement), then a small match is read whole in order
   (ZINTER) and a large one by walking the order from the top until the page
   is full. A time or count range on the order's own zset narrows the walk
   to that window (ranks from ZCOUNT). With a negated set or a range on
@@ -26,9 +28,11 @@
   ARGV[3] offset
   ARGV[4] limit
   ARGV[5] the current hour (ms / 3600000): each row carries its events of the last 24 hours
-  ARGV[6] JSON {in: [set, ...], counted: [bool, ...], out: [set, ...], ranges: [[zset, min, max], ...], count: field}
+  ARGV[6] JSON {in: [set, ...], counted: [bool, ...], complement: [set or '', ...], out: [set, ...], out_counted: [bool, ...],
+          ranges: [[zset, min, max], ...], count: field}
           sets and zsets under the prefix ('fr:<release>', 'fl:<level>', 'tx:<word>', 'x:<status>:first', ...): an
-          issue must be in every `in` set (`counted`: whether xn:<status> counts that set) and in no `out` set,
+          issue must be in every `in` set (`counted`: whether xn:<status> counts that set; `complement`: the set
+          holding every other listed issue, where one is kept) and in no `out` set,
           with its score in each zset within [min, max] (integers as text); `count` names a field of each issue's
           spread (is:<issue>, 'r:<release>') whose events the row carries as its filtered count
 
@@ -70,20 +74,48 @@ local function range(from, to)
   return redis.call('ZRANGE', order, start + from, start + to)
 end
 
+-- The filter sets: key, name (as xn: counts it), whether counted, and the complement's key.
 local ins, outs = {}, {}
-for _, set in ipairs(plan['in'] or {}) do ins[#ins + 1] = base .. set end
-for _, set in ipairs(plan.out or {}) do outs[#outs + 1] = base .. set end
+for i, set in ipairs(plan['in'] or {}) do
+  local complement = plan.complement and plan.complement[i] or ''
+  ins[#ins + 1] = {key = base .. set, name = set, counted = plan.counted[i], complement = complement ~= '' and base .. complement or nil}
+end
+for i, set in ipairs(plan.out or {}) do outs[#outs + 1] = {key = base .. set, name = set, counted = plan.out_counted and plan.out_counted[i]} end
+local function keysOf(sets)
+  local out = {}
+  for _, set in ipairs(sets) do out[#out + 1] = set.key end
+  return out
+end
+
+-- How many issues of the whole order are in every one of `sets`, the cheapest exact way: none is the order's size,
+-- one counted set its count under the status, otherwise ZINTERCARD (its cost the smallest set's members); a set whose
+-- complement is smaller is counted through it: the others' match less their match in the complement.
+local function matchCount(sets)
+  if #sets == 0 then return size end
+  if #sets == 1 and sets[1].counted then return tonumber(redis.call('HGET', KEYS[3], sets[1].name) or '0') end
+  for i, set in ipairs(sets) do
+    if set.complement and redis.call('SCARD', set.complement) < redis.call('SCARD', set.key) then
+      local rest = {}
+      for j, other in ipairs(sets) do if j ~= i then rest[#rest + 1] = other end end
+      local within = {unpack(rest)}
+      within[#within + 1] = {key = set.complement}
+      return matchCount(rest) - matchCount(within)
+    end
+  end
+  local keys = {order, unpack(keysOf(sets))}
+  return redis.call('ZINTERCARD', #keys, unpack(keys))
+end
 
 -- Which of `members` pass every filter.
 local function keep(members)
   local ok = {}
   for j = 1, #members do ok[j] = true end
   for _, set in ipairs(ins) do
-    local found = redis.call('SMISMEMBER', set, unpack(members))
+    local found = redis.call('SMISMEMBER', set.key, unpack(members))
     for j = 1, #members do if found[j] == 0 then ok[j] = false end end
   end
   for _, set in ipairs(outs) do
-    local found = redis.call('SMISMEMBER', set, unpack(members))
+    local found = redis.call('SMISMEMBER', set.key, unpack(members))
     for j = 1, #members do if found[j] == 1 then ok[j] = false end end
   end
   for _, r in ipairs(others) do
@@ -153,12 +185,8 @@ if #ins == 0 and #outs == 0 and #others == 0 then
   ids = range(offset, need - 1)
 elseif #outs == 0 and #others == 0 and lo == '-inf' and hi == '+inf' then
   -- Sets only: counted, then read whole or walked until the page is full.
-  local keys = {order, unpack(ins)}
-  if #ins == 1 and plan.counted[1] then
-    total = tonumber(redis.call('HGET', KEYS[3], plan['in'][1]) or '0')
-  else
-    total = redis.call('ZINTERCARD', #keys, unpack(keys))
-  end
+  local keys = {order, unpack(keysOf(ins))}
+  total = matchCount(ins)
   if total > offset and (total <= 1000 or total <= 4 * need) then
     -- A small match: all of it in the order's scores (sets weigh 0), ascending.
     local args = {#keys, unpack(keys)}
@@ -175,16 +203,11 @@ else
   -- set: the sets' match less its part in it; one range alone: ZCOUNT). A large match is then walked from the top
   -- of the order until the page is full. Otherwise the match is read from its smallest source (a set, or a range's
   -- window in its zset) when that is smaller than the order's window, and sorted; or the whole window is walked.
-  local keys = {order, unpack(ins)}
-  local function together(extra)
-    local all = {unpack(keys)}
-    if extra then all[#all + 1] = extra end
-    if #all == 1 then return redis.call('ZCARD', order) end
-    return redis.call('ZINTERCARD', #all, unpack(all))
-  end
   local whole = lo == '-inf' and hi == '+inf'
   if whole and #outs == 1 and #others == 0 then
-    total = together() - together(outs[1])
+    local within = {unpack(ins)}
+    within[#within + 1] = outs[1]
+    total = matchCount(ins) - matchCount(within)
   elseif whole and #outs == 0 and #ins == 0 and #others == 1 then
     total = redis.call('ZCOUNT', others[1][1], others[1][2], others[1][3])
   else
@@ -192,8 +215,8 @@ else
   end
   local best = nil
   for _, set in ipairs(ins) do
-    local n = redis.call('SCARD', set)
-    if not best or n < best.size then best = {size = n, set = set} end
+    local n = redis.call('SCARD', set.key)
+    if not best or n < best.size then best = {size = n, set = set.key} end
   end
   for _, r in ipairs(others) do
     local n = redis.call('ZCOUNT', r[1], r[2], r[3])

@@ -15,8 +15,9 @@
     fa:<assignee>, fx:assigned  sets of issue ids assigned to that member, to anyone
     ff:<release>, fg:<release>  sets of issue ids first seen in the release, last regressed in it
     fx:regressed        set of unresolved issue ids that regressed since they were last resolved
+    fx:nouser           set of issue ids without a user (apply-events-4.lua's fx:user holds the others)
     r:<issue>           the issue's list row, ready: JSON [ROW_FIELDS' values ('' for none), company tags]
-  These sets are not counted in xn: (list-issues-4.lua intersects them). The issue hash remembers what it is
+  These sets are not counted in xn: (list-issues-3.lua intersects them). The issue hash remembers what it is
   indexed under (x_status, x_level, x_text, x_assignee, x_first_release, x_regressed_release, x_regressed), so
   an issue moves only when one of them changed.
 
@@ -128,6 +129,8 @@ local function index(id, key)
   member(id, key, 'assignee', 'fa:', 'fx:assigned')
   member(id, key, 'first_release', 'ff:')
   member(id, key, 'regressed_release', 'fg:')
+  -- has:user's other half: an issue without a user (apply-events-4.lua takes it out with its first one)
+  if redis.call('SISMEMBER', base .. 'fx:user', id) == 0 then redis.call('SADD', base .. 'fx:nouser', id) end
   local r = redis.call('HMGET', key, 'regressed_at', 'resolved_at', 'x_regressed')
   local regressedAt, resolvedAt = tonumber(r[1] or ''), tonumber(r[2] or '') or 0
   local regressed = (status == 'unresolved' and regressedAt and regressedAt > resolvedAt) and '1' or ''
