@@ -227,6 +227,8 @@ export function makeIssuesService(deps: {
           matching_events: matching,
         })),
         total: page.total,
+        // a search only a walk of the list can count, in a large project: the total from the share of a part that matched
+        ...(page.estimated && { total_estimated: true }),
         limit: asked.limit,
         offset: asked.offset,
         order: asked.order,

@@ -92,7 +92,7 @@ export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
 
   return {
     /** One page of issues, or 'unverified' when the project's state must be verified first. */
-    async list(project: number, q: ListPage, now: Date): Promise<'unverified' | { total: number; items: ListRow[] }> {
+    async list(project: number, q: ListPage, now: Date): Promise<'unverified' | { total: number; estimated: boolean; items: ListRow[] }> {
       const k = keys(project);
       const order = ORDER_KEY[q.order];
       const { status, sets, not, ranges, count } = q.plan;
@@ -105,7 +105,7 @@ export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
         ranges: ranges.map((r) => [`x:${status}:${r.on}`, String(r.min), String(r.max)]),
         ...(count !== undefined && { count }),
       };
-      const [code, total, ...flat] = await r.listIssues(
+      const [code, total, estimated, ...flat] = await r.listIssues(
         k.epoch,
         `${k.base}x:${status}:${order.zset}`,
         `${k.base}xn:${status}`,
@@ -132,7 +132,7 @@ export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
           matching: matching < 0 ? null : matching,
         });
       }
-      return { total, items };
+      return { total, estimated: Number(estimated) === 1, items };
     },
 
     /** Per release: its issues with an event of it (fr:) and those first seen in it (ff:). */

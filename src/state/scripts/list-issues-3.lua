@@ -16,8 +16,10 @@
   set: the match less its part in that set; one range alone: ZCOUNT) and a
   large match is walked until the page is full; otherwise the match is
   read from its smallest source (a filter set, or a range's window) and
-  sorted, or the whole window is walked: that costs the smallest source's
-  members, about 1 ms per 2,000.
+  sorted, when that has at most COUNT_MAX members (about 1 ms per 2,000),
+  or the window is walked from the top: through all of it when it is
+  smaller than that, else until the page is full and COUNT_MAX members
+  are walked, the total then estimated from the share that matched.
 
   KEYS[1] epoch    run_id of the Redis this project's state was verified on
   KEYS[2] the order's zset: '<prefix>:{p:<id>}:x:<status>:<order>'
@@ -36,7 +38,8 @@
           with its score in each zset within [min, max] (integers as text); `count` names a field of each issue's
           spread (is:<issue>, 'r:<release>') whose events the row carries as its filtered count
 
-  Returns {1, total, id, row, hours, feedback, users, count, ...}: each issue's row as snapshot-issues-3.lua last
+  Returns {1, total, estimated, id, row, hours, feedback, users, count, ...}: the total (estimated: 1 when it is
+          an estimate) and each issue's row as snapshot-issues-3.lua last
           wrote it (one JSON text, ready: building rows here in Lua was most of a page's cost), its events per
           hour, oldest first (nil for none), how much user feedback it has (fb:), its distinct users (iu:) and its
           events in the spread field `count` (-1 without one); or {-1} when the state was not verified since this
@@ -49,6 +52,9 @@ local desc = ARGV[2] == 'desc'
 local offset, limit, hour = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local plan = cjson.decode(ARGV[6])
 local WALK_CHUNK_MAX = 1000
+-- Most members of a source read whole and sorted, or of the order's window walked to count a match that nothing
+-- else counts; past them, such a total is estimated.
+local COUNT_MAX = 5000
 
 -- The window of the order's zset the ranges on it leave, and the ranges on other zsets.
 local lo, hi = '-inf', '+inf'
@@ -128,7 +134,7 @@ local function keep(members)
   return ok
 end
 
-local ids, total = {}, 0
+local ids, total, estimated = {}, 0, 0
 local need = offset + limit
 
 -- The match read from one source, a set or a range's window in its zset (`best`), 1,000 members at a time: each
@@ -163,10 +169,11 @@ local function fromSource(best)
 end
 
 -- Walks the window from the top, `chunk` members at a time, keeping those that pass every filter as the page's
--- ids from `offset`: until the page is full (`untilFull`) or through the whole window. Answers how many passed.
-local function walk(chunk, untilFull)
+-- ids from `offset`: until the page is full (`untilFull`), or through the whole window but for `budget` members
+-- once the page is full. Answers how many passed and how many were walked.
+local function walk(chunk, untilFull, budget)
   local from, found = 0, 0
-  while from < size and not (untilFull and #ids >= limit) do
+  while from < size and not ((untilFull or (budget and from >= budget)) and #ids >= limit) do
     local members = range(from, from + chunk - 1)
     if #members == 0 then break end
     local ok = keep(members)
@@ -178,7 +185,7 @@ local function walk(chunk, untilFull)
     end
     from = from + chunk
   end
-  return found
+  return found, math.min(from, size)
 end
 if #ins == 0 and #outs == 0 and #others == 0 then
   total = size
@@ -223,18 +230,25 @@ else
     if not best or n < best.size then best = {size = n, range = r} end
   end
   local small = total ~= nil and (total <= 1000 or total <= 4 * need)
-  if best and best.size < size and (total == nil or small) then
+  if best and best.size < size and (small or (total == nil and best.size <= COUNT_MAX)) then
     total = fromSource(best)
   elseif total ~= nil then
     walk(WALK_CHUNK_MAX, true)
   else
-    total = walk(WALK_CHUNK_MAX, false)
+    -- Only walking counts this match: through COUNT_MAX members of the window at most (and until the page is
+    -- full); past them the total is the share of the walked members that matched, over the whole window.
+    local found, walked = walk(WALK_CHUNK_MAX, false, COUNT_MAX)
+    total = found
+    if walked < size then
+      total = math.max(offset + #ids, math.floor(found * size / walked + 0.5))
+      estimated = 1
+    end
   end
 end
 
 local hours = {}
 for h = hour - 23, hour do hours[#hours + 1] = h end
-local out = {1, total}
+local out = {1, total, estimated}
 for _, id in ipairs(ids) do
   local row = redis.call('GET', base .. 'r:' .. id)
   if row then

@@ -132,9 +132,15 @@ export function IssuesPage({ id, query }: { id: string; query: URLSearchParams }
               <nav aria-label="Pages" class="pager">
                 {page > 0 ? <a href={link({ page: String(page - 1) })}>Previous page</a> : <span />}
                 <span>
-                  {page * PAGE_SIZE + 1}–{page * PAGE_SIZE + list.issues.length} of {list.total}
+                  {page * PAGE_SIZE + 1}–{page * PAGE_SIZE + list.issues.length} of {list.total_estimated ? 'about ' : ''}
+                  {list.total}
                 </span>
-                {(page + 1) * PAGE_SIZE < list.total ? <a href={link({ page: String(page + 1) })}>Next page</a> : <span />}
+                {/* an estimated total may be short: a full page has a next one */}
+                {(page + 1) * PAGE_SIZE < list.total || (list.total_estimated && list.issues.length === PAGE_SIZE) ? (
+                  <a href={link({ page: String(page + 1) })}>Next page</a>
+                ) : (
+                  <span />
+                )}
               </nav>
             )}
           </>
@@ -269,7 +275,8 @@ function IssueTable({ id, list, reload, focusSearch }: { id: string; list: Issue
       <div class="scroll" tabIndex={0}>
         <table class="issues">
           <caption class="sr-only">
-            {list.status} issues, {list.total} in all
+            {list.status} issues, {list.total_estimated ? 'about ' : ''}
+            {list.total} in all
           </caption>
           <thead>
             <tr>
