@@ -85,7 +85,7 @@ describe('the issue list totals kept per status', () => {
         const page = await reads.list(project, { plan, order, limit: 4, offset }, new Date());
         if (page === 'unverified') throw new Error('unverified');
         const expected = await plainReading(redis, base, plan, order);
-        expect(page.estimated, 'a total is estimated only past 5,000 issues').toBe(false);
+        expect(page.estimated, 'a total is estimated only past 2,500 issues').toBe(false);
         expect(page.total, `${status} ${order} ${terms.join(' ')}`).toBe(expected.length);
         expect(page.items.map((i) => i.doc._id), `${status} ${order} ${terms.join(' ')}`).toEqual(expected.slice(offset, offset + 4));
       }
@@ -149,7 +149,7 @@ describe('the issue list totals kept per status', () => {
   });
 });
 
-describe('a search only a walk counts, its sources over 5,000 issues', () => {
+describe('a search only a walk counts, its sources over 2,500 issues', () => {
   it('answers the exact page with an estimated total, flagged as such', async () => {
     const { issuesState, keeper, config } = ctx.runtime;
     const redis = issuesState.redis;
@@ -176,7 +176,7 @@ describe('a search only a walk counts, its sources over 5,000 issues', () => {
     while (cursor !== '0');
 
     const now = new Date();
-    // each range holds more than 5,000 issues (5,333 and 7,200): nothing but a walk counts their match
+    // each range holds more than 2,500 issues (5,333 and 7,200): nothing but a walk counts their match
     const { plan } = listPlan(parseSearch('times-seen:<3 age:-12m'), { me: null, now });
     const expected = await plainReading(redis, base, plan, 'last_seen');
     expect(expected.length).toBeGreaterThan(1000);
@@ -185,7 +185,7 @@ describe('a search only a walk counts, its sources over 5,000 issues', () => {
       if (page === 'unverified') throw new Error('unverified');
       expect(page.items.map((i) => i.doc._id)).toEqual(expected.slice(offset, offset + 100));
       expect(page.estimated).toBe(true);
-      // counted over the 5,000 issues seen last and scaled to 8,000: the newest are the likelier to be new
+      // counted over the 2,500 issues seen last and scaled to 8,000: the newest are the likelier to be new
       expect(page.total).toBeGreaterThanOrEqual(expected.length * 0.8);
       expect(page.total).toBeLessThanOrEqual(expected.length * 1.5);
     }

@@ -54,7 +54,7 @@ local plan = cjson.decode(ARGV[6])
 local WALK_CHUNK_MAX = 1000
 -- Most members of a source read whole and sorted, or of the order's window walked to count a match that nothing
 -- else counts; past them, such a total is estimated.
-local COUNT_MAX = 5000
+local COUNT_MAX = 2500
 
 -- The window of the order's zset the ranges on it leave, and the ranges on other zsets.
 local lo, hi = '-inf', '+inf'
