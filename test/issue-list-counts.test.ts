@@ -28,18 +28,22 @@ afterAll(async () => ctx?.close());
 
 const STATUSES = ['unresolved', 'resolved', 'ignored'] as const;
 
+/** A new project with its state verified, and what the tests read it with. */
+async function freshProject() {
+  const { issuesState, keeper, config } = ctx.runtime;
+  const redis = issuesState.redis;
+  const project = Number((await makeProject(ctx)).project.id);
+  await keeper.verify(project, new Date());
+  return { issuesState, keeper, redis, reads: makeIssueReads(redis, { prefix: config.queuePrefix }), project, base: issuesState.keys(project).base };
+}
+
 describe('the issue list totals kept per status', () => {
   it.each([1, 2, 3, 4])('stream %i', async (seed) => {
     const rnd = prng(seed);
     const pick = <T>(list: readonly T[]) => list[Math.floor(rnd() * list.length)]!;
     // how many events name a user: has:user's set is the smaller one in some streams, its complement in others
     const withUser = [0.1, 0.5, 0.8, 0.97][seed - 1]!;
-    const { issuesState, keeper, config } = ctx.runtime;
-    const redis = issuesState.redis;
-    const reads = makeIssueReads(redis, { prefix: config.queuePrefix });
-    const project = Number((await makeProject(ctx)).project.id);
-    await keeper.verify(project, new Date());
-    const base = issuesState.keys(project).base;
+    const { issuesState, keeper, redis, reads, project, base } = await freshProject();
     const t0 = Date.now() - 3600_000;
     let groupNo = 0;
 
@@ -151,12 +155,7 @@ describe('the issue list totals kept per status', () => {
 
 describe('a search only a walk counts, its sources over 2,500 issues', () => {
   it('answers the exact page with an estimated total, flagged as such', async () => {
-    const { issuesState, keeper, config } = ctx.runtime;
-    const redis = issuesState.redis;
-    const reads = makeIssueReads(redis, { prefix: config.queuePrefix });
-    const project = Number((await makeProject(ctx)).project.id);
-    await keeper.verify(project, new Date());
-    const base = issuesState.keys(project).base;
+    const { issuesState, redis, reads, project, base } = await freshProject();
     // 8,000 issues first seen one a tenth of a second apart over the last 800 s, issue k with k % 3 + 1 events
     const t0 = Date.now() - 800_000;
     const ISSUES = 8000;
