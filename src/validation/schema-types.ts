@@ -1454,7 +1454,7 @@ export interface IssueList {
   issues: IssueRow[];
   total: number;
   /**
-   * present when `total` is an estimate: a search that only a walk of the list counts (several ranges, or ranges with sets), in a project with more than 5,000 issues of the status, is counted over the first 5,000 in the list's order and scaled to all of them
+   * present when `total` is an estimate: a search that only a walk of the list counts (several ranges, or ranges with sets), in a project with more than 2,500 issues of the status, is counted over the first 2,500 in the list's order and scaled to all of them
    */
   total_estimated?: true;
   limit: number;
