@@ -13,13 +13,14 @@
   is full. A time or count range on the order's own zset narrows the walk
   to that window (ranks from ZCOUNT). With a negated set or a range on
   another zset, the total is counted apart when it can be (one negated
-  set: the match less its part in that set; one range alone: ZCOUNT) and a
-  large match is walked until the page is full; otherwise the match is
-  read from its smallest source (a filter set, or a range's window) and
-  sorted, when that has at most COUNT_MAX members (about 1 ms per 2,000),
-  or the window is walked from the top: through all of it when it is
-  smaller than that, else until the page is full and COUNT_MAX members
-  are walked, the total then estimated from the share that matched.
+  set: the match less its part in that set; one range alone: ZCOUNT). The
+  match is read from its smallest source (a filter set, or a range's
+  window) and sorted when that is small or has at most COUNT_MAX members
+  (about 1 ms per 2,000); else a large counted match is walked until the
+  page is full, and one nothing counts is walked from the top: through
+  all of it when it is smaller than that, else until the page is full
+  and COUNT_MAX members are walked, the total then estimated from the
+  share that matched.
 
   KEYS[1] epoch    run_id of the Redis this project's state was verified on
   KEYS[2] the order's zset: '<prefix>:{p:<id>}:x:<status>:<order>'
@@ -230,7 +231,8 @@ else
     if not best or n < best.size then best = {size = n, range = r} end
   end
   local small = total ~= nil and (total <= 1000 or total <= 4 * need)
-  if best and best.size < size and (small or (total == nil and best.size <= COUNT_MAX)) then
+  if best and best.size < size and (small or best.size <= COUNT_MAX) then
+    -- read whole: at most COUNT_MAX members, where a walk for a sparse match could pass many more
     total = fromSource(best)
   elseif total ~= nil then
     walk(WALK_CHUNK_MAX, true)
