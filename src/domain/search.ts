@@ -122,11 +122,6 @@ export interface ScoreRange {
 }
 
 /**
- * What a list must match, in the list's own terms (src/state/issue-reads.ts reads it): one status; filter sets the
- * issue must be in (`counted`: a set whose size per status the list keeps) and must not be in; score ranges; and
- * the spread field whose events each row counts (the release's, the environment's, or both's).
- */
-/**
  * A filter set of the list (apply-events-4.lua and snapshot-issues-3.lua keep them): whether `xn:<status>` counts
  * it, and the set of the other issues where one is kept (`fx:user` and `fx:nouser`), through which a large set's
  * match is counted when that one is smaller.
@@ -137,6 +132,11 @@ export interface FilterSet {
   complement?: string;
 }
 
+/**
+ * What a list must match, in the list's own terms (src/state/issue-reads.ts reads it): one status; filter sets the
+ * issue must be in (`counted`: a set whose size per status the list keeps) and must not be in; score ranges; and
+ * the spread field whose events each row counts (the release's, the environment's, or both's).
+ */
 export interface ListPlan {
   status: (typeof STATUSES)[number];
   sets: FilterSet[];
@@ -165,7 +165,12 @@ export function listPlan(search: Search, ctx: SearchContext, status: ListPlan['s
   const unknown = [...search.unknown];
   const cannot = (t: SearchTerm, reason: string) => unknown.push({ term: termText(t), reason });
   const statuses = search.terms.filter((t) => t.kind === 'status');
-  const set = (t: SearchTerm, name: string, counted: boolean) => (t.negated ? plan.not : plan.sets).push({ set: name, counted });
+  const set = (t: SearchTerm, name: string, counted: boolean) => {
+    // a set whose complement is kept: negated, the issue is in the complement
+    const complement = COMPLEMENTS[name];
+    if (complement) plan.sets.push(t.negated ? { set: complement, counted, complement: name } : { set: name, counted, complement });
+    else (t.negated ? plan.not : plan.sets).push({ set: name, counted });
+  };
   // the release and environment of events, matched together when both are asked
   const release = search.terms.find((t) => t.kind === 'field' && t.field === 'release' && !t.negated) as { value: string } | undefined;
   const environment = search.terms.find((t) => t.kind === 'field' && t.field === 'environment' && !t.negated) as { value: string } | undefined;
@@ -187,8 +192,7 @@ export function listPlan(search: Search, ctx: SearchContext, status: ListPlan['s
         else set(t, `fa:${t.to === 'me' ? ctx.me : t.to}`, false);
         break;
       case 'has':
-        // every listed issue is in one of the two: `!has:user` is a set too
-        if (t.what === 'user') plan.sets.push(t.negated ? { set: 'fx:nouser', counted: false, complement: 'fx:user' } : { set: 'fx:user', counted: false, complement: 'fx:nouser' });
+        if (t.what === 'user') set(t, 'fx:user', false);
         else if (t.what === 'assignee') set(t, 'fx:assigned', false);
         else cannot(t, 'the issue list does not search by this yet');
         break;
@@ -222,6 +226,9 @@ export function listPlan(search: Search, ctx: SearchContext, status: ListPlan['s
   else if (environment) plan.count = `e:${environment.value}`;
   return { plan, unknown };
 }
+
+/** Sets kept with their complement (every listed issue is in one of the two: snapshot-issues-3.lua). */
+const COMPLEMENTS: Record<string, string> = { 'fx:user': 'fx:nouser' };
 
 /** The fields whose sets the list counts per status. */
 const COUNTED = new Set<string>(['level', 'release', 'environment', 'company']);

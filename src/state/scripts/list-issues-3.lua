@@ -208,9 +208,10 @@ elseif #outs == 0 and #others == 0 and lo == '-inf' and hi == '+inf' then
   end
 else
   -- A negated set or a range on another zset. The match is counted without walking where it can be (one negated
-  -- set: the sets' match less its part in it; one range alone: ZCOUNT). A large match is then walked from the top
-  -- of the order until the page is full. Otherwise the match is read from its smallest source (a set, or a range's
-  -- window in its zset) when that is smaller than the order's window, and sorted; or the whole window is walked.
+  -- set: the sets' match less its part in it; one range alone: ZCOUNT). It is read from its smallest source (a set,
+  -- or a range's window in its zset) and sorted when that is smaller than the order's window and small or at most
+  -- COUNT_MAX; else walked from the top of the order: a counted match until the page is full, another up to
+  -- COUNT_MAX members and then estimated.
   local whole = lo == '-inf' and hi == '+inf'
   if whole and #outs == 1 and #others == 0 then
     local within = {unpack(ins)}

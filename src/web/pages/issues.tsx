@@ -132,8 +132,7 @@ export function IssuesPage({ id, query }: { id: string; query: URLSearchParams }
               <nav aria-label="Pages" class="pager">
                 {page > 0 ? <a href={link({ page: String(page - 1) })}>Previous page</a> : <span />}
                 <span>
-                  {page * PAGE_SIZE + 1}–{page * PAGE_SIZE + list.issues.length} of {list.total_estimated ? 'about ' : ''}
-                  {list.total}
+                  {page * PAGE_SIZE + 1}–{page * PAGE_SIZE + list.issues.length} of {totalWords(list)}
                 </span>
                 {/* an estimated total may be short: a full page has a next one */}
                 {(page + 1) * PAGE_SIZE < list.total || (list.total_estimated && list.issues.length === PAGE_SIZE) ? (
@@ -190,6 +189,9 @@ function SearchHelp() {
 
 /** A change the bulk bar and the keys make. */
 type Change = { status: { status: 'unresolved' | 'resolved' | 'ignored'; in_next_release?: boolean } } | { assignee: string | null };
+
+/** How many issues the list holds: an estimated total says "about". */
+const totalWords = (list: IssueList) => `${list.total_estimated ? 'about ' : ''}${list.total}`;
 
 function IssueTable({ id, list, reload, focusSearch }: { id: string; list: IssueList; reload: () => void; focusSearch: () => void }) {
   const [selected, setSelected] = useState<Set<string>>(new Set());
@@ -275,8 +277,7 @@ function IssueTable({ id, list, reload, focusSearch }: { id: string; list: Issue
       <div class="scroll" tabIndex={0}>
         <table class="issues">
           <caption class="sr-only">
-            {list.status} issues, {list.total_estimated ? 'about ' : ''}
-            {list.total} in all
+            {list.status} issues, {totalWords(list)} in all
           </caption>
           <thead>
             <tr>
