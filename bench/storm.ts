@@ -171,6 +171,18 @@ function watchHealth() {
   };
 }
 
+/** Refusals by route and reason, as the API's /metrics counts them (lookout_ingest_refused_total). */
+async function refusalsByReason(): Promise<Record<string, number>> {
+  const text = await (await fetch(`${stack.apiUrl}/metrics`)).text();
+  const counts: Record<string, number> = {};
+  for (const m of text.matchAll(/^lookout_ingest_refused_total\{([^}]*)\} (\d+)/gm)) {
+    const labels = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    const name = `${labels.route} ${labels.reason}`;
+    counts[name] = (counts[name] ?? 0) + Number(m[2]);
+  }
+  return counts;
+}
+
 /** The API process' largest resident set (MB), sampled every 250 ms. */
 function watchRss(pid: number) {
   let max = 0;
@@ -226,6 +238,7 @@ try {
   agent.destroy();
 
   progress(`load over; no answer: ${JSON.stringify(failures)}; waiting for every accepted event to be applied`);
+  const refusedBy = await refusalsByReason();
   // requests the clients gave up on may still be read and written a while after (they wait in the kernel's
   // buffers): the count is taken once nothing more arrives and everything stored is applied
   let last = -1;
@@ -273,8 +286,11 @@ try {
   // second by second, to see when latency rose and fell (stderr, beside the progress lines)
   const seconds = WARMUP_S + BEFORE_S + STORM_S + AFTER_S;
   for (let t = WARMUP_S; t < seconds; t++) {
-    const f = figures(sent.filter((r) => r.due >= t * 1000 && r.due < (t + 1) * 1000));
-    progress(`second ${t}: ${f.sent} sent, ${f.accepted} accepted p50 ${f.accepted_p50_ms} p99 ${f.accepted_p99_ms} ms, ${f.refused} refused p99 ${f.refused_p99_ms} ms, ${f.sent - f.accepted - f.refused} unanswered`);
+    const rs = sent.filter((r) => r.due >= t * 1000 && r.due < (t + 1) * 1000);
+    const [f, c] = [figures(rs), figures(rs.filter((r) => r.from === 'calm'))];
+    progress(
+      `second ${t}: ${f.sent} sent, ${f.accepted} accepted p50 ${f.accepted_p50_ms} p99 ${f.accepted_p99_ms} ms, ${f.refused} refused p99 ${f.refused_p99_ms} ms, ${f.sent - f.accepted - f.refused} unanswered; calm: ${c.refused} refused, p99 ${c.accepted_p99_ms} ms`,
+    );
   }
   const first = perPhase[0]!.all.accepted_p99_ms ?? 0;
   const targets = {
@@ -291,7 +307,7 @@ try {
     `${f.sent} sent, ${f.accepted} accepted p50 ${f.accepted_p50_ms} / p99 ${f.accepted_p99_ms} ms, ${f.refused} refused p99 ${f.refused_p99_ms} ms, statuses ${JSON.stringify(f.statuses)}`;
   report(
     'bench:storm',
-    { rates: { calm: CALM_RATE, base: BASE_RATE, storm: STORM_RATE }, phases_s: [BEFORE_S, STORM_S, AFTER_S], host_work_ms: hostWork, phases: perPhase, healthz_longest_silence_ms: silence, api_rss_max_mb: rssMb, no_answer: failures, recovered_after_5_s: recovered, settled_s: settled, exact, targets, latency_judged: judged },
+    { rates: { calm: CALM_RATE, base: BASE_RATE, storm: STORM_RATE }, phases_s: [BEFORE_S, STORM_S, AFTER_S], host_work_ms: hostWork, phases: perPhase, refused_by: refusedBy, healthz_longest_silence_ms: silence, api_rss_max_mb: rssMb, no_answer: failures, recovered_after_5_s: recovered, settled_s: settled, exact, targets, latency_judged: judged },
     [
       ['host', `work baseline ${hostWork} ms; the two cores are ${HOST_CPU}%, a phase at ${NO_ROOM_FROM}% or more had no room`],
       ...perPhase.flatMap((p): [string, string][] => [
@@ -299,6 +315,7 @@ try {
         [`phase ${p.phase}: calm project`, line(p.calm)],
         [`phase ${p.phase}: host`, hostUseWords(p)],
       ]),
+      ['refused, by route and reason', Object.entries(refusedBy).map(([k, n]) => `${k} ${n}`).join(', ')],
       ['accepted from 5 s after the storm', `p99 ${recovered.accepted_p99_ms} ms (first phase ${first} ms)`],
       ['/healthz longest silence', `${silence} ms`],
       ['API RSS, largest', `${rssMb} MB`],

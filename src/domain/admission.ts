@@ -55,23 +55,43 @@ export function admission(s: AdmissionSignals, l: AdmissionLimits): Verdict {
 /** The fewest ingest requests a second a busy API still takes. */
 export const BUSY_FLOOR_PER_S = 50;
 /** A thread busier than this has more to do than time: how much more, its busy share cannot tell. */
-const SATURATED = 0.95;
+export const SATURATED = 0.95;
+
+/** How many moments in a row a thread may stay saturated while the rate holds, before it is cut all the same. */
+const BACKLOG_MOMENTS = 10;
 
 /**
- * How many ingest requests a second the API takes next (null: as many as come), from the last moment: the share of
- * it its thread was busy and how many it took. Over `maxBusy`, three quarters of what it took, half when the thread
- * is saturated (the work behind an accepted event is most of a busy thread's time; a refusal costs a sixth of it,
- * and a storm's first moments queue behind the thread until the rate is down); well under it, a quarter more each
- * moment, until the limit is far above what comes and is lifted. A thread kept busy by refusals alone holds the
- * floor, and climbs back once they stop. (Busy time as an on/off switch refused everything from a storm's first
- * second on: refusals alone kept it busy.)
+ * How many ingest requests a second the API takes next (null: as many as come), from the last moment (about a
+ * twentieth of a second): the share of it its thread was busy, how many it took, what one request it takes costs
+ * the thread (ms; learned while nothing is refused) and how many moments in a row it has been saturated.
+ *
+ * A saturated thread is given a third of the time it may be busy for the requests it takes (from their cost; the
+ * rest is for refusing the others, which in a storm are ten times as many): a storm's first moments queue behind
+ * the thread, and every moment it stays saturated adds to what waits. A rate already under that holds while the
+ * thread works through the backlog of refusals (taking fewer would gain little, and would refuse calm senders), for
+ * a few moments; then it is cut all the same (the learned cost may be wrong). Busy past `maxBusy` but not saturated:
+ * nine tenths of what it took. Within a tenth under `maxBusy`: held. Further under it: up by the room left, at most
+ * a tenth a moment (the thread shows what it took a moment late; a faster climb overshoots into another saturated
+ * moment), until the limit is far above what comes and is lifted.
  */
-export function nextAdmitRate(rate: number | null, moment: { busy: number; takenPerS: number }, maxBusy: number): number | null {
+export function nextAdmitRate(
+  rate: number | null,
+  moment: { busy: number; takenPerS: number; costMs: number; saturatedFor: number; floor: number },
+  maxBusy: number,
+): number | null {
   if (maxBusy >= 1) return null;
-  if (moment.busy > maxBusy) return Math.max(BUSY_FLOOR_PER_S, Math.min(rate ?? Infinity, moment.takenPerS) * (moment.busy > SATURATED ? 0.5 : 0.75));
+  const taken = Math.min(rate ?? Infinity, moment.takenPerS);
+  const floor = Math.max(BUSY_FLOOR_PER_S, moment.floor);
+  if (moment.busy > SATURATED) {
+    const third = Math.max(floor, ((maxBusy / 3) * 1000) / moment.costMs);
+    if (rate === null) return Math.min(third, Math.max(floor, taken * 0.5));
+    if (rate <= third && moment.saturatedFor < BACKLOG_MOMENTS) return rate;
+    return Math.max(floor, Math.min(third, taken * 0.5, rate * 0.75));
+  }
+  if (moment.busy > maxBusy) return Math.max(floor, taken * 0.9);
   if (rate === null || moment.busy > maxBusy - 0.1) return rate;
-  const up = rate * 1.25 + BUSY_FLOOR_PER_S;
-  return up > 4 * Math.max(moment.takenPerS, BUSY_FLOOR_PER_S) ? null : up;
+  const up = rate * (1 + Math.min(0.05, maxBusy - 0.1 - moment.busy)) + BUSY_FLOOR_PER_S / 5;
+  return up > 4 * Math.max(moment.takenPerS, floor) ? null : up;
 }
 
 /**
@@ -80,9 +100,9 @@ export function nextAdmitRate(rate: number | null, moment: { busy: number; taken
  * others. So while a busy API takes fewer requests, a project sending at its usual rate keeps being served and a
  * storming one gets what is left. `asked`: each sender's requests a second in the last moment.
  */
-export function fairShares(rate: number, asked: Map<string, number>): Map<string, number> {
-  const shares = new Map<string, number>();
-  const senders = [...asked].map(([sender, n]) => [sender, n * 1.5 + 5] as const).sort((a, b) => a[1] - b[1]);
+export function fairShares<S>(rate: number, asked: Map<S, number>): Map<S, number> {
+  const shares = new Map<S, number>();
+  const senders = wants(asked);
   let left = rate;
   senders.forEach(([sender, wants], i) => {
     const share = Math.min(wants, left / (senders.length - i));
@@ -90,6 +110,24 @@ export function fairShares(rate: number, asked: Map<string, number>): Map<string
     left -= share;
   });
   return shares;
+}
+
+/** What each sender wants of the next moment (what it asked and half as much again), the least first. */
+function wants<S>(asked: Map<S, number>): (readonly [S, number])[] {
+  return [...asked].map(([sender, n]) => [sender, n * 1.5 + 5] as const).sort((a, b) => a[1] - b[1]);
+}
+
+/**
+ * The rate under which a busy API does not go (requests a second): enough that every sender but the largest gets
+ * its fair share in full (`fairShares`), so a storm is shed from the project that sends it, not from the calm ones
+ * beside it; at least `BUSY_FLOOR_PER_S`, at most `ceiling` (what the thread can take, so that a thousand calm
+ * senders cannot hold it saturated either).
+ */
+export function calmFloor<S>(asked: Map<S, number>, ceiling: number): number {
+  const senders = wants(asked);
+  if (senders.length < 2) return BUSY_FLOOR_PER_S;
+  const others = senders.slice(0, -1).reduce((sum, [, w]) => sum + w, 0);
+  return Math.max(BUSY_FLOOR_PER_S, Math.min(ceiling, others + senders.at(-2)![1]));
 }
 
 /**

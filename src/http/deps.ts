@@ -21,7 +21,6 @@ import type { SessionsService } from '../services/sessions.service.ts';
 import type { SsoService } from '../services/sso.service.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
 import type { QuotaCounter } from '../state/quotas.ts';
-import type { LoadSampler } from '../services/load.service.ts';
 import type { Validator } from '../validation/validator.ts';
 import type { AdminCredential } from './dashboard.ts';
 import type { RateLimiter } from './middleware/rate-limit.middleware.ts';
@@ -60,8 +59,6 @@ export interface AppDeps {
   sourcemaps: SourcemapsService;
   /** the sessions endpoints' rate limit, shared through Redis */
   rateLimit: RateLimiter;
-  /** what admission decides from: this process' load and its stores' room */
-  load: LoadSampler;
   /** each project's quotas and spike protection */
   quotas: QuotaCounter;
   metrics: Metrics;

@@ -9,6 +9,7 @@ import { QUEUE_NAMES } from '../../config/index.ts';
 import { makeFleetScrape, publishMetrics } from '../metrics/fleet.ts';
 import type { Runtime } from '../runtime.ts';
 import { makeHealthService } from '../services/health.service.ts';
+import { makeAdmissionGate } from './admission-gate.ts';
 import { makeApp } from './app.ts';
 import type { AppDeps } from './deps.ts';
 import { makeRateLimiter } from './middleware/rate-limit.middleware.ts';
@@ -29,7 +30,7 @@ export function makeApiLoad(runtime: Runtime): LoadSampler {
 }
 
 /** What the app needs from a runtime; `processId` names this process in the fleet metrics. */
-export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { stopping: false }, load = makeApiLoad(runtime)): AppDeps {
+export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { stopping: false }): AppDeps {
   const { config, metrics } = runtime;
   return {
     config,
@@ -57,7 +58,6 @@ export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { s
       perMinute: config.sessionsRateLimit,
       onRefused: (route) => metrics.rateLimited.inc({ route }),
     }),
-    load,
     quotas: runtime.quotas,
     metrics,
     scrape: makeFleetScrape(runtime, processId),
@@ -81,8 +81,13 @@ export async function startApi(runtime: Runtime, listen: { host: string; port: n
   });
   runtime.bouncers.prepare();
   const load = makeApiLoad(runtime);
-  const app = makeApp(makeApiDeps(runtime, publisher.id, lifecycle, load));
-  const server = http.createServer(app.callback());
+  const app = makeApp(makeApiDeps(runtime, publisher.id, lifecycle));
+  const gate = makeAdmissionGate({ load, resolver: runtime.resolver, stats: runtime.ingestStats, metrics: runtime.metrics, log: runtime.log });
+  const handle = app.callback();
+  // what this process cannot take now is refused before Koa (src/http/admission-gate.ts)
+  const server = http.createServer((req, res) => {
+    if (!gate.refused(req, res)) void handle(req, res);
+  });
   server.keepAliveTimeout = 65_000;
   // A storm's connections wait in the kernel's backlog, not refused by it, and are answered (or refused) in turn.
   await new Promise<void>((resolve, reject) => {
@@ -104,6 +109,7 @@ export async function startApi(runtime: Runtime, listen: { host: string; port: n
       clearTimeout(cut);
       unsubscribe();
       load.close();
+      await gate.close();
       await runtime.bouncers.settle();
       await publisher.stop();
     },

@@ -66,6 +66,11 @@ export function makeKeyResolver(projects: ProjectsStore, cacheSeconds: number) {
       }
       return load(hash, key);
     },
+    /** The key's project when this process has it cached (no lookup); undefined when it has not. */
+    cached(key: string): ResolvedKey | null | undefined {
+      const hit = cache.get(hashSecret(key));
+      return hit && hit.until > Date.now() ? hit.value : undefined;
+    },
     forget(): void {
       generation += 1;
       cache.clear();

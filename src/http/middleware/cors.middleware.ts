@@ -8,12 +8,15 @@ import type { Middleware } from 'koa';
 import type { AppState } from '../state.ts';
 
 const ALLOWED_HEADERS = 'Content-Type, X-Service-Key, X-Sentry-Auth, Content-Encoding';
-const EXPOSED_HEADERS = 'Retry-After, RateLimit, RateLimit-Policy, X-Request-Id';
+// X-Sentry-Rate-Limits and Retry-After: a browser SDK reads how long to hold back from them (a 429 alone it holds
+// for a minute)
+const EXPOSED_HEADERS = 'Retry-After, X-Sentry-Rate-Limits, RateLimit, RateLimit-Policy, X-Request-Id';
+/** What every answer of a CORS route carries, refusals made before the route included. */
+export const CORS_ANSWER_HEADERS = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': EXPOSED_HEADERS } as const;
 
 export function corsMiddleware(): Middleware<AppState> {
   return async (ctx, next) => {
-    ctx.set('Access-Control-Allow-Origin', '*');
-    ctx.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+    ctx.set(CORS_ANSWER_HEADERS);
     if (ctx.method === 'OPTIONS') {
       ctx.set('Access-Control-Allow-Methods', 'POST, OPTIONS');
       ctx.set('Access-Control-Allow-Headers', ALLOWED_HEADERS);

@@ -1,0 +1,155 @@
+/**
+ * Admission's first word (issue 51): a request to an ingest route that this process cannot take now (its group
+ * commits' backlog, the event loop's delay, the job queues' depth, a busy thread, Redis near `maxmemory`, the data
+ * folder's disk under its floor: src/domain/admission.ts) is answered here, from the server's request handler,
+ * before Koa sees it and before its body is read. In a storm most requests are such refusals, so one must cost the
+ * thread next to nothing: a ready answer, no context, no request id, no log line. Each is counted by route and
+ * reason in `/metrics` and, when its key names a project, in that project's ingestion, a second at a time.
+ *
+ * What is decided per project (its quotas, spike protection) needs the project; it is the admission middleware's
+ * (src/http/middleware/admission.middleware.ts).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import querystring from 'node:querystring';
+import { sentryRateLimits, type AdmissionReason, type Verdict } from '../domain/admission.ts';
+import type { QuotaCategory } from '../domain/quotas.ts';
+import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import type { KeyResolver } from '../services/key-resolver.ts';
+import type { LoadSampler } from '../services/load.service.ts';
+import type { IngestStats } from '../state/ingest-stats.ts';
+import { sentryKey, serviceKey } from './middleware/auth.middleware.ts';
+import { CORS_ANSWER_HEADERS } from './middleware/cors.middleware.ts';
+
+/** An ingest route as admission sees it: what it counts as, what it carries (when the path says), its key. */
+export interface IngestRoute {
+  name: 'events' | 'sessions' | 'envelope' | 'store' | 'security';
+  /** the item type its refusals are counted as in the project's ingestion */
+  type: string;
+  /** the quota its requests count against, when the route alone says */
+  category: QuotaCategory | null;
+  sentry: boolean;
+  /** browsers post to it (its answers carry CORS headers) */
+  cors: boolean;
+}
+
+const SENTRY_PATH = /^\/api\/(?:\d+\/)?(envelope|store|security)\/?$/;
+
+export function ingestRoute(method: string | undefined, path: string): IngestRoute | null {
+  if (method !== 'POST') return null;
+  if (path === '/api/v1/events') return { name: 'events', type: 'event', category: null, sentry: false, cors: false };
+  if (path === '/api/v1/sessions') return { name: 'sessions', type: 'session', category: 'session', sentry: false, cors: true };
+  const sentry = SENTRY_PATH.exec(path);
+  if (!sentry) return null;
+  const name = sentry[1] as 'envelope' | 'store' | 'security';
+  return { name, type: name === 'envelope' ? 'envelope' : name === 'store' ? 'event' : 'security', category: name === 'envelope' ? null : 'error', sentry: true, cors: true };
+}
+
+/** The key a request to an ingest route carries, read as the route's authentication reads it. */
+export function ingestKey(route: IngestRoute, req: IncomingMessage): string | undefined {
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
+  const carrier = {
+    get: (name: string) => {
+      const value = req.headers[name];
+      return Array.isArray(value) ? value.join(', ') : (value ?? '');
+    },
+    get query() {
+      return q < 0 ? {} : querystring.parse(url.slice(q + 1));
+    },
+  };
+  return route.sentry ? sentryKey(carrier) : serviceKey(carrier);
+}
+
+/** How a refusal is said: 503 on the native events endpoint (it carries sign-in attempts, which the SDK retries). */
+export function refusalStatus(route: IngestRoute, verdict: Verdict & { admit: false }): 429 | 503 {
+  return route.name === 'events' ? 503 : verdict.status;
+}
+
+export const REFUSAL_WORDS: Record<AdmissionReason, string> = {
+  ingest_backlog: 'Lookout is taking in more than it can write; retry shortly',
+  ingest_slow: 'writes are slow right now; retry shortly',
+  event_loop: 'Lookout is busy; retry shortly',
+  busy: 'Lookout is taking fewer requests while it is busy; retry shortly',
+  queue_depth: 'the processing queue is deep; retry shortly',
+  redis_memory: 'Redis is near its maxmemory; nothing more is taken until memory is freed',
+  disk_floor: "the data folder's disk is under its free-space floor; nothing more is taken until space is freed",
+};
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | number>;
+  body: Buffer;
+}
+
+const COUNT_MS = 1000;
+const LOOKUPS = 20;
+
+export function makeAdmissionGate(deps: { load: LoadSampler; resolver: KeyResolver; stats: IngestStats; metrics: Metrics; log: Logger }) {
+  /** the few answers there are, made once each */
+  const answers = new Map<string, Answer>();
+  function answerFor(route: IngestRoute, verdict: Verdict & { admit: false }): Answer {
+    const status = refusalStatus(route, verdict);
+    const id = `${status} ${verdict.reason} ${verdict.retryAfter} ${route.sentry} ${route.cors}`;
+    let answer = answers.get(id);
+    if (!answer) {
+      const body = Buffer.from(JSON.stringify({ reason: verdict.reason, message: REFUSAL_WORDS[verdict.reason], retry_after: verdict.retryAfter }));
+      const headers: Answer['headers'] = { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': body.length, 'Retry-After': String(verdict.retryAfter) };
+      if (route.sentry) headers['X-Sentry-Rate-Limits'] = sentryRateLimits(verdict.retryAfter, verdict.reason);
+      if (route.cors) Object.assign(headers, CORS_ANSWER_HEADERS);
+      answers.set(id, (answer = { status, headers, body }));
+    }
+    return answer;
+  }
+
+  // Refusals are counted a second at a time: per route and reason for /metrics, per key for the project's
+  // ingestion. A key this process has not cached is looked up, at most LOOKUPS a second (a storm of made-up keys
+  // must not become a storm of reads); past them, and for a key that names no project, /metrics alone counts.
+  let refused = new Map<string, { key: string | undefined; route: IngestRoute; reason: AdmissionReason; n: number }>();
+  const timer = setInterval(() => void count().catch((err) => deps.log.warn({ err }, 'counting refusals failed')), COUNT_MS);
+  timer.unref();
+  async function count(): Promise<void> {
+    if (refused.size === 0) return;
+    const taken = refused;
+    refused = new Map();
+    const byReason: Record<string, number> = {};
+    let lookups = 0;
+    for (const { key, route, reason, n } of taken.values()) {
+      deps.metrics.refused.inc({ route: route.name, reason }, n);
+      byReason[reason] = (byReason[reason] ?? 0) + n;
+      if (!key) continue;
+      let known = deps.resolver.cached(key);
+      if (known === undefined && lookups++ < LOOKUPS) known = await deps.resolver.resolve(key).catch(() => null);
+      if (known) deps.stats.record(known.project._id, 'dropped', route.type, reason, n);
+    }
+    deps.log.info({ refused: byReason }, 'ingest requests refused for load');
+  }
+
+  return {
+    /** Answers the request itself when it is an ingest request this process cannot take now; true when it did. */
+    refused(req: IncomingMessage, res: ServerResponse): boolean {
+      const url = req.url ?? '';
+      const q = url.indexOf('?');
+      const route = ingestRoute(req.method, q < 0 ? url : url.slice(0, q));
+      if (!route) return false;
+      const key = ingestKey(route, req);
+      // shared fairly among projects: a project's keys are one sender, once this process knows them
+      const verdict = deps.load.verdict(key === undefined ? '' : (deps.resolver.cached(key)?.project._id ?? key));
+      if (verdict.admit) return false;
+      const answer = answerFor(route, verdict);
+      res.writeHead(answer.status, answer.headers);
+      res.end(answer.body);
+      const id = `${key ?? ''} ${route.name} ${verdict.reason}`;
+      const seen = refused.get(id);
+      if (seen) seen.n += 1;
+      else refused.set(id, { key, route, reason: verdict.reason, n: 1 });
+      return true;
+    },
+    /** Counts what is left to count (at shutdown). */
+    async close(): Promise<void> {
+      clearInterval(timer);
+      await count();
+    },
+  };
+}
+export type AdmissionGate = ReturnType<typeof makeAdmissionGate>;
