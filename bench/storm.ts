@@ -305,6 +305,10 @@ try {
       `second ${t}: ${f.sent} sent, ${f.accepted} accepted p50 ${f.accepted_p50_ms} p99 ${f.accepted_p99_ms} ms, ${f.refused} refused p99 ${f.refused_p99_ms} ms, ${f.sent - f.accepted - f.refused} unanswered; calm: ${c.refused} refused, p99 ${c.accepted_p99_ms} ms`,
     );
   }
+  // where the storm's slow refusals were: its first second (the onset), or the rest
+  const stormStart = (WARMUP_S + BEFORE_S) * 1000;
+  const slowRefusals = sent.filter((r) => r.phase === 2 && refused(r) && r.ms > 20);
+  const slow = { over_20_ms: slowRefusals.length, in_first_second: slowRefusals.filter((r) => r.due < stormStart + 1000).length };
   const first = perPhase[0]!.all.accepted_p99_ms ?? 0;
   const targets = {
     refusals_p99_under_20_ms: perPhase.every((p) => p.all.refused === 0 || (p.all.refused_p99_ms ?? 0) < 20),
@@ -320,7 +324,7 @@ try {
     `${f.sent} sent, ${f.accepted} accepted p50 ${f.accepted_p50_ms} / p99 ${f.accepted_p99_ms} ms, ${f.refused} refused p99 ${f.refused_p99_ms} ms, statuses ${JSON.stringify(f.statuses)}`;
   report(
     'bench:storm',
-    { rates: { calm: CALM_RATE, base: BASE_RATE, storm: STORM_RATE }, phases_s: [BEFORE_S, STORM_S, AFTER_S], host_work_ms: hostWork, phases: perPhase, refused_by: refusedBy, healthz_longest_silence_ms: silence, api_rss_max_mb: rssMb, no_answer: failures, recovered_after_5_s: recovered, settled_s: settled, exact, targets, latency_judged: judged },
+    { rates: { calm: CALM_RATE, base: BASE_RATE, storm: STORM_RATE }, phases_s: [BEFORE_S, STORM_S, AFTER_S], host_work_ms: hostWork, phases: perPhase, refused_by: refusedBy, storm_refusals_slower_than_20_ms: slow, healthz_longest_silence_ms: silence, api_rss_max_mb: rssMb, no_answer: failures, recovered_after_5_s: recovered, settled_s: settled, exact, targets, latency_judged: judged },
     [
       ['host', `work baseline ${hostWork} ms; the two cores are ${HOST_CPU}%, a phase at ${NO_ROOM_FROM}% or more had no room`],
       ...perPhase.flatMap((p): [string, string][] => [
@@ -328,6 +332,7 @@ try {
         [`phase ${p.phase}: calm project`, line(p.calm)],
         [`phase ${p.phase}: host`, `${hostUseWords(p)}; the load generator's own event-loop delay p99 ${p.load_generator_delay_p99_ms} ms`],
       ]),
+      ['storm refusals over 20 ms', `${slow.over_20_ms} (1% of them is ${Math.round(perPhase[1]!.all.refused / 100)}), ${slow.in_first_second} in its first second`],
       ['refused, by route and reason', Object.entries(refusedBy).map(([k, n]) => `${k} ${n}`).join(', ')],
       ['accepted from 5 s after the storm', `p99 ${recovered.accepted_p99_ms} ms (first phase ${first} ms)`],
       ['/healthz longest silence', `${silence} ms`],

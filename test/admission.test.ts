@@ -241,6 +241,19 @@ describe('a busy process refuses before reading the body, and loses nothing it a
     // a refusal does not read the body: one far over the body limit is refused all the same
     const huge = await fetch(`${ctx.api}/api/${p.id}/store/?sentry_key=${p.publicKey}`, { method: 'POST', body: 'x'.repeat(4 * 1024 * 1024), headers: { 'content-type': 'application/json' } });
     expect(huge.status).toBe(429);
+    // a browser SDK can read it: CORS, with the rate-limit headers exposed
+    const browser = await fetch(`${ctx.api}/api/${p.id}/envelope/?sentry_key=${p.publicKey}`, { method: 'POST', body: '{}\n', headers: { origin: 'https://shop.example' } });
+    expect(browser.status).toBe(429);
+    expect(browser.headers.get('access-control-allow-origin')).toBe('*');
+    expect(browser.headers.get('access-control-expose-headers')).toMatch(/X-Sentry-Rate-Limits/);
+    expect(browser.headers.get('access-control-expose-headers')).toMatch(/Retry-After/);
+    // every refusal is counted by route and reason, and in the project's ingestion (a second at a time)
+    await until(async () => {
+      const metrics = await (await fetch(`${ctx.api}/metrics`)).text();
+      const counted = (route: string) => Number(new RegExp(`lookout_ingest_refused_total\\{[^}]*route="${route}"[^}]*reason="queue_depth"[^}]*\\} (\\d+)`).exec(metrics)?.[1] ?? 0);
+      return counted('store') >= 2 && counted('events') >= 1 && counted('envelope') >= 1;
+    }, 10_000);
+    await until(async () => droppedFor(await ingestion(ctx, p), 'queue_depth') >= 4, 10_000);
 
     const workers = await startWorkers(ctx.runtime, { queues: ['events'] });
     try {
@@ -257,25 +270,37 @@ describe('a busy process refuses before reading the body, and loses nothing it a
 describe('a thread busier than ADMIT_MAX_BUSY_PERCENT takes fewer requests a second, and all again once calm', () => {
   let ctx: TestContext;
   beforeAll(async () => {
-    ctx = await startTestContext({ ADMIT_MAX_BUSY_PERCENT: '30', ADMIT_BUSY_AFTER_S: '0' });
+    // keys cached as in production: a project's keys are one sender
+    ctx = await startTestContext({ ADMIT_MAX_BUSY_PERCENT: '30', ADMIT_BUSY_AFTER_S: '0', KEY_CACHE_SECONDS: '5' });
   });
   afterAll(async () => {
     await ctx.close();
   });
 
   it('429 busy with Retry-After and X-Sentry-Rate-Limits under a flood; taken again a few seconds after it', async () => {
-    const p = await boundProject(ctx);
+    const [p, calm] = [await boundProject(ctx), await boundProject(ctx)];
     const s = sentryOf(ctx, p);
+    // the calm project was sending before the flood (this process knows its key)
+    expect((await sentryOf(ctx, calm).store(error('before the flood'))).status).toBe(200);
     let refused: Awaited<ReturnType<typeof call>> | undefined;
-    // a flood of 100 at a time keeps this process' thread busy past 30% of its time
+    const calmAnswers: number[] = [];
+    // a flood of 100 at a time keeps this process' thread busy past 30% of its time; beside it, another project
+    // sends one event at a time
     await until(async () => {
-      const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => s.store(error(`flood ${i}`))));
+      const [answers] = await Promise.all([
+        Promise.all(Array.from({ length: 100 }, (_, i) => s.store(error(`flood ${i}`)))),
+        (async () => {
+          for (let i = 0; i < 3; i++) calmAnswers.push((await sentryOf(ctx, calm).store(error(`calm ${i}`))).status);
+        })(),
+      ]);
       refused = answers.find((a) => a.status === 429 && a.body.reason === 'busy');
       return refused !== undefined;
     }, 20_000);
     expect(refused!.body).toMatchObject({ reason: 'busy', retry_after: 1 });
     expect(refused!.headers.get('retry-after')).toBe('1');
     expect(refused!.headers.get('x-sentry-rate-limits')).toBe('1::organization:busy');
+    // the storm is shed from the project that sends it
+    expect(calmAnswers.filter((status) => status !== 200)).toEqual([]);
     // calm again: the limit climbs back and is lifted
     await until(async () => (await s.store(error('after the flood'))).status === 200, 10_000);
   }, 60_000);

@@ -59,24 +59,29 @@ export const SATURATED = 0.95;
 
 /** How many moments in a row a thread may stay saturated while the rate holds, before it is cut all the same. */
 const BACKLOG_MOMENTS = 10;
+/** How far under `maxBusy` a limited thread holds its rate rather than climbing (a band, so that it does not swing). */
+const HOLD_BAND = 0.1;
 
 /**
  * How many ingest requests a second the API takes next (null: as many as come), from the last moment (about a
- * twentieth of a second): the share of it its thread was busy, how many it took, what one request it takes costs
- * the thread (ms; learned while nothing is refused) and how many moments in a row it has been saturated.
+ * twentieth of a second): the share of it its thread was busy, how many it took, how many it took a second while
+ * no limit was in force (`usualPerS`), what one request it takes costs the thread (ms; learned while nothing is
+ * refused), how many moments in a row it has been saturated, and the rate it never goes under (`floor`: what the
+ * senders other than the largest ask, `calmFloor`).
  *
- * A saturated thread is given a third of the time it may be busy for the requests it takes (from their cost; the
- * rest is for refusing the others, which in a storm are ten times as many): a storm's first moments queue behind
- * the thread, and every moment it stays saturated adds to what waits. A rate already under that holds while the
- * thread works through the backlog of refusals (taking fewer would gain little, and would refuse calm senders), for
- * a few moments; then it is cut all the same (the learned cost may be wrong). Busy past `maxBusy` but not saturated:
- * nine tenths of what it took. Within a tenth under `maxBusy`: held. Further under it: up by the room left, at most
- * a tenth a moment (the thread shows what it took a moment late; a faster climb overshoots into another saturated
- * moment), until the limit is far above what comes and is lifted.
+ * A saturated thread has more to do than time, and every moment it stays so adds to what waits behind it,
+ * refusals included. It is given a third of the time it may be busy for the requests it takes (from their cost;
+ * the rest is for refusing the others, which in a storm are ten times as many), but a first limit never less than
+ * it usually takes (a stall that only looked like a storm refuses nothing). A rate already under that third holds
+ * while the thread works through the backlog of refusals (taking fewer would gain little and would refuse calm
+ * senders), for a few moments; then it is cut all the same (the learned cost may be wrong). Busy past `maxBusy` but
+ * not saturated: nine tenths of what it took. Within a tenth under `maxBusy`: held. Further under it: up by the room
+ * left, at most 5% and ten requests a second a moment (the thread shows what it took a moment late; a faster climb
+ * overshoots into another saturated moment), until the limit is far above what comes and is lifted.
  */
 export function nextAdmitRate(
   rate: number | null,
-  moment: { busy: number; takenPerS: number; costMs: number; saturatedFor: number; floor: number },
+  moment: { busy: number; takenPerS: number; usualPerS: number; costMs: number; saturatedFor: number; floor: number },
   maxBusy: number,
 ): number | null {
   if (maxBusy >= 1) return null;
@@ -84,13 +89,13 @@ export function nextAdmitRate(
   const floor = Math.max(BUSY_FLOOR_PER_S, moment.floor);
   if (moment.busy > SATURATED) {
     const third = Math.max(floor, ((maxBusy / 3) * 1000) / moment.costMs);
-    if (rate === null) return Math.min(third, Math.max(floor, taken * 0.5));
+    if (rate === null) return Math.max(floor, moment.usualPerS, Math.min(third, taken * 0.5));
     if (rate <= third && moment.saturatedFor < BACKLOG_MOMENTS) return rate;
     return Math.max(floor, Math.min(third, taken * 0.5, rate * 0.75));
   }
   if (moment.busy > maxBusy) return Math.max(floor, taken * 0.9);
-  if (rate === null || moment.busy > maxBusy - 0.1) return rate;
-  const up = rate * (1 + Math.min(0.05, maxBusy - 0.1 - moment.busy)) + BUSY_FLOOR_PER_S / 5;
+  if (rate === null || moment.busy > maxBusy - HOLD_BAND) return rate;
+  const up = rate * (1 + Math.min(0.05, maxBusy - HOLD_BAND - moment.busy)) + BUSY_FLOOR_PER_S / 5;
   return up > 4 * Math.max(moment.takenPerS, floor) ? null : up;
 }
 

@@ -133,7 +133,7 @@ export function makeAdmissionGate(deps: { load: LoadSampler; resolver: KeyResolv
       const route = ingestRoute(req.method, q < 0 ? url : url.slice(0, q));
       if (!route) return false;
       const key = ingestKey(route, req);
-      // shared fairly among projects: a project's keys are one sender, once this process knows them
+      // shared fairly among projects: a project's keys are one sender once this process has resolved them
       const verdict = deps.load.verdict(key === undefined ? '' : (deps.resolver.cached(key)?.project._id ?? key));
       if (verdict.admit) return false;
       const answer = answerFor(route, verdict);

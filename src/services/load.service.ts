@@ -24,12 +24,28 @@ export interface LoadSources {
 const LOOP_MS = 250;
 /** how often the thread's busy share is read and the rate it takes set (a storm is 600 requests a tenth of a second) */
 const BUSY_MS = 50;
+/** the most requests a project may send at once while a limit is in force, however small its share (an SDK sends a few together) */
+const BURST = 5;
+/** how long a sender that stopped keeps its share */
+const SENDER_MEMORY_MS = 1000;
+/** the most senders told apart in a moment; the rest are OTHERS (a flood of made-up keys is one sender) */
+const MAX_SENDERS = 100;
+const OTHERS = 'others';
 /** a storm's onset is looked for from this far into a moment, at most this often */
 const ONSET_MS = 15;
 const ONSET_LOOK_MS = 5;
 const QUEUE_MS = 1000;
 const MEMORY_MS = 2000;
 const DISK_MS = 5000;
+
+/** A sender's share while a limit is in force: tokens refilled at `rate` a second, at most BURST or a tenth of a second's. */
+interface Bucket {
+  rate: number;
+  tokens: number;
+  refilled: number;
+  lastAsked: number;
+}
+const refilled = (b: Bucket, now: number) => Math.min(Math.max(BURST, b.rate / 10), b.tokens + ((now - b.refilled) / 1000) * b.rate);
 
 export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits) {
   const loop = monitorEventLoopDelay({ resolution: 10 });
@@ -44,18 +60,20 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits) {
     return timer;
   };
   // How many ingest requests a second this process takes while its thread is busy (null: all that come), shared
-  // fairly among the senders (a project, or a key not known yet; a bucket of tokens each, refilled at its share), set each moment from the
+  // fairly among the senders (a project; keys this process knows no project of yet are one sender, so that a
+  // flood of made-up keys is not a thousand senders; a bucket of tokens each, refilled at its share), set each moment from the
   // thread's busy share (src/domain/admission.ts' `nextAdmitRate`); one collection or one long task is not a busy
   // thread (the busy share is smoothed over two moments), a saturated moment is. A storm's onset does not wait for
-  // the moment's end: with no limit in force, a thread past `maxBusy` while it sees twice as many requests a second
-  // as usual ends the moment there, as a saturated one. (ADMIT_MAX_BUSY_PERCENT=100: none of this is kept)
+  // the moment's end: with no limit in force, a saturated thread that sees three times as many requests a second as
+  // usual ends the moment there. The first limit never takes fewer than usual: a stall that only looked like a
+  // storm refuses nothing. (ADMIT_MAX_BUSY_PERCENT=100: none of this is kept)
   const limiting = limits.maxBusy < 1;
   // costMs: what one request it takes costs the thread, learned from moments that refused nothing (a fresh process
-  // assumes a millisecond); usualPerS: the requests a second it sees while no limit is in force, slow to rise (a
-  // storm that began late in a moment must not raise the bar its onset is measured against)
+  // assumes a millisecond); usualPerS: the requests a second it sees while no limit is in force, moving slowly (one
+  // moment's burst or lull is not what is usual)
   const taking = { rate: null as number | null, taken: 0, busy: 0, costMs: 1, saturatedFor: 0, usualPerS: 0, seen: 0 };
   let asked = new Map<string | number, number>();
-  let buckets = new Map<string | number, { rate: number; tokens: number; refilled: number }>();
+  let buckets = new Map<string | number, Bucket>();
   let busySince = performance.eventLoopUtilization();
   const started = performance.now();
   let momentStart = started;
@@ -74,30 +92,35 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits) {
     taking.saturatedFor = raw > SATURATED ? taking.saturatedFor + 1 : 0;
     if (taking.seen === taking.taken && taking.taken >= 10 && !atOnset) taking.costMs = 0.8 * taking.costMs + (0.2 * raw * ms) / taking.taken;
     const seenPerS = (taking.seen * 1000) / ms;
-    if (taking.rate === null && !atOnset) taking.usualPerS = seenPerS < taking.usualPerS ? seenPerS : 0.9 * taking.usualPerS + 0.1 * seenPerS;
+    if (taking.rate === null && !atOnset) taking.usualPerS = 0.9 * taking.usualPerS + 0.1 * seenPerS;
     // a process compiling its code in its first seconds is busy, not overloaded: it takes what comes meanwhile
     const warm = now - started >= limits.busyAfterMs;
     const perS = new Map([...asked].map(([sender, n]) => [sender, (n * 1000) / ms]));
     const floor = calmFloor(perS, ((limits.maxBusy / 2) * 1000) / taking.costMs);
-    const moment = { busy: taking.busy, takenPerS: (taking.taken * 1000) / ms, costMs: taking.costMs, saturatedFor: taking.saturatedFor, floor };
+    const moment = { busy: taking.busy, takenPerS: (taking.taken * 1000) / ms, usualPerS: taking.usualPerS, costMs: taking.costMs, saturatedFor: taking.saturatedFor, floor };
     taking.rate = warm ? nextAdmitRate(taking.rate, moment, limits.maxBusy) : null;
-    if (process.env.ADMIT_TRACE) process.stderr.write(`admit ${Math.round(now - started)} ms ${Math.round(ms)} busy ${raw.toFixed(2)}/${taking.busy.toFixed(2)} cost ${taking.costMs.toFixed(2)} taken ${taking.taken} asked ${[...asked.values()].join('/')} floor ${Math.round(floor)} rate ${taking.rate === null ? '-' : Math.round(taking.rate)}\n`);
     taking.taken = 0;
     taking.seen = 0;
     const was = buckets;
     buckets = new Map();
     if (taking.rate !== null) {
-      for (const [sender, share] of fairShares(taking.rate, perS)) buckets.set(sender, { rate: share, tokens: was.get(sender)?.tokens ?? share / 20, refilled: now });
+      const shares = fairShares(taking.rate, perS);
+      // a sender that sent within the last second keeps its bucket (a calm SDK sends every so often)
+      for (const [sender, bucket] of was) if (!shares.has(sender) && now - bucket.lastAsked < SENDER_MEMORY_MS) shares.set(sender, bucket.rate);
+      for (const [sender, share] of shares) {
+        const old = was.get(sender);
+        buckets.set(sender, { rate: share, tokens: old ? refilled(old, now) : share / 20, refilled: now, lastAsked: old?.lastAsked ?? now });
+      }
     }
     asked = new Map();
   }
 
-  /** A storm's onset: no limit in force, twice the usual requests a second, and a thread past `maxBusy`. */
+  /** A storm's onset: no limit in force, three times the usual requests a second, and a saturated thread. */
   function onset(now: number): boolean {
     if (taking.rate !== null || now - momentStart < ONSET_MS || now - lookedAt < ONSET_LOOK_MS) return false;
     lookedAt = now;
-    if ((taking.seen * 1000) / (now - momentStart) < 2 * taking.usualPerS + BUSY_FLOOR_PER_S) return false;
-    return performance.eventLoopUtilization(performance.eventLoopUtilization(), busySince).utilization > limits.maxBusy;
+    if ((taking.seen * 1000) / (now - momentStart) < 3 * taking.usualPerS + BUSY_FLOOR_PER_S) return false;
+    return performance.eventLoopUtilization(performance.eventLoopUtilization(), busySince).utilization > SATURATED;
   }
 
   const timers = [
@@ -133,20 +156,23 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits) {
 
   return {
     signals,
-    /** Whether one more ingest request, from `sender` (its project, or its key), is taken now. */
+    /** Whether one more ingest request, from `sender` (its project's id, or its key when not resolved yet), is taken now. */
     verdict(sender: string | number = ''): Verdict {
       const verdict = admission(signals(), limits);
       if (!verdict.admit || !limiting) return verdict;
+      // at most MAX_SENDERS are told apart in a moment; the rest share one bucket
+      if (!asked.has(sender) && asked.size >= MAX_SENDERS) sender = OTHERS;
       asked.set(sender, (asked.get(sender) ?? 0) + 1);
       taking.seen += 1;
       const now = performance.now();
       if (onset(now)) endMoment(true);
       if (taking.rate !== null) {
-        // a sender that did not send in the last moment starts with an equal share until the next one
+        // a sender new to this moment starts with an equal share until the next one; a project may send a few at
+        // once, a key this process has not resolved one (it may be made up)
         let bucket = buckets.get(sender);
-        if (!bucket) buckets.set(sender, (bucket = { rate: taking.rate / (buckets.size + 1), tokens: 1, refilled: now }));
-        bucket.tokens = Math.min(Math.max(1, bucket.rate / 10), bucket.tokens + ((now - bucket.refilled) / 1000) * bucket.rate);
-        bucket.refilled = now;
+        if (!bucket) buckets.set(sender, (bucket = { rate: taking.rate / (buckets.size + 1), tokens: typeof sender === 'number' ? BURST : 1, refilled: now, lastAsked: now }));
+        bucket.tokens = refilled(bucket, now);
+        bucket.refilled = bucket.lastAsked = now;
         if (bucket.tokens < 1) return { admit: false, status: 429, reason: 'busy', retryAfter: 1 };
         bucket.tokens -= 1;
       }
