@@ -50,6 +50,8 @@ const NAMES = [
   'lookout_queue_jobs',
   'lookout_oldest_unprocessed_seconds',
   'lookout_store_up',
+  'lookout_admission_limit_per_second',
+  'lookout_api_thread_busy_ratio',
   'process_cpu_seconds_total',
   'nodejs_eventloop_lag_seconds',
 ];

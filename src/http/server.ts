@@ -26,6 +26,10 @@ export function makeApiLoad(runtime: Runtime): LoadSampler {
       dataDir: runtime.config.dataDir,
     },
     runtime.config.admission,
+    ({ busy, rate }) => {
+      runtime.metrics.threadBusy.set(busy);
+      runtime.metrics.admissionLimit.set(rate ?? 0);
+    },
   );
 }
 

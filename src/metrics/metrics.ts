@@ -4,7 +4,7 @@
  * `GET /metrics` on any API process shows the whole fleet, each series
  * labelled with the `process` that recorded it.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Latency buckets, in seconds: from well under the 50 ms target to the 10 s a stuck store takes. */
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -65,6 +65,16 @@ export function makeMetrics() {
       name: 'lookout_ingest_refused_total',
       help: "Ingest requests refused before anything was written, by route and reason: load (ingest_backlog, ingest_slow, event_loop, busy, queue_depth), a full store (redis_memory, disk_floor), a project's quota (quota_minute, quota_hour, quota_month) or spike protection (spike)",
       labelNames: ['route', 'reason'] as const,
+      registers,
+    }),
+    admissionLimit: new Gauge({
+      name: 'lookout_admission_limit_per_second',
+      help: "Ingest requests a second this API process takes while its thread is busy, shared among projects (0: no limit in force, it takes all that come)",
+      registers,
+    }),
+    threadBusy: new Gauge({
+      name: 'lookout_api_thread_busy_ratio',
+      help: "The share of the last twentieth of a second this API process' thread was busy, as admission reads it",
       registers,
     }),
     jobDuration: new Histogram({

@@ -47,7 +47,7 @@ interface Bucket {
 }
 const refilled = (b: Bucket, now: number) => Math.min(Math.max(BURST, b.rate / 10), b.tokens + ((now - b.refilled) / 1000) * b.rate);
 
-export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits) {
+export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits, onMoment?: (m: { busy: number; rate: number | null }) => void) {
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   const sampled = { loopDelayMs: 0, queueDepth: 0, redisMemory: null as number | null, diskFreeBytes: null as number | null };
@@ -99,6 +99,7 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits) {
     const floor = calmFloor(perS, ((limits.maxBusy / 2) * 1000) / taking.costMs);
     const moment = { busy: taking.busy, takenPerS: (taking.taken * 1000) / ms, usualPerS: taking.usualPerS, costMs: taking.costMs, saturatedFor: taking.saturatedFor, floor };
     taking.rate = warm ? nextAdmitRate(taking.rate, moment, limits.maxBusy) : null;
+    onMoment?.({ busy: raw, rate: taking.rate });
     taking.taken = 0;
     taking.seen = 0;
     const was = buckets;
