@@ -45,6 +45,19 @@ export function ingestRoute(method: string | undefined, path: string): IngestRou
   return { name, type: name === 'envelope' ? 'envelope' : name === 'store' ? 'event' : 'security', category: name === 'envelope' ? null : 'error', sentry: true, cors: true };
 }
 
+/** A request line's path: origin-form (`/api/...?...`) as nearly every client sends it, or absolute-form. */
+export function pathOf(url: string): string {
+  if (!url.startsWith('/')) {
+    try {
+      return new URL(url).pathname;
+    } catch {
+      return url;
+    }
+  }
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
 /** The key a request to an ingest route carries, read as the route's authentication reads it. */
 export function ingestKey(route: IngestRoute, req: IncomingMessage): string | undefined {
   const url = req.url ?? '';
@@ -76,10 +89,11 @@ export const REFUSAL_WORDS: Record<AdmissionReason, string> = {
   disk_floor: "the data folder's disk is under its free-space floor; nothing more is taken until space is freed",
 };
 
+/** A refusal as it is sent: its body a string, so that Node writes it with its headers in one system call. */
 interface Answer {
   status: number;
   headers: Record<string, string | number>;
-  body: Buffer;
+  body: string;
 }
 
 const COUNT_MS = 1000;
@@ -93,8 +107,8 @@ export function makeAdmissionGate(deps: { load: LoadSampler; resolver: KeyResolv
     const id = `${status} ${verdict.reason} ${verdict.retryAfter} ${route.sentry} ${route.cors}`;
     let answer = answers.get(id);
     if (!answer) {
-      const body = Buffer.from(JSON.stringify({ reason: verdict.reason, message: REFUSAL_WORDS[verdict.reason], retry_after: verdict.retryAfter }));
-      const headers: Answer['headers'] = { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': body.length, 'Retry-After': String(verdict.retryAfter) };
+      const body = JSON.stringify({ reason: verdict.reason, message: REFUSAL_WORDS[verdict.reason], retry_after: verdict.retryAfter });
+      const headers: Answer['headers'] = { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Retry-After': String(verdict.retryAfter) };
       if (route.sentry) headers['X-Sentry-Rate-Limits'] = sentryRateLimits(verdict.retryAfter, verdict.reason);
       if (route.cors) Object.assign(headers, CORS_ANSWER_HEADERS);
       answers.set(id, (answer = { status, headers, body }));
@@ -128,9 +142,7 @@ export function makeAdmissionGate(deps: { load: LoadSampler; resolver: KeyResolv
   return {
     /** Answers the request itself when it is an ingest request this process cannot take now; true when it did. */
     refused(req: IncomingMessage, res: ServerResponse): boolean {
-      const url = req.url ?? '';
-      const q = url.indexOf('?');
-      const route = ingestRoute(req.method, q < 0 ? url : url.slice(0, q));
+      const route = ingestRoute(req.method, pathOf(req.url ?? ''));
       if (!route) return false;
       const key = ingestKey(route, req);
       // shared fairly among projects: a project's keys are one sender once this process has resolved them
