@@ -31,9 +31,8 @@ const SENDER_MEMORY_MS = 1000;
 /** the most senders told apart in a moment; the rest are OTHERS (a flood of made-up keys is one sender) */
 const MAX_SENDERS = 100;
 const OTHERS = 'others';
-/** a storm's onset is looked for from this far into a moment, at most this often */
+/** a storm's onset is looked for over windows this long, whatever moment they fall in */
 const ONSET_MS = 15;
-const ONSET_LOOK_MS = 5;
 const QUEUE_MS = 1000;
 const MEMORY_MS = 2000;
 const DISK_MS = 5000;
@@ -64,8 +63,8 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits, o
   // flood of made-up keys is not a thousand senders; a bucket of tokens each, refilled at its share), set each moment from the
   // thread's busy share (src/domain/admission.ts' `nextAdmitRate`); one collection or one long task is not a busy
   // thread (the busy share is smoothed over two moments), a saturated moment is. A storm's onset does not wait for
-  // the moment's end: with no limit in force, a saturated thread that sees three times as many requests a second as
-  // usual ends the moment there. The first limit never takes fewer than usual: a stall that only looked like a
+  // the moment's end: with no limit in force, a thread past `maxBusy` that sees three times as many requests a second
+  // as usual ends the moment there, as a saturated one. The first limit never takes fewer than usual: a stall that only looked like a
   // storm refuses nothing. (ADMIT_MAX_BUSY_PERCENT=100: none of this is kept)
   const limiting = limits.maxBusy < 1;
   // costMs: what one request it takes costs the thread, learned from moments that refused nothing (a fresh process
@@ -77,7 +76,9 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits, o
   let busySince = performance.eventLoopUtilization();
   const started = performance.now();
   let momentStart = started;
-  let lookedAt = started;
+  // the last look for a storm's onset: when, how many requests had been seen in all, and the thread's busy time
+  let looked = { at: started, seen: 0, elu: busySince };
+  let seenInAll = 0;
 
   /** Ends a moment: the busy share, the cost learned, the rate for the next and each sender's share of it. */
   function endMoment(atOnset = false): void {
@@ -92,7 +93,8 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits, o
     taking.saturatedFor = raw > SATURATED ? taking.saturatedFor + 1 : 0;
     if (taking.seen === taking.taken && taking.taken >= 10 && !atOnset) taking.costMs = 0.8 * taking.costMs + (0.2 * raw * ms) / taking.taken;
     const seenPerS = (taking.seen * 1000) / ms;
-    if (taking.rate === null && !atOnset) taking.usualPerS = 0.9 * taking.usualPerS + 0.1 * seenPerS;
+    // what is usual is what a thread with room sees (a storm's first moment is not)
+    if (taking.rate === null && raw <= limits.maxBusy) taking.usualPerS = 0.9 * taking.usualPerS + 0.1 * seenPerS;
     // a process compiling its code in its first seconds is busy, not overloaded: it takes what comes meanwhile
     const warm = now - started >= limits.busyAfterMs;
     const perS = new Map([...asked].map(([sender, n]) => [sender, (n * 1000) / ms]));
@@ -110,18 +112,21 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits, o
       for (const [sender, bucket] of was) if (!shares.has(sender) && now - bucket.lastAsked < SENDER_MEMORY_MS) shares.set(sender, bucket.rate);
       for (const [sender, share] of shares) {
         const old = was.get(sender);
-        buckets.set(sender, { rate: share, tokens: old ? refilled(old, now) : share / 20, refilled: now, lastAsked: old?.lastAsked ?? now });
+        // a limit coming into force gives no sender more than a few at once: a moment's worth is what a storm's
+        // first moments take too much of
+        buckets.set(sender, { rate: share, tokens: old ? refilled(old, now) : Math.min(BURST, share / 20), refilled: now, lastAsked: old?.lastAsked ?? now });
       }
     }
     asked = new Map();
   }
 
-  /** A storm's onset: no limit in force, three times the usual requests a second, and a saturated thread. */
+  /** A storm's onset: no limit in force, three times the usual requests a second, and a thread past `maxBusy`. */
   function onset(now: number): boolean {
-    if (taking.rate !== null || now - momentStart < ONSET_MS || now - lookedAt < ONSET_LOOK_MS) return false;
-    lookedAt = now;
-    if ((taking.seen * 1000) / (now - momentStart) < 3 * taking.usualPerS + BUSY_FLOOR_PER_S) return false;
-    return performance.eventLoopUtilization(performance.eventLoopUtilization(), busySince).utilization > SATURATED;
+    if (taking.rate !== null || now - looked.at < ONSET_MS) return false;
+    const elu = performance.eventLoopUtilization();
+    const [perS, busy] = [((seenInAll - looked.seen) * 1000) / (now - looked.at), performance.eventLoopUtilization(elu, looked.elu).utilization];
+    looked = { at: now, seen: seenInAll, elu };
+    return perS >= 3 * taking.usualPerS + BUSY_FLOOR_PER_S && busy > limits.maxBusy;
   }
 
   const timers = [
@@ -165,6 +170,7 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits, o
       if (!asked.has(sender) && asked.size >= MAX_SENDERS) sender = OTHERS;
       asked.set(sender, (asked.get(sender) ?? 0) + 1);
       taking.seen += 1;
+      seenInAll += 1;
       const now = performance.now();
       if (onset(now)) endMoment(true);
       if (taking.rate !== null) {
