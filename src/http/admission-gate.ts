@@ -116,10 +116,12 @@ export function makeAdmissionGate(deps: { load: LoadSampler; resolver: KeyResolv
     return answer;
   }
 
-  // Refusals are counted a second at a time: per route and reason for /metrics, per key for the project's
-  // ingestion. A key this process has not cached is looked up, at most LOOKUPS a second (a storm of made-up keys
-  // must not become a storm of reads); past them, and for a key that names no project, /metrics alone counts.
-  let refused = new Map<string, { key: string | undefined; route: IngestRoute; reason: AdmissionReason; n: number }>();
+  // Refusals are counted a second at a time: per route and reason for /metrics, per project for its ingestion. A
+  // refusal is counted under its project when this process knows the key's; a key it does not know is kept (until
+  // the count) and looked up then, at most LOOKUPS a second (a storm of made-up keys must not become a storm of
+  // reads); past them, and for a key that names no project, /metrics alone counts.
+  type Counted = { project: number | undefined; key: string | undefined; route: IngestRoute; reason: AdmissionReason; n: number };
+  let refused = new Map<string, Counted>();
   const timer = setInterval(() => void count().catch((err) => deps.log.warn({ err }, 'counting refusals failed')), COUNT_MS);
   timer.unref();
   async function count(): Promise<void> {
@@ -128,13 +130,11 @@ export function makeAdmissionGate(deps: { load: LoadSampler; resolver: KeyResolv
     refused = new Map();
     const byReason: Record<string, number> = {};
     let lookups = 0;
-    for (const { key, route, reason, n } of taken.values()) {
+    for (const { project, key, route, reason, n } of taken.values()) {
       deps.metrics.refused.inc({ route: route.name, reason }, n);
       byReason[reason] = (byReason[reason] ?? 0) + n;
-      if (!key) continue;
-      let known = deps.resolver.cached(key);
-      if (known === undefined && lookups++ < LOOKUPS) known = await deps.resolver.resolve(key).catch(() => null);
-      if (known) deps.stats.record(known.project._id, 'dropped', route.type, reason, n);
+      const known = project ?? (key && lookups++ < LOOKUPS ? (await deps.resolver.resolve(key).catch(() => null))?.project._id : undefined);
+      if (known !== undefined) deps.stats.record(known, 'dropped', route.type, reason, n);
     }
     deps.log.info({ refused: byReason }, 'ingest requests refused for load');
   }
@@ -146,15 +146,17 @@ export function makeAdmissionGate(deps: { load: LoadSampler; resolver: KeyResolv
       if (!route) return false;
       const key = ingestKey(route, req);
       // shared fairly among projects: a project's keys are one sender once this process has resolved them
-      const verdict = deps.load.verdict(key === undefined ? '' : (deps.resolver.cached(key)?.project._id ?? key));
+      const project = key === undefined ? undefined : deps.resolver.cached(key)?.project._id;
+      const verdict = deps.load.verdict(project ?? key ?? '');
       if (verdict.admit) return false;
       const answer = answerFor(route, verdict);
       res.writeHead(answer.status, answer.headers);
       res.end(answer.body);
-      const id = `${key ?? ''} ${route.name} ${verdict.reason}`;
+      const unknownKey = project === undefined ? key : undefined;
+      const id = `${project ?? ''} ${unknownKey ?? ''} ${route.name} ${verdict.reason}`;
       const seen = refused.get(id);
       if (seen) seen.n += 1;
-      else refused.set(id, { key, route, reason: verdict.reason, n: 1 });
+      else refused.set(id, { project, key: unknownKey, route, reason: verdict.reason, n: 1 });
       return true;
     },
     /** Counts what is left to count (at shutdown). */
