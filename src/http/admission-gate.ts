@@ -18,7 +18,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { KeyResolver } from '../services/key-resolver.ts';
 import type { LoadSampler } from '../services/load.service.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
-import { sentryKey, serviceKey } from './middleware/auth.middleware.ts';
+import { sentryKey, serviceKey, type KeyCarrier } from './middleware/auth.middleware.ts';
 import { CORS_ANSWER_HEADERS } from './middleware/cors.middleware.ts';
 
 /** An ingest route as admission sees it: what it counts as, what it carries (when the path says), its key. */
@@ -59,10 +59,15 @@ export function pathOf(url: string): string {
 }
 
 /** The key a request to an ingest route carries, read as the route's authentication reads it. */
-export function ingestKey(route: IngestRoute, req: IncomingMessage): string | undefined {
+export function ingestKey(route: IngestRoute, from: KeyCarrier): string | undefined {
+  return route.sentry ? sentryKey(from) : serviceKey(from);
+}
+
+/** A raw request as a key carrier: its headers, and its query string parsed only when a key is looked for there. */
+function carrierOf(req: IncomingMessage): KeyCarrier {
   const url = req.url ?? '';
   const q = url.indexOf('?');
-  const carrier = {
+  return {
     get: (name: string) => {
       const value = req.headers[name];
       return Array.isArray(value) ? value.join(', ') : (value ?? '');
@@ -71,15 +76,9 @@ export function ingestKey(route: IngestRoute, req: IncomingMessage): string | un
       return q < 0 ? {} : querystring.parse(url.slice(q + 1));
     },
   };
-  return route.sentry ? sentryKey(carrier) : serviceKey(carrier);
 }
 
-/** How a refusal is said: 503 on the native events endpoint (it carries sign-in attempts, which the SDK retries). */
-export function refusalStatus(route: IngestRoute, verdict: Verdict & { admit: false }): 429 | 503 {
-  return route.name === 'events' ? 503 : verdict.status;
-}
-
-export const REFUSAL_WORDS: Record<AdmissionReason, string> = {
+const REFUSAL_WORDS: Record<AdmissionReason, string> = {
   ingest_backlog: 'Lookout is taking in more than it can write; retry shortly',
   ingest_slow: 'writes are slow right now; retry shortly',
   event_loop: 'Lookout is busy; retry shortly',
@@ -103,7 +102,8 @@ export function makeAdmissionGate(deps: { load: LoadSampler; resolver: KeyResolv
   /** the few answers there are, made once each */
   const answers = new Map<string, Answer>();
   function answerFor(route: IngestRoute, verdict: Verdict & { admit: false }): Answer {
-    const status = refusalStatus(route, verdict);
+    // 503 on the native events endpoint: it carries sign-in attempts, which the installation's SDK retries
+    const status = route.name === 'events' ? 503 : verdict.status;
     const id = `${status} ${verdict.reason} ${verdict.retryAfter} ${route.sentry} ${route.cors}`;
     let answer = answers.get(id);
     if (!answer) {
@@ -144,7 +144,7 @@ export function makeAdmissionGate(deps: { load: LoadSampler; resolver: KeyResolv
     refused(req: IncomingMessage, res: ServerResponse): boolean {
       const route = ingestRoute(req.method, pathOf(req.url ?? ''));
       if (!route) return false;
-      const key = ingestKey(route, req);
+      const key = ingestKey(route, carrierOf(req));
       // shared fairly among projects: a project's keys are one sender once this process has resolved them
       const project = key === undefined ? undefined : deps.resolver.cached(key)?.project._id;
       const verdict = deps.load.verdict(project ?? key ?? '');

@@ -58,19 +58,19 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits, o
     timer.unref();
     return timer;
   };
-  // How many ingest requests a second this process takes while its thread is busy (null: all that come), shared
-  // fairly among the senders (a project; keys this process knows no project of yet are one sender, so that a
-  // flood of made-up keys is not a thousand senders; a bucket of tokens each, refilled at its share), set each moment from the
-  // thread's busy share (src/domain/admission.ts' `nextAdmitRate`); one collection or one long task is not a busy
-  // thread (the busy share is smoothed over two moments), a saturated moment is. A storm's onset does not wait for
-  // the moment's end: with no limit in force, a thread past `maxBusy` that sees three times as many requests a second
-  // as usual ends the moment there, as a saturated one. The first limit never takes fewer than usual: a stall that only looked like a
+  // How many ingest requests a second this process takes while its thread is busy (null: all that come), set each
+  // moment from the thread's busy share (src/domain/admission.ts' `nextAdmitRate`): one collection or one long task
+  // is not a busy thread (the busy share is smoothed over two moments), a saturated moment is. It is shared fairly
+  // among the senders (a project, or a key this process has not resolved yet; past MAX_SENDERS in a moment the rest
+  // are one), a bucket of tokens each, refilled at its share. A storm's onset does not wait for the moment's end:
+  // with no limit in force, a thread past `maxBusy` that sees three times as many requests a second as usual ends the
+  // moment there, as a saturated one. The first limit never takes fewer than usual: a stall that only looked like a
   // storm refuses nothing. (ADMIT_MAX_BUSY_PERCENT=100: none of this is kept)
   const limiting = limits.maxBusy < 1;
   // costMs: what one request it takes costs the thread, learned from moments that refused nothing (a fresh process
   // assumes a millisecond); usualPerS: the requests a second it sees while no limit is in force, moving slowly (one
   // moment's burst or lull is not what is usual)
-  const taking = { rate: null as number | null, taken: 0, busy: 0, costMs: 1, saturatedFor: 0, usualPerS: 0, seen: 0 };
+  const taking = { rate: null as number | null, taken: 0, busy: 0, costMs: 1, saturatedFor: 0, usualPerS: 0 };
   let asked = new Map<string | number, number>();
   let buckets = new Map<string | number, Bucket>();
   let busySince = performance.eventLoopUtilization();
@@ -91,8 +91,9 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits, o
     momentStart = now;
     taking.busy = raw > SATURATED ? raw : (taking.busy + raw) / 2;
     taking.saturatedFor = raw > SATURATED ? taking.saturatedFor + 1 : 0;
-    if (taking.seen === taking.taken && taking.taken >= 10 && !atOnset) taking.costMs = 0.8 * taking.costMs + (0.2 * raw * ms) / taking.taken;
-    const seenPerS = (taking.seen * 1000) / ms;
+    const seen = [...asked.values()].reduce((sum, n) => sum + n, 0);
+    if (seen === taking.taken && taking.taken >= 10 && !atOnset) taking.costMs = 0.8 * taking.costMs + (0.2 * raw * ms) / taking.taken;
+    const seenPerS = (seen * 1000) / ms;
     // what is usual is what a thread with room sees (a storm's first moment is not)
     if (taking.rate === null && raw <= limits.maxBusy) taking.usualPerS = 0.9 * taking.usualPerS + 0.1 * seenPerS;
     // a process compiling its code in its first seconds is busy, not overloaded: it takes what comes meanwhile
@@ -103,7 +104,6 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits, o
     taking.rate = warm ? nextAdmitRate(taking.rate, moment, limits.maxBusy) : null;
     onMoment?.({ busy: raw, rate: taking.rate });
     taking.taken = 0;
-    taking.seen = 0;
     const was = buckets;
     buckets = new Map();
     if (taking.rate !== null) {
@@ -169,7 +169,6 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits, o
       // at most MAX_SENDERS are told apart in a moment; the rest share one bucket
       if (!asked.has(sender) && asked.size >= MAX_SENDERS) sender = OTHERS;
       asked.set(sender, (asked.get(sender) ?? 0) + 1);
-      taking.seen += 1;
       seenInAll += 1;
       const now = performance.now();
       if (onset(now)) endMoment(true);

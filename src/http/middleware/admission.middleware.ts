@@ -25,13 +25,13 @@ export function admissionMiddleware(deps: { quotas: QuotaCounter; resolver: KeyR
     const route = ingestRoute(ctx.method, ctx.path);
     if (!route) return next();
     try {
-      if (route.category) {
-        const key = ingestKey(route, ctx.req);
-        const project = key ? ((await deps.resolver.resolve(key).catch(() => null))?.project ?? null) : null;
-        const verdict = project ? deps.quotas.peek(project._id, quotasOf(project.quotas), route.category) : { admit: true as const };
+      const key = route.category ? ingestKey(route, ctx) : undefined;
+      const project = key ? (await deps.resolver.resolve(key).catch(() => null))?.project : undefined;
+      if (project && route.category) {
+        const verdict = deps.quotas.peek(project._id, quotasOf(project.quotas), route.category);
         if (!verdict.admit) {
           deps.metrics.refused.inc({ route: route.name, reason: verdict.reason });
-          deps.stats.record(project!._id, 'dropped', route.type, verdict.reason);
+          deps.stats.record(project._id, 'dropped', route.type, verdict.reason);
           if (route.cors) ctx.set(CORS_ANSWER_HEADERS); // the route's own CORS middleware is not reached
           throw new QuotaRefusedError(verdict.reason, verdict.retryAfter, route.category);
         }

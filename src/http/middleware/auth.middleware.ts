@@ -6,7 +6,8 @@ import { ForbiddenError, UnauthorizedError } from '../../errors.ts';
 import type { KeyKind, KeyResolver, ResolvedKey } from '../../services/key-resolver.ts';
 import type { AppState } from '../state.ts';
 
-type KeyCarrier = Pick<Context, 'get' | 'query'>;
+/** What a key is read from: a Koa context, or a raw request made to look like one (src/http/admission-gate.ts). */
+export type KeyCarrier = Pick<Context, 'get' | 'query'>;
 const queryValue = (ctx: KeyCarrier, name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : undefined);
 
 /** A native endpoint's key: `X-Service-Key`, or `?key=` (beacons). */
