@@ -4,8 +4,8 @@
  * and device from the SDK's contexts, or from the User-Agent header read with ua-parser-js, the runtime and server).
  */
 import crypto from 'node:crypto';
-import { UAParser } from 'ua-parser-js';
 import { isObj, type Obj } from './obj.ts';
+import { parseUserAgent } from './user-agent.ts';
 
 /** A tag key the search can name (src/domain/search.ts reads `key:value` with such a key); others are not counted. */
 const TAG_KEY = /^[\w.:-]{1,32}$/;
@@ -60,7 +60,7 @@ function derivedTags(event: Obj): [string, string | null][] {
   const device = ctx('device');
   const runtime = ctx('runtime');
   const ua = userAgent(event);
-  const parsed = ua !== null && (text(browser.name) === null || text(os.name) === null) ? new UAParser(ua).getResult() : null;
+  const parsed = ua !== null && (text(browser.name) === null || text(os.name) === null) ? parseUserAgent(ua) : null;
   const browserName = text(browser.name) ?? parsed?.browser.name ?? null;
   const browserVersion = text(browser.version) ?? parsed?.browser.major ?? null;
   const osName = text(os.name) ?? parsed?.os.name ?? null;

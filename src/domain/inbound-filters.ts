@@ -10,9 +10,9 @@
  * Globs are picomatch's with `*` crossing `/` (bash mode), case-insensitive for messages.
  */
 import picomatch from 'picomatch';
-import { UAParser } from 'ua-parser-js';
 import { userAgent } from './event-impact.ts';
 import { isObj, type Obj } from './obj.ts';
+import { parseUserAgent } from './user-agent.ts';
 import type { InboundFilters as InboundFiltersAnswer } from '../validation/schema-types.ts';
 
 /** A project's inbound filters: schemas/answers/inbound-filters.json, each field documented there. */
@@ -113,7 +113,7 @@ function fromLegacyBrowser(event: Obj): boolean {
   if (name === null || version === null) {
     const ua = userAgent(event);
     if (ua === null) return false;
-    const parsed = new UAParser(ua).getBrowser();
+    const parsed = parseUserAgent(ua).browser;
     name = parsed.name ?? null;
     version = parsed.version ?? null;
   }
