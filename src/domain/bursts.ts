@@ -239,7 +239,7 @@ export function resumeSettled(
  * address (never text recovered from a key).
  */
 export function burstIssue(detector: Detector, key: { key: string; actor: string | null; ip: string | null }, burst: Pick<Burst, 'key'>) {
-  const digest = crypto.createHash('sha256').update(key.key).digest('hex').slice(0, 16);
+  const digest = crypto.hash('sha256', key.key).slice(0, 16);
   const title =
     detector === 'brute_force'
       ? `Repeated failed sign-ins for ${key.actor} from ${key.ip ?? 'an unknown address'}`

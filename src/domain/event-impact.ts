@@ -38,7 +38,7 @@ function userKeys(user: unknown): string {
   return [`k:${key}`, ...(id !== null ? [`i:${id}`] : []), ...(email !== null ? [`m:${email}`] : [])].join('\n');
 }
 
-const hashed = (ip: string) => crypto.createHash('sha256').update(ip).digest('base64url').slice(0, 16);
+const hashed = (ip: string) => crypto.hash('sha256', ip, 'base64url').slice(0, 16);
 
 /** `name version`, or the name alone. */
 const named = (name: string | null, version: string | null) => (name === null ? null : version === null ? name : `${name} ${version}`);

@@ -64,7 +64,7 @@ function defaultParts(event: ErrorEventShape): string[] {
 }
 
 export function fingerprintOf(event: ErrorEventShape): string {
-  return crypto.createHash('sha256').update(JSON.stringify(groupingParts(event))).digest('hex').slice(0, 32);
+  return crypto.hash('sha256', JSON.stringify(groupingParts(event))).slice(0, 32);
 }
 
 /**

@@ -16,7 +16,7 @@ export function newPublicKey(): string {
 }
 
 export function hashSecret(key: string): string {
-  return crypto.createHash('sha256').update(key, 'utf8').digest('hex');
+  return crypto.hash('sha256', key);
 }
 
 export function sameHash(a: string, b: string): boolean {

@@ -45,7 +45,7 @@ export interface SessionView {
   current: boolean;
 }
 
-export const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
+export const sha256 = (text: string) => crypto.hash('sha256', text);
 export const randomToken = () => crypto.randomBytes(32).toString('base64url');
 
 export function makeWebSessions(redis: RedisClient, prefix: string) {
