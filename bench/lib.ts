@@ -207,11 +207,11 @@ export function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
-/** The baseline: a bare Node HTTP server, in its own process, answering 202 to every POST. */
-export async function startBareServer(): Promise<{ url: string; stop(): Promise<void> }> {
+/** The baseline: a bare Node HTTP server, in its own process, answering 202 to every POST (or refusing each with a 429). */
+export async function startBareServer(answer: 'accept' | 'refuse' = 'accept'): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const port = await freePort();
-  const child = await spawnReady([BARE, String(port)], { PATH: process.env.PATH ?? '' }, /listening/);
-  return { url: `http://127.0.0.1:${port}`, stop: () => stopChild(child) };
+  const child = await spawnReady([BARE, String(port), ...(answer === 'refuse' ? ['refuse'] : [])], { PATH: process.env.PATH ?? '' }, /listening/);
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid!, stop: () => stopChild(child) };
 }
 
 /** The machine's CPU time so far, in clock ticks: all of it, and what the hypervisor took for others (steal). */

@@ -14,16 +14,21 @@
  * bench:growth prints them (the two cores are 200%: a phase that used 180% or more had no room, and its
  * latencies are not judged). Then whether the accepted latency came back within 5 s of the storm's end, and
  * whether every 2xx was stored and counted exactly once.
+ *
+ * First, the baseline (`--baseline` seconds, 0: none): the storm's rates from the same load generator against a bare
+ * Node server in its own process that refuses every request at once, as the admission gate does. Its latency is
+ * what Node's HTTP, this host and the load generator cost a refusal before Lookout does anything: the floor under
+ * the storm's refusals.
  */
 import fs from 'node:fs';
 import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { realisticErrorEvent } from './events.ts';
-import { BENCH_INSTANCE, HOST_CPU, hostUse, hostUseWords, hostWorkMs, NO_ROOM_FROM, openBench, report, round, waitFor, type HostUse } from './lib.ts';
+import { BENCH_INSTANCE, HOST_CPU, hostUse, hostUseWords, hostWorkMs, NO_ROOM_FROM, openBench, report, round, startBareServer, waitFor, type HostUse } from './lib.ts';
 
 const { values } = parseArgs({
-  options: { 'calm-rate': { type: 'string' }, 'base-rate': { type: 'string' }, 'storm-rate': { type: 'string' }, phases: { type: 'string' }, warmup: { type: 'string' } },
+  options: { 'calm-rate': { type: 'string' }, 'base-rate': { type: 'string' }, 'storm-rate': { type: 'string' }, phases: { type: 'string' }, warmup: { type: 'string' }, baseline: { type: 'string' } },
   strict: true,
 });
 const CALM_RATE = Number(values['calm-rate'] ?? 100);
@@ -31,6 +36,7 @@ const BASE_RATE = Number(values['base-rate'] ?? 500);
 const STORM_RATE = Number(values['storm-rate'] ?? 6000);
 const [BEFORE_S, STORM_S, AFTER_S] = (values.phases ?? '10,20,10').split(',').map(Number) as [number, number, number];
 const WARMUP_S = Number(values.warmup ?? 5);
+const BASELINE_S = Number(values.baseline ?? 10);
 const CLIENT_TIMEOUT_MS = 10_000;
 const progress = (line: string) => process.stderr.write(`bench:storm: ${line}\n`);
 
@@ -68,19 +74,21 @@ interface Sent {
   ms: number;
 }
 
-/** Why requests got no answer: the client's timeout, a reset connection, ... */
-const failures: Record<string, number> = {};
-const agent = new http.Agent({ keepAlive: true, maxSockets: 2048 });
-const api = new URL(stack.apiUrl);
+/** Where the requests go: the server, the clients' connections to it, and why requests got no answer (the client's timeout, a reset connection, ...). */
+interface Target {
+  url: URL;
+  agent: http.Agent;
+  failures: Record<string, number>;
+}
+const targetOf = (url: string): Target => ({ url: new URL(url), agent: new http.Agent({ keepAlive: true, maxSockets: 2048 }), failures: {} });
 
-function post(path: string, headers: Record<string, string>, body: string): Promise<number> {
+function post(to: Target, path: string, headers: Record<string, string>, body: string): Promise<number> {
   return new Promise((resolve) => {
-    const req = http.request({ host: api.hostname, port: api.port, path, method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) }, timeout: CLIENT_TIMEOUT_MS }, (res) =>
-      res.resume().on('end', () => resolve(res.statusCode ?? 0)),
-    );
+    const options = { host: to.url.hostname, port: to.url.port, path, method: 'POST', agent: to.agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) }, timeout: CLIENT_TIMEOUT_MS };
+    const req = http.request(options, (res) => res.resume().on('end', () => resolve(res.statusCode ?? 0)));
     req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'CLIENT_TIMEOUT' })));
     req.on('error', (err: NodeJS.ErrnoException) => {
-      failures[err.code ?? 'other'] = (failures[err.code ?? 'other'] ?? 0) + 1;
+      to.failures[err.code ?? 'other'] = (to.failures[err.code ?? 'other'] ?? 0) + 1;
       resolve(0);
     });
     req.end(body);
@@ -111,7 +119,7 @@ function templates(release: string): string[] {
 }
 
 /** The phases one after another, each sender at its rate; latency from when a request was due (no coordinated omission). */
-async function drive(senders: Sender[], phases: { seconds: number; rates: Record<string, number> }[], onPhase: (n: number) => void): Promise<Sent[]> {
+async function drive(to: Target, senders: Sender[], phases: { seconds: number; rates: Record<string, number> }[], onPhase: (n: number) => void): Promise<Sent[]> {
   const sent: Sent[] = [];
   const pending = new Set<Promise<void>>();
   const start = performance.now();
@@ -132,7 +140,7 @@ async function drive(senders: Sender[], phases: { seconds: number; rates: Record
           const record: Sent = { due, phase: n, from: s.name, status: 0, ms: 0 };
           sent.push(record);
           const [path, headers, body] = request(s, sent.length);
-          const done = post(path, headers, body).then((status) => {
+          const done = post(to, path, headers, body).then((status) => {
             record.status = status;
             record.ms = performance.now() - start - due;
           });
@@ -213,11 +221,48 @@ function figures(rs: Sent[]) {
   return { sent: rs.length, accepted: accepted.length, accepted_p50_ms: pct(accepted, 50), accepted_p99_ms: pct(accepted, 99), refused: no.length, refused_p99_ms: pct(no, 99), statuses };
 }
 
+/** The baseline: one second at the base rates, then the storm's against a bare server refusing everything. */
+async function floorRun(senders: Sender[]) {
+  progress(`baseline: a bare Node server refusing every request, ${BASELINE_S} s at storm ${STORM_RATE}/s, calm ${CALM_RATE}/s`);
+  const bare = await startBareServer('refuse');
+  const to = targetOf(bare.url);
+  const ownLoop = monitorEventLoopDelay({ resolution: 5 });
+  let measure: (() => HostUse) | null = null;
+  try {
+    const phases = [
+      { seconds: 1, rates: { storm: BASE_RATE, calm: CALM_RATE } },
+      { seconds: BASELINE_S, rates: { storm: STORM_RATE, calm: CALM_RATE } },
+    ];
+    const sent = await drive(to, senders, phases, (n) => {
+      if (n !== 1) return;
+      measure = hostUse({ processes: () => [...stack.processes(), { role: 'bare server', pid: bare.pid }] });
+      ownLoop.enable();
+    });
+    const host = measure!();
+    const answered = sent.filter((r) => r.phase === 1 && refused(r)).map((r) => r.ms);
+    return {
+      sent: sent.filter((r) => r.phase === 1).length,
+      refused: answered.length,
+      refused_p50_ms: pct(answered, 50),
+      refused_p99_ms: pct(answered, 99),
+      over_20_ms: answered.filter((ms) => ms > 20).length,
+      no_answer: to.failures,
+      ...host,
+      load_generator_delay_p99_ms: round(ownLoop.percentile(99) / 1e6, 1),
+    };
+  } finally {
+    to.agent.destroy();
+    await bare.stop();
+  }
+}
+
 try {
   const hostWork = hostWorkMs();
   const storm = await sender('storm', env.project, BENCH_INSTANCE);
   const created = await runtime.admin.createProject({ org: Number((await runtime.admin.listOrgs())[0]!.id), name: 'calm', securityMonitoring: true });
   const calm = await sender('calm', created, 'bench-instance-calm');
+  const floor = BASELINE_S > 0 ? await floorRun([storm, calm]) : null;
+  const api = targetOf(stack.apiUrl);
   const phases = [
     { seconds: WARMUP_S, rates: { storm: BASE_RATE / 5, calm: CALM_RATE / 5 } },
     { seconds: BEFORE_S, rates: { storm: BASE_RATE, calm: CALM_RATE } },
@@ -245,11 +290,11 @@ try {
   const healthSilence = watchHealth();
   const apiPid = stack.processes().find((p) => p.role === 'api')!.pid;
   const rss = watchRss(apiPid);
-  const sent = await drive([storm, calm], phases, onPhase);
+  const sent = await drive(api, [storm, calm], phases, onPhase);
   const [silence, rssMb] = [await healthSilence(), rss()];
-  agent.destroy();
+  api.agent.destroy();
 
-  progress(`load over; no answer: ${JSON.stringify(failures)}; waiting for every accepted event to be applied`);
+  progress(`load over; no answer: ${JSON.stringify(api.failures)}; waiting for every accepted event to be applied`);
   const refusedBy = await refusalsByReason();
   // requests the clients gave up on may still be read and written a while after (they wait in the kernel's
   // buffers): the count is taken once nothing more arrives and everything stored is applied
@@ -324,9 +369,17 @@ try {
     `${f.sent} sent, ${f.accepted} accepted p50 ${f.accepted_p50_ms} / p99 ${f.accepted_p99_ms} ms, ${f.refused} refused p99 ${f.refused_p99_ms} ms, statuses ${JSON.stringify(f.statuses)}`;
   report(
     'bench:storm',
-    { rates: { calm: CALM_RATE, base: BASE_RATE, storm: STORM_RATE }, phases_s: [BEFORE_S, STORM_S, AFTER_S], host_work_ms: hostWork, phases: perPhase, refused_by: refusedBy, storm_refusals_slower_than_20_ms: slow, healthz_longest_silence_ms: silence, api_rss_max_mb: rssMb, no_answer: failures, recovered_after_5_s: recovered, settled_s: settled, exact, targets, latency_judged: judged },
+    { rates: { calm: CALM_RATE, base: BASE_RATE, storm: STORM_RATE }, phases_s: [BEFORE_S, STORM_S, AFTER_S], host_work_ms: hostWork, phases: perPhase, refused_by: refusedBy, storm_refusals_slower_than_20_ms: slow, healthz_longest_silence_ms: silence, api_rss_max_mb: rssMb, no_answer: api.failures, baseline_bare_refusals: floor, recovered_after_5_s: recovered, settled_s: settled, exact, targets, latency_judged: judged },
     [
       ['host', `work baseline ${hostWork} ms; the two cores are ${HOST_CPU}%, a phase at ${NO_ROOM_FROM}% or more had no room`],
+      ...(floor
+        ? [
+            [
+              'baseline: bare server refusing',
+              `${floor.refused} of ${floor.sent} refused p50 ${floor.refused_p50_ms} / p99 ${floor.refused_p99_ms} ms, ${floor.over_20_ms} over 20 ms; ${hostUseWords(floor)}; the load generator's own event-loop delay p99 ${floor.load_generator_delay_p99_ms} ms`,
+            ] as [string, string],
+          ]
+        : []),
       ...perPhase.flatMap((p): [string, string][] => [
         [`phase ${p.phase}: storming project`, line(p.storm)],
         [`phase ${p.phase}: calm project`, line(p.calm)],
