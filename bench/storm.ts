@@ -1,5 +1,5 @@
 /**
- * npm run bench:storm -- [--calm-rate 100] [--base-rate 500] [--storm-rate 6000] [--phases 10,20,10] [--warmup 5]
+ * npm run bench:storm -- [--calm-rate 100] [--base-rate 500] [--storm-rate 6000] [--phases 10,20,10] [--warmup 5] [--baseline 10]
  *
  * An error storm (issue 51), open loop (requests leave on a timetable, whatever the answers do) against a stack
  * of its own (one API, one worker process, defaults as shipped): a storming project sends `--base-rate` error
