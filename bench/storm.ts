@@ -118,14 +118,22 @@ function templates(release: string): string[] {
   return t;
 }
 
-/** The phases one after another, each sender at its rate; latency from when a request was due (no coordinated omission). */
-async function drive(to: Target, senders: Sender[], phases: { seconds: number; rates: Record<string, number> }[], onPhase: (n: number) => void): Promise<Sent[]> {
+/**
+ * The phases one after another, each sender at its rate; latency from when a request was due (no coordinated
+ * omission). Beside each request, the load generator's own event-loop delay p99 per phase: a request answered
+ * while it is busy is timed late, so that delay is the floor under every latency measured in the phase.
+ */
+async function drive(to: Target, senders: Sender[], phases: { seconds: number; rates: Record<string, number> }[], onPhase: (n: number) => void): Promise<{ sent: Sent[]; ownDelayP99Ms: number[] }> {
   const sent: Sent[] = [];
   const pending = new Set<Promise<void>>();
+  const ownLoop = monitorEventLoopDelay({ resolution: 5 });
+  const ownDelayP99Ms: number[] = [];
   const start = performance.now();
   let phaseStart = 0;
   for (const [n, phase] of phases.entries()) {
     onPhase(n);
+    ownLoop.reset();
+    ownLoop.enable();
     const next = Object.fromEntries(senders.map((s) => [s.name, 0]));
     const phaseEnd = phaseStart + phase.seconds * 1000;
     while (performance.now() - start < phaseEnd) {
@@ -150,11 +158,13 @@ async function drive(to: Target, senders: Sender[], phases: { seconds: number; r
       }
       await new Promise((r) => setTimeout(r, 2));
     }
+    ownDelayP99Ms.push(round(ownLoop.percentile(99) / 1e6, 1));
     phaseStart = phaseEnd;
   }
+  ownLoop.disable();
   onPhase(phases.length);
   await Promise.all([...pending]);
-  return sent;
+  return { sent, ownDelayP99Ms };
 }
 
 /** `/healthz` every 100 ms: the longest time without an answer. */
@@ -226,17 +236,14 @@ async function floorRun(senders: Sender[]) {
   progress(`baseline: a bare Node server refusing every request, ${BASELINE_S} s at storm ${STORM_RATE}/s, calm ${CALM_RATE}/s`);
   const bare = await startBareServer('refuse');
   const to = targetOf(bare.url);
-  const ownLoop = monitorEventLoopDelay({ resolution: 5 });
   let measure: (() => HostUse) | null = null;
   try {
     const phases = [
       { seconds: 1, rates: { storm: BASE_RATE, calm: CALM_RATE } },
       { seconds: BASELINE_S, rates: { storm: STORM_RATE, calm: CALM_RATE } },
     ];
-    const sent = await drive(to, senders, phases, (n) => {
-      if (n !== 1) return;
-      measure = hostUse({ processes: () => [...stack.processes(), { role: 'bare server', pid: bare.pid }] });
-      ownLoop.enable();
+    const { sent, ownDelayP99Ms } = await drive(to, senders, phases, (n) => {
+      if (n === 1) measure = hostUse({ processes: () => [...stack.processes(), { role: 'bare server', pid: bare.pid }] });
     });
     const host = measure!();
     const answered = sent.filter((r) => r.phase === 1 && refused(r)).map((r) => r.ms);
@@ -248,7 +255,7 @@ async function floorRun(senders: Sender[]) {
       over_20_ms: answered.filter((ms) => ms > 20).length,
       no_answer: to.failures,
       ...host,
-      load_generator_delay_p99_ms: round(ownLoop.percentile(99) / 1e6, 1),
+      load_generator_delay_p99_ms: ownDelayP99Ms[1]!,
     };
   } finally {
     to.agent.destroy();
@@ -270,18 +277,9 @@ try {
     { seconds: AFTER_S, rates: { storm: BASE_RATE, calm: CALM_RATE } },
   ];
   const cpu: HostUse[] = [];
-  // the load generator's own event loop: a request answered while it is busy is timed late, so its delay is the
-  // floor under every latency measured in that phase
-  const ownLoop = monitorEventLoopDelay({ resolution: 5 });
-  const ownDelay: number[] = [];
   let measure: (() => HostUse) | null = null;
   const onPhase = (n: number) => {
-    if (measure) {
-      cpu.push(measure());
-      ownDelay.push(round(ownLoop.percentile(99) / 1e6, 1));
-    }
-    ownLoop.reset();
-    ownLoop.enable();
+    if (measure) cpu.push(measure());
     if (n < phases.length) {
       progress(`${n === 0 ? 'warm-up' : `phase ${n}`}: storm ${phases[n]!.rates.storm}/s, calm ${phases[n]!.rates.calm}/s for ${phases[n]!.seconds} s`);
       measure = hostUse(stack);
@@ -290,7 +288,7 @@ try {
   const healthSilence = watchHealth();
   const apiPid = stack.processes().find((p) => p.role === 'api')!.pid;
   const rss = watchRss(apiPid);
-  const sent = await drive(api, [storm, calm], phases, onPhase);
+  const { sent, ownDelayP99Ms: ownDelay } = await drive(api, [storm, calm], phases, onPhase);
   const [silence, rssMb] = [await healthSilence(), rss()];
   api.agent.destroy();
 
