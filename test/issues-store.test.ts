@@ -48,8 +48,8 @@ describe('issues store', () => {
     await store.write([issue(9, 501, '2026-01-01T00:00:09Z'), issue(10, 501, '2026-01-01T00:00:10Z'), issue(11, 502, '2026-01-01T00:00:11Z')], 1);
     const raw = await ctx.runtime.mongo.db.collection('issues').findOne({ project_id: 501, fingerprint: 'fp-9' });
     expect(raw?._id).toBe('0000000000000009');
-    expect(await store.get(501, 10)).toMatchObject({ _id: 10, title: 'Error 10' });
-    expect(await store.get(502, 10)).toBeNull(); // another project's issue is not found
+    expect(await store.getMany(501, [10])).toMatchObject([{ _id: 10, title: 'Error 10' }]);
+    expect(await store.getMany(502, [10])).toEqual([]); // another project's issue is not found
     expect(await store.maxId()).toBeGreaterThanOrEqual(11);
   });
 });

@@ -173,9 +173,20 @@ export function makeIssuesService(deps: {
     );
   }
 
-  /** The issue, from MongoDB by `_id`; another project's is not found. */
+  /**
+   * Issues by id, from MongoDB by `_id`; one the flusher has listed and not yet written (between its snapshot and
+   * its write, about a second, longer while a write fails) as its hash in Redis holds it, so that an issue the list
+   * shows can be opened and acted on at once. Another project's is left out; the order is not kept.
+   */
+  async function issuesOf(projectId: number, ids: number[]): Promise<IssueDoc[]> {
+    const stored = await issues.getMany(projectId, ids);
+    const missing = ids.filter((id) => !stored.some((d) => d._id === id));
+    return missing.length === 0 ? stored : [...stored, ...(await state.issues(projectId, missing)).values()];
+  }
+
+  /** The issue (issuesOf); another project's is not found. */
   async function issueOf(projectId: number, id: number): Promise<IssueDoc> {
-    const issue = await issues.get(projectId, id);
+    const [issue] = await issuesOf(projectId, [id]);
     if (!issue) throw notFound(id);
     return issue;
   }
@@ -253,7 +264,7 @@ export function makeIssuesService(deps: {
     async ofRelease(projectId: number, release: string) {
       const found = await reads.ofRelease(projectId, release, 100);
       const page = async ({ total, ids }: { total: number; ids: number[] }) => {
-        const docs = await issues.getMany(projectId, ids);
+        const docs = await issuesOf(projectId, ids);
         docs.sort((a, b) => b.last_seen.getTime() - a.last_seen.getTime());
         return { total, issues: docs.slice(0, 10).map(issueView) };
       };

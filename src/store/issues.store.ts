@@ -98,11 +98,6 @@ export function makeIssuesStore(db: Db) {
       const [top] = await issues.find({}, { projection: { _id: 1 } }).sort({ _id: -1 }).limit(1).toArray();
       return top ? Number(top._id) : 0;
     },
-    /** By `_id` alone, so FerretDB uses its index; another project's issue is not found. */
-    async get(projectId: number, id: number): Promise<IssueDoc | null> {
-      const found = await issues.findOne({ _id: storedIssueId(id) });
-      return found && found.project_id === projectId ? fromStored(found) : null;
-    },
     /** Several by `_id` ($in, which FerretDB serves from its index: tools/ferretdb); another project's are left out. */
     async getMany(projectId: number, ids: number[]): Promise<IssueDoc[]> {
       if (ids.length === 0) return [];
