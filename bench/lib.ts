@@ -366,3 +366,43 @@ export async function openBench(args: BenchArgs, extraEnv: Record<string, string
 }
 
 export const BENCH_INSTANCE = 'bench-instance-0001';
+
+type BenchRuntime = Awaited<ReturnType<typeof openBench>>['runtime'];
+
+/**
+ * Waits until nothing more arrives and everything stored is applied (requests a client gave up on may still be
+ * read and written a while after: they wait in the kernel's buffers); returns the seconds waited, or null.
+ */
+export async function settled(runtime: BenchRuntime, timeoutMs = 180_000): Promise<number | null> {
+  let last = -1;
+  return waitFor(async () => {
+    const now = (await runtime.stores.events.collection.countDocuments({})) + (await runtime.stores.events.backlog.size()) * 1e9;
+    const still = now === last;
+    last = now;
+    if (!still) await new Promise((r) => setTimeout(r, 2000));
+    return still;
+  }, timeoutMs);
+}
+
+/**
+ * Whether every 2xx was stored and counted exactly once in its project's error issues: stored can exceed
+ * acknowledged (a request the client gave up on may have been written all the same), never fall short of it,
+ * and every stored error event is counted once.
+ */
+export async function countedOnce(runtime: BenchRuntime, project: number, acknowledged: number, say: (line: string) => void) {
+  const stored = await runtime.stores.events.collection.countDocuments({ project_id: project, kind: 'error' });
+  let counted = 0;
+  const errorIssues = async () => (await runtime.stores.issues.ofProject(project)).filter((i) => i.kind === 'error');
+  await waitFor(async () => {
+    counted = (await errorIssues()).reduce((n, i) => n + i.event_count, 0);
+    return counted === stored;
+  }, 30_000);
+  if (stored !== counted) {
+    // which issues count other than their stored events
+    for (const issue of await errorIssues()) {
+      const own = await runtime.stores.events.collection.countDocuments({ project_id: project, fingerprint: issue.fingerprint });
+      if (own !== issue.event_count) say(`project ${project}: issue ${issue._id} counts ${issue.event_count}, ${own} stored`);
+    }
+  }
+  return { acknowledged, stored, counted_in_issues: counted, exact: stored >= acknowledged && stored === counted };
+}

@@ -71,14 +71,14 @@ export interface Config {
   readonly storeTraceDir: string | null;
   /** When the API refuses ingest requests before reading them (src/domain/admission.ts). */
   readonly admission: {
-    readonly maxWaiting: number;
-    readonly maxOldestWaitMs: number;
-    readonly maxLoopDelayMs: number;
+    readonly bufferItems: number;
+    readonly bufferSeconds: number;
+    readonly maxStallMs: number;
+    readonly targetDelayMs: number;
+    readonly intervalMs: number;
     readonly maxQueueDepth: number;
     readonly maxRedisMemory: number;
     readonly diskFloorBytes: number;
-    readonly maxBusy: number;
-    readonly busyAfterMs: number;
   };
   /** Spike protection never holds a project under this many error events a minute (src/domain/quotas.ts). */
   readonly spikeFloorPerMinute: number;
@@ -134,11 +134,11 @@ export const DEFAULTS = {
   MAIL_FROM: 'Lookout <lookout@localhost>',
   WEBHOOK_ALLOW_PRIVATE: 'false',
   STORE_TRACE_DIR: '',
-  ADMIT_MAX_WAITING: '4000',
-  ADMIT_MAX_WAIT_MS: '200',
-  ADMIT_MAX_LOOP_DELAY_MS: '30',
-  ADMIT_MAX_BUSY_PERCENT: '85',
-  ADMIT_BUSY_AFTER_S: '15',
+  ADMIT_BUFFER_ITEMS: '4000',
+  ADMIT_BUFFER_SECONDS: '2',
+  ADMIT_MAX_STALL_MS: '10000',
+  ADMIT_TARGET_DELAY_MS: '250',
+  ADMIT_INTERVAL_MS: '1000',
   ADMIT_MAX_QUEUE_DEPTH: '2000',
   ADMIT_REDIS_MEMORY_PERCENT: '0',
   DISK_FLOOR_MB: '500',
@@ -251,11 +251,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     webhookAllowPrivate: raw('WEBHOOK_ALLOW_PRIVATE') === 'true',
     storeTraceDir: raw('STORE_TRACE_DIR') ? path.resolve(cwd, raw('STORE_TRACE_DIR')) : null,
     admission: {
-      maxWaiting: int('ADMIT_MAX_WAITING', 1, 10_000_000),
-      maxOldestWaitMs: int('ADMIT_MAX_WAIT_MS', 1, 600_000),
-      maxLoopDelayMs: int('ADMIT_MAX_LOOP_DELAY_MS', 1, 600_000),
-      maxBusy: int('ADMIT_MAX_BUSY_PERCENT', 1, 100) / 100,
-      busyAfterMs: int('ADMIT_BUSY_AFTER_S', 0, 3600) * 1000,
+      bufferItems: int('ADMIT_BUFFER_ITEMS', 1, 10_000_000),
+      bufferSeconds: int('ADMIT_BUFFER_SECONDS', 0, 3600),
+      maxStallMs: int('ADMIT_MAX_STALL_MS', 1, 3_600_000),
+      targetDelayMs: int('ADMIT_TARGET_DELAY_MS', 1, 600_000),
+      intervalMs: int('ADMIT_INTERVAL_MS', 1, 600_000),
       maxQueueDepth: int('ADMIT_MAX_QUEUE_DEPTH', 1, 100_000_000),
       // 0: never (a full Redis does not lose what is acknowledged: it waits in MongoDB, issue 25)
       maxRedisMemory: int('ADMIT_REDIS_MEMORY_PERCENT', 0, 100) / 100 || Infinity,

@@ -267,41 +267,42 @@ describe('a busy process refuses before reading the body, and loses nothing it a
   }, 60_000);
 });
 
-describe('a thread busier than ADMIT_MAX_BUSY_PERCENT takes fewer requests a second, and all again once calm', () => {
+describe('a standing queue is shed from the project that sends it, and all is taken again once it drains', () => {
   let ctx: TestContext;
   beforeAll(async () => {
-    // keys cached as in production: a project's keys are one sender
-    ctx = await startTestContext({ ADMIT_MAX_BUSY_PERCENT: '30', ADMIT_BUSY_AFTER_S: '0', KEY_CACHE_SECONDS: '5' });
+    // a small target and interval, so that a flood from a test stands as a storm's queue would; keys cached as in
+    // production: a project's keys are one sender
+    ctx = await startTestContext({ ADMIT_TARGET_DELAY_MS: '20', ADMIT_INTERVAL_MS: '200', KEY_CACHE_SECONDS: '5' });
   });
   afterAll(async () => {
     await ctx.close();
   });
 
-  it('429 busy with Retry-After and X-Sentry-Rate-Limits under a flood; taken again a few seconds after it', async () => {
+  it('429 queue_delay with Retry-After and X-Sentry-Rate-Limits under a flood; a calm project served; taken again after it', async () => {
     const [p, calm] = [await boundProject(ctx), await boundProject(ctx)];
     const s = sentryOf(ctx, p);
     // the calm project was sending before the flood (this process knows its key)
     expect((await sentryOf(ctx, calm).store(error('before the flood'))).status).toBe(200);
     let refused: Awaited<ReturnType<typeof call>> | undefined;
     const calmAnswers: number[] = [];
-    // a flood of 100 at a time keeps this process' thread busy past 30% of its time; beside it, another project
-    // sends one event at a time
+    // a flood of 150 at a time keeps what was taken waiting past 20 ms; beside it, another project sends one event
+    // at a time
     await until(async () => {
       const [answers] = await Promise.all([
-        Promise.all(Array.from({ length: 100 }, (_, i) => s.store(error(`flood ${i}`)))),
+        Promise.all(Array.from({ length: 150 }, (_, i) => s.store(error(`flood ${i}`)))),
         (async () => {
           for (let i = 0; i < 3; i++) calmAnswers.push((await sentryOf(ctx, calm).store(error(`calm ${i}`))).status);
         })(),
       ]);
-      refused = answers.find((a) => a.status === 429 && a.body.reason === 'busy');
+      refused = answers.find((a) => a.status === 429 && a.body.reason === 'queue_delay');
       return refused !== undefined;
-    }, 20_000);
-    expect(refused!.body).toMatchObject({ reason: 'busy', retry_after: 1 });
+    }, 30_000);
+    expect(refused!.body).toMatchObject({ reason: 'queue_delay', retry_after: 1 });
     expect(refused!.headers.get('retry-after')).toBe('1');
-    expect(refused!.headers.get('x-sentry-rate-limits')).toBe('1::organization:busy');
+    expect(refused!.headers.get('x-sentry-rate-limits')).toBe('1::organization:queue_delay');
     // the storm is shed from the project that sends it
     expect(calmAnswers.filter((status) => status !== 200)).toEqual([]);
-    // calm again: the limit climbs back and is lifted
+    // the queue drains: taken again
     await until(async () => (await s.store(error('after the flood'))).status === 200, 10_000);
   }, 60_000);
 });

@@ -50,8 +50,9 @@ const NAMES = [
   'lookout_queue_jobs',
   'lookout_oldest_unprocessed_seconds',
   'lookout_store_up',
-  'lookout_admission_limit_per_second',
-  'lookout_api_thread_busy_ratio',
+  'lookout_admission_delay_seconds',
+  'lookout_admission_shedding',
+  'lookout_ingest_in_flight',
   'process_cpu_seconds_total',
   'nodejs_eventloop_lag_seconds',
 ];

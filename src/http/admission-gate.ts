@@ -1,8 +1,8 @@
 /**
- * Admission's first word (issue 51): a request to an ingest route that this process cannot take now (its group
- * commits' backlog, the event loop's delay, the job queues' depth, a busy thread, Redis near `maxmemory`, the data
- * folder's disk under its floor: src/domain/admission.ts) is answered here, from the server's request handler,
- * before Koa sees it and before its body is read. In a storm most requests are such refusals, so one must cost the
+ * Admission's first word (issues 51, 66): a request to an ingest route that this process cannot absorb now (a full
+ * buffer, a standing queue, the job queues' depth, Redis near `maxmemory`, the data folder's disk under its floor:
+ * src/domain/admission.ts) is answered here, from the server's request handler, before Koa sees it and before its
+ * body is read. A request taken is in flight, for its sender, until it is answered. In a storm most requests are such refusals, so one must cost the
  * thread next to nothing: a ready answer, no context, no request id, no log line. Each is counted by route and
  * reason in `/metrics` and, when its key names a project, in that project's ingestion, a second at a time.
  *
@@ -79,10 +79,9 @@ function carrierOf(req: IncomingMessage): KeyCarrier {
 }
 
 const REFUSAL_WORDS: Record<AdmissionReason, string> = {
-  ingest_backlog: 'Lookout is taking in more than it can write; retry shortly',
-  ingest_slow: 'writes are slow right now; retry shortly',
-  event_loop: 'Lookout is busy; retry shortly',
-  busy: 'Lookout is taking fewer requests while it is busy; retry shortly',
+  ingest_backlog: 'Lookout holds as much as it buffers; retry shortly',
+  ingest_slow: 'the store has not taken a write for a while; retry shortly',
+  queue_delay: 'Lookout is taking in more than it can process and sheds the excess of the largest senders; retry shortly',
   queue_depth: 'the processing queue is deep; retry shortly',
   redis_memory: 'Redis is near its maxmemory; nothing more is taken until memory is freed',
   disk_floor: "the data folder's disk is under its free-space floor; nothing more is taken until space is freed",
@@ -147,8 +146,12 @@ export function makeAdmissionGate(deps: { load: LoadSampler; resolver: KeyResolv
       const key = ingestKey(route, carrierOf(req));
       // shared fairly among projects: a project's keys are one sender once this process has resolved them
       const project = key === undefined ? undefined : deps.resolver.cached(key)?.project._id;
-      const verdict = deps.load.verdict(project ?? key ?? '');
-      if (verdict.admit) return false;
+      const sender = project ?? key ?? '';
+      const verdict = deps.load.verdict(sender);
+      if (verdict.admit) {
+        res.once('close', () => deps.load.answered(sender));
+        return false;
+      }
       const answer = answerFor(route, verdict);
       res.writeHead(answer.status, answer.headers);
       res.end(answer.body);

@@ -10,6 +10,7 @@ import busboy from 'busboy';
 import getRawBody from 'raw-body';
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.ts';
 import { parseJson } from '../util/json.ts';
+import type { AppState } from './state.ts';
 
 /** Whether the client of a request has gone (closed its connection): what it sent is then not written. */
 export function clientGone(ctx: Context): () => boolean {
@@ -89,9 +90,16 @@ export function storeText(body: Buffer, limit: number): string {
   return data.toString('utf8');
 }
 
+/**
+ * The body's bytes. An ingest request then waits for its turn of the thread (`ctx.state.turn`, src/util/turns.ts)
+ * before anything parses it: what was read meanwhile is answered first.
+ */
 async function readRaw(ctx: Context, limit: number): Promise<Buffer> {
   try {
-    return await getRawBody(ctx.req, { limit, length: ctx.get('content-length') || undefined });
+    const body = await getRawBody(ctx.req, { limit, length: ctx.get('content-length') || undefined });
+    const turn = (ctx.state as AppState).turn;
+    if (turn) await turn();
+    return body;
   } catch (err) {
     const type = (err as { type?: string }).type;
     if (type === 'entity.too.large') throw new PayloadTooLargeError(limit);

@@ -21,6 +21,7 @@ import type { SessionsService } from '../services/sessions.service.ts';
 import type { SsoService } from '../services/sso.service.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
 import type { QuotaCounter } from '../state/quotas.ts';
+import type { Turns } from '../util/turns.ts';
 import type { Validator } from '../validation/validator.ts';
 import type { AdminCredential } from './dashboard.ts';
 import type { RateLimiter } from './middleware/rate-limit.middleware.ts';
@@ -61,6 +62,8 @@ export interface AppDeps {
   rateLimit: RateLimiter;
   /** each project's quotas and spike protection */
   quotas: QuotaCounter;
+  /** the thread's turns, which an ingest request's work waits for once its body is read (src/util/turns.ts) */
+  turns: Turns;
   metrics: Metrics;
   /** the text of GET /metrics (src/metrics/fleet.ts) */
   scrape: { contentType: string; text(): Promise<string> };

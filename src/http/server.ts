@@ -14,27 +14,31 @@ import { makeApp } from './app.ts';
 import type { AppDeps } from './deps.ts';
 import { makeRateLimiter } from './middleware/rate-limit.middleware.ts';
 import { makeLoadSampler, type LoadSampler } from '../services/load.service.ts';
+import { makeTurns, type Turns } from '../util/turns.ts';
 
 /** This process' load and its stores' room, as admission reads them. */
-export function makeApiLoad(runtime: Runtime): LoadSampler {
+export function makeApiLoad(runtime: Runtime, turns: Turns): LoadSampler {
   const ingestQueues = [runtime.queues.queue('events'), runtime.queues.queue('sessions')];
+  const writes = [runtime.events.waiting, runtime.sessions.waiting];
   return makeLoadSampler(
     {
-      waiting: [runtime.events.waiting, runtime.sessions.waiting],
+      waiting: [turns.waiting, ...writes],
+      writes,
       queueDepth: async () => (await Promise.all(ingestQueues.map((q) => q.getWaitingCount()))).reduce((a, b) => a + b, 0),
       redis: runtime.queues.connection,
       dataDir: runtime.config.dataDir,
     },
     runtime.config.admission,
-    ({ busy, rate }) => {
-      runtime.metrics.threadBusy.set(busy);
-      runtime.metrics.admissionLimit.set(rate ?? 0);
+    ({ delayMs, shedding, inFlight }) => {
+      runtime.metrics.admissionDelay.set(delayMs / 1000);
+      runtime.metrics.admissionShedding.set(shedding ? 1 : 0);
+      runtime.metrics.ingestInFlight.set(inFlight);
     },
   );
 }
 
 /** What the app needs from a runtime; `processId` names this process in the fleet metrics. */
-export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { stopping: false }): AppDeps {
+export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { stopping: false }, turns: Turns = makeTurns()): AppDeps {
   const { config, metrics } = runtime;
   return {
     config,
@@ -63,6 +67,7 @@ export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { s
       onRefused: (route) => metrics.rateLimited.inc({ route }),
     }),
     quotas: runtime.quotas,
+    turns,
     metrics,
     scrape: makeFleetScrape(runtime, processId),
     health: makeHealthService({ redis: runtime.queues.connection, db: runtime.mongo.db }),
@@ -84,8 +89,9 @@ export async function startApi(runtime: Runtime, listen: { host: string; port: n
     if (project !== null) runtime.bouncers.prepare([project]);
   });
   runtime.bouncers.prepare();
-  const load = makeApiLoad(runtime);
-  const app = makeApp(makeApiDeps(runtime, publisher.id, lifecycle));
+  const turns = makeTurns();
+  const load = makeApiLoad(runtime, turns);
+  const app = makeApp(makeApiDeps(runtime, publisher.id, lifecycle, turns));
   const gate = makeAdmissionGate({ load, resolver: runtime.resolver, stats: runtime.ingestStats, metrics: runtime.metrics, log: runtime.log });
   const handle = app.callback();
   // what this process cannot take now is refused before Koa (src/http/admission-gate.ts)

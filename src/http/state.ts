@@ -7,8 +7,9 @@ export interface AppState {
   requestId: string;
   log: Logger;
   project: ProjectDoc;
-  /** the Sentry endpoints: the parsed envelope, or the parsed JSON body (a store event, a CSP report), and the key */
+  /** the Sentry endpoints: the parsed envelope, or the parsed JSON body (a store event, a CSP report) */
   envelope?: Envelope;
   sentryBody?: { value: unknown; bytes: number };
-  envelopeKey?: string;
+  /** an ingest request's turn of the thread, awaited once its body is read (src/util/turns.ts) */
+  turn?: () => Promise<void>;
 }

@@ -23,7 +23,7 @@ export const ITEM_TYPES: ReadonlySet<string> = new Set([
  */
 export const DROP_REASONS: ReadonlySet<string> = new Set([
   'not_kept', 'invalid', 'too_large', 'too_many_attachments', 'filtered', 'rate_limited', 'duplicate', 'security_monitoring_disabled', 'too_many_kinds',
-  'client_gone', 'ingest_backlog', 'ingest_slow', 'event_loop', 'busy', 'queue_depth', 'redis_memory', 'disk_floor', 'quota_minute', 'quota_hour', 'quota_month', 'spike',
+  'client_gone', 'ingest_backlog', 'ingest_slow', 'queue_delay', 'event_loop', 'busy', 'queue_depth', 'redis_memory', 'disk_floor', 'quota_minute', 'quota_hour', 'quota_month', 'spike',
   ...['browser_extensions', 'localhost', 'legacy_browsers', 'release', 'error_message'].map((f) => `filtered_${f}`),
   ...['queue_overflow', 'cache_overflow', 'ratelimit_backoff', 'network_error', 'sample_rate', 'before_send', 'event_processor',
     'send_error', 'internal_sdk_error', 'insufficient_data', 'backpressure', 'buffer_overflow'].map((r) => `client_${r}`),
@@ -63,18 +63,23 @@ export function makeMetrics() {
     }),
     refused: new Counter({
       name: 'lookout_ingest_refused_total',
-      help: "Ingest requests refused before anything was written, by route and reason: load (ingest_backlog, ingest_slow, event_loop, busy, queue_depth), a full store (redis_memory, disk_floor), a project's quota (quota_minute, quota_hour, quota_month) or spike protection (spike)",
+      help: "Ingest requests refused before anything was written, by route and reason: load (ingest_backlog, ingest_slow, queue_delay, queue_depth), a full store (redis_memory, disk_floor), a project's quota (quota_minute, quota_hour, quota_month) or spike protection (spike)",
       labelNames: ['route', 'reason'] as const,
       registers,
     }),
-    admissionLimit: new Gauge({
-      name: 'lookout_admission_limit_per_second',
-      help: "Ingest requests a second this API process takes while its thread is busy, shared among projects (0: no limit in force, it takes all that come)",
+    admissionDelay: new Gauge({
+      name: 'lookout_admission_delay_seconds',
+      help: "The longest any ingest request this API process took has waited for its turn of the thread or for the store's next write",
       registers,
     }),
-    threadBusy: new Gauge({
-      name: 'lookout_api_thread_busy_ratio',
-      help: "The share of the last twentieth of a second this API process' thread was busy, as admission reads it",
+    admissionShedding: new Gauge({
+      name: 'lookout_admission_shedding',
+      help: 'Whether this API process sheds a standing queue (1): its delay stayed over ADMIT_TARGET_DELAY_MS for ADMIT_INTERVAL_MS',
+      registers,
+    }),
+    ingestInFlight: new Gauge({
+      name: 'lookout_ingest_in_flight',
+      help: 'Ingest requests this API process has taken and not yet answered',
       registers,
     }),
     jobDuration: new Histogram({

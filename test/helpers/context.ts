@@ -39,10 +39,9 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
     KEY_CACHE_SECONDS: '0',
     // A test's requests are not refused for the host being busy (two cores shared by every test file): the
     // admission tests set their own limits (test/admission.test.ts).
-    ADMIT_MAX_WAITING: '10000000',
-    ADMIT_MAX_WAIT_MS: '600000',
-    ADMIT_MAX_LOOP_DELAY_MS: '600000',
-    ADMIT_MAX_BUSY_PERCENT: '100',
+    ADMIT_BUFFER_ITEMS: '10000000',
+    ADMIT_MAX_STALL_MS: '3600000',
+    ADMIT_TARGET_DELAY_MS: '600000',
     ADMIT_MAX_QUEUE_DEPTH: '100000000',
     DISK_FLOOR_MB: '0',
     ...extra,

@@ -16,14 +16,17 @@ import type { Metrics } from '../../metrics/metrics.ts';
 import type { KeyResolver } from '../../services/key-resolver.ts';
 import type { IngestStats } from '../../state/ingest-stats.ts';
 import type { QuotaCounter } from '../../state/quotas.ts';
+import type { Turns } from '../../util/turns.ts';
 import { ingestKey, ingestRoute } from '../admission-gate.ts';
 import type { AppState } from '../state.ts';
 import { CORS_ANSWER_HEADERS } from './cors.middleware.ts';
 
-export function admissionMiddleware(deps: { quotas: QuotaCounter; resolver: KeyResolver; stats: IngestStats; metrics: Metrics }): Middleware<AppState> {
+export function admissionMiddleware(deps: { quotas: QuotaCounter; resolver: KeyResolver; stats: IngestStats; metrics: Metrics; turns: Turns }): Middleware<AppState> {
   return async (ctx, next) => {
     const route = ingestRoute(ctx.method, ctx.path);
     if (!route) return next();
+    // its work waits for its turn of the thread once its body is read (src/http/body.ts)
+    ctx.state.turn = deps.turns.take;
     try {
       const key = route.category ? ingestKey(route, ctx) : undefined;
       const project = key ? (await deps.resolver.resolve(key).catch(() => null))?.project : undefined;
