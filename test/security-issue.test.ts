@@ -16,7 +16,8 @@ it("pages a brute force's attempts with who, from where and with what; counts th
   for (let i = 0; i < 7; i++) {
     const id = eventId();
     sent.push(id);
-    const security = { kind: 'login_failed', actor: 'admin', ip: '203.0.113.8', user_agent: `curl/8.${i}` };
+    // the last one says why it failed (spec 2.6), the others say nothing
+    const security = { kind: 'login_failed', actor: 'admin', ip: '203.0.113.8', user_agent: `curl/8.${i}`, ...(i === 6 && { outcome: 'wrong password' }) };
     expect((await p.send({ event_id: id, timestamp: new Date(Date.now() - 60_000 + i * 1000).toISOString(), security })).status).toBe(202);
   }
   let issue = '';
@@ -33,11 +34,12 @@ it("pages a brute force's attempts with who, from where and with what; counts th
     timestamp: expect.any(String),
     received_at: expect.any(String),
     kind: 'login_failed',
-    outcome: 'failed',
+    outcome: 'wrong password',
     actor: 'admin',
     ip: '203.0.113.8',
     user_agent: 'curl/8.6',
   });
+  expect(page.events[1].outcome).toBe('failed');
   expect((await p.get(`/issues/${issue}/events?limit=5&offset=5`)).body.events.map((e: { event_id: string }) => e.event_id)).toEqual([sent[1], sent[0]]);
 
   const detail = (await p.get(`/issues/${issue}`)).body;

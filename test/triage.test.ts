@@ -106,6 +106,23 @@ describe('the issue list searched', () => {
     expect((await dash('GET', `/issues`)).body.issues[0].matching_events).toBeNull();
   });
 
+  it.each([
+    ['the key API', (q: string) => p.get(`/issues?query=${encodeURIComponent(q)}`)],
+    ['the dashboard API', (q: string) => dash('GET', `/issues?query=${encodeURIComponent(q)}`)],
+  ])("query= reads Sentry's syntax, as every Sentry tool sends it, on %s", async (_, list) => {
+    const found = async (q: string) => ((await list(q)).body.issues as { exception_type: string }[]).map((i) => i.exception_type).sort();
+    expect(await found('release:erp@2 environment:staging')).toEqual(['AlphaError']);
+    expect(await found('times-seen:>2')).toEqual(['AlphaError', 'BetaError']);
+    expect(await found('times-seen:>4')).toEqual([]);
+    expect(await found('user.id:u2')).toEqual(['AlphaError']);
+    expect(await found('is:unresolved')).toEqual(['AlphaError', 'BetaError']);
+    expect(await found('"BetaError happened"')).toEqual(['BetaError']);
+    expect(await found('')).toEqual(['AlphaError', 'BetaError']);
+    const unknown = (await list('is:sparkling BetaError')).body;
+    expect(unknown.search.unknown.map((u: { term: string }) => u.term)).toEqual(['is:sparkling']);
+    expect(unknown.issues.map((i: { exception_type: string }) => i.exception_type)).toEqual(['BetaError']);
+  });
+
   it("shows an issue's users, first release and tag values", async () => {
     const issue = (await dash('GET', `/issues/${await issueId('AlphaError')}`)).body;
     expect(issue).toMatchObject({ users: 2, first_release: 'erp@1', last_release: 'erp@2', regressed: false, assignee: null });

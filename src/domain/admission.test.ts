@@ -3,18 +3,19 @@ import { admission, bufferBound, CALM, nextShedding, SENDER_BURST, sentryRateLim
 
 const LIMITS = { bufferItems: 4000, bufferSeconds: 2, maxStallMs: 10_000, targetDelayMs: 250, intervalMs: 1000, maxQueueDepth: 50_000, maxRedisMemory: 0.9, diskFloorBytes: 1e9 };
 const IDLE: AdmissionSignals = { inFlight: 10, answeredPerS: 400, oldestWriteWaitMs: 5, queueDepth: 40, redisMemory: 0.2, diskFreeBytes: 50e9 };
-const ALONE = { inFlight: 10, senders: 1 };
+const ALONE = { inFlight: 10, senders: 1, sendsPerS: 100, largestPerS: 100 };
+const STORM = { inFlight: 280, senders: 2, sendsPerS: 6000, largestPerS: 6000 };
 
 describe('admission', () => {
   it.each([
     ['idle', {}, ALONE, false, { admit: true }],
     ['no memory limit, disk unknown', { redisMemory: null, diskFreeBytes: null }, ALONE, false, { admit: true }],
-    ['a burst of 3,999 at once on an idle process', { inFlight: 3999, answeredPerS: 0 }, { inFlight: 3999, senders: 1 }, false, { admit: true }],
+    ['a burst of 3,999 at once on an idle process', { inFlight: 3999, answeredPerS: 0 }, { ...ALONE, inFlight: 3999 }, false, { admit: true }],
     ['at the limits, not past them', { oldestWriteWaitMs: 10_000, queueDepth: 50_000, redisMemory: 0.9, diskFreeBytes: 1e9 }, ALONE, false, { admit: true }],
-    ['the buffer full', { inFlight: 4000, answeredPerS: 0 }, { inFlight: 4000, senders: 1 }, false, { admit: false, status: 429, reason: 'ingest_backlog', retryAfter: 1 }],
-    ['a buffer of two seconds of what is answered, when more', { inFlight: 5000, answeredPerS: 3000 }, { inFlight: 5000, senders: 1 }, false, { admit: true }],
-    ['the buffer full: a sender under its share is still taken', { inFlight: 4500, answeredPerS: 0 }, { inFlight: 100, senders: 2 }, false, { admit: true }],
-    ['... until twice the buffer', { inFlight: 8000, answeredPerS: 0 }, { inFlight: 100, senders: 2 }, false, { admit: false, status: 429, reason: 'ingest_backlog', retryAfter: 1 }],
+    ['the buffer full', { inFlight: 4000, answeredPerS: 0 }, { ...ALONE, inFlight: 4000 }, false, { admit: false, status: 429, reason: 'ingest_backlog', retryAfter: 1 }],
+    ['a buffer of two seconds of what is answered, when more', { inFlight: 5000, answeredPerS: 3000 }, { ...ALONE, inFlight: 5000 }, false, { admit: true }],
+    ['the buffer full: a sender under its share is still taken', { inFlight: 4500, answeredPerS: 0 }, { ...ALONE, inFlight: 100, senders: 2 }, false, { admit: true }],
+    ['... until twice the buffer', { inFlight: 8000, answeredPerS: 0 }, { ...ALONE, inFlight: 100, senders: 2 }, false, { admit: false, status: 429, reason: 'ingest_backlog', retryAfter: 1 }],
     ['a store that has not written for ten seconds', { oldestWriteWaitMs: 10_001 }, ALONE, false, { admit: false, status: 429, reason: 'ingest_slow', retryAfter: 1 }],
     ['the queue is deep', { queueDepth: 60_000 }, ALONE, false, { admit: false, status: 429, reason: 'queue_depth', retryAfter: 5 }],
     ['Redis near maxmemory', { redisMemory: 0.95 }, ALONE, false, { admit: false, status: 503, reason: 'redis_memory', retryAfter: 30 }],
@@ -22,11 +23,12 @@ describe('admission', () => {
     // a full store says more than a full buffer
     ['full disk and a full buffer', { diskFreeBytes: 0, inFlight: 9999 }, ALONE, false, { admit: false, status: 503, reason: 'disk_floor', retryAfter: 60 }],
     // shedding keeps about a quarter second of what is answered (1,000 a second: 250)
-    ['shedding, the queue under the target', { inFlight: 200, answeredPerS: 1000 }, { inFlight: 190, senders: 2 }, true, { admit: true }],
-    ['shedding, the queue at the target: its largest sender refused', { inFlight: 300, answeredPerS: 1000 }, { inFlight: 280, senders: 2 }, true, { admit: false, status: 429, reason: 'queue_delay', retryAfter: 1 }],
-    ['shedding, the queue at the target: a calm sender taken', { inFlight: 300, answeredPerS: 1000 }, { inFlight: 20, senders: 2 }, true, { admit: true }],
-    ['shedding: a sender with a few in flight is always taken', { inFlight: 300, answeredPerS: 1000 }, { inFlight: SENDER_BURST - 1, senders: 300 }, true, { admit: true }],
-    ['not shedding: the same queue taken', { inFlight: 300, answeredPerS: 1000 }, { inFlight: 280, senders: 2 }, false, { admit: true }],
+    ['shedding, the queue under the target', { inFlight: 200, answeredPerS: 1000 }, STORM, true, { admit: true }],
+    ['shedding, the queue at the target: the storming sender refused', { inFlight: 300, answeredPerS: 1000 }, STORM, true, { admit: false, status: 429, reason: 'queue_delay', retryAfter: 1 }],
+    ['... and one sending half as much as it', { inFlight: 300, answeredPerS: 1000 }, { ...STORM, sendsPerS: 3000 }, true, { admit: false, status: 429, reason: 'queue_delay', retryAfter: 1 }],
+    ['shedding: a calm sender beside it taken, however slow its answers', { inFlight: 300, answeredPerS: 1000 }, { ...STORM, inFlight: 200, sendsPerS: 100 }, true, { admit: true }],
+    ['shedding: a sender with a few in flight is always taken', { inFlight: 300, answeredPerS: 1000 }, { ...STORM, inFlight: SENDER_BURST - 1 }, true, { admit: true }],
+    ['not shedding: the same queue taken', { inFlight: 300, answeredPerS: 1000 }, STORM, false, { admit: true }],
   ] as const)('%s', (_, change, sender, shedding, verdict) => {
     expect(admission({ ...IDLE, ...change }, sender, shedding, LIMITS)).toEqual(verdict);
   });

@@ -8,8 +8,8 @@
  *   taken an item for `maxStallMs`, or more jobs waiting for a worker than `maxQueueDepth`: 429;
  * - a standing queue: what was taken has waited over `targetDelayMs` (for its turn of the thread, or to be written)
  *   for a whole `intervalMs` (CoDel's rule: a burst drains within the interval, a storm does not). While that holds,
- *   the queue is kept at about `targetDelayMs` of work: a sender holding more than an equal share of it is refused
- *   with 429 (`queue_delay`), so a storm is shed from the project sending it and calm projects beside it are served.
+ *   the queue is kept at about `targetDelayMs` of work by refusing (429 `queue_delay`) the senders that send the
+ *   most, so a storm is shed from the project sending it and calm projects beside it are served.
  */
 
 /** What the API measures of itself and its stores: its requests in flight live, the rest sampled. */
@@ -49,10 +49,15 @@ export type AdmissionReason = 'ingest_backlog' | 'ingest_slow' | 'queue_delay' |
 
 export type Verdict = { admit: true } | { admit: false; status: 429 | 503; reason: AdmissionReason; retryAfter: number };
 
-/** A sender (a project, or a key not yet resolved) as admission sees it: what it has in flight, among how many senders. */
+/**
+ * A sender (a project, or a key not yet resolved) as admission sees it: what it has in flight, among how many
+ * senders; the requests a second it sends lately, beside the largest sender's.
+ */
 export interface SenderLoad {
   inFlight: number;
   senders: number;
+  sendsPerS: number;
+  largestPerS: number;
 }
 
 /** A sender may always hold this many requests in flight (an SDK sends a few together). */
@@ -82,8 +87,10 @@ export function admission(s: AdmissionSignals, sender: SenderLoad, shedding: boo
   if (s.queueDepth > l.maxQueueDepth) return refuse(429, 'queue_depth', 5);
   const bound = bufferBound(s.answeredPerS, l);
   if (s.inFlight >= bound && (holdsMore(sender, s.inFlight) || s.inFlight >= SHARED_OVER * bound)) return refuse(429, 'ingest_backlog', 1);
-  // shed down to the target: the queue holds about targetDelayMs of what is answered
-  if (shedding && s.inFlight >= (s.answeredPerS * l.targetDelayMs) / 1000 && holdsMore(sender, s.inFlight)) return refuse(429, 'queue_delay', 1);
+  // shed down to the target (the queue holds about targetDelayMs of what is answered), from the senders that send
+  // the most: one sending under half what the largest sends is a calm project beside a storm, and is served
+  if (shedding && s.inFlight >= (s.answeredPerS * l.targetDelayMs) / 1000 && sender.inFlight >= SENDER_BURST && sender.sendsPerS >= sender.largestPerS / 2)
+    return refuse(429, 'queue_delay', 1);
   return { admit: true };
 }
 

@@ -36,6 +36,12 @@ describe('normalizeEvent', () => {
     ['tags as pairs become an object; other values as JSON', { tags: [['company', 'acme'], ['n', 5]] }, { tags: { company: 'acme', n: '5' } }],
     ['breadcrumbs as a plain array', { breadcrumbs: [{ message: 'a' }] }, { breadcrumbs: { values: [{ message: 'a' }] } }],
     ['exception as a plain array', { exception: [{ type: 'E' }] }, { exception: { values: [{ type: 'E' }] } }],
+    ['one exception as the object itself (old raven clients)', { exception: { type: 'E', value: 'v' } }, { exception: { values: [{ type: 'E', value: 'v' }] } }],
+    [
+      'the legacy interface holding one exception object',
+      { 'sentry.interfaces.Exception': { type: 'KeyError', value: "'x'", stacktrace: { frames: [{ function: 'f' }] } } },
+      { exception: { values: [{ type: 'KeyError', value: "'x'", stacktrace: { frames: [{ function: 'f' }] } }] } },
+    ],
     ['a message object: its text, the object kept as logentry', { message: { formatted: 'hi 1', message: 'hi %s', params: [1] } }, { message: 'hi 1', logentry: { formatted: 'hi 1', message: 'hi %s', params: [1] } }],
     ['logentry alone gives the message, its params applied', { logentry: { message: 'disk %s', params: ['full'] } }, { message: 'disk full', logentry: { formatted: 'disk full', message: 'disk %s', params: ['full'] } }],
     ['epoch seconds become ISO', { timestamp: 1795000000.5 }, { timestamp: new Date(1795000000500).toISOString() }],

@@ -110,6 +110,9 @@ export function normalizeEvent(input: Obj, opts: { now: Date; clientIp?: string;
     if ((event.message === undefined || event.message === null) && typeof text === 'string') event.message = text;
   }
   if (Array.isArray(event.exception)) event.exception = { values: event.exception };
+  // one exception as the object itself (old raven clients' sentry.interfaces.Exception), as Relay reads it
+  else if (isObj(event.exception) && event.exception.values === undefined && ['type', 'value', 'stacktrace', 'module'].some((k) => k in (event.exception as Obj)))
+    event.exception = { values: [event.exception] };
   if (Array.isArray(event.breadcrumbs)) event.breadcrumbs = { values: event.breadcrumbs };
   if (Array.isArray(event.tags)) event.tags = tagsFromPairs(event.tags);
   if (Array.isArray(event.fingerprint)) {

@@ -58,13 +58,14 @@ function isRegressed(issue: IssueDoc): boolean {
 
 /** A row of a security issue's attempts: when, what, who, from where, with what. */
 function attemptSummary(a: StoredAttempt) {
-  const security = a.body.security as { user_agent?: string };
+  const security = a.body.security as { user_agent?: string; outcome?: string };
   return {
     event_id: a.event_id,
     timestamp: a.at.toISOString(),
     received_at: a.received_at.toISOString(),
     kind: a.security_kind,
-    outcome: a.security_kind === 'login_succeeded' ? 'succeeded' : 'failed',
+    // what the installation said of it (spec 2.6: `wrong password`), else what its kind says
+    outcome: security.outcome ?? (a.security_kind === 'login_succeeded' ? 'succeeded' : 'failed'),
     actor: a.actor,
     ip: a.ip,
     user_agent: security.user_agent ?? null,
@@ -216,13 +217,14 @@ export function makeIssuesService(deps: {
      * not apply is named in the answer. `me`: the signed-in member, for `assigned:me`.
      */
     async list(projectId: number, asked: IssueListQuery, me: string | null = null, now = new Date()) {
-      const search = parseSearch(asked.search ?? '');
+      // `query` is what every Sentry tool sends, in Sentry's syntax; `search` is another name for it (issue 66)
+      const said = [asked.query, asked.search].filter((q): q is string => q !== undefined && q !== '').join(' ');
+      const search = parseSearch(said);
       // the list's own parameters are terms of the search too
       for (const field of ['level', 'release', 'environment', 'company'] as const) {
         const value = asked[field];
         if (value !== undefined) search.terms.push({ kind: 'field', field, value, negated: false });
       }
-      if (asked.query !== undefined) search.text.push(asked.query);
       const { plan, unknown } = listPlan(search, { me, now }, asked.status);
       if (asked.kind !== undefined) plan.sets.push({ set: `fk:${asked.kind}`, counted: true });
       const page = await keeper.verified(projectId, now, () => reads.list(projectId, { plan, order: asked.order, offset: asked.offset, limit: asked.limit }, now));
@@ -245,7 +247,7 @@ export function makeIssuesService(deps: {
         order: asked.order,
         status: plan.status,
         ...filters,
-        ...(asked.search !== undefined && { search: { search: asked.search, unknown } }),
+        ...((asked.search !== undefined || asked.query !== undefined) && { search: { search: said, unknown } }),
       };
     },
 

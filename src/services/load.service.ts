@@ -26,6 +26,9 @@ export interface LoadSources {
 
 /** how often the queue's delay is read into CoDel's state */
 const DELAY_MS = 50;
+/** the most senders told apart; the rest are OTHERS (a flood of made-up keys is one sender) */
+const MAX_SENDERS = 1000;
+const OTHERS = 'others';
 const QUEUE_MS = 1000;
 const MEMORY_MS = 2000;
 const DISK_MS = 5000;
@@ -40,6 +43,10 @@ export interface LoadMoment {
 export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits, onMoment?: (m: LoadMoment) => void) {
   const sampled = { queueDepth: 0, redisMemory: null as number | null, diskFreeBytes: null as number | null };
   const inFlight = new Map<string | number, number>();
+  // requests each sender sent in this moment, and a second's worth lately (the most told apart: MAX_SENDERS)
+  let sentNow = new Map<string | number, number>();
+  let sendsPerS = new Map<string | number, number>();
+  let largestPerS = 0;
   let total = 0;
   let answered = 0;
   let answeredPerS = 0;
@@ -61,6 +68,13 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits, o
       // what was answered a second, over about the last quarter second
       answeredPerS = 0.8 * answeredPerS + (0.2 * answered * 1000) / Math.max(1, now - lastMoment);
       answered = 0;
+      const seconds = Math.max(1, now - lastMoment) / 1000;
+      const rates = new Map<string | number, number>();
+      for (const sender of new Set([...sendsPerS.keys(), ...sentNow.keys()])) {
+        const rate = 0.8 * (sendsPerS.get(sender) ?? 0) + (0.2 * (sentNow.get(sender) ?? 0)) / seconds;
+        if (rate >= 0.5) rates.set(sender, rate);
+      }
+      [sendsPerS, sentNow, largestPerS] = [rates, new Map(), Math.max(0, ...rates.values())];
       lastMoment = now;
       const delayMs = oldest(sources.waiting);
       state = nextShedding(state, delayMs, now, limits);
@@ -90,7 +104,10 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits, o
      * is called for it.
      */
     verdict(sender: string | number): Verdict {
-      const verdict = admission(signals(), { inFlight: inFlight.get(sender) ?? 0, senders: Math.max(1, inFlight.size) }, state.shedding, limits);
+      const counted = sentNow.has(sender) || sentNow.size < MAX_SENDERS ? sender : OTHERS;
+      sentNow.set(counted, (sentNow.get(counted) ?? 0) + 1);
+      const load = { inFlight: inFlight.get(sender) ?? 0, senders: Math.max(1, inFlight.size), sendsPerS: sendsPerS.get(counted) ?? 0, largestPerS };
+      const verdict = admission(signals(), load, state.shedding, limits);
       if (verdict.admit) {
         inFlight.set(sender, (inFlight.get(sender) ?? 0) + 1);
         total += 1;

@@ -27,7 +27,7 @@ export interface AttemptBody {
   release?: string;
   environment?: string;
   tags?: Record<string, string>;
-  security: { kind: string; actor?: string; actor_id?: string; ip?: string };
+  security: { kind: string; actor?: string; actor_id?: string; ip?: string; user_agent?: string; outcome?: string };
   [key: string]: unknown;
 }
 

@@ -553,11 +553,11 @@ export interface IssueListQuery {
    */
   company?: string;
   /**
-   * words the title or culprit holds, each whole or as a camelCase part (beta finds BetaError)
+   * a search in Sentry's syntax, as every Sentry tool sends it (docs/api.md, "Searching issues"): is:unresolved, release:erp@17.0.5, times-seen:>4, user.id:42, "a phrase", free words; empty: no search
    */
   query?: string;
   /**
-   * a search in Sentry's syntax (docs/api.md, "Searching issues"): is:resolved, level:error, release:erp@17.0.5, environment:production, company:acme, and free text; its terms set the filters above, and a term the list does not serve is named in the answer's search.unknown
+   * another name for query: a search in Sentry's syntax (docs/api.md, "Searching issues"): is:resolved, level:error, release:erp@17.0.5, environment:production, company:acme, and free text; its terms set the filters above, and a term the list does not serve is named in the answer's search.unknown
    */
   search?: string;
 }

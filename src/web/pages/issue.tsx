@@ -430,7 +430,7 @@ function BurstDecisions({ id, owner, issue }: { id: string; owner: boolean; issu
 function SameAddress({ id, issue, addresses }: { id: string; issue: string; addresses: string[] }) {
   const [first] = addresses;
   const loaded = useLoad(
-    () => api<{ issues: IssueRow[] }>('GET', `/projects/${id}/issues?kind=security&limit=100&query=${encodeURIComponent(first!)}`),
+    () => api<{ issues: IssueRow[] }>('GET', `/projects/${id}/issues?kind=security&limit=100&query=${encodeURIComponent(`"${first!}"`)}`),
     `same-address:${id}:${first}`,
   );
   return (
