@@ -55,6 +55,8 @@ export interface Stack {
   /** the processes it runs now, by role: `api`, `worker`, `redis`, `ferretdb` (stores it was given are not its own) */
   processes(): { role: string; pid: number }[];
   stop(): Promise<void>;
+  /** when (performance.now()) the last API process started printed its "listening" line */
+  listeningAt(): number;
 }
 
 /** The stop of each stack running: a benchmark stopped by a signal stops them all, rather than leaving their stores and processes running. */
@@ -130,9 +132,13 @@ export async function startStack(args: BenchArgs, extraEnv: Record<string, strin
       KEY_CACHE_SECONDS: '5',
       ...extraEnv,
     };
+    // the workers first: a load can then start within a moment of the API's "listening" line, as it would against
+    // a fresh `npm start` (issue 66: no process is exempt from admission in its first seconds)
+    let listeningAt = 0;
     const startProcesses = async () => {
-      for (const port of ports.apis) children.push(await spawnReady([BIN, 'api'], { ...env, PORT: String(port) }, /API listening/));
       children.push(...(await spawnWorkers(env, args.workers, args.workerConcurrency)));
+      for (const port of ports.apis) children.push(await spawnReady([BIN, 'api'], { ...env, PORT: String(port) }, /API listening/));
+      listeningAt = performance.now();
     };
     await startProcesses();
     const apiUrls = ports.apis.map((port) => `http://127.0.0.1:${port}`);
@@ -149,7 +155,7 @@ export async function startStack(args: BenchArgs, extraEnv: Record<string, strin
       ...started.filter((p) => p.pid > 0).map((p) => ({ role: p.name, pid: p.pid })),
       ...children.map((c) => ({ role: c.spawnargs.includes('api') ? 'api' : 'worker', pid: c.pid! })),
     ];
-    return { redisUrl, mongoUrl, env, apiUrl: apiUrls[0]!, apiUrls, dataDirs, restart, processes, stop };
+    return { redisUrl, mongoUrl, env, apiUrl: apiUrls[0]!, apiUrls, dataDirs, restart, processes, stop, listeningAt: () => listeningAt };
   } catch (err) {
     await stop();
     throw err;

@@ -129,7 +129,7 @@ const allAccepted = (r: OpenLoopResult) => r.non_2xx === 0 && r.warmup.non_2xx =
 async function sessionsRun(rate: number, singleRate: number) {
   const env = await openBench(benchSettings);
   try {
-    progress(`sessions: ${rate}/s in batches and ${singleRate}/s singles for ${WARMUP_SECONDS} + ${SECONDS} s`);
+    progress(`sessions: ${rate}/s in batches and ${singleRate}/s singles for ${WARMUP_SECONDS} + ${SECONDS} s, starting ${round((performance.now() - env.stack.listeningAt()) / 1000, 1)} s after the API's listening line`);
     const use = hostUse(env.stack);
     const load = await openLoop(`lookout sessions ${rate}/s`, env.stack.apiUrls, { 'content-type': 'application/json', 'x-service-key': env.project.public_key }, sessionStreams(rate, singleRate), SECONDS, WARMUP_SECONDS, TRACE_FILE);
     const host = use();
@@ -195,7 +195,7 @@ async function eventsRun(rate: number) {
     const browser = SOURCEMAPS ? await uploadBrowserBundle(env.runtime, project) : undefined;
     if (browser) progress(`events: the error events are browser events mapped through a ${round(browser.mapBytes / 1024 / 1024, 2)} MB source map`);
     await new Promise((resolve) => setTimeout(resolve, 1100)); // the workers' channel cache
-    progress(`events: ${rate}/s for ${WARMUP_SECONDS} + ${SECONDS} s`);
+    progress(`events: ${rate}/s for ${WARMUP_SECONDS} + ${SECONDS} s, starting ${round((performance.now() - env.stack.listeningAt()) / 1000, 1)} s after the API's listening line`);
     const use = hostUse(env.stack);
     const load = await openLoop('lookout events', env.stack.apiUrls, { 'content-type': 'application/json', 'x-service-key': env.project.secret_key, 'x-service-instance': BENCH_INSTANCE }, [eventStream(rate, probes, { browser })], SECONDS, WARMUP_SECONDS, TRACE_FILE);
     const host = use();

@@ -41,6 +41,8 @@ export function makeGroupCommit<T>(write: (items: T[]) => Promise<void>, opts: G
   let pending: Pending[] = [];
   const weight = opts.weight ?? (() => 1);
   let inFlight = 0;
+  /** when the oldest item of each write in flight was added: a write the store holds is waited for too */
+  const writing = new Set<{ since: number }>();
   let idle: (() => void) | null = null;
 
   function pump(): void {
@@ -55,6 +57,8 @@ export function makeGroupCommit<T>(write: (items: T[]) => Promise<void>, opts: G
       let n = 0;
       while (n < pending.length && (n === 0 || units + weight(pending[n]!.item) <= opts.maxItems)) units += weight(pending[n++]!.item);
       const group = pending.splice(0, n);
+      const started = { since: group[0]!.since };
+      writing.add(started);
       inFlight += 1;
       write(group.map((g) => g.item))
         .then(
@@ -62,6 +66,7 @@ export function makeGroupCommit<T>(write: (items: T[]) => Promise<void>, opts: G
           (err: unknown) => group.forEach((g) => g.reject(err)),
         )
         .finally(() => {
+          writing.delete(started);
           inFlight -= 1;
           if (inFlight === 0 && pending.length === 0) idle?.();
           pump();
@@ -81,9 +86,11 @@ export function makeGroupCommit<T>(write: (items: T[]) => Promise<void>, opts: G
         pump();
       });
     },
-    /** Items waiting for a write, and how long the oldest has waited (ms). */
+    /** Items waiting for a write, and how long the oldest item not yet written (waiting, or in a write) has waited (ms). */
     waiting(): { items: number; oldestMs: number } {
-      return { items: pending.length, oldestMs: pending.length === 0 ? 0 : performance.now() - pending[0]!.since };
+      let oldest = pending.length === 0 ? Infinity : pending[0]!.since;
+      for (const w of writing) oldest = Math.min(oldest, w.since);
+      return { items: pending.length, oldestMs: oldest === Infinity ? 0 : performance.now() - oldest };
     },
     /** Resolves when nothing is pending or in flight. */
     drain(): Promise<void> {
