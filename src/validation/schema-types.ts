@@ -975,7 +975,10 @@ export interface AttemptSummary {
    * the attempt's security.kind (login_failed, login_succeeded)
    */
   kind: string;
-  outcome: "failed" | "succeeded";
+  /**
+   * what the installation said of the attempt (security.outcome, spec 2.6: `wrong password`), else `failed` or `succeeded` from its kind
+   */
+  outcome: string;
   actor: string | null;
   ip: string | null;
   user_agent: string | null;
