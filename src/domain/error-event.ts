@@ -111,8 +111,10 @@ export function normalizeEvent(input: Obj, opts: { now: Date; clientIp?: string;
   }
   if (Array.isArray(event.exception)) event.exception = { values: event.exception };
   // one exception as the object itself (old raven clients' sentry.interfaces.Exception), as Relay reads it
-  else if (isObj(event.exception) && event.exception.values === undefined && ['type', 'value', 'stacktrace', 'module'].some((k) => k in (event.exception as Obj)))
-    event.exception = { values: [event.exception] };
+  else if (isObj(event.exception) && event.exception.values === undefined) {
+    const one = event.exception;
+    if (['type', 'value', 'stacktrace', 'module'].some((k) => k in one)) event.exception = { values: [one] };
+  }
   if (Array.isArray(event.breadcrumbs)) event.breadcrumbs = { values: event.breadcrumbs };
   if (Array.isArray(event.tags)) event.tags = tagsFromPairs(event.tags);
   if (Array.isArray(event.fingerprint)) {

@@ -2,9 +2,10 @@
  * Admission's first word (issues 51, 66): a request to an ingest route that this process cannot absorb now (a full
  * buffer, a standing queue, the job queues' depth, Redis near `maxmemory`, the data folder's disk under its floor:
  * src/domain/admission.ts) is answered here, from the server's request handler, before Koa sees it and before its
- * body is read. A request taken is in flight, for its sender, until it is answered. In a storm most requests are such refusals, so one must cost the
- * thread next to nothing: a ready answer, no context, no request id, no log line. Each is counted by route and
- * reason in `/metrics` and, when its key names a project, in that project's ingestion, a second at a time.
+ * body is read. A request taken is in flight, for its sender, until it is answered. In a storm most requests are
+ * such refusals, so one must cost the thread next to nothing: a ready answer, no context, no request id, no log
+ * line. Each is counted by route and reason in `/metrics` and, when its key names a project, in that project's
+ * ingestion, a second at a time.
  *
  * What is decided per project (its quotas, spike protection) needs the project; it is the admission middleware's
  * (src/http/middleware/admission.middleware.ts).

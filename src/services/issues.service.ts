@@ -58,7 +58,7 @@ function isRegressed(issue: IssueDoc): boolean {
 
 /** A row of a security issue's attempts: when, what, who, from where, with what. */
 function attemptSummary(a: StoredAttempt) {
-  const security = a.body.security as { user_agent?: string; outcome?: string };
+  const { security } = a.body;
   return {
     event_id: a.event_id,
     timestamp: a.at.toISOString(),

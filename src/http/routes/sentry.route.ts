@@ -124,7 +124,7 @@ export function sentryRoutes(deps: AppDeps): Router<AppState> {
       path,
       contract.post,
       authenticated((ctx, body) => storeBody(ctx, body)),
-        store,
+      store,
     );
   }
 
