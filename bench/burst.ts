@@ -18,7 +18,7 @@
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { realisticErrorEvent } from './events.ts';
-import { BENCH_INSTANCE, countedOnce, HOST_CPU, hostUse, hostUseWords, hostWorkMs, NO_ROOM_FROM, openBench, report, round, settled, waitFor, type HostUse } from './lib.ts';
+import { BENCH_INSTANCE, countedOnce, HOST_CPU, hostUse, hostUseWords, hostWorkMs, NO_ROOM_FROM, openBench, refusalsByReason, report, round, settled, waitFor, type HostUse } from './lib.ts';
 
 const { values } = parseArgs({
   options: { sizes: { type: 'string' }, rounds: { type: 'string' }, quiet: { type: 'string' }, idle: { type: 'string' }, attempts: { type: 'string' } },
@@ -120,6 +120,7 @@ try {
   const raisedAfter = (await waitFor(securityIssue, 30_000)) === null ? null : round((performance.now() - sentAt) / 1000, 2);
   progress(`${ATTEMPTS} sign-in attempts at once: ${JSON.stringify(signIns.statuses)}; raised after ${raisedAfter ?? 'more than 30'} s`);
 
+  const refusedBy = await refusalsByReason(stack.apiUrl);
   progress('waiting for every accepted event to be applied');
   const settle = await settled(runtime);
   const exact = await countedOnce(runtime, Number(project.id), bursts.reduce((n, b) => n + b.accepted, 0), progress);
@@ -134,7 +135,7 @@ try {
   const judged = bursts.every((b) => b.room);
   report(
     'bench:burst',
-    { sizes: SIZES, rounds: ROUNDS, quiet_s: QUIET_S, host_work_ms: hostWork, bursts, sign_ins: { ...signIns, raised_after_s: raisedAfter }, settled_s: settle, exact, targets, latency_judged: judged },
+    { sizes: SIZES, rounds: ROUNDS, quiet_s: QUIET_S, host_work_ms: hostWork, bursts, sign_ins: { ...signIns, raised_after_s: raisedAfter }, refused_by: refusedBy, settled_s: settle, exact, targets, latency_judged: judged },
     [
       ['host', `work baseline ${hostWork} ms; the two cores are ${HOST_CPU}%, a burst at ${NO_ROOM_FROM}% or more had no room`],
       ...bursts.map((b): [string, string] => [
@@ -142,6 +143,7 @@ try {
         `${b.accepted} taken, ${b.refused} refused, ${JSON.stringify(b.statuses)}; p50 ${b.p50_ms} / p99 ${b.p99_ms} ms${b.target_p99_ms ? ` (target < ${b.target_p99_ms})` : ''}; ${hostUseWords(b)}`,
       ]),
       [`${ATTEMPTS} sign-in attempts at once`, `${signIns.accepted} taken, ${signIns.refused} refused; p99 ${signIns.p99_ms} ms; burst raised after ${raisedAfter ?? '> 30'} s`],
+      ['refused, by route and reason', Object.entries(refusedBy).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'],
       ['every 2xx stored and counted once', `${exact.acknowledged} acknowledged, ${exact.stored} stored, ${exact.counted_in_issues} counted`],
       ...Object.entries(targets).map(([k, v]): [string, string] => [k, String(v)]),
       ['latency judged (room in every burst)', String(judged)],

@@ -373,6 +373,18 @@ export async function openBench(args: BenchArgs, extraEnv: Record<string, string
 
 export const BENCH_INSTANCE = 'bench-instance-0001';
 
+/** Refusals by route and reason, as the API's /metrics counts them (lookout_ingest_refused_total). */
+export async function refusalsByReason(apiUrl: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${apiUrl}/metrics`)).text();
+  const counts: Record<string, number> = {};
+  for (const m of text.matchAll(/^lookout_ingest_refused_total\{([^}]*)\} (\d+)/gm)) {
+    const labels = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    const name = `${labels.route} ${labels.reason}`;
+    counts[name] = (counts[name] ?? 0) + Number(m[2]);
+  }
+  return counts;
+}
+
 type BenchRuntime = Awaited<ReturnType<typeof openBench>>['runtime'];
 
 /**

@@ -30,7 +30,7 @@ import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { realisticErrorEvent } from './events.ts';
-import { BENCH_INSTANCE, countedOnce, HOST_CPU, hostUse, hostUseWords, hostWorkMs, NO_ROOM_FROM, openBench, report, round, settled, startBareServer, type HostUse } from './lib.ts';
+import { BENCH_INSTANCE, countedOnce, HOST_CPU, hostUse, hostUseWords, hostWorkMs, NO_ROOM_FROM, openBench, refusalsByReason, report, round, settled, startBareServer, type HostUse } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -209,18 +209,6 @@ function watchHealth() {
   };
 }
 
-/** Refusals by route and reason, as the API's /metrics counts them (lookout_ingest_refused_total). */
-async function refusalsByReason(): Promise<Record<string, number>> {
-  const text = await (await fetch(`${stack.apiUrl}/metrics`)).text();
-  const counts: Record<string, number> = {};
-  for (const m of text.matchAll(/^lookout_ingest_refused_total\{([^}]*)\} (\d+)/gm)) {
-    const labels = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
-    const name = `${labels.route} ${labels.reason}`;
-    counts[name] = (counts[name] ?? 0) + Number(m[2]);
-  }
-  return counts;
-}
-
 /** The API process' largest resident set (MB), sampled every 250 ms. */
 function watchRss(pid: number) {
   let max = 0;
@@ -332,7 +320,7 @@ try {
   api.agent.destroy();
 
   progress(`load over; no answer: ${JSON.stringify(api.failures)}; waiting for every accepted event to be applied`);
-  const refusedBy = await refusalsByReason();
+  const refusedBy = await refusalsByReason(stack.apiUrl);
   const settle = await settled(runtime);
   const exact = [];
   for (const s of [storm, calm]) {

@@ -205,6 +205,35 @@ describe('real SDKs honour X-Sentry-Rate-Limits', () => {
   }, 90_000);
 });
 
+describe('a burst an idle Lookout can absorb is taken whole, with admission as shipped', () => {
+  let ctx: TestContext;
+  // the defaults of config/index.ts, not the test helper's lenient ones
+  withWorkers(['events'], (c) => (ctx = c), { ADMIT_BUFFER_ITEMS: '4000', ADMIT_MAX_STALL_MS: '10000', ADMIT_TARGET_DELAY_MS: '250', ADMIT_MAX_QUEUE_DEPTH: '2000' });
+
+  it('@sentry/node 10 capturing 300 errors at once: no 429, every event stored', async () => {
+    const p = await boundProject(ctx);
+    const proxy = await countingProxy(ctx.api);
+    const app = fileURLToPath(new URL('./fixtures/sentry-burst.mjs', import.meta.url));
+    try {
+      const out = await new Promise<string>((resolve, reject) => {
+        const child = spawn(process.execPath, [app], { env: { ...process.env, LOOKOUT_DSN: sentryOf(ctx, p, proxy.host).dsn }, stdio: ['ignore', 'pipe', 'pipe'] });
+        let text = '';
+        child.stdout.on('data', (d) => (text += d));
+        child.stderr.on('data', (d) => (text += d));
+        child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`sentry-burst exited ${code}: ${text}`))));
+      });
+      expect(out).toContain('"flushed":true');
+      const statuses = proxy.seen.filter((r) => /\/envelope\//.test(r.path)).map((r) => r.status);
+      expect(statuses.filter((s) => s !== 200)).toEqual([]);
+      expect(statuses).toHaveLength(300);
+    } finally {
+      await proxy.close();
+    }
+    await drained(ctx);
+    expect(await storedErrors(ctx, p)).toBe(300);
+  }, 120_000);
+});
+
 describe('a busy process refuses before reading the body, and loses nothing it acknowledged', () => {
   let ctx: TestContext;
   beforeAll(async () => {
@@ -270,9 +299,9 @@ describe('a busy process refuses before reading the body, and loses nothing it a
 describe('a standing queue is shed from the project that sends it, and all is taken again once it drains', () => {
   let ctx: TestContext;
   beforeAll(async () => {
-    // a small target and interval, so that a flood from a test stands as a storm's queue would; keys cached as in
+    // a small target, interval and buffer, so that a flood from a test stands as a storm's queue would; keys cached as in
     // production: a project's keys are one sender
-    ctx = await startTestContext({ ADMIT_TARGET_DELAY_MS: '20', ADMIT_INTERVAL_MS: '200', KEY_CACHE_SECONDS: '5' });
+    ctx = await startTestContext({ ADMIT_TARGET_DELAY_MS: '20', ADMIT_INTERVAL_MS: '200', ADMIT_BUFFER_ITEMS: '300', KEY_CACHE_SECONDS: '5' });
   });
   afterAll(async () => {
     await ctx.close();

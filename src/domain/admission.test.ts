@@ -38,18 +38,21 @@ describe('admission', () => {
     expect(bufferBound(3000, LIMITS)).toBe(6000);
   });
 
-  // CoDel: over the target (250 ms) for a whole interval (1 s) starts shedding; under half the target ends it
-  it.each<[string, Shedding, number, number, Shedding]>([
-    ['under the target', CALM, 100, 5000, CALM],
-    ['over it: since when is noted', CALM, 400, 5000, { overSince: 5000, shedding: false }],
-    ['over it for less than the interval: a burst draining', { overSince: 5000, shedding: false }, 2000, 5999, { overSince: 5000, shedding: false }],
-    ['over it for the interval: a standing queue', { overSince: 5000, shedding: false }, 300, 6000, { overSince: 5000, shedding: true }],
-    ['under it once: the interval starts again', { overSince: 5000, shedding: false }, 200, 5500, CALM],
-    ['shedding holds it near the target', { overSince: null, shedding: true }, 200, 7000, { overSince: null, shedding: true }],
-    ['shedding, over again', { overSince: null, shedding: true }, 260, 7000, { overSince: 7000, shedding: true }],
-    ['shedding ends under half the target', { overSince: null, shedding: true }, 100, 7000, CALM],
-  ])('%s', (_, state, delay, now, next) => {
-    expect(nextShedding(state, delay, now, LIMITS)).toEqual(next);
+  // CoDel: over the target (250 ms) for a whole interval (1 s) while more arrived than the buffer holds (4,000) starts
+  // shedding; under half the target ends it
+  const over = (since: number, arrived: number, shedding = false): Shedding => ({ overSince: since, arrivedOver: arrived, shedding });
+  it.each<[string, Shedding, number, number, number, Shedding]>([
+    ['under the target', CALM, 100, 50, 5000, CALM],
+    ['over it: since when is noted, and what arrives', CALM, 400, 300, 5000, over(5000, 300)],
+    ['over it for less than the interval: a burst draining', over(5000, 4500), 2000, 0, 5999, over(5000, 4500)],
+    ['over it for the interval, more arrived than the buffer: a standing queue', over(5000, 3900), 300, 200, 6000, over(5000, 4100, true)],
+    ['over it for seconds, less arrived than the buffer: a burst a slow store drains', over(5000, 2000), 3000, 0, 9000, over(5000, 2000)],
+    ['under it once: the interval starts again', over(5000, 5000), 200, 10, 5500, CALM],
+    ['shedding holds it near the target', { ...CALM, shedding: true }, 200, 900, 7000, { ...CALM, shedding: true }],
+    ['shedding, over again', { ...CALM, shedding: true }, 260, 900, 7000, over(7000, 900, true)],
+    ['shedding ends under half the target', { ...CALM, shedding: true }, 100, 900, 7000, CALM],
+  ])('%s', (_, state, delayMs, arrived, now, next) => {
+    expect(nextShedding(state, { delayMs, arrived }, now, LIMITS)).toEqual(next);
   });
 
   it.each([

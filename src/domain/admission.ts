@@ -94,23 +94,34 @@ export function admission(s: AdmissionSignals, sender: SenderLoad, shedding: boo
   return { admit: true };
 }
 
-/** CoDel's state: since when the delay has been over the target (null: it is not), and whether the queue is being shed. */
+/**
+ * CoDel's state: since when the delay has been over the target (null: it is not), how many requests arrived since
+ * then, and whether the queue is being shed.
+ */
 export interface Shedding {
   overSince: number | null;
+  arrivedOver: number;
   shedding: boolean;
 }
-export const CALM: Shedding = { overSince: null, shedding: false };
+export const CALM: Shedding = { overSince: null, arrivedOver: 0, shedding: false };
 
 /**
- * The next state from one sample of the queue's delay (ms; the longest any item taken has waited, for the thread
- * or for the store) at `now` (ms): shedding starts once the delay has stayed over the target for a whole interval,
- * and ends once it is under half the target (shedding holds it near the target, so a lower delay means the senders
- * sent less).
+ * The next state from one sample at `now` (ms): the queue's delay (ms; the longest any item taken has waited, for
+ * the thread or for the store) and the requests that arrived since the last sample. Shedding starts once the delay
+ * has stayed over the target for a whole interval while more requests arrived than the buffer holds (a burst the
+ * buffer holds is never shed, however slowly it drains: a fresh store's first writes are slow), and ends once the
+ * delay is under half the target (shedding holds it near the target, so a lower delay means the senders sent less).
  */
-export function nextShedding(state: Shedding, delayMs: number, now: number, l: Pick<AdmissionLimits, 'targetDelayMs' | 'intervalMs'>): Shedding {
-  if (delayMs <= l.targetDelayMs) return { overSince: null, shedding: state.shedding && delayMs > l.targetDelayMs / 2 };
+export function nextShedding(
+  state: Shedding,
+  sample: { delayMs: number; arrived: number },
+  now: number,
+  l: Pick<AdmissionLimits, 'targetDelayMs' | 'intervalMs' | 'bufferItems'>,
+): Shedding {
+  if (sample.delayMs <= l.targetDelayMs) return { ...CALM, shedding: state.shedding && sample.delayMs > l.targetDelayMs / 2 };
   const overSince = state.overSince ?? now;
-  return { overSince, shedding: state.shedding || now - overSince >= l.intervalMs };
+  const arrivedOver = state.arrivedOver + sample.arrived;
+  return { overSince, arrivedOver, shedding: state.shedding || (now - overSince >= l.intervalMs && arrivedOver > l.bufferItems) };
 }
 
 /**

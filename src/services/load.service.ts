@@ -69,6 +69,8 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits, o
       answeredPerS = 0.8 * answeredPerS + (0.2 * answered * 1000) / Math.max(1, now - lastMoment);
       answered = 0;
       const seconds = Math.max(1, now - lastMoment) / 1000;
+      let arrived = 0;
+      for (const n of sentNow.values()) arrived += n;
       const rates = new Map<string | number, number>();
       for (const sender of new Set([...sendsPerS.keys(), ...sentNow.keys()])) {
         const rate = 0.8 * (sendsPerS.get(sender) ?? 0) + (0.2 * (sentNow.get(sender) ?? 0)) / seconds;
@@ -77,7 +79,7 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits, o
       [sendsPerS, sentNow, largestPerS] = [rates, new Map(), Math.max(0, ...rates.values())];
       lastMoment = now;
       const delayMs = oldest(sources.waiting);
-      state = nextShedding(state, delayMs, now, limits);
+      state = nextShedding(state, { delayMs, arrived }, now, limits);
       onMoment?.({ delayMs, shedding: state.shedding, inFlight: total, answeredPerS });
     }),
     every(QUEUE_MS, async () => {
