@@ -208,7 +208,7 @@ describe('real SDKs honour X-Sentry-Rate-Limits', () => {
 describe('a burst an idle Lookout can absorb is taken whole, with admission as shipped', () => {
   let ctx: TestContext;
   // the defaults of config/index.ts, not the test helper's lenient ones
-  withWorkers(['events'], (c) => (ctx = c), { ADMIT_BUFFER_ITEMS: '4000', ADMIT_MAX_STALL_MS: '10000', ADMIT_TARGET_DELAY_MS: '250', ADMIT_MAX_QUEUE_DEPTH: '2000' });
+  withWorkers(['events'], (c) => (ctx = c), { ADMIT_BUFFER_ITEMS: '2500', ADMIT_MAX_STALL_MS: '10000', ADMIT_TARGET_DELAY_MS: '250', ADMIT_MAX_QUEUE_DEPTH: '2000' });
 
   it('@sentry/node 10 capturing 300 errors at once: no 429, every event stored', async () => {
     const p = await boundProject(ctx);

@@ -96,21 +96,27 @@ export function admission(s: AdmissionSignals, sender: SenderLoad, shedding: boo
 
 /**
  * CoDel's state: since when the delay has been over the target (null: it is not), how many requests arrived since
- * then, and whether the queue is being shed.
+ * then, whether the queue is being shed, and when it last was (null: never).
  */
 export interface Shedding {
   overSince: number | null;
   arrivedOver: number;
   shedding: boolean;
+  lastShedAt: number | null;
 }
-export const CALM: Shedding = { overSince: null, arrivedOver: 0, shedding: false };
+export const CALM: Shedding = { overSince: null, arrivedOver: 0, shedding: false, lastShedAt: null };
+
+/** For this many intervals after it last shed, a queue standing again is a storm still on (CoDel's memory). */
+const RECENT_INTERVALS = 16;
 
 /**
  * The next state from one sample at `now` (ms): the queue's delay (ms; the longest any item taken has waited, for
  * the thread or for the store) and the requests that arrived since the last sample. Shedding starts once the delay
  * has stayed over the target for a whole interval while more requests arrived than the buffer holds (a burst the
- * buffer holds is never shed, however slowly it drains: a fresh store's first writes are slow), and ends once the
- * delay is under half the target (shedding holds it near the target, so a lower delay means the senders sent less).
+ * buffer holds is never shed, however slowly it drains: a fresh store's first writes are slow), or, within
+ * RECENT_INTERVALS of the last shedding, whatever arrived (the storm that was shed is still on: waiting for another
+ * bufferful let each lull take one whole); it ends once the delay is under half the target (shedding holds it near
+ * the target, so a lower delay means the senders sent less).
  */
 export function nextShedding(
   state: Shedding,
@@ -118,10 +124,16 @@ export function nextShedding(
   now: number,
   l: Pick<AdmissionLimits, 'targetDelayMs' | 'intervalMs' | 'bufferItems'>,
 ): Shedding {
-  if (sample.delayMs <= l.targetDelayMs) return { ...CALM, shedding: state.shedding && sample.delayMs > l.targetDelayMs / 2 };
+  const was = { lastShedAt: state.shedding ? now : state.lastShedAt };
+  if (sample.delayMs <= l.targetDelayMs) {
+    const shedding = state.shedding && sample.delayMs > l.targetDelayMs / 2;
+    return { ...CALM, shedding, lastShedAt: shedding ? now : was.lastShedAt };
+  }
   const overSince = state.overSince ?? now;
   const arrivedOver = state.arrivedOver + sample.arrived;
-  return { overSince, arrivedOver, shedding: state.shedding || (now - overSince >= l.intervalMs && arrivedOver > l.bufferItems) };
+  const recent = was.lastShedAt !== null && now - was.lastShedAt < RECENT_INTERVALS * l.intervalMs;
+  const shedding = state.shedding || (now - overSince >= l.intervalMs && (arrivedOver > l.bufferItems || recent));
+  return { overSince, arrivedOver, shedding, lastShedAt: shedding ? now : was.lastShedAt };
 }
 
 /**
