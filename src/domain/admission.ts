@@ -124,16 +124,16 @@ export function nextShedding(
   now: number,
   l: Pick<AdmissionLimits, 'targetDelayMs' | 'intervalMs' | 'bufferItems'>,
 ): Shedding {
-  const was = { lastShedAt: state.shedding ? now : state.lastShedAt };
+  const lastShedAt = state.shedding ? now : state.lastShedAt;
   if (sample.delayMs <= l.targetDelayMs) {
     const shedding = state.shedding && sample.delayMs > l.targetDelayMs / 2;
-    return { ...CALM, shedding, lastShedAt: shedding ? now : was.lastShedAt };
+    return { ...CALM, shedding, lastShedAt };
   }
   const overSince = state.overSince ?? now;
   const arrivedOver = state.arrivedOver + sample.arrived;
-  const recent = was.lastShedAt !== null && now - was.lastShedAt < RECENT_INTERVALS * l.intervalMs;
+  const recent = lastShedAt !== null && now - lastShedAt < RECENT_INTERVALS * l.intervalMs;
   const shedding = state.shedding || (now - overSince >= l.intervalMs && (arrivedOver > l.bufferItems || recent));
-  return { overSince, arrivedOver, shedding, lastShedAt: shedding ? now : was.lastShedAt };
+  return { overSince, arrivedOver, shedding, lastShedAt: shedding ? now : lastShedAt };
 }
 
 /**
