@@ -16,6 +16,8 @@ import { attemptGroupKey } from '../src/domain/client-keys.ts';
 import { detectBruteForce, detectStuffing, resumeSettled, type Attempt } from '../src/domain/bursts.ts';
 import type { EventEntry } from '../src/queues/jobs/events-process.ts';
 import { DETECTION_LOOKBACK_MS } from '../src/state/bursts.state.ts';
+import { StateMovedError } from '../src/state/rebuild.ts';
+import { projectKeys } from '../src/state/scripts.ts';
 import { DEFAULT_ALERTS } from '../src/store/projects.store.ts';
 import { processEventGroups } from '../src/queues/jobs/events-process.ts';
 import { startWorkers } from '../workers/main.ts';
@@ -35,6 +37,12 @@ const securityEvent = (project: number, actor: string, ip: string, kind: string,
     fingerprint: null, release: null, at: new Date(at), received_at: new Date(), level: 'error', title: '', culprit: '', exception_type: null, company: null,
   };
 };
+/** What each detector folds next, on a project whose state is verified. */
+async function verifiedReads(...args: Parameters<TestContext['runtime']['burstsState']['detectorReads']>) {
+  const reads = await ctx.runtime.burstsState.detectorReads(...args);
+  if (reads === 'unverified') throw new Error(`the state of project ${args[0]} is not verified`);
+  return reads;
+}
 const attempts = (list: EventEntry[]): Attempt[] => list.map((e) => ({ id: e.event_id, at: e.at.getTime(), kind: e.security_kind!, actor: e.actor! }));
 
 describe('burst detection through Redis against the pure detectors', () => {
@@ -113,7 +121,8 @@ describe('sign-in attempts in Redis', () => {
       { id: b, at: 2000, kind: 'login_succeeded', actor },
     ];
     const since = new Date(0);
-    const reads = await ctx.runtime.burstsState.detectorReads(project, [{ kind: 'ag', key: group, actor, ip, since }, { kind: 'aip', key: ip, actor: null, ip, since }], DEFAULT_ALERTS);
+    await ctx.runtime.keeper.verify(project, new Date()); // as a worker's job has before it reads
+    const reads = await verifiedReads(project, [{ kind: 'ag', key: group, actor, ip, since }, { kind: 'aip', key: ip, actor: null, ip, since }], DEFAULT_ALERTS);
     expect(reads.map((r) => r.fresh)).toEqual([expected, expected]);
     expect((await state.redis.zrange(`${base}ag:${group}`, 1, 1))[0]).toHaveLength(24); // 22 + '|' + kind
   });
@@ -144,7 +153,7 @@ describe('saved detector folds', () => {
       if (i > 0 && job !== jobs[Math.floor(jobs.length / 2)]) {
         // what the worker reads for a job after this one
         const since = new Date(Math.max(...job.map((e) => e.at.getTime())) - DETECTION_LOOKBACK_MS);
-        const [read] = await ctx.runtime.burstsState.detectorReads(project, [{ kind: 'aip', key: ip, actor: null, ip, since }], DEFAULT_ALERTS);
+        const [read] = await verifiedReads(project, [{ kind: 'aip', key: ip, actor: null, ip, since }], DEFAULT_ALERTS);
         // the saved fold holds all but the last DETECTION_SETTLE_MS of attempts
         expect(read!.state).not.toBeNull();
         expect(read!.fresh.length).toBeLessThan(10);
@@ -177,7 +186,7 @@ describe('saved detector folds', () => {
       state.apply(project, [{ id, receivedAt: new Date(), errors: [], attempts: ats.map((at) => ({ event_id: crypto.randomBytes(16).toString('hex'), at: new Date(at), kind: 'login_failed', actor: 'bo', group: key.key, ip: '203.0.113.5' })), packed: false }]);
     const settings = { ...DEFAULT_ALERTS, threshold: 100 }; // no burst: the folds only count
     const fold = async () => {
-      const [read] = await ctx.runtime.burstsState.detectorReads(project, [key], settings);
+      const [read] = await verifiedReads(project, [key], settings);
       return { read: read!, folded: resumeSettled('brute_force', settings, read!.state, read!.leaving, read!.fresh, t0 + 1e9)! };
     };
     await apply('s-1', [t0, t0 + 1000, t0 + 2000]);
@@ -255,5 +264,33 @@ describe('one attack seen by two folds', () => {
     }
     const { issues } = (await call(ctx, 'GET', '/api/v1/issues', { key: secret })).body as { issues: { exception_type: string; event_count: number; first_seen: string }[] };
     expect(issues.map((i) => ({ type: i.exception_type, count: i.event_count, first: i.first_seen }))).toEqual([{ type: 'brute_force', count: 12, first: bodies[0]!.timestamp }]);
+  });
+});
+
+describe('a rebuild between a job applying sign-in attempts and judging them (issue 66)', () => {
+  it('fails the job, to be retried, rather than judging what the rebuild has not written back; the retry raises the burst', async () => {
+    const project = Number((await makeProject(ctx)).project.id);
+    const now = Date.now();
+    const events = Array.from({ length: 8 }, (_, i) => securityEvent(project, 'eve', '198.51.100.66', 'login_failed', now - 8000 + i * 1000));
+    const payload = { groups: [{ id: `rebuilt-${project}`, received_at: new Date().toISOString(), events }] };
+    const { epoch } = projectKeys(ctx.runtime.config.queuePrefix, project);
+    // the job applies its attempts; before it judges them a rebuild begins: the epoch deleted, the state dropped
+    const rebuildBegins = {
+      ...ctx.runtime,
+      bursts: {
+        detect: async (...args: Parameters<TestContext['runtime']['bursts']['detect']>) => {
+          await ctx.runtime.queues.connection.del(epoch);
+          await ctx.runtime.issuesState.beginReplace(project);
+          return ctx.runtime.bursts.detect(...args);
+        },
+      },
+    };
+    await expect(processEventGroups(payload, rebuildBegins, new Date())).rejects.toThrow(StateMovedError);
+    // the rebuild writes the attempts back and the state is verified again; the job's retry judges them
+    await ctx.runtime.issuesState.replaceAttempts(project, events.map((e) => ({ event_id: e.event_id, at: e.at, kind: e.security_kind!, actor: e.actor!, group: e.group_key!, ip: e.ip! })));
+    await ctx.runtime.keeper.verify(project, new Date());
+    await processEventGroups(payload, ctx.runtime, new Date());
+    const issues = (await ctx.runtime.issuesState.snapshot(project)).issues.map(({ doc }) => ({ detector: doc.exception_type, count: doc.event_count }));
+    expect(issues).toEqual([{ detector: 'brute_force', count: 8 }]);
   });
 });

@@ -10,7 +10,7 @@ import { ipv6Prefix64 } from '../domain/ip-prefix.ts';
 import { burstIssue, resumeSettled, type Attempt, type Burst, type Detector } from '../domain/bursts.ts';
 import type { AlertSettings } from '../store/projects.store.ts';
 import { StateMovedError } from '../state/rebuild.ts';
-import { DETECTION_LOOKBACK_MS, DETECTION_SETTLE_MS, DETECTOR_OF, type AttemptEntry, type BurstsState, type DetectorKey } from '../state/bursts.state.ts';
+import { DETECTION_LOOKBACK_MS, DETECTION_SETTLE_MS, DETECTOR_OF, type AttemptEntry, type BurstsState, type DetectorKey, type DetectorRead } from '../state/bursts.state.ts';
 import type { IssuesState } from '../state/issues.state.ts';
 import { eventKey } from '../store/events.store.ts';
 import { groupBy } from '../util/group-by.ts';
@@ -115,7 +115,8 @@ export function makeBurstsService(deps: { issuesState: IssuesState; burstsState:
           .filter(([prefix]) => prefix !== '')
           .map(([prefix, list]) => ({ kind: 'a64' as const, key: prefix, actor: null, ip: prefix, since: earliest(list) })),
       ];
-      const reads = await state.detectorReads(project, keys, settings);
+      // a project whose state a rebuild may be refilling is not read: the job is retried, and judges its attempts then
+      const reads = verifiedReads(project, await state.detectorReads(project, keys, settings));
       const settledAt = (fresh: Attempt[]) => Math.max(...fresh.map((a) => a.at)) - DETECTION_SETTLE_MS;
       for (const [i, key] of keys.entries()) {
         const detector = DETECTOR_OF[key.kind];
@@ -123,7 +124,7 @@ export function makeBurstsService(deps: { issuesState: IssuesState; burstsState:
         let folded = read.state && resumeSettled(detector, settings, read.state, read.leaving, read.fresh, settledAt(read.fresh));
         if (!folded) {
           // no saved fold, or one that needs attempts it did not read: from the start
-          if (read.state) read = (await state.detectorReads(project, [key], settings, true))[0]!;
+          if (read.state) read = verifiedReads(project, await state.detectorReads(project, [key], settings, true))[0]!;
           folded = resumeSettled(detector, settings, null, [], read.fresh, settledAt(read.fresh))!;
         }
         const attempts = new Map([...read.leaving, ...read.fresh].map((a) => [a.id, a]));
@@ -137,6 +138,11 @@ export function makeBurstsService(deps: { issuesState: IssuesState; burstsState:
   };
 }
 export type BurstsService = ReturnType<typeof makeBurstsService>;
+
+function verifiedReads(project: number, reads: DetectorRead[] | 'unverified'): DetectorRead[] {
+  if (reads === 'unverified') throw new StateMovedError(project, 'burst detection');
+  return reads;
+}
 
 /** When the newest of this job's groups holding one of the burst's attempts was received, if any does. */
 function newestReceived(ids: string[], received: Map<string, Date>): Date | undefined {

@@ -101,13 +101,15 @@ export function makeBurstsState(redis: RedisClient, opts: { prefix: string }) {
     /**
      * What each burst detector folds next (src/domain/bursts.ts), for groups (`ag`) or ips (`aip`), in one round
      * trip: its saved fold with the attempts after it and the failures that may leave its window, or, where no
-     * saved fold can be gone on from (or `full`), no fold and every attempt since the look-back's start `since`.
+     * saved fold can be gone on from (or `full`), no fold and every attempt since the look-back's start `since`;
+     * 'unverified' when the project's state is not verified on this Redis (a rebuild may be refilling it).
      */
-    async detectorReads(project: number, reads: DetectorKey[], settings: BurstSettings, full = false): Promise<DetectorRead[]> {
-      const base = keys(project).base;
+    async detectorReads(project: number, reads: DetectorKey[], settings: BurstSettings, full = false): Promise<DetectorRead[] | 'unverified'> {
+      const { base, epoch } = keys(project);
       const pipe = redis.pipeline() as unknown as ScriptPipeline;
       for (const r of reads) {
         pipe.readDetector(
+          epoch,
           `${base}${r.kind}:${r.key}`,
           `${base}dt:${r.kind}:${r.key}`,
           r.since.getTime(),
@@ -118,6 +120,7 @@ export function makeBurstsState(redis: RedisClient, opts: { prefix: string }) {
         );
       }
       const answers = (await pipe.exec()) ?? [];
+      if (answers.some(([, answer]) => typeof answer === 'number' && answerOf(answer, {}) === 'unverified')) return 'unverified';
       return answers.map(([err, answer], i) => {
         if (err) throw err;
         const [version, fold, windowFrom, from, fresh, leaving] = answer as [string, string, string, string, string[], string[]];

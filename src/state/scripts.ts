@@ -29,7 +29,7 @@ const SCRIPTS = {
   takeDigest: 'take-digest-4.lua',
   endDecisions: 'end-decisions-2.lua',
   runId: 'run-id-1.lua',
-  readDetector: 'read-detector-2.lua',
+  readDetector: 'read-detector-3.lua',
   saveDetector: 'save-detector-2.lua',
   endLease: 'end-lease-1.lua',
   renewLease: 'renew-lease-1.lua',
@@ -87,7 +87,7 @@ export interface ScriptCommands {
   takeDigest(sent: string, buffer: string, pending: string, digest: string, ...argv: Arg[]): Promise<string[]>;
   endDecisions(active: string, log: string, ...argv: Arg[]): Promise<string[]>;
   runId(anyKey: string): Promise<string>;
-  readDetector(attempts: string, fold: string, ...argv: Arg[]): Promise<[string, string, string, string, string[], string[]]>;
+  readDetector(epoch: string, attempts: string, fold: string, ...argv: Arg[]): Promise<[string, string, string, string, string[], string[]] | number>;
   saveDetector(attempts: string, fold: string, ...argv: Arg[]): Promise<number>;
   endLease(lease: string, token: string): Promise<number>;
   renewLease(lease: string, token: string, ms: number): Promise<number>;

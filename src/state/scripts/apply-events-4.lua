@@ -66,7 +66,7 @@
     aip:<ip>     attempts from an ip: the same, member '<event id>|<kind>|<actor>' (the actor everything after the
                  second '|': src/domain/client-keys.ts' attemptMember)
     a64:<prefix> attempts from an IPv6 /64 ('2001:db8:1:2::/64'): member '<event id>|<kind>|<ip>|<actor>'
-    dt:<ag, aip or a64 key>  a burst detector's saved fold (read-detector-2.lua): deleted when an attempt
+    dt:<ag, aip or a64 key>  a burst detector's saved fold (read-detector-3.lua): deleted when an attempt
                  no newer than its newest arrives
     rp           groups whose sign-in attempts the repacker has yet to rewrite: score the group id's time (ms)
                  (src/services/repack.service.ts)

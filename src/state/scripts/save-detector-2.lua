@@ -1,5 +1,5 @@
 --[[
-  Saves a burst detector's fold (read-detector-2.lua) unless something moved
+  Saves a burst detector's fold (read-detector-3.lua) unless something moved
   since it was read: another fold was saved, an attempt older than the saved
   fold's newest arrived (apply-events-4.lua then deletes the fold), or the
   attempts the fold read changed in number. Either way the fold already
