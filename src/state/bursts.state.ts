@@ -102,7 +102,7 @@ export function makeBurstsState(redis: RedisClient, opts: { prefix: string }) {
      * What each burst detector folds next (src/domain/bursts.ts), for groups (`ag`) or ips (`aip`), in one round
      * trip: its saved fold with the attempts after it and the failures that may leave its window, or, where no
      * saved fold can be gone on from (or `full`), no fold and every attempt since the look-back's start `since`;
-     * 'unverified' when the project's state is not verified on this Redis (a rebuild may be refilling it).
+     * 'unverified' while a rebuild or recount replaces the project's state (its epoch deleted).
      */
     async detectorReads(project: number, reads: DetectorKey[], settings: BurstSettings, full = false): Promise<DetectorRead[] | 'unverified'> {
       const { base, epoch } = keys(project);

@@ -8,11 +8,14 @@
   its window lies inside the look-back, and the attempts are below the cap
   (trimming then never took a failure of its window).
 
-  A project whose state is not verified on this Redis (a rebuild under way drops and refills the
-  attempts) is not read: a fold of what a rebuild has not written back yet would find nothing, and
-  the attempts applied would never be judged; the job is retried instead (issue 66).
+  A project whose state a rebuild or recount is replacing (its epoch key deleted: the attempts are
+  dropped and refilled) is not read: a fold of what the rebuild has not written back yet would find
+  nothing, and the attempts applied would never be judged; the job is retried instead (issue 66).
+  Only the key's presence is checked, not lib/epoch.lua's run id: this runs once per detector key,
+  several a job, and INFO on each would cost Redis more than the reads; a restarted Redis holds the
+  attempts its AOF restored, which a fold may read.
 
-  KEYS[1] epoch    run_id of the Redis this project's state was verified on
+  KEYS[1] epoch    run_id of the Redis this project's state was verified on (deleted while it is replaced)
   KEYS[2] the attempts: ag:<group>, aip:<ip> or a64:<prefix> (score at, see apply-events-4.lua)
   KEYS[3] the saved fold: dt:<that key>, a hash {v version token, s the fold's JSON,
           l newest attempt folded (ms), w where its window's failures start (ms), k settings}
@@ -25,10 +28,9 @@
 
   Returns {version or '', fold JSON or '', window start (ms), read from (ms),
            attempts from there on (member, score, ...), leaving failures (member, score, ...)},
-          or -1 when the state was not verified since this Redis started
+          or -1 when the project's state is being replaced
 ]]
--- #include lib/epoch.lua
-if not verifiedEpoch(KEYS[1]) then return -1 end
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 local saved = redis.call('HMGET', KEYS[3], 'v', 's', 'l', 'w', 'k')
 local since = ARGV[1]
 local usable = saved[2] and saved[5] == ARGV[3] and tonumber(saved[4]) >= tonumber(since)
