@@ -216,4 +216,37 @@ describe('workflow', () => {
     expect(activity[0]).toMatchObject({ kind: 'unignored' });
     expect((await dash('POST', `/issues/${id}/status`, { status: 'ignored', until: new Date(Date.now() - 1000).toISOString() })).status).toBe(400);
   });
+
+  it('a security issue follows the same rule: resolved in the next release, the attack regresses it once a newer release is out; ignored until more attempts, the attack ends the ignore', async () => {
+    const start = Date.now() - 60_000;
+    let n = 0;
+    const attempts = async (count: number) => {
+      for (let i = 0; i < count; i++) {
+        const security = { kind: 'login_failed', actor: 'mallory', ip: '198.51.100.7' };
+        expect((await p.send({ event_id: eventId(), timestamp: new Date(start + n++ * 1000).toISOString(), security })).status).toBe(202);
+      }
+      await drained(ctx);
+    };
+    const issue = async () => (await dash('GET', `/issues/${id}`)).body;
+    const activity = async () => (await dash('GET', `/issues/${id}/activity`)).body.activity as { kind: string; data: Record<string, unknown> }[];
+    await attempts(5);
+    const id = (await p.get('/issues?kind=security')).body.issues[0].id as string;
+    expect((await dash('POST', `/issues/${id}/status`, { status: 'resolved', in_next_release: true })).status).toBe(200);
+    // the attack goes on, but the next release is not out: still resolved
+    await attempts(2);
+    expect(await issue()).toMatchObject({ status: 'resolved', event_count: 7, regression_count: 0 });
+    // a newer release's first event, then one more attempt: regressed, in the activity
+    await p.send(error('AlphaError', { release: 'erp@9', environment: 'production' }));
+    await drained(ctx);
+    await attempts(1);
+    expect(await issue()).toMatchObject({ status: 'unresolved', event_count: 8, regression_count: 1, last_regression_kind: 'new_release' });
+    expect((await activity())[0]).toMatchObject({ kind: 'regressed' });
+
+    expect((await dash('POST', `/issues/${id}/status`, { status: 'ignored', until_count: 2 })).status).toBe(200);
+    await attempts(1);
+    expect(await issue()).toMatchObject({ status: 'ignored', event_count: 9 });
+    await attempts(1);
+    expect(await issue()).toMatchObject({ status: 'unresolved', event_count: 10, ignore_until_count: null });
+    expect((await activity())[0]).toMatchObject({ kind: 'unignored', data: { event_count: 10 } });
+  });
 });

@@ -12,6 +12,7 @@ import type { AlertSettings } from '../store/projects.store.ts';
 import { StateMovedError } from '../state/rebuild.ts';
 import { DETECTION_LOOKBACK_MS, DETECTION_SETTLE_MS, DETECTOR_OF, type AttemptEntry, type BurstsState, type DetectorKey, type DetectorRead } from '../state/bursts.state.ts';
 import type { IssuesState } from '../state/issues.state.ts';
+import type { IssueChange } from '../state/issue-changes.ts';
 import { eventKey } from '../store/events.store.ts';
 import { groupBy } from '../util/group-by.ts';
 
@@ -40,7 +41,7 @@ export function makeBurstsService(deps: { issuesState: IssuesState; burstsState:
     // address's burst (its own detector raises it), so the /64 raises one only when two or more addresses took part.
     const span = key.kind === 'a64' ? [...read.values()].filter((a) => a.kind === 'login_failed' && a.at >= burst.first_seen && a.at <= burst.last_seen) : [];
     const addresses = new Set(span.map((a) => a.ip!));
-    if (key.kind === 'a64' && addresses.size < 2) return;
+    if (key.kind === 'a64' && addresses.size < 2) return [];
     // no decision for an allowlisted actor or address (for a /64, any of its addresses that took part, or the /64
     // itself), nor while the project only monitors; the issue says which
     const allowlist = makeAllowlist(settings.allowlist);
@@ -84,12 +85,17 @@ export function makeBurstsService(deps: { issuesState: IssuesState; burstsState:
               }),
       },
     );
-    if (result === 'unverified') throw new StateMovedError(project, 'burst detection');
+    if (result.code === 'unverified') throw new StateMovedError(project, 'burst detection');
+    return result.changes;
   }
 
   return {
-    /** `flags`: the project's notification flags (`t`: its triggers go to its outbox). */
-    async detect(project: number, attempts: AppliedAttempt[], flags: string): Promise<void> {
+    /**
+     * `flags`: the project's notification flags (`t`: its triggers go to its outbox). Answers what the bursts
+     * changed in their issues' statuses (regressions, ended ignores) for the activity.
+     */
+    async detect(project: number, attempts: AppliedAttempt[], flags: string): Promise<IssueChange[]> {
+      const changes: IssueChange[] = [];
       const settings = await deps.alertSettings(project);
       const received = new Map(attempts.map(({ attempt, receivedAt }) => [attempt.event_id, receivedAt]));
       const earliest = (list: AppliedAttempt[]) => new Date(Math.min(...list.map((a) => a.attempt.at.getTime())) - DETECTION_LOOKBACK_MS);
@@ -129,11 +135,12 @@ export function makeBurstsService(deps: { issuesState: IssuesState; burstsState:
         }
         const attempts = new Map([...read.leaving, ...read.fresh].map((a) => [a.id, a]));
         for (const burst of folded.bursts) {
-          await recordBurst(project, detector, key, burst, attempts, received, { notify: flags.includes('t'), settings });
+          changes.push(...(await recordBurst(project, detector, key, burst, attempts, received, { notify: flags.includes('t'), settings })));
         }
         // Saved once its bursts are recorded: a worker that dies in between folds them again on the retry.
         await state.saveDetector(project, key, read, folded.state);
       }
+      return changes;
     },
   };
 }

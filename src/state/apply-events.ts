@@ -8,6 +8,9 @@ import { groupTime } from '../util/group-commit.ts';
 import { attemptSets, DETECTION_LOOKBACK_MS, DETECTION_MAX_ATTEMPTS, type AttemptEntry } from './bursts.state.ts';
 import { answerOf, APPLY_CODES, projectKeys, type ApplyCode, type ScriptCommands } from './scripts.ts';
 import { APPLIED_MEMORY_MS } from './sessions.state.ts';
+import { issueChangesOf, type IssueChange } from './issue-changes.ts';
+
+export type { IssueChange };
 
 /** An error event (or a CSP violation) as the apply script takes it. */
 export interface ErrorEntry {
@@ -37,16 +40,6 @@ export interface AppliedGroup {
   attempts: AttemptEntry[];
   /** whether the group stored sign-in attempts of the project (of any kind): the repacker rewrites them later */
   packed?: boolean;
-}
-
-/** What applying events changed in an issue's status: a regression (`n`: its number) or an ignore that ended (`n`: its events). */
-export interface IssueChange {
-  issue: number;
-  what: 'regressed' | 'unignored';
-  n: number;
-  at: Date;
-  release: string | null;
-  regression_kind: 'same_release' | 'new_release' | null;
 }
 
 export function makeApplyEvents(redis: RedisClient & ScriptCommands, opts: { prefix: string }) {
@@ -87,17 +80,7 @@ export function makeApplyEvents(redis: RedisClient & ScriptCommands, opts: { pre
         JSON.stringify(entries),
         notify,
       );
-      const read = (JSON.parse(changes ?? '[]') as [number, IssueChange['what'], number, number, string, string][]).map(
-        ([issue, what, n, at, release, kind]): IssueChange => ({
-          issue,
-          what,
-          n,
-          at: new Date(at),
-          release: release || null,
-          regression_kind: (kind || null) as IssueChange['regression_kind'],
-        }),
-      );
-      return { code: answerOf(code, APPLY_CODES), changes: read };
+      return { code: answerOf(code, APPLY_CODES), changes: issueChangesOf(changes) };
     },
   };
 }

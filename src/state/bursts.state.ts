@@ -9,6 +9,7 @@ import { ipv6Prefix64 } from '../domain/ip-prefix.ts';
 import { byTimeThenId, settingsKey, type Attempt, type BurstSettings, type Detector, type DetectorState } from '../domain/bursts.ts';
 import type { RedisClient } from '../redis/connect.ts';
 import { answerOf, defineScripts, projectKeys, type ScriptPipeline } from './scripts.ts';
+import { issueChangesOf, type IssueChange } from './issue-changes.ts';
 
 /** The sign-in attempts the burst detectors read; other security kinds are stored and shown but do not count. */
 export const ATTEMPT_KINDS: ReadonlySet<string> = new Set(['login_failed', 'login_succeeded']);
@@ -183,7 +184,7 @@ export function makeBurstsState(redis: RedisClient, opts: { prefix: string }) {
         /** the decision's type, and its escalation (ARGV[9] of apply-burst-3.lua) */
         decision?: { type: 'ban' | 'captcha'; escalate: boolean; maxSeconds: number };
       } = {},
-    ): Promise<'changed' | 'unchanged' | 'unverified'> {
+    ): Promise<{ code: 'changed' | 'unchanged' | 'unverified'; changes: IssueChange[] }> {
       const k = keys(project);
       const arg = {
         ...burst,
@@ -192,7 +193,7 @@ export function makeBurstsState(redis: RedisClient, opts: { prefix: string }) {
         latest_at: burst.latest_at.getTime(),
         received: burst.received?.getTime(),
       };
-      const code = await r.applyBurst(
+      const [code, changes] = await r.applyBurst(
         k.epoch,
         k.eseq,
         k.edirty,
@@ -206,7 +207,7 @@ export function makeBurstsState(redis: RedisClient, opts: { prefix: string }) {
         JSON.stringify((opts.attempts ?? []).map((a) => [a.id, a.at, a.actor ?? '', a.ip ?? ''])),
         JSON.stringify(opts.decision ? { type: opts.decision.type, escalate: opts.decision.escalate, max_ms: opts.decision.maxSeconds * 1000 } : {}),
       );
-      return answerOf(code, { 1: 'changed', 0: 'unchanged' } as const);
+      return { code: answerOf(code, { 1: 'changed', 0: 'unchanged' } as const), changes: issueChangesOf(changes) };
     },
   };
 }

@@ -68,7 +68,7 @@ export interface ScriptCommands {
   snapshotRollups(epoch: string, seq: string, dirty: string, base: string): Promise<[number, number, ...[string, string, string[]][]]>;
   clearDirty(dirty: string, ...pairs: string[]): Promise<number>;
   applyEvents(epoch: string, seq: string, applied: string, dirty: string, ...argv: Arg[]): Promise<[number, number, number, string]>;
-  applyBurst(epoch: string, seq: string, dirty: string, ...argv: Arg[]): Promise<number>;
+  applyBurst(epoch: string, seq: string, dirty: string, ...argv: Arg[]): Promise<[number, string]>;
   setIssueStatus(epoch: string, seq: string, dirty: string, ...argv: Arg[]): Promise<number>;
   assignIssue(epoch: string, seq: string, dirty: string, ...argv: Arg[]): Promise<number | [string]>;
   snapshotIssues(

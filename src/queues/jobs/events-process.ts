@@ -216,7 +216,7 @@ export async function processEventGroups(payload: EventsProcessPayload, runtime:
     await recordChanges(runtime.stores.activity, project, changes);
     // Detection runs on every delivery: a worker that died after the script but before this step is retried.
     const attempts = groups.flatMap((g) => g.attempts.map((a) => ({ attempt: a, receivedAt: g.receivedAt })));
-    if (attempts.length > 0) await runtime.bursts.detect(project, attempts, flags);
+    if (attempts.length > 0) await recordChanges(runtime.stores.activity, project, await runtime.bursts.detect(project, attempts, flags));
     if (flags === '') continue;
     const touched = new Map(groups.flatMap((g) => g.errors.map((e) => [e.issue, { level: e.level, environment: e.environment }] as const)));
     await checkFrequency(runtime.notify, project, channels, touched, now);

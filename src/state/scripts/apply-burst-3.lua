@@ -2,9 +2,10 @@
   Records one burst found by a detector (src/domain/bursts.ts) in its
   security issue, created on first sight. The detectors recompute bursts
   from the attempts they read, so a burst only ever grows: counts take the
-  larger value, first and last seen widen. An attempt of the burst received
-  after the issue was resolved regresses it (spec 3.1). Applying the same
-  burst again changes nothing. When the project has notification channels,
+  larger value, first and last seen widen. A burst holding an attempt of the
+  batch being applied is an occurrence of the issue rule (lib/issue-rule.lua,
+  as error events are): it regresses a resolved issue and ends an ignore that
+  it reaches. Applying the same burst again changes nothing. When the project has notification channels,
   the decision made (decision.created: its type, address or actor, end and escalation),
   the issue's creation (security.burst, naming the actor, the address and
   the attempts) and a regression (issue.regressed) go to its outbox (nq) in
@@ -54,11 +55,13 @@
   is recorded in that issue, its fingerprint mapped there too. The detectors' bursts of one group never overlap, so
   only views of the same attack meet.
 
-  Returns 1 changed, 0 unchanged, -1 the state was not verified since this Redis started
+  Returns {code, changes: JSON [[issue, 'regressed' | 'unignored', n, at (ms), '', regression kind], ...]}
+    (as apply-events-4.lua's); code 1 changed, 0 unchanged, -1 the state was not verified since this Redis started
 ]]
 -- #include lib/epoch.lua
 -- #include lib/issue-hours.lua
-if not verifiedEpoch(KEYS[1]) then return -1 end
+-- #include lib/issue-rule.lua
+if not verifiedEpoch(KEYS[1]) then return {-1, '[]'} end
 local base = ARGV[1]
 local b = cjson.decode(ARGV[3])
 local issueId = ARGV[2]
@@ -120,20 +123,26 @@ for _, attempt in ipairs(cjson.decode(ARGV[8] or '[]')) do
     if ip ~= '' then redis.call('HINCRBY', base .. 'is:' .. issueId, 'i:' .. ip, 1) end
   end
 end
-local issue = redis.call('HMGET', key, 'count', 'first', 'last', 'latest_at', 'status', 'resolved_at')
-if b.count > tonumber(issue[1]) then redis.call('HSET', key, 'count', b.count); changed = true end
+local issue = redis.call('HMGET', key, 'count', 'first', 'last', 'latest_at')
+local count = math.max(b.count, tonumber(issue[1]))
+if count > tonumber(issue[1]) then redis.call('HSET', key, 'count', count); changed = true end
 if tonumber(b.first) < tonumber(issue[2]) then redis.call('HSET', key, 'first', b.first); changed = true end
 if tonumber(b.last) > tonumber(issue[3]) then redis.call('HSET', key, 'last', b.last); changed = true end
 if tonumber(b.latest_at) > tonumber(issue[4]) then redis.call('HSET', key, 'latest', b.latest, 'latest_at', b.latest_at); changed = true end
-if b.received and issue[5] == 'resolved' and tonumber(issue[6]) < tonumber(b.received) then
-  redis.call('HSET', key, 'status', 'unresolved', 'regressed_at', b.received, 'regression_kind', 'new_release')
-  redis.call('HINCRBY', key, 'regressions', 1)
-  changed = true
+local changes = {}
+local change = b.received and issueOccurs(base, key, tonumber(b.received), '', count)
+if change and change[1] == 'regressed' then
+  changes[1] = {tonumber(issueId), 'regressed', change[2], tonumber(b.received), '', change[3]}
   trigger({event = 'issue.regressed', issue = tonumber(issueId), at = b.received, level = 'warning',
-    regression_kind = 'new_release', detector = b.detector, actor = b.actor, ip = b.ip, attempts = b.count})
+    regression_kind = change[3], detector = b.detector, actor = b.actor, ip = b.ip, attempts = b.count})
+elseif change then
+  changes[1] = {tonumber(issueId), 'unignored', count, tonumber(b.received), '', ''}
 end
+if change then changed = true end
 if (redis.call('HGET', key, 'policy') or '') ~= (b.policy or '') then redis.call('HSET', key, 'policy', b.policy or ''); changed = true end
-if not changed then return 0 end
+-- cjson writes an empty table as {}
+local answer = #changes == 0 and '[]' or cjson.encode(changes)
+if not changed then return {0, answer} end
 redis.call('HSET', KEYS[3], issueId, redis.call('INCR', KEYS[2]))
 
 local holdFor = tonumber(ARGV[5] or '0')
@@ -184,4 +193,4 @@ if holdFor > 0 and redis.call('HGET', key, 'status') == 'unresolved' and fresh t
   if decision.w then redis.call('ZADD', base .. 'dw', ends, decision.w) end
   redis.call('XADD', base .. 'dlog', 'MAXLEN', '~', 50000, '*', 'op', 's', 'id', id)
 end
-return 1
+return {1, answer}

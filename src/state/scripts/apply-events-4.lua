@@ -5,7 +5,8 @@
   group delivered again in another job change nothing twice.
   - an error event counts in its issue (created on first sight), follows the
     newest event (last release, level, title, culprit, latest event), adds its
-    company tag (up to 64), and regresses a resolved issue (spec 3.1); it joins
+    company tag (up to 64), and regresses a resolved issue or ends an ignore by
+    the issue rule (lib/issue-rule.lua, spec 3.1); it joins
     the issue's events (ie:), its spread (is:, and the filter sets fr:, fe:,
     fc: on the first event of a release, environment or company) and its
     hourly counts (ih:, trimmed to HOURS_KEPT);
@@ -77,6 +78,7 @@
 ]]
 -- #include lib/epoch.lua
 -- #include lib/issue-hours.lua
+-- #include lib/issue-rule.lua
 if not verifiedEpoch(KEYS[1]) then return {-1, 0, 0, '[]'} end
 
 local base = ARGV[1]
@@ -147,15 +149,6 @@ local function countUser(id, user)
   redis.call('SREM', base .. 'fx:nouser', id)
 end
 
--- Whether an event of `release` is of a release newer than `than` (by each one's first event): an issue resolved in
--- the next release regresses only on such an event. No release is newer than none.
-local function newer(release, than)
-  if release == '' then return false end
-  if than == '' then return true end
-  local a, b = redis.call('ZSCORE', base .. 'rf', release), redis.call('ZSCORE', base .. 'rf', than)
-  return b == false or (a ~= false and tonumber(a) > tonumber(b))
-end
-
 for _, g in ipairs(groups) do
   if not redis.call('ZSCORE', KEYS[3], g.id) then
     local now = tonumber(g.at)
@@ -175,7 +168,7 @@ for _, g in ipairs(groups) do
           'regressions', 0, 'resolves', 0, 'resolved_at', '', 'resolved_release', '', 'regressed_at', '',
           'regression_kind', '', 'created', now, 'latest', event, 'latest_at', at)
       end
-      local issue = redis.call('HMGET', key, 'first', 'last', 'status', 'resolved_at', 'resolved_release', 'resolved_next', 'ignore_count', 'ignore_until')
+      local issue = redis.call('HMGET', key, 'first', 'last')
       local count = redis.call('HINCRBY', key, 'count', 1)
       if tonumber(at) < tonumber(issue[1]) then redis.call('HSET', key, 'first', at, 'first_release', release) end
       if tonumber(at) >= tonumber(issue[2]) then
@@ -199,20 +192,12 @@ for _, g in ipairs(groups) do
         if kind == 'security' then event = 'security.csp' end
         trigger({event = event, issue = id, at = now, environment = environment, level = level})
       end
-      local regresses = issue[3] == 'resolved' and tonumber(issue[4]) < now
-      if regresses and issue[6] == '1' then regresses = newer(release, issue[5]) end
-      if regresses then
-        local kind = 'new_release'
-        if release ~= '' and release == issue[5] then kind = 'same_release' end
-        redis.call('HSET', key, 'status', 'unresolved', 'regressed_at', now, 'regression_kind', kind, 'regressed_release', release, 'resolved_next', '')
-        local n = redis.call('HINCRBY', key, 'regressions', 1)
-        changes[#changes + 1] = {id, 'regressed', n, now, release, kind}
+      local change = issueOccurs(base, key, now, release, count)
+      if change and change[1] == 'regressed' then
+        changes[#changes + 1] = {id, 'regressed', change[2], now, release, change[3]}
         trigger({event = 'issue.regressed', issue = id, at = now, environment = environment, level = level,
-          release = release, regression_kind = kind})
-      elseif issue[3] == 'ignored' and ((issue[7] and issue[7] ~= '' and count >= tonumber(issue[7]))
-          or (issue[8] and issue[8] ~= '' and now >= tonumber(issue[8]))) then
-        -- an ignore that lasts until so many events, or until a time, ends with the event that passes it
-        redis.call('HSET', key, 'status', 'unresolved', 'ignore_count', '', 'ignore_until', '')
+          release = release, regression_kind = change[3]})
+      elseif change then
         changes[#changes + 1] = {id, 'unignored', count, now, release, ''}
       end
       redis.call('HSET', KEYS[4], id, seq)
