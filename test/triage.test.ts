@@ -117,6 +117,9 @@ describe('the issue list searched', () => {
     expect(await found('user.id:u2')).toEqual(['AlphaError']);
     expect(await found('is:unresolved')).toEqual(['AlphaError', 'BetaError']);
     expect(await found('"BetaError happened"')).toEqual(['BetaError']);
+    // a phrase matches as a phrase: the same words in another order do not
+    expect(await found('"happened BetaError"')).toEqual([]);
+    expect(await found('happened BetaError')).toEqual(['BetaError']);
     expect(await found('')).toEqual(['AlphaError', 'BetaError']);
     const unknown = (await list('is:sparkling BetaError')).body;
     expect(unknown.search.unknown.map((u: { term: string }) => u.term)).toEqual(['is:sparkling']);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { listPlan, parseSearch, termText, tokens, type SearchTerm } from './search.ts';
+import { listPlan, parseSearch, termText, textWords, tokens, type SearchTerm } from './search.ts';
 
 describe('tokens', () => {
   it.each([
@@ -102,7 +102,7 @@ describe('listPlan', () => {
     ['times-seen:<=5', { status: 'unresolved', sets: [], not: [], ranges: [{ on: 'count', min: 0, max: 5 }] }],
     ['!times-seen:>=10', { status: 'unresolved', sets: [], not: [], ranges: [{ on: 'count', min: 0, max: 9 }] }],
     ['times-seen:7', { status: 'unresolved', sets: [], not: [], ranges: [{ on: 'count', min: 7, max: 7 }] }],
-    ['"card declined" CheckoutError', { status: 'unresolved', sets: [set('tx:card'), set('tx:declined'), set('tx:checkouterror')], not: [], ranges: [] }],
+    ['"card declined" CheckoutError', { status: 'unresolved', sets: [set('tx:card'), set('tx:declined'), set('tx:card declined'), set('tx:checkouterror')], not: [], ranges: [] }],
   ])('%j', (search, expected) => {
     expect(plan(search)).toEqual({ plan: expected, unknown: [] });
   });
@@ -116,5 +116,17 @@ describe('listPlan', () => {
       { term: 'has:company', reason: 'the issue list does not search by this yet' },
       { term: 'assigned:me', reason: 'assigned:me needs a signed-in user; name the email' },
     ]);
+  });
+});
+
+describe('textWords', () => {
+  it.each([
+    ['BetaError', ['betaerror']],
+    ['failed for journal', ['failed', 'for', 'journal', 'failed for', 'for journal']],
+    ['a b', ['a b']],
+    ['app.run(x)', ['app', 'run', 'app run', 'run x']],
+    ['', []],
+  ])('%j', (text, expected) => {
+    expect(textWords(text)).toEqual(expected);
   });
 });

@@ -220,7 +220,8 @@ export function listPlan(search: Search, ctx: SearchContext, status: ListPlan['s
       }
     }
   }
-  for (const word of textWords(search.text.join(' '))) plan.sets.push({ set: `tx:${word}`, counted: true });
+  const words = new Set(search.text.flatMap((text) => textWords(text)));
+  for (const word of words) plan.sets.push({ set: `tx:${word}`, counted: true });
   if (release && environment) plan.count = `v:${release.value}\n${environment.value}`;
   else if (release) plan.count = `r:${release.value}`;
   else if (environment) plan.count = `e:${environment.value}`;
@@ -274,11 +275,16 @@ function countRange(op: CountOp, n: number): { min: number; max: number } {
 /**
  * The words of a search's free text, split as snapshot-issues-3.lua splits titles and culprits: at ASCII spaces
  * and punctuation, ASCII letters lower-cased, one-character words left out. An issue matches when its title or
- * culprit holds every word, whole or as a camelCase part (`beta` finds `BetaError`).
+ * culprit holds every word, whole or as a camelCase part (`beta` finds `BetaError`). Words that follow each other
+ * (a quoted phrase's, or `app.run`'s) also come as pairs, '<word> <word>', which the index keeps for each two
+ * neighbouring whole words of a line: so "failed for journal" finds neither "journal failed for" nor "failed for
+ * lookup of journal".
  */
 export function textWords(text: string): string[] {
   const lower = text.replace(/[A-Z]+/g, (s) => s.toLowerCase());
-  return [...new Set(lower.split(/[ \t\n\v\f\r!-/:-@[-`{-~]+/).filter((w) => w.length > 1))];
+  const whole = lower.split(/[ \t\n\v\f\r!-/:-@[-`{-~]+/).filter((w) => w !== '');
+  const pairs = whole.slice(1).map((w, i) => `${whole[i]} ${w}`);
+  return [...new Set([...whole.filter((w) => w.length > 1), ...pairs])];
 }
 
 /** A term's value as a search writes it: quoted when it holds a space (a double quote cannot be searched for). */

@@ -38,7 +38,7 @@ const REBUILD_LEASE_MS = 30_000;
  * The layout of a project's issue state in Redis. A project whose keys follow another one has its issue state
  * rebuilt once from MongoDB, at its next verify: a change of the keys' layout raises this number.
  */
-export const ISSUE_LAYOUT = '6';
+export const ISSUE_LAYOUT = '7';
 /** How long a call waits for another process verifying the project's state, and how often it looks. */
 const VERIFY_WAIT_MS = 5000;
 const VERIFY_POLL_MS = 50;

@@ -7,7 +7,7 @@
   list-issues-3.lua), so the lists show what MongoDB is being given:
     x:<status>:<order>  zset per status and order (last, first, count, id): score -> issue id
     fl:<level>, fk:<kind>  sets of issue ids, by the issue's level and kind
-    tx:<token>          set of issue ids whose title or culprit holds the token
+    tx:<token>          set of issue ids whose title or culprit holds the token (a word, or two neighbouring words)
     xn:<status>         hash: filter set ('fl:<level>', 'fk:', 'tx:', and apply-events-4.lua's 'fr:', 'fe:',
                         'fc:') -> how many issues of the status it holds, so a list filtered by one set
                         answers its total without intersecting (apply-events-4.lua counts the issue's
@@ -43,18 +43,24 @@ local ROW_FIELDS = {'kind', 'fingerprint', 'title', 'culprit', 'exception_type',
   'created', 'latest', 'policy', 'first_release', 'assignee', 'resolved_next', 'ignore_count', 'ignore_until',
   'regressed_release'}
 
--- The words of a title or culprit (src/state/issue-reads.ts searches them): split at ASCII spaces and
--- punctuation, each word whole and in its camelCase parts ('BetaError': betaerror, beta, error), ASCII
--- letters lower-cased, words of one character left out.
+-- The words of a title or culprit (src/domain/search.ts' textWords reads a search the same way): split at ASCII
+-- spaces and punctuation, each word whole and in its camelCase parts ('BetaError': betaerror, beta, error), ASCII
+-- letters lower-cased, words of one character left out; and each two neighbouring whole words of a line as a pair,
+-- '<word> <word>', so that a quoted phrase is matched as one.
 local function tokens(text)
   local out, seen = {}, {}
   local function add(word)
     word = string.lower(word)
     if #word > 1 and not seen[word] then seen[word] = true; out[#out + 1] = word end
   end
-  for word in string.gmatch(text, '[^%s%p]+') do
-    add(word)
-    for part in string.gmatch(word, '%u?%l+%d*') do add(part) end
+  for line in string.gmatch(text, '[^\n]+') do
+    local previous = nil
+    for word in string.gmatch(line, '[^%s%p]+') do
+      add(word)
+      for part in string.gmatch(word, '%u?%l+%d*') do add(part) end
+      if previous then add(previous .. ' ' .. word) end
+      previous = word
+    end
   end
   return out
 end
