@@ -87,6 +87,10 @@ interface Sent {
   from: 'storm' | 'calm';
   status: number;
   ms: number;
+  /** how long it waited for a connection (NaN: it never had one) */
+  connectMs: number;
+  /** whether it opened a new connection (which waits in the API's accept queue) */
+  fresh: boolean;
 }
 
 /** Where the requests go: the server, the clients' connections to it, and why requests got no answer (the client's timeout, a reset connection, ...). */
@@ -94,19 +98,51 @@ interface Target {
   url: URL;
   agent: http.Agent;
   failures: Record<string, number>;
+  /** refusals by status and reason */
+  reasons: Record<string, number>;
 }
 // at most 2,048 connections: more overflowed the API's listen queue (4,096) while accepted requests held theirs, and
 // the kernel's dropped handshakes left requests unanswered for 10 s (TcpExtListenOverflows)
-const targetOf = (url: string): Target => ({ url: new URL(url), agent: new http.Agent({ keepAlive: true, maxSockets: 2048 }), failures: {} });
+const targetOf = (url: string): Target => ({ url: new URL(url), agent: new http.Agent({ keepAlive: true, maxSockets: 2048 }), failures: {}, reasons: {} });
+/** Each sender its own client (the calm project is another application, on other machines): no pool shared with the storm. */
+type Targets = Map<string, Target>;
+const targetsOf = (url: string): Targets => new Map(['storm', 'calm'].map((name) => [name, targetOf(url)]));
+const closeTargets = (targets: Targets) => targets.forEach((t) => t.agent.destroy());
+function failuresOf(targets: Targets): Record<string, number> {
+  const all: Record<string, number> = {};
+  for (const t of targets.values()) for (const [code, n] of Object.entries(t.failures)) all[code] = (all[code] ?? 0) + n;
+  return all;
+}
 
-function post(to: Target, path: string, headers: Record<string, string>, body: string): Promise<number> {
+/** A request's status (0: no answer) and how long it waited for a connection: a free one of the pool, or a new one's handshake. */
+function post(to: Target, path: string, headers: Record<string, string>, body: string): Promise<{ status: number; connectMs: number; fresh: boolean }> {
+  const sentAt = performance.now();
+  let connectedAt = NaN;
+  let fresh = false;
   return new Promise((resolve) => {
     const options = { host: to.url.hostname, port: to.url.port, path, method: 'POST', agent: to.agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) }, timeout: CLIENT_TIMEOUT_MS };
-    const req = http.request(options, (res) => res.resume().on('end', () => resolve(res.statusCode ?? 0)));
+    const req = http.request(options, (res) => {
+      // a refusal's reason, as the client reads it (the gate's are in /metrics; a quota's only here)
+      let text = '';
+      if (res.statusCode === 429 || res.statusCode === 503) res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      else res.resume();
+      res.on('end', () => {
+        if (text) {
+          const reason = `${res.statusCode} ${/"reason":"([^"]*)"/.exec(text)?.[1] ?? '?'}`;
+          to.reasons[reason] = (to.reasons[reason] ?? 0) + 1;
+        }
+        resolve({ status: res.statusCode ?? 0, connectMs: connectedAt - sentAt, fresh });
+      });
+    });
+    req.on('socket', (socket) => {
+      fresh = socket.connecting;
+      if (!fresh) connectedAt = performance.now();
+      else socket.once('connect', () => (connectedAt = performance.now()));
+    });
     req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'CLIENT_TIMEOUT' })));
     req.on('error', (err: NodeJS.ErrnoException) => {
       to.failures[err.code ?? 'other'] = (to.failures[err.code ?? 'other'] ?? 0) + 1;
-      resolve(0);
+      resolve({ status: 0, connectMs: connectedAt - sentAt, fresh });
     });
     req.end(body);
   });
@@ -140,7 +176,7 @@ function templates(release: string): string[] {
  * omission). Beside each request, the load generator's own event-loop delay p99 per phase: a request answered
  * while it is busy is timed late, so that delay is the floor under every latency measured in the phase.
  */
-async function drive(to: Target, senders: Sender[], phases: { seconds: number; rates: Record<string, number> }[], onPhase: (n: number) => void): Promise<{ sent: Sent[]; ownDelayP99Ms: number[] }> {
+async function drive(targets: Targets, senders: Sender[], phases: { seconds: number; rates: Record<string, number> }[], onPhase: (n: number) => void): Promise<{ sent: Sent[]; ownDelayP99Ms: number[] }> {
   const sent: Sent[] = [];
   const pending = new Set<Promise<void>>();
   const ownLoop = monitorEventLoopDelay({ resolution: 5 });
@@ -162,11 +198,13 @@ async function drive(to: Target, senders: Sender[], phases: { seconds: number; r
         while (next[s.name]! <= Math.floor((elapsed / 1000) * rate) && next[s.name]! < phase.seconds * rate) {
           const k = next[s.name]!++;
           const due = phaseStart + (k / rate) * 1000;
-          const record: Sent = { due, phase: n, from: s.name, status: 0, ms: 0 };
+          const record: Sent = { due, phase: n, from: s.name, status: 0, ms: 0, connectMs: NaN, fresh: false };
           sent.push(record);
           const [path, headers, body] = request(s, sent.length);
-          const done = post(to, path, headers, body).then((status) => {
+          const done = post(targets.get(s.name)!, path, headers, body).then(({ status, connectMs, fresh }) => {
             record.status = status;
+            record.connectMs = connectMs;
+            record.fresh = fresh;
             record.ms = performance.now() - start - due;
           });
           pending.add(done);
@@ -222,6 +260,28 @@ function watchRss(pid: number) {
   };
 }
 
+/**
+ * The API's accept queue (connections the kernel completed and the process has not accepted yet: the listening
+ * socket's rx_queue in /proc/net/tcp), its largest each second since `start`. Node 20's libuv accepts one connection
+ * per turn of the event loop, so a busy API takes new connections at a few hundred a second at most.
+ */
+function watchAcceptQueue(port: number, start: number) {
+  const largest = new Map<number, number>();
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  const timer = setInterval(() => {
+    for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+      for (const line of fs.readFileSync(file, 'utf8').split('\n').slice(1)) {
+        const f = line.trim().split(/\s+/);
+        if (f[3] !== '0A' || !f[1]?.endsWith(`:${hexPort}`)) continue;
+        const queued = parseInt(f[4]!.split(':')[1]!, 16);
+        const second = Math.floor((performance.now() - start) / 1000);
+        largest.set(second, Math.max(largest.get(second) ?? 0, queued));
+      }
+    }
+  }, 100);
+  return { largest, stop: () => clearInterval(timer) };
+}
+
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0 ? null : round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!, 1);
@@ -240,7 +300,7 @@ function figures(rs: Sent[]) {
 async function floorRun(senders: Sender[]) {
   progress(`baseline: a bare Node server refusing every request, ${BASELINE_S} s at storm ${STORM_RATE}/s, calm ${CALM_RATE}/s`);
   const bare = await startBareServer('refuse');
-  const to = targetOf(bare.url);
+  const to = targetsOf(bare.url);
   let measure: (() => HostUse) | null = null;
   try {
     const phases = [
@@ -258,12 +318,12 @@ async function floorRun(senders: Sender[]) {
       refused_p50_ms: pct(answered, 50),
       refused_p99_ms: pct(answered, 99),
       over_20_ms: answered.filter((ms) => ms > 20).length,
-      no_answer: to.failures,
+      no_answer: failuresOf(to),
       ...host,
       load_generator_delay_p99_ms: ownDelayP99Ms[1]!,
     };
   } finally {
-    to.agent.destroy();
+    closeTargets(to);
     await bare.stop();
   }
 }
@@ -272,7 +332,7 @@ async function floorRun(senders: Sender[]) {
  * The stack's sustained capacity in this run: the storming project alone at rates rising by CALIBRATE_STEP, 5 s
  * each after a short warm-up, until one is refused anything or answered at p99 ≥ 250 ms; the highest rate before.
  */
-async function calibrate(to: Target, stormer: Sender) {
+async function calibrate(to: Targets, stormer: Sender) {
   progress(`calibration: the storming project alone, ${CALIBRATE_STEP}/s more each ${CALIBRATE_S} s, until a refusal or p99 ≥ 250 ms`);
   await drive(to, [stormer], [{ seconds: WARMUP_S, rates: { storm: BASE_RATE / 5 } }], () => {});
   const steps: { rate: number; accepted: number; refused: number; p99_ms: number | null; room: boolean }[] = [];
@@ -295,7 +355,7 @@ try {
   const created = await runtime.admin.createProject({ org: Number((await runtime.admin.listOrgs())[0]!.id), name: 'calm', securityMonitoring: true });
   const calm = await sender('calm', created, 'bench-instance-calm');
   const floor = BASELINE_S > 0 ? await floorRun([storm, calm]) : null;
-  const api = targetOf(stack.apiUrl);
+  const api = targetsOf(stack.apiUrl);
   const calibration = CALIBRATE_STEP > 0 ? await calibrate(api, storm) : null;
   const phases = [
     { seconds: WARMUP_S, rates: { storm: BASE_RATE / 5, calm: CALM_RATE / 5 } },
@@ -315,11 +375,13 @@ try {
   const healthSilence = watchHealth();
   const apiPid = stack.processes().find((p) => p.role === 'api')!.pid;
   const rss = watchRss(apiPid);
+  const acceptQueue = watchAcceptQueue(Number(new URL(stack.apiUrl).port), performance.now());
   const { sent, ownDelayP99Ms: ownDelay } = await drive(api, [storm, calm], phases, onPhase);
+  acceptQueue.stop();
   const [silence, rssMb] = [await healthSilence(), rss()];
-  api.agent.destroy();
+  closeTargets(api);
 
-  progress(`load over; no answer: ${JSON.stringify(api.failures)}; waiting for every accepted event to be applied`);
+  progress(`load over; no answer: ${JSON.stringify(failuresOf(api))}; refusals as the clients read them: ${JSON.stringify(api.get('storm')!.reasons)}; waiting for every accepted event to be applied`);
   const refusedBy = await refusalsByReason(stack.apiUrl);
   const settle = await settled(runtime);
   const exact = [];
@@ -347,14 +409,22 @@ try {
   for (let t = WARMUP_S; t < seconds; t++) {
     const rs = sent.filter((r) => r.due >= t * 1000 && r.due < (t + 1) * 1000);
     const [f, c] = [figures(rs), figures(rs.filter((r) => r.from === 'calm'))];
+    const waited = pct(rs.filter(refused).map((r) => r.connectMs), 99);
     progress(
-      `second ${t}: ${f.sent} sent, ${f.accepted} accepted p50 ${f.accepted_p50_ms} p99 ${f.accepted_p99_ms} ms, ${f.refused} refused p99 ${f.refused_p99_ms} ms, ${f.sent - f.accepted - f.refused} unanswered; calm: ${c.refused} refused, p99 ${c.accepted_p99_ms} ms`,
+      `second ${t}: ${f.sent} sent, ${f.accepted} accepted p50 ${f.accepted_p50_ms} p99 ${f.accepted_p99_ms} ms, ${f.refused} refused p99 ${f.refused_p99_ms} ms (of it waiting for a connection p99 ${waited} ms), ${f.sent - f.accepted - f.refused} unanswered; calm: ${c.refused} refused, p99 ${c.accepted_p99_ms} ms; accept queue up to ${acceptQueue.largest.get(t) ?? 0}`,
     );
   }
   // where the storm's slow refusals were: its first second (the onset), or the rest
   const stormStart = (WARMUP_S + BEFORE_S) * 1000;
   const slowRefusals = sent.filter((r) => r.phase === 2 && refused(r) && r.ms > 20);
   const slow = { over_20_ms: slowRefusals.length, in_first_second: slowRefusals.filter((r) => r.due < stormStart + 1000).length };
+  // the storm's refusals on connections the API had accepted before, and on new ones (which wait to be accepted)
+  const stormRefusals = sent.filter((r) => r.phase === 2 && refused(r));
+  const byConnection = {
+    open: { refused: stormRefusals.filter((r) => !r.fresh).length, p99_ms: pct(stormRefusals.filter((r) => !r.fresh).map((r) => r.ms), 99) },
+    new: { refused: stormRefusals.filter((r) => r.fresh).length, p99_ms: pct(stormRefusals.filter((r) => r.fresh).map((r) => r.ms), 99) },
+  };
+  const acceptQueueMax = Math.max(0, ...acceptQueue.largest.values());
   const first = perPhase[0]!.all.accepted_p99_ms ?? 0;
   const stormPhase = perPhase[1]!;
   const takenPerS = round(stormPhase.all.accepted / STORM_S, 0);
@@ -373,7 +443,7 @@ try {
     `${f.sent} sent, ${f.accepted} accepted p50 ${f.accepted_p50_ms} / p99 ${f.accepted_p99_ms} ms, ${f.refused} refused p99 ${f.refused_p99_ms} ms, statuses ${JSON.stringify(f.statuses)}`;
   report(
     'bench:storm',
-    { rates: { calm: CALM_RATE, base: BASE_RATE, storm: STORM_RATE }, phases_s: [BEFORE_S, STORM_S, AFTER_S], host_work_ms: hostWork, calibration, storm_taken_per_s: takenPerS, phases: perPhase, refused_by: refusedBy, storm_refusals_slower_than_20_ms: slow, healthz_longest_silence_ms: silence, api_rss_max_mb: rssMb, no_answer: api.failures, baseline_bare_refusals: floor, recovered_after_5_s: recovered, settled_s: settle, exact, targets, latency_judged: judged },
+    { rates: { calm: CALM_RATE, base: BASE_RATE, storm: STORM_RATE }, phases_s: [BEFORE_S, STORM_S, AFTER_S], host_work_ms: hostWork, calibration, storm_taken_per_s: takenPerS, phases: perPhase, refused_by: refusedBy, storm_refusals_slower_than_20_ms: slow, storm_refusals_by_connection: byConnection, api_accept_queue_max: acceptQueueMax, healthz_longest_silence_ms: silence, api_rss_max_mb: rssMb, no_answer: failuresOf(api), baseline_bare_refusals: floor, recovered_after_5_s: recovered, settled_s: settle, exact, targets, latency_judged: judged },
     [
       ['host', `work baseline ${hostWork} ms; the two cores are ${HOST_CPU}%, a phase at ${NO_ROOM_FROM}% or more had no room`],
       ...(floor
@@ -394,6 +464,7 @@ try {
         : []),
       ['taken a second in the storm', `${takenPerS}/s${calibration ? ` (${round((100 * takenPerS) / Math.max(1, calibration.capacity_per_s), 0)}% of capacity; target ≥ 80%)` : ''}`],
       ['storm refusals over 20 ms', `${slow.over_20_ms} (1% of them is ${Math.round(perPhase[1]!.all.refused / 100)}), ${slow.in_first_second} in its first second`],
+      ['storm refusals by connection', `on connections already open: ${byConnection.open.refused}, p99 ${byConnection.open.p99_ms} ms; on new connections: ${byConnection.new.refused}, p99 ${byConnection.new.p99_ms} ms (the API's accept queue held up to ${acceptQueueMax})`],
       ['refused, by route and reason', Object.entries(refusedBy).map(([k, n]) => `${k} ${n}`).join(', ')],
       ['accepted from 5 s after the storm', `p99 ${recovered.accepted_p99_ms} ms (first phase ${first} ms)`],
       ['/healthz longest silence', `${silence} ms`],
