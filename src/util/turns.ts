@@ -6,11 +6,14 @@
  * delay that admission can see (src/domain/admission.ts), rather than as a thread too busy to read its sockets.
  *
  * A slice is about SLICE_MS: how many turns fit is learned from what the last slices cost (a turn's work runs from
- * when it is given until its first wait for I/O).
+ * when it is given until its first wait for I/O). Short slices keep the loop turning often, and that is how fast
+ * new connections come in: Node 20's libuv accepts one connection per turn of the loop (libuv#3696), so with 5 ms
+ * slices a storm's new connections waited seconds in the kernel's accept queue (bench:storm prints it); 2 ms took
+ * them about twice as fast for a few percent of the accepted work's throughput.
  */
 import { performance } from 'node:perf_hooks';
 
-const SLICE_MS = 5;
+const SLICE_MS = 2;
 const MAX_PER_SLICE = 64;
 
 export function makeTurns() {
