@@ -100,10 +100,12 @@ interface Target {
   failures: Record<string, number>;
   /** refusals by status and reason */
   reasons: Record<string, number>;
+  /** the connections used so far */
+  seen: WeakSet<object>;
 }
 // at most 2,048 connections: more overflowed the API's listen queue (4,096) while accepted requests held theirs, and
 // the kernel's dropped handshakes left requests unanswered for 10 s (TcpExtListenOverflows)
-const targetOf = (url: string): Target => ({ url: new URL(url), agent: new http.Agent({ keepAlive: true, maxSockets: 2048 }), failures: {}, reasons: {} });
+const targetOf = (url: string): Target => ({ url: new URL(url), agent: new http.Agent({ keepAlive: true, maxSockets: 2048 }), failures: {}, reasons: {}, seen: new WeakSet() });
 /** Each sender its own client (the calm project is another application, on other machines): no pool shared with the storm. */
 type Targets = Map<string, Target>;
 const targetsOf = (url: string): Targets => new Map(['storm', 'calm'].map((name) => [name, targetOf(url)]));
@@ -135,8 +137,10 @@ function post(to: Target, path: string, headers: Record<string, string>, body: s
       });
     });
     req.on('socket', (socket) => {
-      fresh = socket.connecting;
-      if (!fresh) connectedAt = performance.now();
+      // a socket not seen before is a new connection (its handshake may be done before this event)
+      fresh = !to.seen.has(socket);
+      to.seen.add(socket);
+      if (!socket.connecting) connectedAt = performance.now();
       else socket.once('connect', () => (connectedAt = performance.now()));
     });
     req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'CLIENT_TIMEOUT' })));
