@@ -1,0 +1,177 @@
+/**
+ * The dashboard's triage routes: source map bundles, releases and their issues, and the issue routes only people
+ * have (bulk changes, assignment, comments, activity, attachments); the reads the key API shares are mounted from
+ * ./project-reads.ts.
+ */
+import { NotFoundError } from '../../errors.ts';
+import { PARAMS } from '../contract.ts';
+import { idParam, releaseParam } from '../params.ts';
+import { eventIdParam, issueNotFound, mountIssueRoutes, mountReleaseList } from './project-reads.ts';
+import type { DashboardScope, WebContext } from './dashboard-scope.ts';
+
+/** The chart ranges of a release page. */
+export const CHART_RANGES = { '24h': 24, '7d': 7 * 24, '14d': 14 * 24, '90d': 90 * 24 } as const;
+
+const attachmentNotFound = () => new NotFoundError('attachment_not_found', 'no such attachment on this event');
+
+export function mountTriageRoutes({ router, routes, deps, projectId, way }: DashboardScope): void {
+  const BUNDLE = { name: 'bundle', in: 'path', description: "a source map bundle's id (from the bundles list)", schema: { type: 'string', maxLength: 64 } } as const;
+  routes.get(
+    '/projects/:project/sourcemaps',
+    {
+      tag: 'dashboard',
+      summary: 'The source map bundles uploaded for the project (sentry-cli), newest first, with their files',
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      ok: { 200: { description: 'its bundles, their total size and the limit', schema: 'sourcemap-bundles' } },
+      errors: [404],
+    },
+    async (ctx) => {
+      ctx.body = await deps.sourcemaps.list(await projectId(ctx));
+    },
+  );
+  routes.delete(
+    '/projects/:project/sourcemaps/:bundle',
+    { tag: 'dashboard', summary: 'Delete a source map bundle: events that arrive later are no longer mapped by it', auth: 'dashboard', params: [PARAMS.project, BUNDLE], ok: { 200: '`{deleted}`' }, errors: [404] },
+    async (ctx) => {
+      ctx.body = await deps.sourcemaps.remove(await projectId(ctx), ctx.params.bundle ?? '');
+    },
+  );
+
+  mountReleaseList(router, deps, '/projects/:project/releases', way);
+  routes.get(
+    '/projects/:project/releases/:release',
+    {
+      tag: 'dashboard',
+      summary: 'A release with its hourly series over a range: as GET /api/v1/releases/{release}',
+      auth: 'dashboard',
+      params: [PARAMS.project, PARAMS.release],
+      query: 'release-chart-query',
+      ok: { 200: { description: 'the release, its hourly `series` over the `range` from `since`', schema: 'release-page' } },
+      errors: [400, 404],
+    },
+    async (ctx, { query: { environment, range } }) => {
+      const id = await projectId(ctx);
+      const now = new Date();
+      const since = new Date(now.getTime() - CHART_RANGES[range] * 3600_000);
+      const release = await deps.releases.get(id, releaseParam(ctx.params.release), environment, now, since);
+      ctx.body = { ...release, range, since: since.toISOString() };
+    },
+  );
+  routes.get(
+    '/projects/:project/releases/:release/issues',
+    {
+      tag: 'dashboard',
+      summary: "A release's new issues (first seen in it) and regressed ones (last regressed in it): the 10 seen last of each, and how many",
+      auth: 'dashboard',
+      params: [PARAMS.project, PARAMS.release],
+      ok: { 200: { description: 'the new and the regressed issues', schema: 'release-issues' } },
+      errors: [404],
+    },
+    async (ctx) => {
+      ctx.body = await deps.issues.ofRelease(await projectId(ctx), releaseParam(ctx.params.release));
+    },
+  );
+
+  /** A member of the organisation to assign to, by email (any case); null for no one. */
+  const assignee = async (ctx: WebContext, email: string | null) => (email === null ? null : (await deps.accounts.userOf(ctx.state.web.org, email))._id);
+  routes.post(
+    '/projects/:project/issues/bulk',
+    {
+      tag: 'dashboard',
+      summary: 'Resolve, ignore, reopen or assign many issues at once (up to 100); ids the project lacks are named in `not_found`',
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      body: { schema: 'issue-bulk' },
+      ok: { 200: '`{ok: true, changed, not_found}`' },
+      errors: [400, 404, 413, 415],
+    },
+    async (ctx, { body }) => {
+      const id = await projectId(ctx);
+      const to = body.assignee === undefined ? undefined : await assignee(ctx, body.assignee);
+      ctx.body = await deps.issues.bulk(
+        id,
+        body.ids.map(Number),
+        { ...(body.status && { status: body.status }), ...(to !== undefined && { assignee: to }) },
+        ctx.state.web.email,
+        new Date(),
+      );
+    },
+  );
+  mountIssueRoutes(router, deps, '/projects/:project/issues', way);
+  routes.put(
+    '/projects/:project/issues/:id/assignee',
+    {
+      tag: 'dashboard',
+      summary: 'Assign an issue to a member of the organisation, or to no one; the project\'s channels on issue.assigned hear of it',
+      auth: 'dashboard',
+      params: [PARAMS.project, PARAMS.issue],
+      body: { schema: 'issue-assign' },
+      ok: { 200: '`{ok: true, assignee}`' },
+      errors: [400, 404, 413, 415],
+    },
+    async (ctx, { body }) => {
+      const id = await projectId(ctx);
+      ctx.body = await deps.issues.assign(id, idParam(ctx.params.id, issueNotFound), await assignee(ctx, body.assignee), ctx.state.web.email, new Date());
+    },
+  );
+  routes.post(
+    '/projects/:project/issues/:id/comments',
+    {
+      tag: 'dashboard',
+      summary: 'Comment on an issue, in Markdown (shown as HTML with raw HTML escaped)',
+      auth: 'dashboard',
+      params: [PARAMS.project, PARAMS.issue],
+      body: { schema: 'issue-comment' },
+      ok: { 201: { description: 'the comment as the activity shows it', schema: 'activity-entry' } },
+      errors: [400, 404, 413, 415],
+    },
+    async (ctx, { body }) => {
+      const id = await projectId(ctx);
+      ctx.status = 201;
+      ctx.body = await deps.issues.comment(id, idParam(ctx.params.id, issueNotFound), body.text, ctx.state.web.email, new Date());
+    },
+  );
+  routes.get(
+    '/projects/:project/issues/:id/activity',
+    {
+      tag: 'dashboard',
+      summary: "An issue's activity, newest first: status changes and who made them, assignments, comments, regressions, notifications sent, its first event",
+      auth: 'dashboard',
+      params: [PARAMS.project, PARAMS.issue],
+      ok: { 200: { description: 'the activity', schema: 'issue-activity' } },
+      errors: [404],
+    },
+    async (ctx) => {
+      ctx.body = await deps.issues.activity(await projectId(ctx), idParam(ctx.params.id, issueNotFound));
+    },
+  );
+  // An attachment's bytes, never served as what the SDK said they are: a file named page.html stays a download.
+  routes.get(
+    '/projects/:project/issues/:id/events/:event/attachments/:slot',
+    {
+      tag: 'dashboard',
+      summary: "An event's attachment, downloaded (always application/octet-stream, never shown inline)",
+      auth: 'dashboard',
+      params: [
+        PARAMS.project,
+        PARAMS.issue,
+        { name: 'event', in: 'path', description: 'the event id', schema: { type: 'string' } },
+        { name: 'slot', in: 'path', description: "the attachment's slot, as the event lists it", schema: { type: 'integer', minimum: 0 } },
+      ],
+      ok: { 200: 'the bytes, as Content-Disposition: attachment' },
+      errors: [404],
+    },
+    async (ctx) => {
+      if (!/^\d{1,2}$/.test(ctx.params.slot ?? '')) throw attachmentNotFound();
+      const slot = Number(ctx.params.slot);
+      const file = await deps.issues.attachment(await projectId(ctx), idParam(ctx.params.id, issueNotFound), eventIdParam(ctx.params.event), slot);
+      if (!file.data) throw new NotFoundError('attachment_not_kept', `${file.filename} was over the event's attachment cap and was not kept`);
+      ctx.set('Content-Disposition', `attachment; filename*=UTF-8''${encodeURIComponent(file.filename)}`);
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.set('Content-Security-Policy', "default-src 'none'; sandbox");
+      ctx.type = 'application/octet-stream';
+      ctx.body = file.data;
+    },
+  );
+}
