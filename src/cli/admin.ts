@@ -16,6 +16,7 @@ import { makeRuntime, StoreTimeoutError, type Runtime } from '../runtime.ts';
 import type { RecountProgress } from '../state/sessions.state.ts';
 import { parseTriggers, TRIGGERS } from '../domain/notifications.ts';
 import { parseOptions, UsageError } from './usage.ts';
+import { defined, id, need, nonEmpty, onOff, OPTIONS, seats, wholeNumber, type Values } from './admin-options.ts';
 
 /** Every admin command: its words, options and what it does; the help text is made from this list. */
 export const ADMIN_COMMANDS = [
@@ -81,86 +82,6 @@ export function adminHelp(filter: string[] = []): string {
   if (chosen.length === 0) throw new UsageError(`unknown admin command: ${filter.join(' ')}`);
   const lines = chosen.map(([words, options, about]) => `  ${`${words} ${options}`.trim()}\n      ${about}`);
   return `lookout admin <command> [options]   each prints one JSON document on stdout\n\n${lines.join('\n')}\n`;
-}
-
-const OPTIONS = {
-  name: { type: 'string' },
-  plan: { type: 'string' },
-  seats: { type: 'string' },
-  org: { type: 'string' },
-  project: { type: 'string' },
-  kind: { type: 'string' },
-  email: { type: 'string' },
-  enabled: { type: 'string' },
-  'security-monitoring': { type: 'string' },
-  'event-retention-days': { type: 'string' },
-  threshold: { type: 'string' },
-  'window-seconds': { type: 'string' },
-  'cooldown-seconds': { type: 'string' },
-  'stuffing-threshold': { type: 'string' },
-  'decision-seconds': { type: 'string' },
-  'decision-mode': { type: 'string' },
-  allowlist: { type: 'string' },
-  escalate: { type: 'string' },
-  'decision-max-seconds': { type: 'string' },
-  'brute-force-decision': { type: 'string' },
-  'stuffing-decision': { type: 'string' },
-  decision: { type: 'string' },
-  bouncer: { type: 'string' },
-  role: { type: 'string' },
-  'password-stdin': { type: 'boolean' },
-  scopes: { type: 'string' },
-  token: { type: 'string' },
-  webhook: { type: 'string' },
-  format: { type: 'string' },
-  on: { type: 'string' },
-  environment: { type: 'string' },
-  level: { type: 'string' },
-  channel: { type: 'string' },
-  'frequency-count': { type: 'string' },
-  'frequency-minutes': { type: 'string' },
-  'interval-minutes': { type: 'string' },
-  'crash-free-below': { type: 'string' },
-  'min-sessions': { type: 'string' },
-} as const;
-
-type Values = Partial<Record<Exclude<keyof typeof OPTIONS, 'password-stdin'>, string>> & { 'password-stdin'?: boolean };
-
-function need(values: Values, name: Exclude<keyof Values, 'password-stdin'>): string {
-  const value = values[name];
-  if (value === undefined || value === '') throw new UsageError(`--${name} is required`);
-  return value;
-}
-function id(values: Values, name: 'org' | 'project' | 'channel'): number {
-  const text = need(values, name);
-  if (!/^[1-9]\d{0,15}$/.test(text)) throw new UsageError(`--${name} must be a numeric id`);
-  return Number(text);
-}
-function onOff(values: Values, name: 'enabled' | 'security-monitoring' | 'escalate'): boolean | undefined {
-  const value = values[name];
-  if (value === undefined) return undefined;
-  if (value !== 'on' && value !== 'off') throw new UsageError(`--${name} takes on or off`);
-  return value === 'on';
-}
-function seats(values: Values): number | null | undefined {
-  const value = values.seats;
-  if (value === undefined) return undefined;
-  if (value === 'unlimited') return null;
-  if (!/^\d{1,9}$/.test(value)) throw new UsageError('--seats takes a whole number or unlimited');
-  return Number(value);
-}
-/** A whole number; its bounds are the service's to check (schemas/alerts.json), as for the dashboard. */
-function wholeNumber(values: Values, name: Exclude<keyof Values, 'password-stdin'>): number | undefined {
-  const value = values[name];
-  if (value === undefined) return undefined;
-  if (!/^\d{1,9}$/.test(value)) throw new UsageError(`--${name} takes a whole number`);
-  return Number(value);
-}
-function nonEmpty<T extends object>(value: T): T | undefined {
-  return Object.keys(value).length > 0 ? value : undefined;
-}
-function defined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
 /** An admin command read from its arguments: usage errors are found here, before any store is reached. */
