@@ -60,6 +60,17 @@ export function AlertsPage({ id, session }: { id: string; session: Session }) {
 /** A decision's type, and how far it escalated. */
 export const decisionType = (d: Pick<Decision, 'type' | 'escalation'>) => `${d.type}${d.escalation > 0 ? `, ×${2 ** d.escalation} (escalated)` : ''}`;
 
+/** Lifting a project's decisions (owners), then `reload`: the action, its error and whether one is under way. */
+export function useLift(id: string, reload: () => void): [(decision: string) => void, Error | null, boolean] {
+  const [act, error, busy] = useAction();
+  const lift = (decision: string) =>
+    void act(async () => {
+      await api('POST', `/projects/${id}/decisions/${decision}/lift`);
+      reload();
+    });
+  return [lift, error, busy];
+}
+
 /** An owner's button that ends a decision now. */
 export function LiftButton({ busy, lift }: { busy: boolean; lift(): void }) {
   return (
@@ -72,12 +83,7 @@ export function LiftButton({ busy, lift }: { busy: boolean; lift(): void }) {
 /** The active decisions the installation is acting on, each with a Lift button for owners. */
 function Decisions({ id, owner }: { id: string; owner: boolean }) {
   const loaded = useLoad(() => api<{ decisions: Decision[] }>('GET', `/projects/${id}/decisions`), `decisions:${id}`);
-  const [act, error, busy] = useAction();
-  const lift = (decision: string) =>
-    void act(async () => {
-      await api('POST', `/projects/${id}/decisions/${decision}/lift`);
-      loaded.reload();
-    });
+  const [lift, error, busy] = useLift(id, () => loaded.reload());
   return (
     <>
       <h2>Active decisions</h2>

@@ -5,8 +5,8 @@
 import { api } from '../api.ts';
 import { count } from '../format.ts';
 import type { AttemptSummary, Issue, IssueDecision, IssueDetail, IssueRow } from '../types.ts';
-import { Failure, Figures, Listed, Show, Time, useAction, useLoad } from '../ui.tsx';
-import { decisionType, LiftButton } from './alerts.tsx';
+import { Failure, Figures, Listed, Show, Time, useLoad } from '../ui.tsx';
+import { decisionType, LiftButton, useLift } from './alerts.tsx';
 import { AttemptsTable, EventPanel } from './issue-events.tsx';
 import { PerHour, Spread } from './issue-spread.tsx';
 
@@ -59,12 +59,7 @@ const ENDED: Record<IssueDecision['state'], string> = {
 /** The burst's decisions, newest first: the one in force (with Lift for owners) and the ones that ended, each with its times. */
 function BurstDecisions({ id, owner, issue }: { id: string; owner: boolean; issue: string }) {
   const loaded = useLoad(() => api<{ decisions: IssueDecision[] }>('GET', `/projects/${id}/issues/${issue}/decisions`), `issue-decisions:${id}:${issue}`);
-  const [act, error, busy] = useAction();
-  const lift = (decision: string) =>
-    void act(async () => {
-      await api('POST', `/projects/${id}/decisions/${decision}/lift`);
-      loaded.reload();
-    });
+  const [lift, error, busy] = useLift(id, () => loaded.reload());
   return (
     <section aria-labelledby="decisions">
       <h2 id="decisions">Decisions</h2>
