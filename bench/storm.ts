@@ -25,6 +25,7 @@
  * what Node's HTTP, this host and the load generator cost a refusal before Lookout does anything: the floor under
  * the storm's refusals.
  */
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -266,22 +267,23 @@ function watchRss(pid: number) {
 
 /**
  * The API's accept queue (connections the kernel completed and the process has not accepted yet: the listening
- * socket's rx_queue in /proc/net/tcp), its largest each second since `start`. Node 20's libuv accepts one connection
- * per turn of the event loop, so a busy API takes new connections at a few hundred a second at most.
+ * socket's Recv-Q), its largest each second since `start`, read with `ss`, which dumps only listening sockets
+ * (/proc/net/tcp lists every connection, thousands in a storm, a cost on the load generator's own thread). Node 20's
+ * libuv accepts one connection per turn of the event loop, so a busy API takes new connections slowly.
  */
 function watchAcceptQueue(port: number, start: number) {
   const largest = new Map<number, number>();
-  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  let reading = false;
   const timer = setInterval(() => {
-    for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
-      for (const line of fs.readFileSync(file, 'utf8').split('\n').slice(1)) {
-        const f = line.trim().split(/\s+/);
-        if (f[3] !== '0A' || !f[1]?.endsWith(`:${hexPort}`)) continue;
-        const queued = parseInt(f[4]!.split(':')[1]!, 16);
-        const second = Math.floor((performance.now() - start) / 1000);
-        largest.set(second, Math.max(largest.get(second) ?? 0, queued));
-      }
-    }
+    if (reading) return;
+    reading = true;
+    execFile('ss', ['-ltnH', `sport = :${port}`], (err, out) => {
+      reading = false;
+      if (err) return clearInterval(timer); // no ss here: the queue is not shown
+      const queued = Math.max(0, ...out.split('\n').map((line) => Number(line.trim().split(/\s+/)[1]) || 0));
+      const second = Math.floor((performance.now() - start) / 1000);
+      largest.set(second, Math.max(largest.get(second) ?? 0, queued));
+    });
   }, 100);
   return { largest, stop: () => clearInterval(timer) };
 }
@@ -424,10 +426,11 @@ try {
   const slow = { over_20_ms: slowRefusals.length, in_first_second: slowRefusals.filter((r) => r.due < stormStart + 1000).length };
   // the storm's refusals on connections the API had accepted before, and on new ones (which wait to be accepted)
   const stormRefusals = sent.filter((r) => r.phase === 2 && refused(r));
-  const byConnection = {
-    open: { refused: stormRefusals.filter((r) => !r.fresh).length, p99_ms: pct(stormRefusals.filter((r) => !r.fresh).map((r) => r.ms), 99) },
-    new: { refused: stormRefusals.filter((r) => r.fresh).length, p99_ms: pct(stormRefusals.filter((r) => r.fresh).map((r) => r.ms), 99) },
+  const refusalsOn = (fresh: boolean) => {
+    const ms = stormRefusals.filter((r) => r.fresh === fresh).map((r) => r.ms);
+    return { refused: ms.length, p99_ms: pct(ms, 99) };
   };
+  const byConnection = { open: refusalsOn(false), new: refusalsOn(true) };
   const acceptQueueMax = Math.max(0, ...acceptQueue.largest.values());
   const first = perPhase[0]!.all.accepted_p99_ms ?? 0;
   const stormPhase = perPhase[1]!;
