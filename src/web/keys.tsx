@@ -2,7 +2,7 @@
  * Keyboard shortcuts of a page: single keys, never while typing in a field or with Ctrl, Alt or Meta held; `?` lists
  * the page's shortcuts in a dialog (Escape closes it).
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 
 export interface Shortcut {
   key: string;
@@ -22,7 +22,9 @@ export function useShortcuts(shortcuts: Shortcut[]) {
   const [help, setHelp] = useState(false);
   const current = useRef(shortcuts);
   current.current = shortcuts;
-  useEffect(() => {
+  // A layout effect: listening as soon as the page is drawn, not after the next paint, so keys pressed the moment a
+  // list appears are not lost.
+  useLayoutEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.ctrlKey || e.altKey || e.metaKey || typing(e)) return;
       if (e.key === '?') {

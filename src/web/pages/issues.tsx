@@ -195,7 +195,13 @@ const totalWords = (list: IssueList) => `${list.total_estimated ? 'about ' : ''}
 
 function IssueTable({ id, list, reload, focusSearch }: { id: string; list: IssueList; reload: () => void; focusSearch: () => void }) {
   const [selected, setSelected] = useState<Set<string>>(new Set());
-  const [at, setAt] = useState(-1);
+  const [at, setAtState] = useState(-1);
+  // The cursor as keys see it: `j` then `x` typed faster than a render still act on the row `j` moved to.
+  const cursor = useRef(-1);
+  const setAt = (row: number) => {
+    cursor.current = row;
+    setAtState(row);
+  };
   const [act, error, busy] = useAction();
   const members = useMembers();
   const { issues } = list;
@@ -219,12 +225,12 @@ function IssueTable({ id, list, reload, focusSearch }: { id: string; list: Issue
     document.querySelector<HTMLAnchorElement>(`#issue-row-${issues[row]!.id} a.title`)?.focus();
   };
   /** The issues a key acts on: the selected ones, else the one at the cursor. */
-  const targets = () => (selected.size > 0 ? [...selected] : at >= 0 ? [issues[at]!.id] : []);
+  const targets = () => (selected.size > 0 ? [...selected] : cursor.current >= 0 ? [issues[cursor.current]!.id] : []);
   const help = useShortcuts([
-    { key: 'j', does: 'Next issue', run: () => focusRow(at + 1) },
-    { key: 'k', does: 'Previous issue', run: () => focusRow(at - 1) },
-    { key: 'o', does: 'Open the issue', run: () => at >= 0 && navigate(`/projects/${id}/issues/${issues[at]!.id}`) },
-    { key: 'x', does: 'Select the issue', run: () => at >= 0 && toggle(issues[at]!.id) },
+    { key: 'j', does: 'Next issue', run: () => focusRow(cursor.current + 1) },
+    { key: 'k', does: 'Previous issue', run: () => focusRow(cursor.current - 1) },
+    { key: 'o', does: 'Open the issue', run: () => cursor.current >= 0 && navigate(`/projects/${id}/issues/${issues[cursor.current]!.id}`) },
+    { key: 'x', does: 'Select the issue', run: () => cursor.current >= 0 && toggle(issues[cursor.current]!.id) },
     { key: 'r', does: 'Resolve the selected issues (or this one)', run: () => targets().length && apply(targets(), { status: { status: 'resolved' } }) },
     { key: 'i', does: 'Ignore the selected issues (or this one)', run: () => targets().length && apply(targets(), { status: { status: 'ignored' } }) },
     { key: '/', does: 'Search', run: focusSearch },
