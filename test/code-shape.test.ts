@@ -1,6 +1,8 @@
 /**
  * The shape of the code (issue 67): rooms small enough to read whole. A hand-written module in src/ holds at most
- * MAX_LINES lines (the generated src/validation/schema-types.ts excepted); past that it does several jobs.
+ * MAX_LINES lines (the generated src/validation/schema-types.ts excepted); past that it does several jobs. A job file
+ * (src/queues/jobs/*.job.ts) is what the API and the worker share, so it imports only domain code and store types;
+ * the handlers that digest jobs (workers/) are never imported by the API side (src/).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,4 +25,21 @@ it(`no hand-written module in src/ is over ${MAX_LINES} lines`, () => {
     .map((file) => ({ file, lines: fs.readFileSync(file, 'utf8').split('\n').length }))
     .filter((f) => f.lines > MAX_LINES);
   expect(long).toEqual([]);
+});
+
+/** The modules a file imports (static imports and re-exports), as written. */
+function importsOf(file: string): string[] {
+  return [...fs.readFileSync(file, 'utf8').matchAll(/^(?:import|export)[^'"]*from\s+'([^']+)'/gm)].map((m) => m[1]!);
+}
+
+it('a job file imports only domain code and store types', () => {
+  const jobs = fs.readdirSync('src/queues/jobs').filter((f) => f.endsWith('.job.ts'));
+  expect(jobs.length).toBeGreaterThan(0);
+  const stray = jobs.flatMap((f) => importsOf(path.join('src/queues/jobs', f)).filter((m) => !/^\.\.\/\.\.\/(domain|store)\//.test(m)).map((m) => `${f}: ${m}`));
+  expect(stray).toEqual([]);
+});
+
+it("nothing in src/ imports the worker's handlers", () => {
+  const reaching = sources('src').filter((file) => importsOf(file).some((m) => /(^|\/)workers\//.test(m)));
+  expect(reaching).toEqual([]);
 });

@@ -6,8 +6,8 @@
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { attemptGroupKey } from '../src/domain/client-keys.ts';
-import type { EventEntry } from '../src/queues/jobs/events-process.ts';
-import { processEventGroups } from '../src/queues/jobs/events-process.ts';
+import type { EventEntry } from '../src/queues/jobs/events.job.ts';
+import { processEventGroups } from '../workers/digest/events.ts';
 import { boundProject, call, eventId, makeProject, type TestContext } from './helpers/context.ts';
 import { withWorkers } from './helpers/with-workers.ts';
 import { until } from './helpers/until.ts';

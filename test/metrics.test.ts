@@ -5,7 +5,7 @@
  */
 import type { Job } from 'bullmq';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { groupJobId } from '../src/queues/jobs/events-process.ts';
+import { groupJobId } from '../src/queues/jobs/events.job.ts';
 import { eventKey } from '../src/store/events.store.ts';
 import { call, drained, eventId, makeProject, startTestContext, type TestContext } from './helpers/context.ts';
 import { startProcess } from './helpers/process.ts';

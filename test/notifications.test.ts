@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from 'bullmq';
 import { sendNotice } from '../src/notify/send.ts';
-import { deliverNotification } from '../src/queues/jobs/notify-deliver.ts';
+import { deliverNotification } from '../src/notify/deliver.ts';
 import type { ChannelDoc } from '../src/store/channels.store.ts';
 import { startWorkers } from '../workers/main.ts';
 import { boundProject, call, eventId, startTestContext, type TestContext } from './helpers/context.ts';

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { attemptGroupKey } from '../src/domain/client-keys.ts';
 import type { EventDoc } from '../src/store/events.store.ts';
-import { runRetention } from '../src/queues/jobs/maintenance-retention.ts';
+import { runRetention } from '../workers/digest/maintenance.ts';
 import { call, drained, eventId, makeProject, type TestContext } from './helpers/context.ts';
 import { withWorkers } from './helpers/with-workers.ts';
 import { until } from './helpers/until.ts';

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { startApi } from '../src/http/server.ts';
-import { runRetention } from '../src/queues/jobs/maintenance-retention.ts';
+import { runRetention } from '../workers/digest/maintenance.ts';
 import { call, drained, makeProject, rollupsAndRecount, startTestContext, type TestContext } from './helpers/context.ts';
 import { withWorkers } from './helpers/with-workers.ts';
 

@@ -22,7 +22,7 @@ import { boundProject, call, drained, type TestContext } from './helpers/context
 import { accessible } from './helpers/axe.ts';
 import { CLIENT_SOURCES, ensureNpm, runClient } from './helpers/real-clients.ts';
 import { until } from './helpers/until.ts';
-import { entryOf } from '../src/queues/jobs/events-process.ts';
+import { entryOf } from '../src/queues/jobs/events.job.ts';
 import type { EventDoc } from '../src/store/events.store.ts';
 import { makeSourcemapsService } from '../src/services/sourcemaps.service.ts';
 import { withWorkers } from './helpers/with-workers.ts';

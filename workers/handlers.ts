@@ -1,13 +1,12 @@
 /**
- * Job name → handler: each job's module (src/queues/jobs/) is given the parts of the runtime it declares. A handler
+ * Job name → handler: each job's handler (workers/digest/, src/notify/deliver.ts) is given the parts of the runtime it declares. A handler
  * is a plain function of its payload and those parts.
  */
 import type { Job } from 'bullmq';
-import { processEventGroups } from '../src/queues/jobs/events-process.ts';
-import { runRepack } from '../src/queues/jobs/maintenance-repack.ts';
-import { runRetention } from '../src/queues/jobs/maintenance-retention.ts';
-import { deliverNotification } from '../src/queues/jobs/notify-deliver.ts';
-import { processSessionBatches } from '../src/queues/jobs/sessions-process.ts';
+import { deliverNotification } from '../src/notify/deliver.ts';
+import { processEventGroups } from './digest/events.ts';
+import { runRepack, runRetention } from './digest/maintenance.ts';
+import { processSessionBatches } from './digest/sessions.ts';
 import type { JobName, JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
 

@@ -5,9 +5,9 @@
  */
 import { Queue, type JobsOptions } from 'bullmq';
 import type { QueueKey } from '../../config/index.ts';
-import type { EventsProcessPayload } from './jobs/events-process.ts';
-import type { NotifyDeliverPayload } from './jobs/notify-deliver.ts';
-import type { SessionsProcessPayload } from './jobs/sessions-process.ts';
+import type { EventsProcessPayload } from './jobs/events.job.ts';
+import type { NotifyDeliverPayload } from './jobs/notify-deliver.job.ts';
+import type { SessionsProcessPayload } from './jobs/sessions.job.ts';
 import { connectRedis, type RedisClient, type RedisTarget } from '../redis/connect.ts';
 import { deadline } from '../util/deadline.ts';
 

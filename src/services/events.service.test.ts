@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { attemptGroupKey } from '../domain/client-keys.ts';
-import { entryOfJob, jobEvent, type EventEntry } from '../queues/jobs/events-process.ts';
+import { entryOfJob, jobEvent, type EventEntry } from '../queues/jobs/events.job.ts';
 
 const at = new Date('2026-11-25T04:32:00.123Z');
 const receivedAt = new Date('2026-11-25T04:32:01.000Z');

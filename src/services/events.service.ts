@@ -20,7 +20,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { JobPayloads, Queues } from '../queues/registry.ts';
 import { makeJobGather } from '../queues/gather.ts';
 import { makeSweep } from '../queues/sweep.ts';
-import { attemptEntryOf, entryOf, groupJobId, jobEvent, type EventEntry } from '../queues/jobs/events-process.ts';
+import { attemptEntryOf, entryOf, groupJobId, jobEvent, type EventEntry } from '../queues/jobs/events.job.ts';
 import type { AttemptBody } from '../store/attempts.store.ts';
 import { eventKey, packPayload, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';

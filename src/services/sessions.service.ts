@@ -34,7 +34,7 @@ import { makeJobGather } from '../queues/gather.ts';
 import { makeSweep } from '../queues/sweep.ts';
 import { packRequest, type JobBatch, type SessionsStore } from '../store/sessions.store.ts';
 import { makeGroupCommit } from '../util/group-commit.ts';
-import { batchJobId } from '../queues/jobs/sessions-process.ts';
+import { batchJobId } from '../queues/jobs/sessions.job.ts';
 
 /** A skipped entry as the answer names it: its index in the list, and why (its first problem; all in `message`). */
 export interface SkippedEntry {

@@ -18,7 +18,7 @@ import type { RedisClient } from '../redis/connect.ts';
 import { payloadOf, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { SourcemapLookup } from './sourcemap-lookup.ts';
 
-/** What mapping reads and changes of a job's entry (src/queues/jobs/events-process.ts' EventEntry). */
+/** What mapping reads and changes of a job's entry (src/queues/jobs/events.job.ts' EventEntry). */
 type Entry = Pick<EventDoc, '_id' | 'kind' | 'js_frames' | 'at' | 'fingerprint'> & { title: string; culprit: string; exception_type: string | null };
 
 /** Events a project remembers as waiting for a map. */

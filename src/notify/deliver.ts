@@ -1,32 +1,19 @@
 /**
- * The `notify.deliver` job: its payload (one notification, a trigger's or a test, or a channel's digest, under its
- * delivery id, which is also the job's id, so a delivery dispatched twice is sent once: src/notify/dispatcher.ts) and
- * its handler.
- *
- * notify.deliver: one attempt at one delivery (src/notify/dispatcher.ts
- * enqueued it under its delivery id). A digest is closed first, once, so
- * every attempt sends the same one. The attempt is recorded in the
- * deliveries log; a failure is thrown for BullMQ to retry with backoff
- * (src/queues/registry.ts), and the last failure marks the delivery failed
- * and counts against the channel: ten failed deliveries in a row pause it.
- */ import { UnrecoverableError, type Job } from 'bullmq';
-import type { Config } from '../../../config/index.ts';
-import { channelLabel, digestBody, NOISE, type NoticeBody, type Trigger } from '../../domain/notifications.ts';
-import type { Logger } from '../../log.ts';
-import type { Metrics } from '../../metrics/metrics.ts';
-import { sendNotice } from '../../notify/send.ts';
-import type { NotifyState } from '../../state/notify.state.ts';
-import type { Stores } from '../../store/index.ts';
-
-export interface NotifyDeliverPayload {
-  project: number;
-  channel: number;
-  delivery: string;
-  event: Trigger | 'test' | 'digest';
-  /** the body, made when the delivery was dispatched; a digest's is made when it is due */
-  body?: NoticeBody;
-  project_name?: string;
-}
+ * One attempt at one delivery of a `notify.deliver` job (src/queues/jobs/notify-deliver.job.ts; the dispatcher
+ * enqueued it under its delivery id). A digest is closed first, once, so every attempt sends the same one. The
+ * attempt is recorded in the deliveries log; a failure is thrown for BullMQ to retry with backoff
+ * (src/queues/registry.ts), and the last failure marks the delivery failed and counts against the channel: ten failed
+ * deliveries in a row pause it.
+ */
+import { UnrecoverableError, type Job } from 'bullmq';
+import type { Config } from '../../config/index.ts';
+import { channelLabel, digestBody, NOISE, type NoticeBody } from '../domain/notifications.ts';
+import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import type { NotifyDeliverPayload } from '../queues/jobs/notify-deliver.job.ts';
+import { sendNotice } from './send.ts';
+import type { NotifyState } from '../state/notify.state.ts';
+import type { Stores } from '../store/index.ts';
 
 /** Failed deliveries in a row that pause a channel. */
 const PAUSE_AFTER_FAILURES = 10;
