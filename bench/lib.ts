@@ -6,7 +6,7 @@
  * Every run stops by itself: load runs for a fixed number of seconds, every
  * wait has a deadline, and every process started is stopped.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -26,6 +26,20 @@ import { round } from './timed.ts';
 export { round, timedInTurn } from './timed.ts';
 
 const BIN = fileURLToPath(new URL('../bin/lookout.mjs', import.meta.url));
+const COMPILED = fileURLToPath(new URL('../dist/server/lookout.mjs', import.meta.url));
+const BUILD_SERVER = fileURLToPath(new URL('../scripts/build-server.mjs', import.meta.url));
+
+/** How Lookout's processes run: compiled, as `npm start` and the image run it (the default), or from the sources under tsx. */
+export type Build = 'compiled' | 'tsx';
+const DEFAULT_BUILD: Build = process.env.BENCH_BUILD === 'tsx' ? 'tsx' : 'compiled';
+
+/** Node's arguments that start a Lookout command of `build` (the compiled one built first when stale). */
+export function entryOf(build: Build = DEFAULT_BUILD): string[] {
+  if (build === 'tsx') return [BIN];
+  const built = spawnSync(process.execPath, [BUILD_SERVER, '--if-stale'], { stdio: 'inherit' });
+  if (built.status !== 0) throw new Error('building the server failed');
+  return ['--enable-source-maps', COMPILED];
+}
 const BARE = fileURLToPath(new URL('./bare-server.mjs', import.meta.url));
 
 export interface BenchArgs {
@@ -37,6 +51,8 @@ export interface BenchArgs {
   apis?: number;
   /** a local Redis Cluster (three primaries, a replica each: src/embedded/redis-cluster.ts) instead of one redis-server */
   redisCluster?: boolean;
+  /** compiled (default; BENCH_BUILD=tsx for the sources under tsx) */
+  build?: Build;
 }
 
 export interface Stack {
@@ -57,6 +73,8 @@ export interface Stack {
   stop(): Promise<void>;
   /** when (performance.now()) the last API process started printed its "listening" line */
   listeningAt(): number;
+  /** how long the last API process started took from its spawn to that line (ms) */
+  apiStartMs(): number;
 }
 
 /** The stop of each stack running: a benchmark stopped by a signal stops them all, rather than leaving their stores and processes running. */
@@ -135,10 +153,16 @@ export async function startStack(args: BenchArgs, extraEnv: Record<string, strin
     // the workers first: a load can then start within a moment of the API's "listening" line, as it would against
     // a fresh `npm start` (issue 66: no process is exempt from admission in its first seconds)
     let listeningAt = 0;
+    let apiStartMs = 0;
     const startProcesses = async () => {
-      children.push(...(await spawnWorkers(env, args.workers, args.workerConcurrency)));
-      for (const port of ports.apis) children.push(await spawnReady([BIN, 'api'], { ...env, PORT: String(port) }, /API listening/));
-      listeningAt = performance.now();
+      children.push(...(await spawnWorkers(env, args.workers, args.workerConcurrency, args.build)));
+      const entry = entryOf(args.build);
+      for (const port of ports.apis) {
+        const spawned = performance.now();
+        children.push(await spawnReady([...entry, 'api'], { ...env, PORT: String(port) }, /API listening/));
+        listeningAt = performance.now();
+        apiStartMs = listeningAt - spawned;
+      }
     };
     await startProcesses();
     const apiUrls = ports.apis.map((port) => `http://127.0.0.1:${port}`);
@@ -155,7 +179,7 @@ export async function startStack(args: BenchArgs, extraEnv: Record<string, strin
       ...started.filter((p) => p.pid > 0).map((p) => ({ role: p.name, pid: p.pid })),
       ...children.map((c) => ({ role: c.spawnargs.includes('api') ? 'api' : 'worker', pid: c.pid! })),
     ];
-    return { redisUrl, mongoUrl, env, apiUrl: apiUrls[0]!, apiUrls, dataDirs, restart, processes, stop, listeningAt: () => listeningAt };
+    return { redisUrl, mongoUrl, env, apiUrl: apiUrls[0]!, apiUrls, dataDirs, restart, processes, stop, listeningAt: () => listeningAt, apiStartMs: () => apiStartMs };
   } catch (err) {
     await stop();
     throw err;
@@ -163,9 +187,10 @@ export async function startStack(args: BenchArgs, extraEnv: Record<string, strin
 }
 
 /** `count` worker processes (`lookout worker`) serving every queue, as `npm start`'s does, each at `concurrency`. */
-export async function spawnWorkers(env: Record<string, string>, count: number, concurrency: number): Promise<ChildProcess[]> {
+export async function spawnWorkers(env: Record<string, string>, count: number, concurrency: number, build?: Build): Promise<ChildProcess[]> {
   const queues = 'sessions,events,notifications,maintenance';
-  return Promise.all(Array.from({ length: count }, () => spawnReady([BIN, 'worker', '--queues', queues, '--concurrency', String(concurrency)], { ...env, LOG_LEVEL: 'info' }, /workers started/)));
+  const entry = entryOf(build);
+  return Promise.all(Array.from({ length: count }, () => spawnReady([...entry, 'worker', '--queues', queues, '--concurrency', String(concurrency)], { ...env, LOG_LEVEL: 'info' }, /workers started/)));
 }
 
 /** BENCH_NODE_ARGS (for example `--cpu-prof --cpu-prof-dir=/tmp/prof`) goes to every process a benchmark starts. */
@@ -178,7 +203,8 @@ function spawnReady(args: string[], env: Record<string, string>, ready: RegExp):
   const child = spawn(process.execPath, [...NODE_ARGS, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (LOG_DIR) {
     fs.mkdirSync(LOG_DIR, { recursive: true });
-    const log = fs.createWriteStream(path.join(LOG_DIR, `${path.basename(args[1] ?? args[0]!)}-${child.pid}.log`));
+    const command = args.find((a) => /^(api|worker)$/.test(a)) ?? path.basename(args.at(-1)!);
+    const log = fs.createWriteStream(path.join(LOG_DIR, `${command}-${child.pid}.log`));
     child.stdout!.pipe(log);
     child.stderr!.pipe(log);
   }
@@ -197,7 +223,7 @@ function spawnReady(args: string[], env: Record<string, string>, ready: RegExp):
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`${args[1]} exited ${code}: ${output}`)));
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${output}`)));
   });
 }
 
@@ -272,7 +298,7 @@ export function hostUseWords(h: HostUse): string {
 }
 
 /** CPU time (ms) each process has used so far, from /proc (Linux; null where it cannot be read). */
-function cpuMsOf(pid: number): number | null {
+export function cpuMsOf(pid: number): number | null {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

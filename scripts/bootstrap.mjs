@@ -55,13 +55,21 @@ function buildWeb() {
   if (status !== 0) process.exit(status);
 }
 
-const bin = path.join(root, 'bin', 'lookout.mjs');
+/** The server is compiled from its sources into dist/server when missing or older than them. */
+function buildServer() {
+  const status = run(process.execPath, [path.join(root, 'scripts', 'build-server.mjs'), '--if-stale']);
+  if (status !== 0) process.exit(status);
+}
+
 switch (mode) {
   case 'start':
     buildWeb();
+    buildServer();
     // This process becomes the service (argv already reads `… start [args]`), so the PID that npm (or a
-    // process manager) started is the one that handles SIGTERM and SIGINT and stops everything it started.
-    await import(pathToFileURL(bin).href);
+    // process manager) started is the one that handles SIGTERM and SIGINT and stops everything it started. It runs
+    // the compiled server, its stack traces mapped to the sources.
+    process.setSourceMapsEnabled(true);
+    await import(pathToFileURL(path.join(root, 'dist', 'server', 'lookout.mjs')).href);
     break;
   case 'test': {
     ensureChromium();

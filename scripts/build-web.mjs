@@ -32,6 +32,7 @@ if (process.argv.includes('--if-stale') && fs.existsSync(manifestPath) && fs.sta
 
 fs.mkdirSync(path.dirname(out), { recursive: true });
 const staging = fs.mkdtempSync(path.join(path.dirname(out), '.web-'));
+fs.chmodSync(staging, 0o755);
 try {
   const result = await build({
     entryPoints: [path.join(source, 'main.tsx')],

@@ -6,7 +6,6 @@
  * worker, then the stores.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/index.ts';
 import { assertPortFree, claimInstance, portTaken } from './embedded/instance.ts';
 import { startStores, storeUrls, type StoreUrls } from './embedded/stores.ts';
@@ -15,8 +14,8 @@ import { makeLogger, type Logger } from './log.ts';
 import type { Metrics } from './metrics/metrics.ts';
 import { makeRuntime, type Runtime } from './runtime.ts';
 import { onStopSignal } from './signals.ts';
+import { ENTRY_ARGS } from './util/paths.ts';
 
-const BIN = fileURLToPath(new URL('../bin/lookout.mjs', import.meta.url));
 
 export async function start(config: Config): Promise<void> {
   const log = makeLogger(config.logLevel, 'lookout');
@@ -109,7 +108,7 @@ function superviseWorker(
     const startedAt = Date.now();
     // The worker reaches the same stores through explicit URLs. The IPC channel tells it when this process
     // is gone (even killed outright), so it never outlives the service.
-    child = spawn(process.execPath, [BIN, 'worker'], {
+    child = spawn(process.execPath, [...ENTRY_ARGS, 'worker'], {
       stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
       // (On a cluster it takes REDIS_CLUSTER_NODES from the environment it inherits.)
       env: { ...process.env, ...(stores.cluster ? {} : { REDIS_URL: stores.redisUrl }), MONGODB_URL: stores.mongoUrl },

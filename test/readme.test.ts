@@ -1,7 +1,7 @@
 /**
  * The README's "First requests" walkthrough, run as written: every `sh`
  * block in order in one bash (so its variables carry over) against a fresh
- * `lookout start`, each answer compared with the `json` block that follows
+ * `npm start` (the compiled server), each answer compared with the `json` block that follows
  * it. Only the address is changed, to the fresh instance's. In a sample,
  * `"…"` stands for any value, `"lk_sk_…"` for any string that starts so,
  * and a `"…"` key for further keys.
@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../src/embedded/process.ts';
-import { runCommand, startProcess } from './helpers/process.ts';
+import { NPM_START, runCommand, startProcess } from './helpers/process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const README_URL = 'http://127.0.0.1:3000';
@@ -82,8 +82,35 @@ beforeAll(async () => {
       FLUSH_INTERVAL_MS: '200',
     },
     /API listening on (http:\/\/\S+)/,
+    // a fresh clone builds the dashboard and the server first
+    120_000,
+    NPM_START,
   );
   url = (await instance.matched)[1]!;
+}, 130_000);
+
+/** The arguments of a process and of its children, one line each. */
+function processTree(pid: number): string[] {
+  const children = fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        // the parent's pid is the fourth field, after the name in parentheses
+        return Number(fs.readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]) === pid;
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
+  const args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+  return [args, ...children.flatMap(processTree)];
+}
+
+it('npm start runs the compiled server: no tsx in its processes, the worker from the bundle', () => {
+  const tree = processTree(instance.child.pid!);
+  expect(tree.filter((args) => args.includes('tsx'))).toEqual([]);
+  expect(tree.some((args) => args.endsWith('dist/server/lookout.mjs worker'))).toBe(true);
 });
 afterAll(async () => {
   await instance?.stop();

@@ -9,11 +9,11 @@ import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { isOwnStore, StartError } from './instance.ts';
 import { spawnManaged, type ManagedProcess } from './process.ts';
+import { rootPath } from '../util/paths.ts';
 
-const SOURCE_DIR = fileURLToPath(new URL('../../tools/ferretdb/', import.meta.url));
+const SOURCE_DIR = rootPath('tools', 'ferretdb');
 const SOURCES = ['main.go', 'go.mod', 'go.sum', 'patches.json'];
 
 function findGo(): string {

@@ -8,14 +8,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { fileURLToPath } from 'node:url';
 import type { Middleware } from 'koa';
 import { AppError } from '../errors.ts';
 import type { AccountsService } from '../services/accounts.service.ts';
 import type { AppState } from './state.ts';
 import { SESSION_COOKIE } from './routes/dashboard-session.route.ts';
+import { rootPath } from '../util/paths.ts';
 
-export const WEB_DIR = fileURLToPath(new URL('../../dist/web/', import.meta.url));
+export const WEB_DIR = rootPath('dist', 'web');
 
 /**
  * The paths the page answers; those after the first two need a session. Anything under /projects is a page, since a

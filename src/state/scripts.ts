@@ -7,10 +7,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { isCluster, primaries, type RedisClient } from '../redis/connect.ts';
+import { rootPath } from '../util/paths.ts';
 
-const SCRIPT_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'scripts');
+const SCRIPT_DIR = rootPath('src', 'state', 'scripts');
 
 const SCRIPTS = {
   mergeSessions: 'merge-sessions-4.lua',

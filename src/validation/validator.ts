@@ -9,14 +9,14 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { BadRequestError } from '../errors.ts';
 import { describeProblems, toProblems, type PathError } from './messages.ts';
+import { rootPath } from '../util/paths.ts';
 
 // ajv-formats is CommonJS; under NodeNext its function sits one level down.
 const addFormats = (addFormatsModule as unknown as { default: typeof addFormatsModule.default }).default;
 
-export const SCHEMA_DIR = fileURLToPath(new URL('../../schemas/', import.meta.url));
+export const SCHEMA_DIR = rootPath('schemas');
 
 export type SchemaName = string;
 export type { PathError };

@@ -3,6 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../bin/lookout.mjs', import.meta.url));
+/** What `npm start` runs: the dashboard and the server built when stale, then the compiled server. */
+export const NPM_START = fileURLToPath(new URL('../../scripts/bootstrap.mjs', import.meta.url));
 
 export function runCli(args: string[], env: Record<string, string>, input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return runCommand(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, input });
@@ -26,9 +28,9 @@ export function runCommand(
   });
 }
 
-/** Starts a long-running entry point and resolves once `ready` matches its stderr. */
-export function startProcess(args: string[], env: Record<string, string>, ready: RegExp, timeoutMs = 60_000) {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } });
+/** Starts a long-running entry point (`script`: bin/lookout.mjs unless told) and resolves once `ready` matches its stderr. */
+export function startProcess(args: string[], env: Record<string, string>, ready: RegExp, timeoutMs = 60_000, script = BIN) {
+  const child = spawn(process.execPath, [script, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } });
   let output = '';
   const matched = new Promise<RegExpMatchArray>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`not ready after ${timeoutMs} ms:\n${output}`)), timeoutMs);

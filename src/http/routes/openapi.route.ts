@@ -4,8 +4,9 @@ import Router from '@koa/router';
 import { contracted } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
 import { buildOpenApi } from '../openapi.ts';
+import { rootPath } from '../../util/paths.ts';
 
-const PACKAGE = JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+const PACKAGE = JSON.parse(fs.readFileSync(rootPath('package.json'), 'utf8')) as { version: string };
 
 /** `routers`: every router the API mounts, this one among them; the document is built from their contracts at start. */
 export function openapiRoutes(deps: AppDeps, routers: Router<AppState>[]): Router<AppState> {
