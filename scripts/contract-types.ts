@@ -1,7 +1,7 @@
 /**
  * npm run contracts: the TypeScript types of the schemas, generated (json-schema-to-typescript) so the routes, the
  * dashboard and the Node SDK read the same contracts the validator checks.
- * - src/validation/schema-types.ts: every request schema (a body `<Name>Body`, a query `<Name>Query`) and every answer
+ * - src/generated/schema-types.ts: every request schema (a body `<Name>Body`, a query `<Name>Query`) and every answer
  *   (`<Name>`), with the maps the route contracts type their handlers by (RequestSchemas, AnswerSchemas);
  * - packages/node/src/api-types.ts: the answers the SDK reads (the decisions feed).
  * test/contract-types.test.ts fails when a file here differs from what the schemas give.
@@ -113,7 +113,7 @@ export async function contractTypes(): Promise<Record<string, string>> {
   const sdk = [HEADER(SDK_ANSWERS.map((id) => `schemas/${id}.json`).join(' and ')), ...(await Promise.all(SDK_ANSWERS.map((id) => typeOf(id, all))))].join(
     '\n\n',
   );
-  return { 'src/validation/schema-types.ts': `${server}\n`, 'packages/node/src/api-types.ts': `${sdk}\n` };
+  return { 'src/generated/schema-types.ts': `${server}\n`, 'packages/node/src/api-types.ts': `${sdk}\n` };
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {

@@ -1,6 +1,6 @@
 /**
  * The shape of the code (issue 67): rooms small enough to read whole. A hand-written module in src/ holds at most
- * MAX_LINES lines (the generated src/validation/schema-types.ts excepted); past that it does several jobs. A job file
+ * MAX_LINES lines (generated code, in src/generated/, excepted); past that it does several jobs. A job file
  * (src/queues/jobs/*.job.ts) is what the API and the worker share, so it imports only domain code and store types;
  * the handlers that digest jobs (workers/) are never imported by the API side (src/).
  */
@@ -9,7 +9,6 @@ import path from 'node:path';
 import { expect, it } from 'vitest';
 
 const MAX_LINES = 400;
-const GENERATED = new Set(['src/validation/schema-types.ts']);
 
 function sources(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -21,7 +20,7 @@ function sources(dir: string): string[] {
 
 it(`no hand-written module in src/ is over ${MAX_LINES} lines`, () => {
   const long = sources('src')
-    .filter((file) => !GENERATED.has(file.split(path.sep).join('/')))
+    .filter((file) => !file.split(path.sep).join('/').startsWith('src/generated/'))
     .map((file) => ({ file, lines: fs.readFileSync(file, 'utf8').split('\n').length }))
     .filter((f) => f.lines > MAX_LINES);
   expect(long).toEqual([]);

@@ -1,5 +1,5 @@
 /**
- * The generated types (src/validation/schema-types.ts, packages/node/src/api-types.ts) are what the schemas give
+ * The generated types (src/generated/schema-types.ts, packages/node/src/api-types.ts) are what the schemas give
  * today: a schema edited without `npm run contracts` fails here.
  */
 import fs from 'node:fs';

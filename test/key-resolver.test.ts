@@ -4,7 +4,7 @@
  * never undone by a read that started before it.
  */
 import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
-import { makeKeyResolver } from '../src/services/key-resolver.ts';
+import { makeKeyResolver } from '../src/http/key-resolver.ts';
 import type { ProjectsStore } from '../src/store/projects.store.ts';
 import { makeProject, startTestContext, type TestContext } from './helpers/context.ts';
 

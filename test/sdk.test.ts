@@ -242,7 +242,7 @@ describe('bad input on every body (spec 7)', () => {
       expect(res.status).toBeLessThan(500);
       expect(res.body.reason).toEqual(expect.any(String));
     }
-    const shown = await ctx.runtime.stores.projects.bySecretHash((await import('../src/services/keys.ts')).hashSecret(secret));
+    const shown = await ctx.runtime.stores.projects.bySecretHash((await import('../src/crypto/keys.ts')).hashSecret(secret));
     expect(shown?.instance_id).toBeNull();
   });
 

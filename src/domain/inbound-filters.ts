@@ -13,7 +13,7 @@ import picomatch from 'picomatch';
 import { userAgent } from './event-impact.ts';
 import { isObj, type Obj } from './obj.ts';
 import { parseUserAgent } from './user-agent.ts';
-import type { InboundFilters as InboundFiltersAnswer } from '../validation/schema-types.ts';
+import type { InboundFilters as InboundFiltersAnswer } from '../generated/schema-types.ts';
 
 /** A project's inbound filters: schemas/answers/inbound-filters.json, each field documented there. */
 export type InboundFilters = InboundFiltersAnswer;

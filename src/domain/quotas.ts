@@ -10,7 +10,7 @@
  * quiet one is not held back by its own quiet past.
  */
 
-import type { Quotas as QuotasAnswer } from '../validation/schema-types.ts';
+import type { Quotas as QuotasAnswer } from '../generated/schema-types.ts';
 
 export type QuotaCategory = 'error' | 'session';
 export type QuotaWindow = 'minute' | 'hour' | 'month';

@@ -16,8 +16,8 @@ import { sentryRateLimits, type AdmissionReason, type Verdict } from '../domain/
 import type { QuotaCategory } from '../domain/quotas.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import type { KeyResolver } from '../services/key-resolver.ts';
-import type { LoadSampler } from '../services/load.service.ts';
+import type { KeyResolver } from './key-resolver.ts';
+import type { LoadSampler } from './admission-load.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
 import { sentryKey, serviceKey, type KeyCarrier } from './middleware/auth.middleware.ts';
 import { CORS_ANSWER_HEADERS } from './middleware/cors.middleware.ts';

@@ -13,7 +13,7 @@ import { makeAdmissionGate } from './admission-gate.ts';
 import { makeApp } from './app.ts';
 import type { AppDeps } from './deps.ts';
 import { makeRateLimiter } from './middleware/rate-limit.middleware.ts';
-import { makeLoadSampler, type LoadSampler } from '../services/load.service.ts';
+import { makeLoadSampler, type LoadSampler } from './admission-load.ts';
 import { makeTurns, type Turns } from '../util/turns.ts';
 
 /** This process' load and its stores' room, as admission reads them. */

@@ -12,7 +12,7 @@ import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { NotifyDeliverPayload } from '../queues/jobs/notify-deliver.job.ts';
 import { sendNotice } from './send.ts';
-import type { NotifyState } from '../state/notify.state.ts';
+import type { NotifyState } from './notify.state.ts';
 import type { Stores } from '../store/index.ts';
 
 /** Failed deliveries in a row that pause a channel. */

@@ -15,7 +15,7 @@ import { channelTakes, NOISE, noticeBody, type IssueSummary } from '../domain/no
 import type { Logger } from '../log.ts';
 import type { JobPayloads, Queues } from '../queues/registry.ts';
 import type { IssuesState } from '../state/issues.state.ts';
-import type { NotifyState } from '../state/notify.state.ts';
+import type { NotifyState } from './notify.state.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
 import type { ProjectsStore } from '../store/projects.store.ts';
 import { makeTicker } from '../util/ticker.ts';

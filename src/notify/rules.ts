@@ -1,6 +1,6 @@
 /**
  * The notification rules checked where the counts move, each recorded with
- * a once-only step (src/state/notify.state.ts): which triggers a project's
+ * a once-only step (src/notify/notify.state.ts): which triggers a project's
  * scripts record, a channel's frequency rule (the events worker, after a
  * job's events are counted) and its crash-free rule (the flusher, after the
  * hourly rollups are written). The dispatcher (./dispatcher.ts) sends what
@@ -9,7 +9,7 @@
 import { releaseSubject } from '../domain/client-keys.ts';
 import type { TriggerRecord } from '../domain/notifications.ts';
 import { freeRate, total } from '../domain/sessions.ts';
-import type { NotifyState } from '../state/notify.state.ts';
+import type { NotifyState } from './notify.state.ts';
 import type { RollupSnapshot } from '../state/sessions.state.ts';
 import type { ChannelDoc } from '../store/channels.store.ts';
 

@@ -6,7 +6,7 @@
 import nodemailer, { type Transporter } from 'nodemailer';
 import { emailOf, signatureHeader, slackBody, type NoticeBody } from '../domain/notifications.ts';
 import type { ChannelDoc } from '../store/channels.store.ts';
-import type { Attempt } from '../state/notify.state.ts';
+import type { Attempt } from './notify.state.ts';
 import { checkedRequest, TargetRefused } from './outbound.ts';
 
 const SEND_TIMEOUT_MS = 5000;

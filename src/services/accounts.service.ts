@@ -1,7 +1,7 @@
 /**
  * Dashboard accounts: users of an organisation (owner or member), their
  * sign-in (password, then a TOTP or recovery code when enrolled) and their
- * sessions (src/services/web-sessions.ts). Failed sign-ins are throttled per
+ * sessions (src/state/web-sessions.ts). Failed sign-ins are throttled per
  * account and per address, a failure reserved before the password is checked,
  * so concurrency cannot beat the limit. A session is checked against its user
  * on every request: removing or disabling a user ends their sessions at once.
@@ -13,12 +13,12 @@ import { isDuplicateKey } from '../store/mongo.ts';
 import type { Stores } from '../store/index.ts';
 import type { OrgDoc } from '../store/orgs.store.ts';
 import type { Role, UserDoc } from '../store/users.store.ts';
-import type { SealedBox } from '../util/sealed.ts';
-import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.ts';
-import { codeStep, enrolment, looksLikeRecoveryCode, newRecoveryCodes, newSeed, recoveryHash } from './two-factor.ts';
-import { makeWebSessions, randomToken, sha256, type SessionOrigin, type WebSession } from './web-sessions.ts';
+import type { SealedBox } from '../crypto/sealed.ts';
+import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from '../crypto/passwords.ts';
+import { codeStep, enrolment, looksLikeRecoveryCode, newRecoveryCodes, newSeed, recoveryHash } from '../crypto/two-factor.ts';
+import { makeWebSessions, randomToken, sha256, type SessionOrigin, type WebSession } from '../state/web-sessions.ts';
 
-export { SESSION_SECONDS, type WebSession } from './web-sessions.ts';
+export { SESSION_SECONDS, type WebSession } from '../state/web-sessions.ts';
 
 const SETUP_SECONDS = 24 * 3600;
 /** Failed sign-ins allowed per 15 minutes: per account, and per address (an address may serve many people). */

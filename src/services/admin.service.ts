@@ -12,7 +12,7 @@ import type { Stores } from '../store/index.ts';
 import type { OrgDoc, PersonList } from '../store/orgs.store.ts';
 import { makeAllowlist } from '../domain/allowlist.ts';
 import { alertsOf, DEFAULT_ALERTS, type AlertsChange, type AlertSettings, type ProjectDoc } from '../store/projects.store.ts';
-import { hashSecret, newPublicKey, newSecretKey } from './keys.ts';
+import { hashSecret, newPublicKey, newSecretKey } from '../crypto/keys.ts';
 import type { ProjectChanges } from '../state/project-changes.ts';
 import { normalEmail } from './accounts.service.ts';
 import type { SdkService } from './sdk.service.ts';

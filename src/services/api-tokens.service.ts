@@ -9,7 +9,7 @@ import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { Stores } from '../store/index.ts';
 import { TOKEN_SCOPES, type TokenDoc, type TokenScope } from '../store/tokens.store.ts';
 import type { AccountsService, SignedIn } from './accounts.service.ts';
-import { randomToken, sha256, type WebSession } from './web-sessions.ts';
+import { randomToken, sha256, type WebSession } from '../state/web-sessions.ts';
 
 const TOKEN_PREFIX = 'lkt_';
 export type TokenSession = SignedIn & { scopes: TokenScope[] };

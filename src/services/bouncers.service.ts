@@ -24,7 +24,7 @@ import type { Logger } from '../log.ts';
 import type { ProjectChanges } from '../state/project-changes.ts';
 import { cachedFor } from '../util/cached.ts';
 import { makeStartupLists, written, type BouncerView } from './bouncer-startup.ts';
-import { randomToken, sha256 } from './web-sessions.ts';
+import { randomToken, sha256 } from '../state/web-sessions.ts';
 
 const KEY_PREFIX = 'lkb_';
 

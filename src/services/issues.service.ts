@@ -10,7 +10,7 @@ import type { TriggerRecord } from '../domain/notifications.ts';
 import type { ActivityStore, NewActivity } from '../store/activity.store.ts';
 import { listPlan, parseSearch } from '../domain/search.ts';
 import type { IssueReads } from '../state/issue-reads.ts';
-import type { IssueListQuery, IssueStatusBody } from '../validation/schema-types.ts';
+import type { IssueListQuery, IssueStatusBody } from '../generated/schema-types.ts';
 import type { StateKeeper } from '../state/rebuild.ts';
 import type { IssuesState } from '../state/issues.state.ts';
 import { HOUR_MS, hourIndex } from '../state/issue-hash.ts';

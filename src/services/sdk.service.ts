@@ -5,9 +5,9 @@ import { ConflictError, NotFoundError } from '../errors.ts';
 import type { Stores } from '../store/index.ts';
 import type { OrgDoc } from '../store/orgs.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
-import type { KeyResolver } from './key-resolver.ts';
+import type { KeyResolver } from '../http/key-resolver.ts';
 
-import type { ActivateBody, ContactsBody } from '../validation/schema-types.ts';
+import type { ActivateBody, ContactsBody } from '../generated/schema-types.ts';
 
 export type { ActivateBody, ContactsBody };
 

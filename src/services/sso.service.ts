@@ -15,9 +15,9 @@ import { BadRequestError, ForbiddenError, NotFoundError } from '../errors.ts';
 import type { Stores } from '../store/index.ts';
 import type { SsoSettings } from '../store/orgs.store.ts';
 import type { Role } from '../store/users.store.ts';
-import type { SealedBox } from '../util/sealed.ts';
+import type { SealedBox } from '../crypto/sealed.ts';
 import type { AccountsService } from './accounts.service.ts';
-import { sha256, type SessionOrigin } from './web-sessions.ts';
+import { sha256, type SessionOrigin } from '../state/web-sessions.ts';
 
 /** How long a sign-in may take at the provider. */
 export const SSO_PENDING_SECONDS = 600;

@@ -10,7 +10,7 @@ import { burstSpan, HOURS_KEPT, hourIndex, writeIssue } from './issue-hash.ts';
 import type { PendingFlush } from './pending-flush.ts';
 import { dropProjectKeys, projectKeys } from './scripts.ts';
 
-/** The keys under a project's prefix that hold issue state (apply-events-4.lua, snapshot-issues-3.lua); the notification keys (src/state/notify.state.ts) outlive a rebuild. */
+/** The keys under a project's prefix that hold issue state (apply-events-4.lua, snapshot-issues-3.lua); the notification keys (src/notify/notify.state.ts) outlive a rebuild. */
 const ISSUE_KEY_PATTERNS = [
   'i:*',
   'ic:*',

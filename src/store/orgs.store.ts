@@ -5,7 +5,7 @@ import type { SlugsStore } from './slugs.store.ts';
 
 export type PersonList = 'members' | 'invites' | 'email_rules';
 
-/** Single sign-on through OpenID Connect; the client secret is sealed (src/util/sealed.ts). */
+/** Single sign-on through OpenID Connect; the client secret is sealed (src/crypto/sealed.ts). */
 export interface SsoSettings {
   issuer: string;
   client_id: string;

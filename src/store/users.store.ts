@@ -3,7 +3,7 @@
  * (lowercased), a string, so FerretDB finds a user through its `_id` index.
  * Only hashes are stored: the password's (scrypt), the one-time set-password
  * token's and the recovery codes' (SHA-256). The TOTP seed, which must be read
- * back, is sealed (src/util/sealed.ts).
+ * back, is sealed (src/crypto/sealed.ts).
  */
 import type { Db } from 'mongodb';
 

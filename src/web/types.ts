@@ -27,8 +27,8 @@ export type {
   SourcemapBundles,
   StatusCounts,
   UserFeedback,
-} from '../validation/schema-types.ts';
+} from '../generated/schema-types.ts';
 
-import type { IssueDecisions } from '../validation/schema-types.ts';
+import type { IssueDecisions } from '../generated/schema-types.ts';
 /** One decision of a security issue's history. */
 export type IssueDecision = IssueDecisions['decisions'][number];

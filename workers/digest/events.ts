@@ -27,7 +27,7 @@ import type { Symbolication } from '../../src/services/symbolication.ts';
 import type { AppliedGroup, IssueChange } from '../../src/state/apply-events.ts';
 import { ATTEMPT_KINDS } from '../../src/state/bursts.state.ts';
 import type { IssuesState } from '../../src/state/issues.state.ts';
-import type { NotifyState } from '../../src/state/notify.state.ts';
+import type { NotifyState } from '../../src/notify/notify.state.ts';
 import { StateMovedError, type StateKeeper } from '../../src/state/rebuild.ts';
 import type { ActivityStore } from '../../src/store/activity.store.ts';
 import type { ChannelDoc } from '../../src/store/channels.store.ts';

@@ -13,7 +13,7 @@ import { sentryRateLimits } from '../../domain/admission.ts';
 import { quotasOf } from '../../domain/quotas.ts';
 import { QuotaRefusedError, RefusedError } from '../../errors.ts';
 import type { Metrics } from '../../metrics/metrics.ts';
-import type { KeyResolver } from '../../services/key-resolver.ts';
+import type { KeyResolver } from '../key-resolver.ts';
 import type { IngestStats } from '../../state/ingest-stats.ts';
 import type { QuotaCounter } from '../../state/quotas.ts';
 import type { Turns } from '../../util/turns.ts';

@@ -3,7 +3,7 @@ import type { Context, Middleware } from 'koa';
 import { checkInstance } from '../../domain/binding.ts';
 import { keyFromSentryAuth } from '../../domain/envelope.ts';
 import { ForbiddenError, UnauthorizedError } from '../../errors.ts';
-import type { KeyKind, KeyResolver, ResolvedKey } from '../../services/key-resolver.ts';
+import type { KeyKind, KeyResolver, ResolvedKey } from '../key-resolver.ts';
 import type { AppState } from '../state.ts';
 
 /** What a key is read from: a Koa context, or a raw request made to look like one (src/http/admission-gate.ts). */

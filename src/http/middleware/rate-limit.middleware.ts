@@ -12,7 +12,7 @@ import type { Middleware } from 'koa';
 import type { RedisClient } from '../../redis/connect.ts';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { RateLimitedError } from '../../errors.ts';
-import { hashSecret } from '../../services/keys.ts';
+import { hashSecret } from '../../crypto/keys.ts';
 import type { AppState } from '../state.ts';
 import { routeOf } from './metrics.middleware.ts';
 

@@ -12,7 +12,7 @@
  */
 import type { RedisClient } from '../redis/connect.ts';
 import type { TriggerRecord } from '../domain/notifications.ts';
-import { defineScripts, projectKeys } from './scripts.ts';
+import { defineScripts, projectKeys } from '../state/scripts.ts';
 
 const WEEK_MS = 7 * 86_400_000;
 /** Deliveries a project's log keeps. */

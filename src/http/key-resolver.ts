@@ -9,7 +9,7 @@
  * (src/state/project-changes.ts).
  */
 import type { ProjectDoc, ProjectsStore } from '../store/projects.store.ts';
-import { hashSecret, sameHash } from './keys.ts';
+import { hashSecret, sameHash } from '../crypto/keys.ts';
 
 export type KeyKind = 'secret' | 'public';
 export interface ResolvedKey {
