@@ -3,7 +3,7 @@
  * dashboard and the Node SDK read the same contracts the validator checks.
  * - src/generated/schema-types.ts: every request schema (a body `<Name>Body`, a query `<Name>Query`) and every answer
  *   (`<Name>`), with the maps the route contracts type their handlers by (RequestSchemas, AnswerSchemas);
- * - packages/node/src/api-types.ts: the answers the SDK reads (the decisions feed).
+ * - packages/node/src/api-types.ts: what the SDK sends and reads (activation, configuration, contacts, decisions).
  * test/contract-types.test.ts fails when a file here differs from what the schemas give.
  */
 import fs from 'node:fs';
@@ -13,7 +13,7 @@ import { compile, type JSONSchema } from 'json-schema-to-typescript';
 import { SCHEMA_DIR, schemaFiles } from '../src/validation/validator.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const SDK_ANSWERS = ['answers/decision', 'answers/decisions-feed'];
+const SDK_ANSWERS = ['answers/activation', 'answers/sdk-config', 'answers/seats-used', 'answers/decision', 'answers/decisions-feed', 'contacts'];
 
 type Schema = Record<string, unknown>;
 

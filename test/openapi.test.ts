@@ -92,3 +92,13 @@ it('every reference resolves and the request bodies are the JSON Schemas of sche
   expect(doc.paths['/api/v1/events'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/event' });
   expect(schemas.event!.$id).toBe('event');
 });
+
+it('every success answer is declared: JSON with its schema, another media type, or no body (204, a redirect)', () => {
+  const table = routeTable(makeRouters(makeApiDeps(ctx.runtime, 'openapi-test')));
+  const undeclared = table.flatMap(({ route, contract }) =>
+    Object.entries(contract?.ok ?? {})
+      .filter(([status, answer]) => typeof answer === 'string' && status !== '204' && !status.startsWith('3'))
+      .map(([status]) => `${route} ${status}`),
+  );
+  expect(undeclared).toEqual([]);
+});

@@ -915,6 +915,47 @@ export interface UserInviteBody {
 }
 
 /**
+ * Your dashboard account
+ */
+export interface Account {
+  email: string;
+  role: "owner" | "member";
+  /**
+   * two-factor sign-in is on
+   */
+  two_factor: boolean;
+  /**
+   * single-use recovery codes not used yet
+   */
+  recovery_codes_left: number;
+  last_sign_in: string | null;
+}
+
+/**
+ * The project the key binds (spec 2.2)
+ */
+export interface Activation {
+  project: {
+    id: string;
+    name: string;
+  };
+  org: {
+    id: string;
+    name: string;
+  };
+  enabled: boolean;
+  public_key: string;
+  features: {
+    security_monitoring: boolean;
+    plan: string;
+    /**
+     * null: unlimited
+     */
+    seats: number | null;
+  };
+}
+
+/**
  * One entry of an issue's activity
  */
 export interface ActivityEntry {
@@ -930,6 +971,30 @@ export interface ActivityEntry {
    */
   data: {
     [k: string]: unknown;
+  };
+}
+
+/**
+ * Proposed alert settings replayed over the project's recent sign-in attempts, beside the current ones
+ */
+export interface AlertsPreview {
+  since: string;
+  until: string;
+  /**
+   * sign-in attempts replayed
+   */
+  attempts: number;
+  current: {
+    settings: Alerts;
+    brute_force: number;
+    credential_stuffing: number;
+    decisions: number;
+  };
+  proposed: {
+    settings: Alerts;
+    brute_force: number;
+    credential_stuffing: number;
+    decisions: number;
   };
 }
 
@@ -950,6 +1015,13 @@ export interface Alerts {
     brute_force: "ban" | "captcha";
     credential_stuffing: "ban" | "captcha";
   };
+}
+
+/**
+ * The process is up
+ */
+export interface Alive {
+  status: "ok";
 }
 
 /**
@@ -1026,10 +1098,28 @@ export interface Bouncer {
 }
 
 /**
+ * A new notification channel; a webhook's signing `secret` is in this answer only
+ */
+export type ChannelAdded = Channel & {
+  /**
+   * the webhook's signing secret (`whsec_…`)
+   */
+  secret?: string;
+};
+
+/**
  * A project's notification channels
  */
 export interface ChannelList {
   channels: Channel[];
+}
+
+/**
+ * A channel's new signing secret, shown only here
+ */
+export interface ChannelSecret {
+  id: string;
+  secret: string;
 }
 
 /**
@@ -1079,6 +1169,11 @@ export interface ChunkUploadOptions {
    */
   accept: string[];
 }
+
+/**
+ * The chunks are stored
+ */
+export interface ChunksStored {}
 
 /**
  * A decision as CrowdSec's API gives it to bouncers
@@ -1169,10 +1264,29 @@ export interface DecisionsFeed {
 }
 
 /**
+ * Deleted
+ */
+export interface Deleted {
+  /**
+   * the id of what was deleted
+   */
+  deleted: string;
+}
+
+/**
  * A project's newest notification deliveries
  */
 export interface DeliveryList {
   deliveries: Delivery[];
+}
+
+/**
+ * A test notification queued
+ */
+export interface DeliveryQueued {
+  delivery: string;
+  channel: string;
+  status: "queued";
 }
 
 /**
@@ -1203,6 +1317,59 @@ export interface Delivery {
    * while retrying: about when it is tried next
    */
   next_attempt_at?: string;
+}
+
+/**
+ * Sessions ended
+ */
+export interface Ended {
+  /**
+   * how many sessions ended
+   */
+  ended: number;
+}
+
+/**
+ * An envelope taken, as Relay answers
+ */
+export interface EnvelopeAccepted {
+  /**
+   * the envelope's event id, when it has one
+   */
+  id?: string;
+  /**
+   * sessions stored from its session items
+   */
+  sessions?: number;
+  /**
+   * the types of the items not stored
+   */
+  dropped?: string[];
+}
+
+/**
+ * An event stored durably (or filtered)
+ */
+export interface EventAccepted {
+  /**
+   * the event id
+   */
+  id: string;
+  /**
+   * an event with this id was stored before; nothing changed
+   */
+  duplicate: boolean;
+  /**
+   * the inbound filter that dropped it (nothing stored)
+   */
+  filtered?: string;
+}
+
+/**
+ * An event taken (the store endpoint)
+ */
+export interface EventId {
+  id: string;
 }
 
 /**
@@ -1290,6 +1457,14 @@ export interface Ingestion {
  */
 export interface IssueActivity {
   activity: ActivityEntry[];
+}
+
+/**
+ * An issue's assignee
+ */
+export interface IssueAssigned {
+  ok: true;
+  assignee: string | null;
 }
 
 /**
@@ -1499,6 +1674,14 @@ export type IssueRow = Issue & {
 };
 
 /**
+ * An issue's new status (spec 4.8)
+ */
+export interface IssueStatus {
+  ok: true;
+  status: "unresolved" | "resolved" | "ignored";
+}
+
+/**
  * An issue: error events grouped by fingerprint, or a security issue raised by a burst
  */
 export interface Issue {
@@ -1550,6 +1733,176 @@ export interface Issue {
    * ignored until its event count reaches this
    */
   ignore_until_count: number | null;
+}
+
+/**
+ * Issues changed at once
+ */
+export interface IssuesChanged {
+  ok: true;
+  changed: number;
+  not_found: string[];
+}
+
+/**
+ * A project's new key: the secret one (shown only here) or the public one
+ */
+export type KeyRotated =
+  | {
+      id: string;
+      secret_key: string;
+    }
+  | {
+      id: string;
+      public_key: string;
+    };
+
+/**
+ * A decision lifted
+ */
+export interface Lifted {
+  /**
+   * the id of the decision lifted
+   */
+  lifted: string;
+}
+
+/**
+ * The API described in OpenAPI 3.1
+ */
+export interface OpenapiDocument {
+  openapi: "3.1.0";
+  info: {
+    [k: string]: unknown;
+  };
+  paths: {
+    [k: string]: unknown;
+  };
+  components?: {
+    [k: string]: unknown;
+  };
+}
+
+/**
+ * The organisation's single sign-on (null: off), never its client secret, and the redirect URI to register
+ */
+export interface OrgSso {
+  sso: null | {
+    issuer: string;
+    client_id: string;
+    domains: string[];
+    default_role: "owner" | "member";
+    /**
+     * members of its domains may sign in only through it
+     */
+    required: boolean;
+  };
+  /**
+   * the callback address to register with the identity provider
+   */
+  redirect_uri: string;
+}
+
+/**
+ * The user's organisation: plan, seats, people lists, each list's size and the dashboard users
+ */
+export interface OrganisationPage {
+  id: string;
+  name: string;
+  slug: string | null;
+  plan: string;
+  /**
+   * null: unlimited
+   */
+  seats: number | null;
+  members: string[];
+  invites: string[];
+  email_rules: string[];
+  require_2fa: boolean;
+  /**
+   * distinct people holding seats
+   */
+  used: number;
+  usage: {
+    /**
+     * distinct people holding seats
+     */
+    used: number;
+    contacts: number;
+    members: number;
+    invites: number;
+    email_rules: number;
+  };
+  users: {
+    email: string;
+    role: "owner" | "member";
+    /**
+     * has a password or signs in through single sign-on
+     */
+    active: boolean;
+    two_factor: boolean;
+    disabled: boolean;
+    last_sign_in: string | null;
+    /**
+     * open sessions
+     */
+    sessions: number;
+  }[];
+}
+
+/**
+ * An organisation after a change: plan, seats, people lists and the seats used
+ */
+export interface Organisation {
+  id: string;
+  name: string;
+  slug: string | null;
+  plan: string;
+  /**
+   * null: unlimited
+   */
+  seats: number | null;
+  members: string[];
+  invites: string[];
+  email_rules: string[];
+  require_2fa: boolean;
+  /**
+   * distinct people holding seats
+   */
+  used: number;
+}
+
+/**
+ * The password is changed; your other sessions ended
+ */
+export interface PasswordChanged {
+  ended_sessions: number;
+}
+
+/**
+ * A password set through an invite or reset link
+ */
+export interface PasswordSet {
+  email: string;
+}
+
+/**
+ * A new project with its keys; the secret key is shown only here
+ */
+export interface ProjectCreated {
+  id: string;
+  org: string;
+  name: string;
+  slug: string | null;
+  public_key: string;
+  secret_key: string;
+}
+
+/**
+ * The organisation's projects
+ */
+export interface ProjectList {
+  projects: Project[];
 }
 
 /**
@@ -1645,6 +1998,44 @@ export interface Quotas {
 }
 
 /**
+ * Both stores answer
+ */
+export interface Ready {
+  status: "ready" | "degraded";
+  /**
+   * (degraded) Redis is at its maxmemory; ingestion is still acknowledged
+   */
+  reason?: "redis_full";
+  /**
+   * (degraded) what it means
+   */
+  message?: string;
+  /**
+   * (degraded) Redis' used and maximum memory
+   */
+  redis_memory?: {
+    used_bytes: number;
+    max_bytes: number;
+  };
+  /**
+   * each store's check
+   */
+  checks: {
+    [k: string]: unknown;
+  };
+}
+
+/**
+ * Two-factor sign-in is on: ten single-use recovery codes, shown only here
+ */
+export interface RecoveryCodes {
+  /**
+   * @minItems 1
+   */
+  recovery_codes: [string, ...string[]];
+}
+
+/**
  * A release's new issues (first seen in it) and the issues that last regressed in it
  */
 export interface ReleaseIssues {
@@ -1711,6 +2102,452 @@ export interface Release {
 }
 
 /**
+ * Removed
+ */
+export interface Removed {
+  /**
+   * the id of what was removed
+   */
+  removed: string;
+}
+
+/**
+ * A security report taken
+ */
+export interface ReportAccepted {
+  /**
+   * the event ids of its violations
+   */
+  ids: string[];
+}
+
+/**
+ * Revoked
+ */
+export interface Revoked {
+  /**
+   * the id of what was revoked
+   */
+  revoked: string;
+}
+
+/**
+ * The installation's configuration (spec 2.3)
+ */
+export interface SdkConfig {
+  public_key: string;
+  enabled: boolean;
+  features: {
+    security_monitoring: boolean;
+    plan: string;
+    /**
+     * null: unlimited
+     */
+    seats: number | null;
+  };
+}
+
+/**
+ * Seats used after the contacts were taken (spec 2.4)
+ */
+export interface SeatsUsed {
+  used: number;
+  /**
+   * null: unlimited
+   */
+  seats: number | null;
+  plan: string;
+}
+
+/**
+ * Sessions stored durably
+ */
+export interface SessionsAccepted {
+  /**
+   * sessions stored (an aggregate counts the sessions it represents)
+   */
+  accepted: number;
+  /**
+   * entries skipped
+   */
+  skipped: number;
+  /**
+   * the first ten entries skipped, each with why
+   *
+   * @maxItems 10
+   */
+  skipped_entries?:
+    | []
+    | [
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        }
+      ]
+    | [
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        }
+      ]
+    | [
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        }
+      ]
+    | [
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        }
+      ]
+    | [
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        }
+      ]
+    | [
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        }
+      ]
+    | [
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        }
+      ]
+    | [
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        }
+      ]
+    | [
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        }
+      ]
+    | [
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        },
+        {
+          index: number;
+          reason: string;
+          path: string;
+          message: string;
+        }
+      ];
+}
+
+/**
+ * Who is signed in, with the CSRF token that state-changing requests carry
+ */
+export interface SignedIn {
+  email: string;
+  org: string;
+  role: "owner" | "member";
+  /**
+   * send it as X-CSRF-Token
+   */
+  csrf_token: string;
+  /**
+   * the organisation requires two-factor sign-in and this user has not turned it on yet
+   */
+  setup_2fa: boolean;
+}
+
+/**
  * A project's uploaded source map bundles, newest first
  */
 export interface SourcemapBundles {
@@ -1744,6 +2581,22 @@ export interface SourcemapBundles {
 }
 
 /**
+ * The organisation's single sign-on (null: off); never its client secret
+ */
+export interface Sso {
+  sso: null | {
+    issuer: string;
+    client_id: string;
+    domains: string[];
+    default_role: "owner" | "member";
+    /**
+     * members of its domains may sign in only through it
+     */
+    required: boolean;
+  };
+}
+
+/**
  * Sessions or users by final status; `ok` is a healthy ending
  */
 export interface StatusCounts {
@@ -1752,6 +2605,42 @@ export interface StatusCounts {
   abnormal: number;
   crashed: number;
   total: number;
+}
+
+/**
+ * A new API token; `token` is in this answer only
+ */
+export interface TokenCreated {
+  id: string;
+  name: string;
+  scopes: ("project:read" | "project:write" | "project:releases" | "org:read")[];
+  /**
+   * the token's first characters and an ellipsis
+   */
+  hint: string;
+  created_at: string;
+  last_used_at: string | null;
+  /**
+   * the token (`lkt_…`): send it as `Authorization: Bearer <token>`
+   */
+  token: string;
+}
+
+/**
+ * Your API tokens; never the tokens themselves
+ */
+export interface TokenList {
+  tokens: {
+    id: string;
+    name: string;
+    scopes: ("project:read" | "project:write" | "project:releases" | "org:read")[];
+    /**
+     * the token's first characters and an ellipsis
+     */
+    hint: string;
+    created_at: string;
+    last_used_at: string | null;
+  }[];
 }
 
 /**
@@ -1770,6 +2659,47 @@ export interface ToolRelease {
 }
 
 /**
+ * A two-factor enrolment to confirm with a code
+ */
+export interface TwoFactorEnrolment {
+  /**
+   * the TOTP secret (base32), for entering by hand
+   */
+  secret: string;
+  otpauth_url: string;
+  /**
+   * the otpauth:// URL as a QR code, an SVG document
+   */
+  qr_svg: string;
+}
+
+/**
+ * Two-factor sign-in is off
+ */
+export interface TwoFactorOff {
+  two_factor: false;
+}
+
+/**
+ * A project freed from its installation
+ */
+export interface Unbound {
+  id: string;
+  /**
+   * the instance id it was bound to, or null
+   */
+  unbound: string | null;
+}
+
+/**
+ * A user disabled or enabled
+ */
+export interface UserDisabled {
+  email: string;
+  disabled: boolean;
+}
+
+/**
  * What a person wrote about an error
  */
 export interface UserFeedback {
@@ -1781,6 +2711,40 @@ export interface UserFeedback {
   comments: string;
   url: string | null;
   at: string;
+}
+
+/**
+ * A dashboard user added, with their invite link (shown only here)
+ */
+export interface UserInvited {
+  email: string;
+  role: "owner" | "member";
+  /**
+   * a one-time link to set a password
+   */
+  invite_url: string;
+  expires_in_hours: number;
+}
+
+/**
+ * A person's open dashboard sessions, the most recently seen first
+ */
+export interface WebSessions {
+  sessions: {
+    /**
+     * the session's id (a hash of its cookie, never the cookie)
+     */
+    id: string;
+    created_at: string;
+    last_seen: string;
+    ip: string;
+    user_agent: string;
+    via: "password" | "sso";
+    /**
+     * the session this request came in
+     */
+    current: boolean;
+  }[];
 }
 
 /** The request schemas by name: bodies and queries. */
@@ -1831,27 +2795,41 @@ export interface RequestSchemas {
 /** The answers' schemas by name (schemas/answers/). */
 
 export interface AnswerSchemas {
+  'account': Account;
+  'activation': Activation;
   'activity-entry': ActivityEntry;
+  'alerts-preview': AlertsPreview;
   'alerts': Alerts;
+  'alive': Alive;
   'assemble': Assemble;
   'attempt-summary': AttemptSummary;
   'bouncer-list': BouncerList;
   'bouncer': Bouncer;
+  'channel-added': ChannelAdded;
   'channel-list': ChannelList;
+  'channel-secret': ChannelSecret;
   'channel': Channel;
   'chunk-upload-options': ChunkUploadOptions;
+  'chunks-stored': ChunksStored;
   'crowdsec-decision': CrowdsecDecision;
   'crowdsec-live': CrowdsecLive;
   'crowdsec-stream': CrowdsecStream;
   'decision-list': DecisionList;
   'decision': Decision;
   'decisions-feed': DecisionsFeed;
+  'deleted': Deleted;
   'delivery-list': DeliveryList;
+  'delivery-queued': DeliveryQueued;
   'delivery': Delivery;
+  'ended': Ended;
+  'envelope-accepted': EnvelopeAccepted;
+  'event-accepted': EventAccepted;
+  'event-id': EventId;
   'hour-point': HourPoint;
   'inbound-filters': InboundFilters;
   'ingestion': Ingestion;
   'issue-activity': IssueActivity;
+  'issue-assigned': IssueAssigned;
   'issue-decisions': IssueDecisions;
   'issue-detail': IssueDetail;
   'issue-event-summary': IssueEventSummary;
@@ -1860,16 +2838,46 @@ export interface AnswerSchemas {
   'issue-feedback': IssueFeedback;
   'issue-list': IssueList;
   'issue-row': IssueRow;
+  'issue-status': IssueStatus;
   'issue': Issue;
+  'issues-changed': IssuesChanged;
+  'key-rotated': KeyRotated;
+  'lifted': Lifted;
+  'openapi-document': OpenapiDocument;
+  'org-sso': OrgSso;
+  'organisation-page': OrganisationPage;
+  'organisation': Organisation;
+  'password-changed': PasswordChanged;
+  'password-set': PasswordSet;
+  'project-created': ProjectCreated;
+  'project-list': ProjectList;
   'project': Project;
   'projects-health': ProjectsHealth;
   'quotas': Quotas;
+  'ready': Ready;
+  'recovery-codes': RecoveryCodes;
   'release-issues': ReleaseIssues;
   'release-list': ReleaseList;
   'release-page': ReleasePage;
   'release': Release;
+  'removed': Removed;
+  'report-accepted': ReportAccepted;
+  'revoked': Revoked;
+  'sdk-config': SdkConfig;
+  'seats-used': SeatsUsed;
+  'sessions-accepted': SessionsAccepted;
+  'signed-in': SignedIn;
   'sourcemap-bundles': SourcemapBundles;
+  'sso': Sso;
   'status-counts': StatusCounts;
+  'token-created': TokenCreated;
+  'token-list': TokenList;
   'tool-release': ToolRelease;
+  'two-factor-enrolment': TwoFactorEnrolment;
+  'two-factor-off': TwoFactorOff;
+  'unbound': Unbound;
+  'user-disabled': UserDisabled;
   'user-feedback': UserFeedback;
+  'user-invited': UserInvited;
+  'web-sessions': WebSessions;
 }

@@ -38,6 +38,12 @@ type JsonBody = { schema: BodyName; mediaTypes?: readonly string[]; checkedBy?: 
 /** A body that is not one JSON document (an envelope, a report): the handler reads it. */
 type RawBody = { raw: string; description: string };
 
+/**
+ * What a success answers: JSON with its schema (schemas/answers/); a body of another media type (the Prometheus text,
+ * a file); or, for 204 and a redirect, a sentence.
+ */
+export type Answer = { description: string; schema: AnswerName } | { description: string; media: string } | string;
+
 export interface Contract {
   summary: string;
   tag: Tag;
@@ -45,8 +51,8 @@ export interface Contract {
   params?: readonly PathParam[];
   query?: QueryName;
   body?: JsonBody | RawBody;
-  /** status → what a success answers: a sentence, or one with the answer's schema */
-  ok: Record<number, string | { description: string; schema: AnswerName }>;
+  /** status → what a success answers (every JSON answer has its schema: test/openapi.test.ts) */
+  ok: Record<number, Answer>;
   /** the error statuses beyond those of the auth (401, 403) */
   errors?: readonly number[];
 }

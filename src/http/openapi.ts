@@ -95,6 +95,7 @@ export function buildOpenApi<S>(version: string, schemas_: Record<string, object
     const responses: Record<string, unknown> = {};
     for (const [status, ok] of Object.entries(doc.ok)) {
       if (typeof ok === 'string') responses[status] = { description: ok };
+      else if ('media' in ok) responses[status] = { description: ok.description, content: { [ok.media]: { schema: { type: 'string' } } } };
       else {
         if (!schemas[componentOf(`answers/${ok.schema}`)]) throw new Error(`${route}: no schema answers/${ok.schema}.json`);
         responses[status] = {

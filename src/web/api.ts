@@ -2,14 +2,10 @@
  * The dashboard's JSON API (/api/dashboard). Every state-changing request
  * carries the session's CSRF token; a 401 sends the visitor to sign in.
  */
-export interface Session {
-  email: string;
-  org: string;
-  role: 'owner' | 'member';
-  csrf_token: string;
-  /** the organisation requires two-factor sign-in, and this user has not turned it on yet */
-  setup_2fa: boolean;
-}
+import type { SignedIn } from './types.ts';
+
+/** Who is signed in (schemas/answers/signed-in.json). */
+export type Session = SignedIn;
 
 export class ApiError extends Error {
   constructor(

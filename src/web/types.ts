@@ -3,7 +3,9 @@
  * generates their types for the server and the dashboard alike.
  */
 export type {
+  Account,
   Alerts,
+  AlertsPreview,
   AttemptSummary,
   Bouncer,
   Channel,
@@ -20,13 +22,18 @@ export type {
   IssueActivity,
   ActivityEntry,
   IssueRow,
+  OrganisationPage,
+  OrgSso,
   Project,
   ProjectsHealth,
   Release,
   ReleaseIssues,
+  SignedIn,
   SourcemapBundles,
   StatusCounts,
+  TokenList,
   UserFeedback,
+  WebSessions,
 } from '../generated/schema-types.ts';
 
 import type { IssueDecisions } from '../generated/schema-types.ts';

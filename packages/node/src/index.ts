@@ -9,6 +9,7 @@
  *   await lookout.close();
  */
 import { EventEmitter } from 'node:events';
+import type { Activation as ApiActivation, ContactsBody, SdkConfig, SeatsUsed } from './api-types.js';
 import { makeDecisionCopy, type Decision, type DecisionsFeed } from './decisions.js';
 import { errorEvent, signInEvent, type EventBase, type Level, type SignInAttempt } from './events.js';
 import { makeSessions, type Session } from './sessions.js';
@@ -56,28 +57,11 @@ export interface ActivateOptions {
   acceptedBy?: string;
 }
 
-export interface Features {
-  security_monitoring: boolean;
-  plan: string;
-  seats: number | null;
-}
-
-export interface Config {
-  public_key: string;
-  enabled: boolean;
-  features: Features;
-}
-
-export interface Activation extends Config {
-  project: { id: string; name: string };
-  org: { id: string; name: string };
-}
-
-export interface Company {
-  id: string | number;
-  name?: string | null;
-  people: { id: string | number; name?: string | null; email?: string | null }[];
-}
+/** What the API answers and takes, generated from its schemas (src/api-types.ts, `npm run contracts`). */
+export type Activation = ApiActivation;
+export type Config = SdkConfig;
+export type Features = SdkConfig['features'];
+export type Company = ContactsBody['companies'][number];
 
 export interface Stats extends TransportStats {
   /** events handed to the client */
@@ -194,7 +178,7 @@ export function createClient(options: ClientOptions) {
     },
 
     /** Replaces the installation's contacts; SeatsExceededError carries seats, used and plan. */
-    setContacts(companies: Company[]): Promise<{ used: number; seats: number | null; plan: string }> {
+    setContacts(companies: Company[]): Promise<SeatsUsed> {
       return transport.request('PUT', '/api/v1/sdk/contacts', { companies }, secretHeaders);
     },
 

@@ -28,7 +28,7 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
 
   routes.get(
     '/me',
-    { tag: 'dashboard', summary: 'Your account: role, two-factor sign-in, recovery codes left, last sign-in', auth: 'session', ok: { 200: 'account' } },
+    { tag: 'dashboard', summary: 'Your account: role, two-factor sign-in, recovery codes left, last sign-in', auth: 'session', ok: { 200: { description: 'your account', schema: 'account' } } },
     ...signedIn,
     async (ctx) => {
       const user = await accounts.userOf(ctx.state.web.org, me(ctx));
@@ -43,7 +43,7 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
   );
   routes.get(
     '/me/sessions',
-    { tag: 'dashboard', summary: 'Your open sessions (`current` marks this one)', auth: 'session', ok: { 200: '`{sessions}`' } },
+    { tag: 'dashboard', summary: 'Your open sessions (`current` marks this one)', auth: 'session', ok: { 200: { description: 'the open sessions', schema: 'web-sessions' } } },
     ...signedIn,
     async (ctx) => {
       ctx.body = { sessions: await accounts.listSessions(me(ctx), ctx.state.webToken) };
@@ -51,7 +51,7 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
   );
   routes.delete(
     '/me/sessions',
-    { tag: 'dashboard', summary: 'End every session of yours but this one', auth: 'session', ok: { 200: '`{ended}`' } },
+    { tag: 'dashboard', summary: 'End every session of yours but this one', auth: 'session', ok: { 200: { description: 'how many sessions ended', schema: 'ended' } } },
     ...signedIn,
     async (ctx) => {
       ctx.body = { ended: await accounts.endSessions(me(ctx), { except: ctx.state.webToken }) };
@@ -59,7 +59,7 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
   );
   routes.delete(
     '/me/sessions/:id',
-    { tag: 'dashboard', summary: 'End one of your sessions', auth: 'session', params: [PARAMS.session], ok: { 200: '`{ended}`' } },
+    { tag: 'dashboard', summary: 'End one of your sessions', auth: 'session', params: [PARAMS.session], ok: { 200: { description: 'how many sessions ended', schema: 'ended' } } },
     ...signedIn,
     async (ctx) => {
       ctx.body = { ended: await accounts.endSessions(me(ctx), { id: ctx.params.id ?? '' }) };
@@ -72,7 +72,7 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
       summary: 'Change your password (the current one checked, throttled); your other sessions end',
       auth: 'session',
       body: { schema: 'change-password' },
-      ok: { 200: '`{ended_sessions}`' },
+      ok: { 200: { description: 'how many of your other sessions ended', schema: 'password-changed' } },
       errors: [400, 429],
     },
     ...signedIn,
@@ -87,7 +87,7 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
       tag: 'dashboard',
       summary: 'Start two-factor enrolment: a TOTP secret, its otpauth:// URL and a QR code (SVG)',
       auth: 'session',
-      ok: { 200: '`{secret, otpauth_url, qr_svg}`' },
+      ok: { 200: { description: 'the enrolment to confirm', schema: 'two-factor-enrolment' } },
     },
     ...signedIn,
     async (ctx) => {
@@ -101,7 +101,7 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
       summary: 'Confirm enrolment with a code: two-factor sign-in is on; ten single-use recovery codes, shown once',
       auth: 'session',
       body: { schema: 'otp-code' },
-      ok: { 200: '`{recovery_codes}`' },
+      ok: { 200: { description: 'the recovery codes, shown only here', schema: 'recovery-codes' } },
       errors: [400, 409],
     },
     ...signedIn,
@@ -116,7 +116,7 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
       summary: 'Turn two-factor sign-in off with a current code or a recovery code (refused when the organisation requires it)',
       auth: 'session',
       body: { schema: 'otp-code' },
-      ok: { 200: '`{two_factor: false}`' },
+      ok: { 200: { description: 'two-factor sign-in is off', schema: 'two-factor-off' } },
       errors: [400, 409],
     },
     ...signedIn,
@@ -128,7 +128,7 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
 
   routes.get(
     '/me/tokens',
-    { tag: 'dashboard', summary: 'Your API tokens: name, scopes, hint, created and last used (never the token)', auth: 'session', ok: { 200: '`{tokens}`' } },
+    { tag: 'dashboard', summary: 'Your API tokens: name, scopes, hint, created and last used (never the token)', auth: 'session', ok: { 200: { description: 'your tokens', schema: 'token-list' } } },
     ...signedIn,
     async (ctx) => {
       ctx.body = { tokens: await deps.tokens.list(me(ctx)) };
@@ -141,7 +141,7 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
       summary: 'A new API token with scopes; the token is in this answer only',
       auth: 'session',
       body: { schema: 'token-create' },
-      ok: { 201: '`{id, name, scopes, token, …}`' },
+      ok: { 201: { description: 'the token, shown only here', schema: 'token-created' } },
       errors: [400],
     },
     ...signedIn,
@@ -152,7 +152,7 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
   );
   routes.delete(
     '/me/tokens/:id',
-    { tag: 'dashboard', summary: 'Revoke one of your API tokens', auth: 'session', params: [PARAMS.token], ok: { 200: '`{revoked}`' }, errors: [404] },
+    { tag: 'dashboard', summary: 'Revoke one of your API tokens', auth: 'session', params: [PARAMS.token], ok: { 200: { description: 'what was revoked', schema: 'revoked' } }, errors: [404] },
     ...signedIn,
     async (ctx) => {
       ctx.body = await deps.tokens.revoke(me(ctx), ctx.params.id ?? '');
@@ -167,7 +167,7 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
       summary: 'Add a dashboard user (owner): an invite link to set a password, valid 24 hours, shown once',
       auth: 'session',
       body: { schema: 'user-invite' },
-      ok: { 201: '`{email, role, invite_url, expires_in_hours}`' },
+      ok: { 201: { description: 'the user and their invite link', schema: 'user-invited' } },
       errors: [400, 409],
     },
     ...owner,
@@ -180,7 +180,7 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
   const userEmail = async (ctx: WebContext) => (await accounts.userOf(ctx.state.web.org, ctx.params.email ?? ''))._id;
   routes.get(
     '/org/users/:email/sessions',
-    { tag: 'dashboard', summary: "A user's open sessions (owner)", auth: 'session', params: [PARAMS.userEmail], ok: { 200: '`{sessions}`' }, errors: [404] },
+    { tag: 'dashboard', summary: "A user's open sessions (owner)", auth: 'session', params: [PARAMS.userEmail], ok: { 200: { description: 'the open sessions', schema: 'web-sessions' } }, errors: [404] },
     ...owner,
     async (ctx) => {
       ctx.body = { sessions: await accounts.listSessions(await userEmail(ctx), ctx.state.webToken) };
@@ -193,7 +193,7 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
       summary: 'End every session of a user (owner; yours but this one)',
       auth: 'session',
       params: [PARAMS.userEmail],
-      ok: { 200: '`{ended}`' },
+      ok: { 200: { description: 'how many sessions ended', schema: 'ended' } },
       errors: [404],
     },
     ...owner,
@@ -208,7 +208,7 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
       summary: 'End one session of a user (owner)',
       auth: 'session',
       params: [PARAMS.userEmail, PARAMS.session],
-      ok: { 200: '`{ended}`' },
+      ok: { 200: { description: 'how many sessions ended', schema: 'ended' } },
       errors: [404],
     },
     ...owner,
@@ -224,7 +224,7 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
       auth: 'session',
       params: [PARAMS.userEmail],
       body: { schema: 'user-disable' },
-      ok: { 200: '`{email, disabled}`' },
+      ok: { 200: { description: 'the user', schema: 'user-disabled' } },
       errors: [400, 404, 409],
     },
     ...owner,
@@ -242,7 +242,7 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
       tag: 'dashboard',
       summary: "The organisation's single sign-on (never the client secret) and the redirect URI to register",
       auth: 'session',
-      ok: { 200: '`{sso, redirect_uri}`' },
+      ok: { 200: { description: 'the single sign-on and the redirect URI', schema: 'org-sso' } },
     },
     ...signedIn,
     async (ctx) => {
@@ -256,7 +256,7 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
       summary: "Set the organisation's OpenID provider (owner); the issuer is discovered first",
       auth: 'session',
       body: { schema: 'sso-settings' },
-      ok: { 200: '`{sso}`' },
+      ok: { 200: { description: 'the single sign-on set', schema: 'sso' } },
       errors: [400],
     },
     ...owner,
@@ -266,7 +266,7 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
   );
   routes.delete(
     '/org/sso',
-    { tag: 'dashboard', summary: 'Turn single sign-on off (owner)', auth: 'session', ok: { 200: '`{sso: null}`' } },
+    { tag: 'dashboard', summary: 'Turn single sign-on off (owner)', auth: 'session', ok: { 200: { description: 'single sign-on is off', schema: 'sso' } } },
     ...owner,
     async (ctx) => {
       ctx.body = await deps.sso.remove(ctx.state.web.org);

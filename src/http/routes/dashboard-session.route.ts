@@ -127,7 +127,7 @@ export function dashboardSessionRoutes(deps: AppDeps): Router<AppState> {
       summary: 'Sign in to the dashboard: sets the HttpOnly session cookie; throttled per account and per address',
       auth: 'none',
       body: { schema: 'sign-in' },
-      ok: { 200: '`{email, org, role, csrf_token}`' },
+      ok: { 200: { description: 'who is signed in, with the CSRF token', schema: 'signed-in' } },
       errors: [400, 401, 413, 415, 429],
     },
     tlsOnly,
@@ -140,7 +140,7 @@ export function dashboardSessionRoutes(deps: AppDeps): Router<AppState> {
 
   routes.get(
     '/session',
-    { tag: 'dashboard', summary: 'Who is signed in, with the CSRF token of the session', auth: 'dashboard', ok: { 200: '`{email, org, role, csrf_token}`' } },
+    { tag: 'dashboard', summary: 'Who is signed in, with the CSRF token of the session', auth: 'dashboard', ok: { 200: { description: 'who is signed in, with the CSRF token', schema: 'signed-in' } } },
     requireSignedIn(deps),
     async (ctx) => {
       ctx.body = sessionView(ctx.state.web);
@@ -166,7 +166,7 @@ export function dashboardSessionRoutes(deps: AppDeps): Router<AppState> {
       summary: 'Set a password with the one-time token of `lookout admin user add` (valid 24 hours)',
       auth: 'none',
       body: { schema: 'set-password' },
-      ok: { 200: '`{email}`' },
+      ok: { 200: { description: 'the account whose password was set', schema: 'password-set' } },
       errors: [400, 413, 415],
     },
     async (ctx, { body }) => {

@@ -32,7 +32,7 @@ export function mountTriageRoutes({ router, routes, deps, projectId, way }: Dash
   );
   routes.delete(
     '/projects/:project/sourcemaps/:bundle',
-    { tag: 'dashboard', summary: 'Delete a source map bundle: events that arrive later are no longer mapped by it', auth: 'dashboard', params: [PARAMS.project, BUNDLE], ok: { 200: '`{deleted}`' }, errors: [404] },
+    { tag: 'dashboard', summary: 'Delete a source map bundle: events that arrive later are no longer mapped by it', auth: 'dashboard', params: [PARAMS.project, BUNDLE], ok: { 200: { description: 'what was deleted', schema: 'deleted' } }, errors: [404] },
     async (ctx) => {
       ctx.body = await deps.sourcemaps.remove(await projectId(ctx), ctx.params.bundle ?? '');
     },
@@ -83,7 +83,7 @@ export function mountTriageRoutes({ router, routes, deps, projectId, way }: Dash
       auth: 'dashboard',
       params: [PARAMS.project],
       body: { schema: 'issue-bulk' },
-      ok: { 200: '`{ok: true, changed, not_found}`' },
+      ok: { 200: { description: 'how many changed, and the ids not found', schema: 'issues-changed' } },
       errors: [400, 404, 413, 415],
     },
     async (ctx, { body }) => {
@@ -107,7 +107,7 @@ export function mountTriageRoutes({ router, routes, deps, projectId, way }: Dash
       auth: 'dashboard',
       params: [PARAMS.project, PARAMS.issue],
       body: { schema: 'issue-assign' },
-      ok: { 200: '`{ok: true, assignee}`' },
+      ok: { 200: { description: 'the assignee', schema: 'issue-assigned' } },
       errors: [400, 404, 413, 415],
     },
     async (ctx, { body }) => {
@@ -159,7 +159,7 @@ export function mountTriageRoutes({ router, routes, deps, projectId, way }: Dash
         { name: 'event', in: 'path', description: 'the event id', schema: { type: 'string' } },
         { name: 'slot', in: 'path', description: "the attachment's slot, as the event lists it", schema: { type: 'integer', minimum: 0 } },
       ],
-      ok: { 200: 'the bytes, as Content-Disposition: attachment' },
+      ok: { 200: { description: 'the bytes, as Content-Disposition: attachment', media: 'application/octet-stream' } },
       errors: [404],
     },
     async (ctx) => {

@@ -41,7 +41,7 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
     who: (ctx) => (ctx as WebContext).state.web.email,
   };
 
-  routes.get('/projects', { tag: 'dashboard', summary: "The organisation's projects", auth: 'dashboard', ok: { 200: '`{projects}`' } }, async (ctx) => {
+  routes.get('/projects', { tag: 'dashboard', summary: "The organisation's projects", auth: 'dashboard', ok: { 200: { description: 'the projects', schema: 'project-list' } } }, async (ctx) => {
     ctx.body = { projects: await admin.listProjects(ctx.state.web.org) };
   });
   routes.get(
@@ -84,7 +84,7 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
       summary: 'Create a project (owner); the secret key is shown in this answer only',
       auth: 'dashboard',
       body: { schema: 'project-create' },
-      ok: { 201: '`{id, org, name, public_key, secret_key}`' },
+      ok: { 201: { description: 'the project with its keys', schema: 'project-created' } },
       errors: [400, 413, 415],
     },
     ownerOnly,
@@ -131,7 +131,7 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
       auth: 'dashboard',
       params: [PARAMS.project],
       body: { schema: 'key-rotate' },
-      ok: { 200: '`{id, secret_key}` or `{id, public_key}`' },
+      ok: { 200: { description: 'the new key', schema: 'key-rotated' } },
       errors: [400, 404, 413, 415],
     },
     ownerOnly,
@@ -146,7 +146,7 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
       summary: 'Unbind the installation (owner): the project and the installation may be activated again at once',
       auth: 'dashboard',
       params: [PARAMS.project],
-      ok: { 200: '`{id, unbound}`' },
+      ok: { 200: { description: 'the instance it was bound to', schema: 'unbound' } },
       errors: [404],
     },
     ownerOnly,
@@ -169,7 +169,7 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
       tag: 'dashboard',
       summary: "The user's organisation: plan, seats, `usage` (used and each list's size), people lists and dashboard users",
       auth: 'dashboard',
-      ok: { 200: 'organisation' },
+      ok: { 200: { description: "the organisation, each list's size and the dashboard users", schema: 'organisation-page' } },
     },
     async (ctx) => {
       const org = ctx.state.web.org;
@@ -184,7 +184,7 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
       summary: 'Rename the organisation or change its plan and seats (owner)',
       auth: 'dashboard',
       body: { schema: 'org-settings' },
-      ok: { 200: 'organisation' },
+      ok: { 200: { description: 'the organisation', schema: 'organisation' } },
       errors: [400, 413, 415],
     },
     ownerOnly,
@@ -199,7 +199,7 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
       summary: 'Add a member, an invite or an email rule (owner)',
       auth: 'dashboard',
       body: { schema: 'person' },
-      ok: { 200: 'organisation' },
+      ok: { 200: { description: 'the organisation', schema: 'organisation' } },
       errors: [400, 413, 415],
     },
     ownerOnly,
@@ -217,7 +217,7 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
         { name: 'list', in: 'path', description: 'members, invites or email_rules', schema: { type: 'string', enum: ['members', 'invites', 'email_rules'] } },
         { name: 'email', in: 'path', description: 'the address', schema: { type: 'string' } },
       ],
-      ok: { 200: 'organisation' },
+      ok: { 200: { description: 'the organisation', schema: 'organisation' } },
       errors: [400],
     },
     ownerOnly,

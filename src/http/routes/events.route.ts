@@ -20,7 +20,7 @@ export function eventsRoutes(deps: AppDeps): Router<AppState> {
       // An event is stored as one (compressed) value, so its keys are not checked as a stored document's would be;
       // one that breaks a rule is repaired where it can be (src/services/events.service.ts prepareEvent).
       body: { schema: 'event', checkedBy: 'prepareEvent' },
-      ok: { 202: '`{id, duplicate, filtered?}`: stored, or (`filtered`) dropped by one of the project\'s inbound filters' },
+      ok: { 202: { description: 'stored, or (`filtered`) dropped by one of the project\'s inbound filters', schema: 'event-accepted' } },
       errors: [400, 413, 415, 429, 503],
     },
     countRejected(deps.metrics, 'event'),

@@ -11,7 +11,7 @@ import type { AppDeps, AppState } from '../deps.ts';
 export function healthRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<AppState>();
   const routes = contracted(router, deps);
-  routes.get('/healthz', { tag: 'operations', summary: 'Liveness: the process is up and serving', auth: 'none', ok: { 200: '`{status: "ok"}`' } }, (ctx) => {
+  routes.get('/healthz', { tag: 'operations', summary: 'Liveness: the process is up and serving', auth: 'none', ok: { 200: { description: 'the process is up', schema: 'alive' } } }, (ctx) => {
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { status: 'ok' };
   });
@@ -22,7 +22,7 @@ export function healthRoutes(deps: AppDeps): Router<AppState> {
       summary: 'Readiness: Redis and MongoDB answer and the process is not shutting down',
       auth: 'none',
       ok: {
-        200: '`{status: "ready", checks}`, or `{status: "degraded", reason: "redis_full", redis_memory, checks}` while Redis is at its maxmemory (ingestion still acknowledged)',
+        200: { description: '`ready`, or `degraded` (`redis_full`) while Redis is at its maxmemory (ingestion still acknowledged)', schema: 'ready' },
       },
       errors: [503],
     },

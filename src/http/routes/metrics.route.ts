@@ -8,7 +8,7 @@ export function metricsRoutes(deps: AppDeps): Router<AppState> {
   const routes = contracted(router, deps);
   routes.get(
     '/metrics',
-    { tag: 'operations', summary: 'Prometheus metrics of every live Lookout process', auth: 'none', ok: { 200: 'Prometheus text format' } },
+    { tag: 'operations', summary: 'Prometheus metrics of every live Lookout process', auth: 'none', ok: { 200: { description: 'the Prometheus text format', media: 'text/plain; version=0.0.4; charset=utf-8' } } },
     async (ctx) => {
       ctx.set('Cache-Control', 'no-store');
       ctx.type = deps.scrape.contentType;

@@ -13,7 +13,7 @@ export function openapiRoutes(deps: AppDeps, routers: Router<AppState>[]): Route
   const router = new Router<AppState>();
   const routes = contracted(router, deps);
   let document: string | undefined;
-  routes.get('/openapi.json', { tag: 'operations', summary: 'This document', auth: 'none', ok: { 200: 'OpenAPI 3.1 document' } }, (ctx) => {
+  routes.get('/openapi.json', { tag: 'operations', summary: 'This document', auth: 'none', ok: { 200: { description: 'the OpenAPI 3.1 document', schema: 'openapi-document' } } }, (ctx) => {
     ctx.type = 'application/json';
     ctx.body = document ??= JSON.stringify(buildOpenApi(PACKAGE.version, deps.validator.schemas(), routers));
   });

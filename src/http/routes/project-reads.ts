@@ -119,7 +119,7 @@ export function mountIssueRoutes<S extends object>(router: Router<S>, deps: AppD
       summary: 'Resolve (now, or in the next release), ignore (for good, until more events or until a time) or reopen an issue (spec 4.8)',
       params: [PARAMS.issue],
       body: { schema: 'issue-status' },
-      ok: { 200: '`{ok: true, status}`' },
+      ok: { 200: { description: 'the new status (spec 4.8)', schema: 'issue-status' } },
       errors: [400, 404, 413, 415],
     }),
     async (ctx, { body }) => {

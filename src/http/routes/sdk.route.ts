@@ -17,7 +17,7 @@ export function sdkRoutes(deps: AppDeps): Router<AppState> {
       summary: 'Bind an installation to the project (spec 4.1)',
       auth: 'secret',
       body: { schema: 'activate' },
-      ok: { 200: '`{project: {id, name}, org: {id, name}, enabled, public_key, features: {security_monitoring, plan, seats}}` (spec 2.2)' },
+      ok: { 200: { description: 'the project bound (spec 2.2)', schema: 'activation' } },
       errors: [400, 409, 413, 415],
     },
     requireSecretKey(resolver, { instance: false }),
@@ -28,7 +28,7 @@ export function sdkRoutes(deps: AppDeps): Router<AppState> {
 
   routes.get(
     '/config',
-    { tag: 'installations', summary: "The installation's configuration (spec 4.2)", auth: 'secret+instance', ok: { 200: 'configuration (spec 2.3)' } },
+    { tag: 'installations', summary: "The installation's configuration (spec 4.2)", auth: 'secret+instance', ok: { 200: { description: 'configuration (spec 2.3)', schema: 'sdk-config' } } },
     requireSecretKey(resolver, { instance: true }),
     async (ctx) => {
       ctx.body = await sdk.config(ctx.state.project);
@@ -42,7 +42,7 @@ export function sdkRoutes(deps: AppDeps): Router<AppState> {
       summary: 'Replace the contacts of the installation (spec 4.3)',
       auth: 'secret+instance',
       body: { schema: 'contacts' },
-      ok: { 200: '`{used, seats, plan}`; 409 `{reason: "seats_exceeded", seats, used, plan}` beyond the seats' },
+      ok: { 200: { description: 'the seats used; 409 `{reason: "seats_exceeded", seats, used, plan}` beyond the seats', schema: 'seats-used' } },
       errors: [400, 409, 413, 415],
     },
     requireSecretKey(resolver, { instance: true }),

@@ -70,7 +70,7 @@ export function sentryToolsRoutes(deps: AppDeps): Router<AppState> {
       auth: 'token',
       params: [ORG],
       body: { raw: 'multipart/form-data', description: 'up to 64 chunks of up to 8 MiB each, 32 MiB in all' },
-      ok: { 200: 'the chunks are stored' },
+      ok: { 200: { description: 'the chunks are stored', schema: 'chunks-stored' } },
       errors: [400, 404, 413, 415],
     },
     token,

@@ -29,7 +29,7 @@ export function sessionsRoutes(deps: AppDeps): Router<AppState> {
       auth: 'public',
       // each entry is checked on its own by the sessions service: a bad one is skipped, not the whole request
       body: { schema: 'sessions', mediaTypes: SESSION_MEDIA_TYPES, checkedBy: 'SessionsService.read' },
-      ok: { 202: '`{accepted, skipped, skipped_entries?}`: sessions stored durably; entries skipped, the first ten named `{index, reason, path, message}`' },
+      ok: { 202: { description: 'sessions stored durably; entries skipped, the first ten named with why', schema: 'sessions-accepted' } },
       errors: [400, 413, 415, 429, 503],
     },
     countRejected(deps.metrics, 'session'),

@@ -1,33 +1,13 @@
 /** Your account: open sessions, password, two-factor sign-in and API tokens. */
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
+import type { Account, TokenList, WebSessions } from '../types.ts';
 import { Failure, OnceSecret, Show, Time, Title, useAction, useChange, useLoad } from '../ui.tsx';
 
 
-interface Me {
-  email: string;
-  role: string;
-  two_factor: boolean;
-  recovery_codes_left: number;
-  last_sign_in: string | null;
-}
-export interface SessionRow {
-  id: string;
-  created_at: string;
-  last_seen: string;
-  ip: string;
-  user_agent: string;
-  via: 'password' | 'sso';
-  current: boolean;
-}
-interface Token {
-  id: string;
-  name: string;
-  scopes: string[];
-  hint: string;
-  created_at: string;
-  last_used_at: string | null;
-}
+type Me = Account;
+export type SessionRow = WebSessions['sessions'][number];
+type Token = TokenList['tokens'][number];
 
 const SCOPES = ['project:read', 'project:write', 'project:releases', 'org:read'] as const;
 

@@ -7,16 +7,10 @@
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
 import { count } from '../format.ts';
-import type { Alerts, Bouncer, Decision, Project } from '../types.ts';
+import type { Alerts, AlertsPreview as Preview, Bouncer, Decision, Project } from '../types.ts';
 import { Failure, Listed, OnceSecret, Show, Time, Title, useAction, useLoad } from '../ui.tsx';
 import { ProjectNav } from './projects.tsx';
 import { Notifications } from './notifications.tsx';
-
-interface Preview {
-  attempts: number;
-  current: { brute_force: number; credential_stuffing: number; decisions: number };
-  proposed: { brute_force: number; credential_stuffing: number; decisions: number };
-}
 
 /** Each detector's decision type, as the form names it. */
 const DETECTOR_TYPES: [detector: keyof Alerts['decision_types'], label: string][] = [

@@ -2,34 +2,12 @@
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
 
+import type { OrganisationPage, OrgSso } from '../types.ts';
 import { Failure, Figures, OnceSecret, Show, Time, Title, useAction, useChange, useLoad } from '../ui.tsx';
 import { SessionTable, type SessionRow } from './account.tsx';
 
-interface Org {
-  id: string;
-  name: string;
-  plan: string;
-  seats: number | null;
-  members: string[];
-  invites: string[];
-  email_rules: string[];
-  usage: { used: number; contacts: number; members: number; invites: number; email_rules: number };
-  require_2fa: boolean;
-  users: User[];
-}
-interface User {
-  email: string;
-  role: 'owner' | 'member';
-  active: boolean;
-  two_factor: boolean;
-  disabled: boolean;
-  last_sign_in: string | null;
-  sessions: number;
-}
-interface Sso {
-  sso: { issuer: string; client_id: string; domains: string[]; default_role: 'owner' | 'member'; required: boolean } | null;
-  redirect_uri: string;
-}
+type Org = OrganisationPage;
+type Sso = OrgSso;
 
 const LISTS = [
   { key: 'members', label: 'Members', one: 'member' },
