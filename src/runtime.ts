@@ -84,7 +84,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const notify = makeNotifyState(stateRedis, { prefix: config.queuePrefix });
   /** Each project's quotas and spike protection, counted here and shared through Redis; a spike notifies its channels. */
   const quotas = makeQuotaCounter(stateRedis, { prefix: config.queuePrefix, spikeFloorPerMinute: config.spikeFloorPerMinute, onNotified: (project) => void notify.markProject(project).catch(() => {}) });
-  const events = makeEventsService({ events: stores.events, queues, log, metrics, stats: ingestStats, quotas, writesInFlight });
+  const events = makeEventsService({ validator, events: stores.events, queues, log, metrics, stats: ingestStats, quotas, writesInFlight });
   if (opts.storeTimeoutMs !== undefined) await answersWithin(stateRedis, opts.storeTimeoutMs);
   const state = makeSessionState(stateRedis, { prefix: config.queuePrefix, windowMs: config.sessionUpdateWindowMs });
   const issuesState = makeIssuesState(stateRedis, { prefix: config.queuePrefix });
@@ -114,7 +114,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const didKey = config.didHashKey ?? (await stores.settings.getOrCreate('did_hash_key', () => crypto.randomBytes(32).toString('hex')));
   const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, stats: ingestStats, quotas, windowMs: config.sessionUpdateWindowMs, writesInFlight });
   const releases = makeReleasesService(stores.sessions);
-  const sentry = makeSentryService({ validator, events, sessions, feedback, attachments: stores.attachments, stats: ingestStats });
+  const sentry = makeSentryService({ events, sessions, feedback, attachments: stores.attachments, stats: ingestStats });
   /** The worker's parts of the session batches it applies (src/services/session-parts.ts). */
   const sessionParts = makePartWriter({ store: stores.sessions, list: state.partedList, log });
   const notifications = makeNotifyService({ stores, notify, queues, validator, config });

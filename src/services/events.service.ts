@@ -144,10 +144,27 @@ function attemptItem(project: number, body: AttemptBody, now: Date) {
   return { stored: { attempt: body, project }, entry: attemptEntryOf(project, body, now) };
 }
 
+/** What `accept` is told of a request besides its body. */
+export interface AcceptOptions {
+  now: Date;
+  clientIp?: string;
+  receivedBytes?: number;
+  /** the message of an event whose text was all unusable (an SDK's) */
+  untitled?: string;
+  /** `error`: the body is never a sign-in attempt */
+  kind?: 'error';
+  /** whether the caller has gone: then nothing is written */
+  gone?: () => boolean;
+}
+
+/** The answer: the event's id, whether it was stored before, or the inbound filter that dropped it. */
+export type Accepted = { id: string; duplicate: boolean; filtered?: FilterReason };
+
 /** Most events written in one group, and gathered in one job. */
 const GROUP_MAX_EVENTS = 1000;
 
 export function makeEventsService(deps: {
+  validator: Validator;
   events: EventsStore;
   queues: Queues;
   log: Logger;
@@ -178,49 +195,61 @@ export function makeEventsService(deps: {
     { maxItems: GROUP_MAX_EVENTS, maxInFlight: deps.writesInFlight },
   );
 
+  /**
+   * Refuses an error event of a project already over its quota or held by spike protection before it is prepared (a
+   * storm's refusals cost no more than reading them); counted as dropped. `take` in `ingest` decides.
+   */
+  function refuseIfOver(project: ProjectDoc, now: Date): void {
+    const verdict = quotas.peek(project._id, quotasOf(project.quotas), 'error', now.getTime());
+    if (verdict.admit) return;
+    stats.record(project._id, 'dropped', 'event', verdict.reason, 1, now);
+    throw new QuotaRefusedError(verdict.reason, verdict.retryAfter, 'error');
+  }
+
+  /**
+   * An error event passes the project's inbound filters (a filtered one is counted and answered, never stored) and
+   * its quotas (over them: a 429 to retry later); a sign-in attempt passes neither, it is never refused for being
+   * many. `gone` says whether the caller has gone: then it is not written.
+   */
+  async function ingest(project: ProjectDoc, body: EventBody, now: Date, gone?: () => boolean): Promise<Accepted> {
+    if (body.security && !project.security_monitoring) {
+      throw new ForbiddenError('security_monitoring_disabled', 'security monitoring is off for this project; turn it on to send sign-in attempts');
+    }
+    const type = body.security ? 'security' : 'event';
+    if (!body.security) {
+      const filtered = filteredBy(body, filtersOf(project.filters));
+      if (filtered) {
+        stats.record(project._id, 'dropped', type, `filtered_${filtered}`, 1, now);
+        return { id: body.event_id, duplicate: false, filtered };
+      }
+      const verdict = quotas.take(project._id, quotasOf(project.quotas), 'error', 1, now.getTime());
+      if (!verdict.admit) {
+        stats.record(project._id, 'dropped', type, verdict.reason, 1, now);
+        throw new QuotaRefusedError(verdict.reason, verdict.retryAfter, 'error');
+      }
+    }
+    const item: GroupItem = body.security ? attemptItem(project._id, body as AttemptBody, now) : errorItem(project._id, body, now);
+    if ((await group.add(item, gone)) === 'gone') {
+      stats.record(project._id, 'dropped', type, 'client_gone', 1, now);
+      return { id: body.event_id, duplicate: false };
+    }
+    metrics.ingest('event', item.duplicate ? 'duplicated' : 'accepted');
+    // counted in the project's ingestion: an error event is an `event`, a sign-in attempt `security`
+    stats.record(project._id, item.duplicate ? 'dropped' : 'accepted', type, item.duplicate ? 'duplicate' : '', 1, now);
+    return { id: body.event_id, duplicate: item.duplicate === true };
+  }
+
   return {
     /**
-     * An error event passes the project's inbound filters (a filtered one is counted and answered, never stored)
-     * and its quotas (over them: a 429 to retry later); a sign-in attempt passes neither, it is never refused for
-     * being many. `gone` says whether the caller has gone: then it is not written.
+     * The event pipeline's one entry, for the native route and Sentry's endpoints alike: an error event of a project
+     * over its quota refused before any work, the event prepared (normalised, scrubbed, checked: `prepareEvent`),
+     * then filtered, counted against the quota and stored durably (`ingest`); the worker digests its group's job
+     * (workers/digest/events.ts). `kind: 'error'` for a body that is never a sign-in attempt (Sentry's).
      */
-    async ingest(project: ProjectDoc, body: EventBody, now: Date, gone?: () => boolean): Promise<{ id: string; duplicate: boolean; filtered?: FilterReason }> {
-      if (body.security && !project.security_monitoring) {
-        throw new ForbiddenError('security_monitoring_disabled', 'security monitoring is off for this project; turn it on to send sign-in attempts');
-      }
-      const type = body.security ? 'security' : 'event';
-      if (!body.security) {
-        const filtered = filteredBy(body, filtersOf(project.filters));
-        if (filtered) {
-          stats.record(project._id, 'dropped', type, `filtered_${filtered}`, 1, now);
-          return { id: body.event_id, duplicate: false, filtered };
-        }
-        const verdict = quotas.take(project._id, quotasOf(project.quotas), 'error', 1, now.getTime());
-        if (!verdict.admit) {
-          stats.record(project._id, 'dropped', type, verdict.reason, 1, now);
-          throw new QuotaRefusedError(verdict.reason, verdict.retryAfter, 'error');
-        }
-      }
-      const item: GroupItem = body.security ? attemptItem(project._id, body as AttemptBody, now) : errorItem(project._id, body, now);
-      if ((await group.add(item, gone)) === 'gone') {
-        stats.record(project._id, 'dropped', type, 'client_gone', 1, now);
-        return { id: body.event_id, duplicate: false };
-      }
-      metrics.ingest('event', item.duplicate ? 'duplicated' : 'accepted');
-      // counted in the project's ingestion: an error event is an `event`, a sign-in attempt `security`
-      stats.record(project._id, item.duplicate ? 'dropped' : 'accepted', type, item.duplicate ? 'duplicate' : '', 1, now);
-      return { id: body.event_id, duplicate: item.duplicate === true };
-    },
-
-    /**
-     * Refuses an error event of a project already over its quota or held by spike protection before it is
-     * prepared (a storm's refusals cost no more than reading them); counted as dropped.
-     */
-    refuseIfOver(project: ProjectDoc, now: Date): void {
-      const verdict = quotas.peek(project._id, quotasOf(project.quotas), 'error', now.getTime());
-      if (verdict.admit) return;
-      stats.record(project._id, 'dropped', 'event', verdict.reason, 1, now);
-      throw new QuotaRefusedError(verdict.reason, verdict.retryAfter, 'error');
+    async accept(project: ProjectDoc, raw: unknown, opts: AcceptOptions): Promise<Accepted> {
+      if (opts.kind === 'error' || !isObj(raw) || raw.security === undefined) refuseIfOver(project, opts.now);
+      const body = prepareEvent(deps.validator, raw, opts);
+      return ingest(project, body, opts.now, opts.gone);
     },
 
     /** Items waiting for the next write, and the age of the oldest (admission reads it). */

@@ -22,8 +22,7 @@ import { parseJson } from '../util/json.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
 import { EVENT_CAP_BYTES, type AttachmentsStore } from '../store/attachments.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
-import type { Validator } from '../validation/validator.ts';
-import { prepareEvent, type EventsService } from './events.service.ts';
+import type { EventsService } from './events.service.ts';
 import type { FeedbackService } from './feedback.service.ts';
 import type { ReadSessions, SessionsService } from './sessions.service.ts';
 
@@ -43,14 +42,13 @@ function dropReason(err: AppError): string {
   return 'invalid';
 }
 
-export function makeSentryService(deps: { validator: Validator; events: EventsService; sessions: SessionsService; feedback: FeedbackService; attachments: AttachmentsStore; stats: IngestStats }) {
-  const { validator, events, sessions, feedback, attachments, stats } = deps;
+export function makeSentryService(deps: { events: EventsService; sessions: SessionsService; feedback: FeedbackService; attachments: AttachmentsStore; stats: IngestStats }) {
+  const { events, sessions, feedback, attachments, stats } = deps;
 
   /** One error event, stored (the events service counts it). */
   async function event(project: ProjectDoc, raw: unknown, opts: SentryOptions & { receivedBytes: number; eventId?: unknown }): Promise<{ id: string }> {
-    events.refuseIfOver(project, opts.now);
-    const prepared = prepareEvent(validator, isObj(raw) ? fromSentry(raw, opts.eventId) : raw, { now: opts.now, clientIp: opts.clientIp, receivedBytes: opts.receivedBytes, untitled: UNTITLED });
-    const { id } = await events.ingest(project, prepared, opts.now, opts.gone);
+    const body = isObj(raw) ? fromSentry(raw, opts.eventId) : raw;
+    const { id } = await events.accept(project, body, { now: opts.now, clientIp: opts.clientIp, receivedBytes: opts.receivedBytes, untitled: UNTITLED, kind: 'error', gone: opts.gone });
     return { id };
   }
 

@@ -1,7 +1,5 @@
 /** POST /api/v1/events (spec 4.5): secret key and instance; 202 {id, duplicate}. */
 import Router from '@koa/router';
-import { isObj } from '../../domain/obj.ts';
-import { prepareEvent } from '../../services/events.service.ts';
 import { contracted } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
 import { clientGone, readJson } from '../body.ts';
@@ -19,7 +17,7 @@ export function eventsRoutes(deps: AppDeps): Router<AppState> {
       auth: 'secret+instance',
       // An event is stored as one (compressed) value, so its keys are not checked as a stored document's would be;
       // one that breaks a rule is repaired where it can be (src/services/events.service.ts prepareEvent).
-      body: { schema: 'event', checkedBy: 'prepareEvent' },
+      body: { schema: 'event', checkedBy: 'events.accept' },
       ok: { 202: { description: 'stored, or (`filtered`) dropped by one of the project\'s inbound filters', schema: 'event-accepted' } },
       errors: [400, 413, 415, 429, 503],
     },
@@ -27,11 +25,9 @@ export function eventsRoutes(deps: AppDeps): Router<AppState> {
     requireSecretKey(deps.resolver, { instance: true }),
     async (ctx) => {
       const raw = await readJson(ctx, deps.config.bodyLimitBytes, ['application/json'], false);
-      // an error event of a project over its quota is refused before it is prepared; a sign-in attempt never is
-      if (!isObj(raw) || raw.security === undefined) deps.events.refuseIfOver(ctx.state.project, new Date());
-      const body = prepareEvent(deps.validator, raw, { now: new Date(), clientIp: ctx.ip, receivedBytes: Number(ctx.get('content-length')) || undefined });
+      const receivedBytes = Number(ctx.get('content-length')) || undefined;
       ctx.status = 202;
-      ctx.body = await deps.events.ingest(ctx.state.project, body, new Date(), clientGone(ctx));
+      ctx.body = await deps.events.accept(ctx.state.project, raw, { now: new Date(), clientIp: ctx.ip, receivedBytes, gone: clientGone(ctx) });
     },
   );
   return router;
