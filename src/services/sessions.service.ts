@@ -133,7 +133,16 @@ export function makeSessionsService(deps: {
     });
   }
 
-  return {
+  const service = {
+    /**
+     * The session pipeline's one entry for a request of sessions: its entries read (`read`), then counted against
+     * the quota and stored durably (`ingest`); the worker digests the batch's job (workers/digest/sessions.ts). An
+     * envelope reads each of its session items and stores them together.
+     */
+    accept(project: ProjectDoc, value: unknown, opts: { now: Date; gone?: () => boolean }) {
+      return service.ingest(project, service.read(project._id, value, opts.now), opts.gone);
+    },
+
     /**
      * Reads any of the three body forms (and Sentry's session shapes). Throws
      * a 400 when the body's shape is wrong or no entry is left to store.
@@ -200,5 +209,6 @@ export function makeSessionsService(deps: {
       await Promise.all([jobs.drain(), store.backlog.release()]);
     },
   };
+  return service;
 }
 export type SessionsService = ReturnType<typeof makeSessionsService>;

@@ -28,7 +28,7 @@ export function sessionsRoutes(deps: AppDeps): Router<AppState> {
       summary: 'Report sessions: one, a batch of up to 100, or aggregates (spec 4.4)',
       auth: 'public',
       // each entry is checked on its own by the sessions service: a bad one is skipped, not the whole request
-      body: { schema: 'sessions', mediaTypes: SESSION_MEDIA_TYPES, checkedBy: 'SessionsService.read' },
+      body: { schema: 'sessions', mediaTypes: SESSION_MEDIA_TYPES, checkedBy: 'sessions.accept' },
       ok: { 202: { description: 'sessions stored durably; entries skipped, the first ten named with why', schema: 'sessions-accepted' } },
       errors: [400, 413, 415, 429, 503],
     },
@@ -39,10 +39,9 @@ export function sessionsRoutes(deps: AppDeps): Router<AppState> {
     },
     deps.rateLimit((ctx) => serviceKey(ctx)!),
     async (ctx) => {
-      const project = ctx.state.project;
-      const read = deps.sessions.read(project._id, await readJson(ctx, deps.config.bodyLimitBytes, SESSION_MEDIA_TYPES), new Date());
+      const body = await readJson(ctx, deps.config.bodyLimitBytes, SESSION_MEDIA_TYPES);
       ctx.status = 202;
-      ctx.body = await deps.sessions.ingest(project, read, clientGone(ctx));
+      ctx.body = await deps.sessions.accept(ctx.state.project, body, { now: new Date(), gone: clientGone(ctx) });
     },
   );
   return router;
