@@ -6,7 +6,7 @@ WORKDIR /build
 COPY package.json package-lock.json ./
 COPY packages ./packages
 RUN npm install --no-audit --no-fund
-COPY scripts/build-web.mjs scripts/build-server.mjs ./scripts/
+COPY scripts/build-lib.mjs scripts/build-web.mjs scripts/build-server.mjs ./scripts/
 COPY tsconfig.json ./
 COPY config ./config
 COPY src ./src

@@ -9,31 +9,18 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { buildInto, newestSource, upToDate } from './build-lib.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const source = path.join(root, 'src', 'web');
 const out = path.join(root, 'dist', 'web');
 const manifestPath = path.join(out, 'manifest.json');
 
-function newestSource() {
-  const inputs = [path.join(root, 'package-lock.json'), fileURLToPath(import.meta.url)];
-  const walk = (dir) => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else inputs.push(full);
-    }
-  };
-  walk(source);
-  return Math.max(...inputs.map((f) => fs.statSync(f).mtimeMs));
-}
+const sources = () => newestSource([path.join(root, 'package-lock.json'), fileURLToPath(import.meta.url), path.join(root, 'scripts', 'build-lib.mjs')], [source]);
 
-if (process.argv.includes('--if-stale') && fs.existsSync(manifestPath) && fs.statSync(manifestPath).mtimeMs >= newestSource()) process.exit(0);
+if (process.argv.includes('--if-stale') && upToDate(manifestPath, sources())) process.exit(0);
 
-fs.mkdirSync(path.dirname(out), { recursive: true });
-const staging = fs.mkdtempSync(path.join(path.dirname(out), '.web-'));
-fs.chmodSync(staging, 0o755);
-try {
+await buildInto(out, async (staging) => {
   const result = await build({
     entryPoints: [path.join(source, 'main.tsx')],
     bundle: true,
@@ -80,12 +67,6 @@ ${css.map((href) => `<link rel="stylesheet" href="${href}">`).join('\n')}
   const chunks = outputs.filter(([file]) => file.endsWith('.js') && file !== entryJs).map(([file]) => asset(file));
   const manifest = { entry: asset(entryJs), css, chunks, sizes, built_at: new Date().toISOString() };
   fs.writeFileSync(path.join(staging, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  const old = `${out}.old-${process.pid}`;
-  if (fs.existsSync(out)) fs.renameSync(out, old);
-  fs.renameSync(staging, out);
-  fs.rmSync(old, { recursive: true, force: true });
   const gz = (files) => files.reduce((n, f) => n + (sizes[f]?.gzip ?? 0), 0);
   process.stderr.write(`lookout: dashboard built (first page ${gz([manifest.entry, ...css])} B gzipped; charts ${gz(chunks)} B more)\n`);
-} finally {
-  fs.rmSync(staging, { recursive: true, force: true });
-}
+});

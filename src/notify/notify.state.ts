@@ -13,30 +13,15 @@
 import type { RedisClient } from '../redis/connect.ts';
 import type { TriggerRecord } from '../domain/notifications.ts';
 import { defineScripts, projectKeys } from '../state/scripts.ts';
+import type { Delivery } from '../generated/schema-types.ts';
 
 const WEEK_MS = 7 * 86_400_000;
 /** Deliveries a project's log keeps. */
 const DELIVERIES_KEPT = 1000;
 
-export type DeliveryStatus = 'queued' | 'retrying' | 'delivered' | 'failed' | 'in_digest' | 'paused' | 'dropped';
-
-export interface DeliveryLog {
-  id: string;
-  channel: string;
-  event: string;
-  status: DeliveryStatus;
-  attempts: number;
-  last_status: number | null;
-  last_error: string | null;
-  created_at: string;
-  delivered_at: string | null;
-  /** the digest a delivery joined */
-  digest?: string;
-  /** the issue its trigger names */
-  issue?: string;
-  /** when a delivery that is retrying is tried next (about: BullMQ's backoff) */
-  next_attempt_at?: string;
-}
+/** A delivery as the log keeps it (schemas/answers/delivery.json, without its attempts). */
+export type DeliveryLog = Omit<Delivery, 'attempts_log'>;
+export type DeliveryStatus = Delivery['status'];
 
 export interface Attempt {
   at: string;
