@@ -33,11 +33,16 @@ const BUILD_SERVER = fileURLToPath(new URL('../scripts/build-server.mjs', import
 export type Build = 'compiled' | 'tsx';
 const DEFAULT_BUILD: Build = process.env.BENCH_BUILD === 'tsx' ? 'tsx' : 'compiled';
 
-/** Node's arguments that start a Lookout command of `build` (the compiled one built first when stale). */
+let serverBuilt = false;
+
+/** Node's arguments that start a Lookout command of `build` (the compiled one built first, once a run, when stale). */
 export function entryOf(build: Build = DEFAULT_BUILD): string[] {
   if (build === 'tsx') return [BIN];
-  const built = spawnSync(process.execPath, [BUILD_SERVER, '--if-stale'], { stdio: 'inherit' });
-  if (built.status !== 0) throw new Error('building the server failed');
+  if (!serverBuilt) {
+    const built = spawnSync(process.execPath, [BUILD_SERVER, '--if-stale'], { stdio: 'inherit' });
+    if (built.status !== 0) throw new Error('building the server failed');
+    serverBuilt = true;
+  }
   return ['--enable-source-maps', COMPILED];
 }
 const BARE = fileURLToPath(new URL('./bare-server.mjs', import.meta.url));

@@ -5,14 +5,13 @@ import type { Account, TokenList, WebSessions } from '../types.ts';
 import { Failure, OnceSecret, Show, Time, Title, useAction, useChange, useLoad } from '../ui.tsx';
 
 
-type Me = Account;
 export type SessionRow = WebSessions['sessions'][number];
 type Token = TokenList['tokens'][number];
 
 const SCOPES = ['project:read', 'project:write', 'project:releases', 'org:read'] as const;
 
 export function AccountPage({ session }: { session: Session }) {
-  const me = useLoad(() => api<Me>('GET', '/me'), 'me');
+  const me = useLoad(() => api<Account>('GET', '/me'), 'me');
   return (
     <section>
       <Title>{`Account: ${session.email}`}</Title>
@@ -135,7 +134,7 @@ function Password() {
   );
 }
 
-function TwoFactor({ me, onChange, held }: { me: Me; onChange(): void; held: boolean }) {
+function TwoFactor({ me, onChange, held }: { me: Account; onChange(): void; held: boolean }) {
   const [offer, setOffer] = useState<{ secret: string; otpauth_url: string; qr_svg: string } | null>(null);
   const [codes, setCodes] = useState<string[] | null>(null);
   const [code, setCode] = useState('');
