@@ -1173,7 +1173,7 @@ export interface ChunkUploadOptions {
 /**
  * The chunks are stored
  */
-export interface ChunksStored {}
+export type ChunksStored = Record<string, never>;
 
 /**
  * A decision as CrowdSec's API gives it to bouncers
