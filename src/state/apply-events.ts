@@ -51,23 +51,8 @@ export function makeApplyEvents(redis: RedisClient & ScriptCommands, opts: { pre
         id: g.id,
         ...repackListing(g),
         at: g.receivedAt.getTime(),
-        e: g.errors.map((e) => [
-          e.event,
-          e.issue,
-          String(e.at.getTime()),
-          e.release ?? '',
-          e.level,
-          e.title,
-          e.exception_type ?? '',
-          e.company ?? '',
-          e.fingerprint,
-          e.culprit,
-          e.environment ?? '',
-          e.issue_kind,
-          e.user ?? '',
-          e.tags ?? [],
-        ]),
-        a: g.attempts.map((a) => [String(a.at.getTime()), ...attemptSets(a).flat()]),
+        e: g.errors.map(scriptEntry),
+        a: g.attempts.map((a) => ({ at: String(a.at.getTime()), sets: attemptSets(a) })),
       }));
       const [code, , , changes] = await redis.applyEvents(
         k.epoch,
@@ -82,6 +67,26 @@ export function makeApplyEvents(redis: RedisClient & ScriptCommands, opts: { pre
       );
       return { code: answerOf(code, APPLY_CODES), changes: issueChangesOf(changes) };
     },
+  };
+}
+
+/** An error event as the script reads it: times in ms as decimal strings, '' for what it lacks. */
+function scriptEntry(e: ErrorEntry) {
+  return {
+    event: e.event,
+    issue: e.issue,
+    kind: e.issue_kind,
+    at: String(e.at.getTime()),
+    release: e.release ?? '',
+    environment: e.environment ?? '',
+    level: e.level,
+    title: e.title,
+    culprit: e.culprit,
+    exception_type: e.exception_type ?? '',
+    company: e.company ?? '',
+    fingerprint: e.fingerprint,
+    user: e.user ?? '',
+    tags: e.tags ?? [],
   };
 }
 

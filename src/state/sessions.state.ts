@@ -271,25 +271,22 @@ async function mergePart(r: ScriptCommands, k: MergeKeys, of: MergeOf, part: Bat
 /** One project's entries as merge-sessions-4.lua reads them. */
 function encodeEntries(part: BatchPart): string {
   return JSON.stringify({
-    s: part.sessions.map((u) => [
-      u.sid,
-      rank(u.status),
-      u.errors,
-      u.did ?? '',
-      u.started.getTime(),
-      hourOf(u.started).getTime(),
-      bucketKey(u.environment, u.release),
-    ]),
-    a: part.aggregates.map((a) => [
-      bucketKey(a.environment, a.release),
-      a.started.getTime(),
-      hourOf(a.started).getTime(),
-      a.did ?? '',
-      a.counts.ok,
-      a.counts.errored,
-      a.counts.abnormal,
-      a.counts.crashed,
-    ]),
+    s: part.sessions.map((u) => ({
+      sid: u.sid,
+      rank: rank(u.status),
+      errors: u.errors,
+      did: u.did ?? '',
+      started: u.started.getTime(),
+      hour: hourOf(u.started).getTime(),
+      bucket: bucketKey(u.environment, u.release),
+    })),
+    a: part.aggregates.map((a) => ({
+      bucket: bucketKey(a.environment, a.release),
+      started: a.started.getTime(),
+      hour: hourOf(a.started).getTime(),
+      did: a.did ?? '',
+      counts: [a.counts.ok, a.counts.errored, a.counts.abnormal, a.counts.crashed],
+    })),
   });
 }
 

@@ -29,12 +29,12 @@
   ARGV[2] how long applied group ids are remembered (ms)
   ARGV[3] look-back of the detectors (ms) and most attempts kept per group
   ARGV[4] JSON [{id: group id, at: when it was received (ms),
-                 e: [[event, issue, at, release, level, title, exception_type, company, fingerprint, culprit, environment,
-                      issue kind ('error', or 'security' for a CSP violation's), user ('' for none, else its keys
-                      joined by '\n': 'k:<key>' the one users are counted by, 'i:<id>', 'm:<email>'),
-                      tags: a list of '<key>=<value>'], ...],
-                 a: [[at, set, member, set, member], ...] (an attempt's sorted sets and its members there,
-                     made by src/state/issues.state.ts: its group's, and its address's when it has one),
+                 e: [{event, issue, at, release, level, title, exception_type, company, fingerprint, culprit,
+                      environment, kind: the issue's ('error', or 'security' for a CSP violation's),
+                      user: '' for none, else its keys joined by '\n': 'k:<key>' the one users are counted by,
+                      'i:<id>', 'm:<email>'; tags: a list of '<key>=<value>'}, ...],
+                 a: [{at, sets: [[set, member], ...]}, ...] (an attempt's sorted sets and its members there,
+                     made by src/state/bursts.state.ts: its group's, and its address's when it has one),
                  p: when the group's id was made (ms), if it stored sign-in attempts of the project}, ...]
           times in ms as decimal strings; '' for a missing release, company, environment
   ARGV[5] what notifications need: '' nothing, 't' triggers, 'tf' triggers and minute counts
@@ -158,7 +158,9 @@ for _, g in ipairs(groups) do
     if g.p then redis.call('ZADD', base .. 'rp', g.p, g.id) end
 
     for _, e in ipairs(g.e) do
-      local event, id, at, release, level, title, etype, company, fingerprint, culprit, environment, kind, user, tags = unpack(e)
+      local event, id, at, release, level, title = e.event, e.issue, e.at, e.release, e.level, e.title
+      local etype, company, fingerprint, culprit, environment = e.exception_type, e.company, e.fingerprint, e.culprit, e.environment
+      local kind, user, tags = e.kind, e.user, e.tags
       local key = base .. 'i:' .. id
       local created = redis.call('EXISTS', key) == 0
       if release ~= '' then redis.call('ZADD', base .. 'rf', 'LT', tonumber(at), release) end
@@ -205,10 +207,10 @@ for _, g in ipairs(groups) do
     end
 
     for _, a in ipairs(g.a) do
-      local at = a[1]
-      for i = 2, #a, 2 do
-        local k, fold = base .. a[i], base .. 'dt:' .. a[i]
-        redis.call('ZADD', k, tonumber(at), a[i + 1])
+      local at = a.at
+      for _, set in ipairs(a.sets) do
+        local k, fold = base .. set[1], base .. 'dt:' .. set[1]
+        redis.call('ZADD', k, tonumber(at), set[2])
         redis.call('ZREMRANGEBYSCORE', k, '-inf', tonumber(at) - 2 * lookback)
         redis.call('ZREMRANGEBYRANK', k, 0, -maxAttempts - 1)
         -- an attempt no newer than the newest a detector's saved fold holds: that fold no longer holds

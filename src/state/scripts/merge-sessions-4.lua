@@ -22,9 +22,9 @@
   ARGV[3] when the batch was received (ms)
   ARGV[4] update window (ms)
   ARGV[5] how long applied batch ids are remembered (ms)
-  ARGV[6] JSON {s: [[sid, rank, errors, did, started, hour, bucket], ...],
-                a: [[bucket, started, hour, did, ok, errored, abnormal, crashed], ...]}
-          rank: 0 ok, 1 errored, 2 abnormal, 3 crashed; did '' for none;
+  ARGV[6] JSON {s: [{sid, rank, errors, did, started, hour, bucket}, ...],
+                a: [{bucket, started, hour, did, counts: [ok, errored, abnormal, crashed]}, ...]}
+          rank: 0 ok, 1 errored, 2 abnormal, 3 crashed (counts by rank); did '' for none;
           started and its hour's start in ms; bucket the JSON [environment, release]
   ARGV[7] '1': keep hour rollups without expiry (a recount replaying old batches into its scratch state)
   ARGV[8] the chunk's index, from 0
@@ -158,7 +158,7 @@ local function seeUser(place, storedDid, rank, started)
 end
 
 for _, u in ipairs(entries.s) do
-  local sid, rank, errors, did, started, hour, bucket = u[1], u[2], u[3], u[4], u[5], u[6], u[7]
+  local sid, rank, errors, did, started, hour, bucket = u.sid, u.rank, u.errors, u.did, u.started, u.hour, u.bucket
   if sessions.stale(started) then
     skipped = skipped + 1
   else
@@ -196,15 +196,15 @@ for _, u in ipairs(entries.s) do
 end
 
 for _, a in ipairs(entries.a) do
-  local bucket, started, hour, did = a[1], a[2], a[3], a[4]
-  local n = a[5] + a[6] + a[7] + a[8]
+  local bucket, started, hour, did, counts = a.bucket, a.started, a.hour, a.did, a.counts
+  local n = counts[1] + counts[2] + counts[3] + counts[4]
   if sessions.stale(started) then
     skipped = skipped + n
   else
     local place = placeOf(bucket, hour)
     local worst
     for rank = 0, 3 do
-      local count = a[5 + rank]
+      local count = counts[rank + 1]
       if count > 0 then
         move(place, nil, rank, count, started)
         worst = rank
