@@ -24,6 +24,7 @@ import { makeSentryService } from './services/sentry.service.ts';
 import { makeFeedbackService } from './services/feedback.service.ts';
 import { makeIngestStats } from './state/ingest-stats.ts';
 import { makeQuotaCounter } from './state/quotas.ts';
+import { makeQuotaService } from './services/quota.service.ts';
 import { makeIssuesService } from './services/issues.service.ts';
 import { makeKeyResolver } from './http/key-resolver.ts';
 import { makeNotifyService } from './notify/channels.service.ts';
@@ -84,7 +85,8 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const notify = makeNotifyState(stateRedis, { prefix: config.queuePrefix });
   /** Each project's quotas and spike protection, counted here and shared through Redis; a spike notifies its channels. */
   const quotas = makeQuotaCounter(stateRedis, { prefix: config.queuePrefix, spikeFloorPerMinute: config.spikeFloorPerMinute, onNotified: (project) => void notify.markProject(project).catch(() => {}) });
-  const events = makeEventsService({ validator, events: stores.events, queues, log, metrics, stats: ingestStats, quotas, writesInFlight });
+  const quota = makeQuotaService({ quotas, stats: ingestStats });
+  const events = makeEventsService({ validator, events: stores.events, queues, log, metrics, stats: ingestStats, quota, writesInFlight });
   if (opts.storeTimeoutMs !== undefined) await answersWithin(stateRedis, opts.storeTimeoutMs);
   const state = makeSessionState(stateRedis, { prefix: config.queuePrefix, windowMs: config.sessionUpdateWindowMs });
   const issuesState = makeIssuesState(stateRedis, { prefix: config.queuePrefix });
@@ -112,7 +114,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     uploadedSince: (project, event) => sourcemaps.uploadedSince(project, event),
   });
   const didKey = config.didHashKey ?? (await stores.settings.getOrCreate('did_hash_key', () => crypto.randomBytes(32).toString('hex')));
-  const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, stats: ingestStats, quotas, windowMs: config.sessionUpdateWindowMs, writesInFlight });
+  const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, stats: ingestStats, quota, windowMs: config.sessionUpdateWindowMs, writesInFlight });
   const releases = makeReleasesService(stores.sessions);
   const sentry = makeSentryService({ events, sessions, feedback, attachments: stores.attachments, stats: ingestStats });
   /** The worker's parts of the session batches it applies (src/services/session-parts.ts). */
@@ -161,6 +163,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     sessions,
     ingestStats,
     quotas,
+    quota,
     sentry,
     feedback,
     sessionParts,

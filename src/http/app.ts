@@ -56,7 +56,7 @@ export function makeApp(deps: AppDeps): Koa<AppState> {
   app.use(requestLogMiddleware(deps.log));
   app.use(httpMetricsMiddleware(deps.metrics));
   app.use(errorsMiddleware());
-  app.use(admissionMiddleware({ quotas: deps.quotas, resolver: deps.resolver, stats: deps.ingestStats, metrics: deps.metrics, turns: deps.turns }));
+  app.use(admissionMiddleware({ quota: deps.quota, resolver: deps.resolver, metrics: deps.metrics, turns: deps.turns }));
   app.use(dashboardMiddleware(deps.dashboard.queues, deps.dashboard.credential));
   app.use(webMiddleware(deps.accounts));
   for (const router of makeRouters(deps)) {

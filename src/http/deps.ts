@@ -21,6 +21,7 @@ import type { SessionsService } from '../services/sessions.service.ts';
 import type { SsoService } from '../services/sso.service.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
 import type { QuotaCounter } from '../state/quotas.ts';
+import type { QuotaService } from '../services/quota.service.ts';
 import type { Turns } from '../util/turns.ts';
 import type { Validator } from '../validation/validator.ts';
 import type { AdminCredential } from './dashboard.ts';
@@ -60,8 +61,10 @@ export interface AppDeps {
   sourcemaps: SourcemapsService;
   /** the sessions endpoints' rate limit, shared through Redis */
   rateLimit: RateLimiter;
-  /** each project's quotas and spike protection */
+  /** each project's quotas and spike protection: the counts (a spike's state) */
   quotas: QuotaCounter;
+  /** where a quota refuses (src/services/quota.service.ts) */
+  quota: QuotaService;
   /** the thread's turns, which an ingest request's work waits for once its body is read (src/util/turns.ts) */
   turns: Turns;
   metrics: Metrics;

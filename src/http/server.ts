@@ -67,6 +67,7 @@ export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { s
       onRefused: (route) => metrics.rateLimited.inc({ route }),
     }),
     quotas: runtime.quotas,
+    quota: runtime.quota,
     turns,
     metrics,
     scrape: makeFleetScrape(runtime, processId),

@@ -13,8 +13,7 @@ import { mapRequests } from '../domain/sourcemaps.ts';
 import { fingerprintOf, type ErrorEventShape } from '../domain/fingerprint.ts';
 import { scrubEvent } from '../domain/scrub.ts';
 import { filteredBy, filtersOf, type FilterReason } from '../domain/inbound-filters.ts';
-import { quotasOf } from '../domain/quotas.ts';
-import { BadRequestError, ForbiddenError, QuotaRefusedError } from '../errors.ts';
+import { BadRequestError, ForbiddenError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { JobPayloads, Queues } from '../queues/registry.ts';
@@ -24,8 +23,8 @@ import { attemptEntryOf, entryOf, groupJobId, jobEvent, type EventEntry } from '
 import type { AttemptBody } from '../store/attempts.store.ts';
 import { eventKey, packPayload, type EventDoc, type EventsStore } from '../store/events.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
+import type { QuotaService } from './quota.service.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
-import type { QuotaCounter } from '../state/quotas.ts';
 import { makeGroupCommit } from '../util/group-commit.ts';
 import type { Validator } from '../validation/validator.ts';
 
@@ -170,10 +169,10 @@ export function makeEventsService(deps: {
   log: Logger;
   metrics: Metrics;
   stats: IngestStats;
-  quotas: QuotaCounter;
+  quota: QuotaService;
   writesInFlight: number;
 }) {
-  const { events, queues, log, metrics, stats, quotas } = deps;
+  const { events, queues, log, metrics, stats, quota } = deps;
   const jobs = makeJobGather<JobPayloads['events.process']['groups'][number]>(
     (groups) => queues.enqueue('events.process', { groups }, groupJobId(groups[0]!.id)),
     { maxWeight: GROUP_MAX_EVENTS, weight: (g) => g.events!.length, log },
@@ -196,17 +195,6 @@ export function makeEventsService(deps: {
   );
 
   /**
-   * Refuses an error event of a project already over its quota or held by spike protection before it is prepared (a
-   * storm's refusals cost no more than reading them); counted as dropped. `take` in `ingest` decides.
-   */
-  function refuseIfOver(project: ProjectDoc, now: Date): void {
-    const verdict = quotas.peek(project._id, quotasOf(project.quotas), 'error', now.getTime());
-    if (verdict.admit) return;
-    stats.record(project._id, 'dropped', 'event', verdict.reason, 1, now);
-    throw new QuotaRefusedError(verdict.reason, verdict.retryAfter, 'error');
-  }
-
-  /**
    * An error event passes the project's inbound filters (a filtered one is counted and answered, never stored) and
    * its quotas (over them: a 429 to retry later); a sign-in attempt passes neither, it is never refused for being
    * many. `gone` says whether the caller has gone: then it is not written.
@@ -222,11 +210,7 @@ export function makeEventsService(deps: {
         stats.record(project._id, 'dropped', type, `filtered_${filtered}`, 1, now);
         return { id: body.event_id, duplicate: false, filtered };
       }
-      const verdict = quotas.take(project._id, quotasOf(project.quotas), 'error', 1, now.getTime());
-      if (!verdict.admit) {
-        stats.record(project._id, 'dropped', type, verdict.reason, 1, now);
-        throw new QuotaRefusedError(verdict.reason, verdict.retryAfter, 'error');
-      }
+      quota.take(project, { category: 'error', type, now }, 1);
     }
     const item: GroupItem = body.security ? attemptItem(project._id, body as AttemptBody, now) : errorItem(project._id, body, now);
     if ((await group.add(item, gone)) === 'gone') {
@@ -247,7 +231,8 @@ export function makeEventsService(deps: {
      * (workers/digest/events.ts). `kind: 'error'` for a body that is never a sign-in attempt (Sentry's).
      */
     async accept(project: ProjectDoc, raw: unknown, opts: AcceptOptions): Promise<Accepted> {
-      if (opts.kind === 'error' || !isObj(raw) || raw.security === undefined) refuseIfOver(project, opts.now);
+      // a storm's refusals cost no more than reading them: nothing is prepared for a project already over
+      if (opts.kind === 'error' || !isObj(raw) || raw.security === undefined) quota.refuseIfOver(project, { category: 'error', type: 'event', now: opts.now });
       const body = prepareEvent(deps.validator, raw, opts);
       return ingest(project, body, opts.now, opts.gone);
     },

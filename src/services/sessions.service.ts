@@ -21,10 +21,9 @@ import {
   type SessionEntry,
   type SessionUpdate,
 } from '../domain/sessions.ts';
-import { quotasOf } from '../domain/quotas.ts';
-import { BadRequestError, QuotaRefusedError } from '../errors.ts';
+import { BadRequestError } from '../errors.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
-import type { QuotaCounter } from '../state/quotas.ts';
+import type { QuotaService } from './quota.service.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
 import type { Validator } from '../validation/validator.ts';
 import type { Metrics } from '../metrics/metrics.ts';
@@ -88,7 +87,7 @@ const GROUP_MAX_SESSIONS = 2000;
 export function makeSessionsService(deps: {
   store: SessionsStore;
   stats: IngestStats;
-  quotas: QuotaCounter;
+  quota: QuotaService;
   queues: Queues;
   validator: Validator;
   hashDid: (project: number) => HashDid;
@@ -174,11 +173,7 @@ export function makeSessionsService(deps: {
      */
     async ingest(project: ProjectDoc, read: ReadSessions, gone?: () => boolean): Promise<{ accepted: number; skipped: number; skipped_entries?: SkippedEntry[] }> {
       const id = project._id;
-      const verdict = deps.quotas.take(id, quotasOf(project.quotas), 'session', read.accepted);
-      if (!verdict.admit) {
-        deps.stats.record(id, 'dropped', 'session', verdict.reason, read.accepted);
-        throw new QuotaRefusedError(verdict.reason, verdict.retryAfter, 'session');
-      }
+      deps.quota.take(project, { category: 'session', type: 'session' }, read.accepted);
       if ((await group.add({ project: id, sessions: read.sessions, aggregates: read.aggregates }, gone)) === 'gone') {
         deps.stats.record(id, 'dropped', 'session', 'client_gone', read.accepted);
         return { accepted: 0, skipped: read.skipped.length };
