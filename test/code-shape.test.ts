@@ -42,3 +42,8 @@ it("nothing in src/ imports the worker's handlers", () => {
   const reaching = sources('src').filter((file) => importsOf(file).some((m) => /(^|\/)workers\//.test(m)));
   expect(reaching).toEqual([]);
 });
+
+it('path parameters are read by the contracts alone (src/http/params.ts), never from ctx.params by hand', () => {
+  const byHand = sources('src').filter((file) => /\bctx\.params\b/.test(fs.readFileSync(file, 'utf8')));
+  expect(byHand).toEqual([]);
+});

@@ -54,6 +54,15 @@ it('every mounted route has a contract, and the document lists exactly those rou
   }
 });
 
+it("every path parameter is declared in its route's contract, which reads it, and only those", () => {
+  const table = routeTable(makeRouters(makeApiDeps(ctx.runtime, 'openapi-test')));
+  const mismatched = table
+    .filter((r) => r.contract && !r.route.startsWith('OPTIONS '))
+    .map((r) => ({ route: r.route, inPath: [...r.route.matchAll(/:(\w+)/g)].map((m) => m[1]).sort(), declared: (r.contract!.params ?? []).map((p) => p.name).sort() }))
+    .filter((r) => r.inPath.join() !== r.declared.join());
+  expect(mismatched).toEqual([]);
+});
+
 it('every reference resolves and the request bodies are the JSON Schemas of schemas/', async () => {
   const doc = (await call(ctx, 'GET', '/openapi.json')).body;
   const schemas = doc.components.schemas as Record<string, { $id?: string }>;

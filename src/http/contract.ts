@@ -10,6 +10,9 @@ import type { Router, RouterContext, RouterMiddleware } from '@koa/router';
 import { readJson } from './body.ts';
 import type { AnswerSchemas, RequestSchemas } from '../generated/schema-types.ts';
 import type { Validator } from '../validation/validator.ts';
+import type { PathParam } from './params.ts';
+
+export type { PathParam };
 
 /**
  * `dashboard`: a session cookie or an API token with the route's scope; `session`: a session cookie only; `bouncer`: a
@@ -18,13 +21,6 @@ import type { Validator } from '../validation/validator.ts';
 export type Auth = 'none' | 'secret' | 'secret+instance' | 'public' | 'sentry' | 'dashboard' | 'session' | 'bouncer' | 'token';
 
 export type Tag = 'operations' | 'installations' | 'sessions' | 'events' | 'issues' | 'releases' | 'dashboard';
-
-export interface PathParam {
-  name: string;
-  in: 'path';
-  description: string;
-  schema: Record<string, unknown>;
-}
 
 type QueryName = Extract<keyof RequestSchemas, `${string}-query`>;
 type BodyName = Exclude<keyof RequestSchemas, QueryName>;
@@ -57,8 +53,12 @@ export interface Contract {
   errors?: readonly number[];
 }
 
+/** The path parameters as read: each by its name, of the type its `read` gives. */
+type ParamsOf<P> = P extends readonly PathParam[] ? { [K in P[number] as K['name']]: ReturnType<K['read']> } : Record<string, never>;
+
 /** What the handler is given, typed from the contract's schemas. */
 export interface Input<C extends Contract> {
+  params: ParamsOf<C['params']>;
   query: C['query'] extends QueryName ? RequestSchemas[C['query']] : undefined;
   body: C['body'] extends { schema: infer B extends BodyName; checkedBy?: undefined } ? RequestSchemas[B] : undefined;
 }
@@ -69,6 +69,25 @@ type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /** The contract of each mounted layer, for the OpenAPI document and its test. */
 const CONTRACTS = new WeakMap<object, Contract>();
+
+/** Each request's contract, and its path parameters once read. */
+const CONTRACT_OF = new WeakMap<object, Contract>();
+const PARAMS_READ = new WeakMap<object, Record<string, unknown>>();
+
+/**
+ * The path parameters, read by the route's contract (each its `read`: a bad one throws its 4xx). The handler is given
+ * them before its query and body are checked; a route's own middleware that needs one first (the DSN's project) asks
+ * here, and the route's authentication still runs before any is read otherwise.
+ */
+export function paramsOf(ctx: object): Record<string, unknown> {
+  let read = PARAMS_READ.get(ctx);
+  if (!read) {
+    const raw = ((ctx as { params?: Record<string, string | undefined> }).params ?? {});
+    read = Object.fromEntries((CONTRACT_OF.get(ctx)?.params ?? []).map((p) => [p.name, p.read(raw[p.name] ?? '')]));
+    PARAMS_READ.set(ctx, read);
+  }
+  return read;
+}
 
 /** The contract a router layer was mounted with; undefined for one mounted without (router.use middleware). */
 export const contractOf = (layer: object): Contract | undefined => CONTRACTS.get(layer);
@@ -91,14 +110,19 @@ export function contracted<S extends object>(router: Router<S>, deps: { validato
       const handler = rest.pop() as Handler<S, C>;
       const before = rest as RouterMiddleware<S>[];
       const body = contract.body && 'schema' in contract.body && !contract.body.checkedBy ? contract.body : undefined;
+      const withContract: RouterMiddleware<S> = (ctx, next) => {
+        CONTRACT_OF.set(ctx, contract);
+        return next();
+      };
       const run: RouterMiddleware<S> = async (ctx) => {
         const input = {
+          params: paramsOf(ctx),
           query: contract.query ? deps.validator.query(contract.query, ctx.query) : undefined,
           body: body ? deps.validator.check(body.schema, await readJson(ctx, deps.config.bodyLimitBytes, body.mediaTypes)) : undefined,
         } as Input<C>;
         await handler(ctx, input);
       };
-      router[method](path, ...before, run);
+      router[method](path, withContract, ...before, run);
       record(contract);
     };
   return {
@@ -113,18 +137,3 @@ export function contracted<S extends object>(router: Router<S>, deps: { validato
     },
   };
 }
-
-/** Path parameters used by several routes. */
-export const PARAMS = {
-  issue: { name: 'id', in: 'path', description: 'issue id', schema: { type: 'integer', minimum: 1 } },
-  event: { name: 'event', in: 'path', description: 'event id (32 hex characters)', schema: { type: 'string', pattern: '^[0-9a-fA-F-]{32,36}$' } },
-  project: { name: 'project', in: 'path', description: 'project id', schema: { type: 'integer', minimum: 1 } },
-  /** the project of a Sentry DSN's path */
-  dsnProject: { name: 'project', in: 'path', description: 'project id (the last part of the DSN path)', schema: { type: 'integer', minimum: 1 } },
-  channel: { name: 'channel', in: 'path', description: 'notification channel id', schema: { type: 'integer', minimum: 1 } },
-  bouncer: { name: 'bouncer', in: 'path', description: "a CrowdSec bouncer's id (from the bouncers list)", schema: { type: 'string' } },
-  release: { name: 'release', in: 'path', description: 'release name', schema: { $ref: 'session#/$defs/release' } },
-  session: { name: 'id', in: 'path', description: 'a session id (from a sessions list)', schema: { type: 'string' } },
-  token: { name: 'id', in: 'path', description: 'a token id (from the tokens list)', schema: { type: 'string' } },
-  userEmail: { name: 'email', in: 'path', description: "the user's email", schema: { type: 'string' } },
-} as const satisfies Record<string, PathParam>;

@@ -119,7 +119,7 @@ export function buildOpenApi<S>(version: string, schemas_: Record<string, object
       operationId: `${method.toLowerCase()}${openPath.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string = '') => c.toUpperCase())}`,
       security: SECURITY[doc.auth],
       ...(doc.params?.length || doc.query
-        ? { parameters: [...(doc.params ?? []).map((p) => ({ ...p, required: true })), ...queryParams(route, doc.query, schemas)] }
+        ? { parameters: [...(doc.params ?? []).map(({ read: _, ...p }) => ({ ...p, required: true })), ...queryParams(route, doc.query, schemas)] }
         : {}),
       ...(requestBody ? { requestBody } : {}),
       responses,

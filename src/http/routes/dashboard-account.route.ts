@@ -7,7 +7,8 @@
 import Router, { type RouterContext } from '@koa/router';
 import type { Middleware } from 'koa';
 import { ConflictError, ForbiddenError } from '../../errors.ts';
-import { contracted, PARAMS } from '../contract.ts';
+import { contracted } from '../contract.ts';
+import { PARAMS } from '../params.ts';
 import type { AppDeps, AppState } from '../deps.ts';
 import { requireSessionCookie, requireSignedIn, ssoCallbackUrl, type WebState } from './dashboard-session.route.ts';
 
@@ -61,8 +62,8 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
     '/me/sessions/:id',
     { tag: 'dashboard', summary: 'End one of your sessions', auth: 'session', params: [PARAMS.session], ok: { 200: { description: 'how many sessions ended', schema: 'ended' } } },
     ...signedIn,
-    async (ctx) => {
-      ctx.body = { ended: await accounts.endSessions(me(ctx), { id: ctx.params.id ?? '' }) };
+    async (ctx, { params }) => {
+      ctx.body = { ended: await accounts.endSessions(me(ctx), { id: params.id }) };
     },
   );
   routes.post(
@@ -154,8 +155,8 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
     '/me/tokens/:id',
     { tag: 'dashboard', summary: 'Revoke one of your API tokens', auth: 'session', params: [PARAMS.token], ok: { 200: { description: 'what was revoked', schema: 'revoked' } }, errors: [404] },
     ...signedIn,
-    async (ctx) => {
-      ctx.body = await deps.tokens.revoke(me(ctx), ctx.params.id ?? '');
+    async (ctx, { params }) => {
+      ctx.body = await deps.tokens.revoke(me(ctx), params.id);
     },
   );
 
@@ -177,13 +178,13 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
       ctx.body = { email: added.email, role: added.role, invite_url: `${deps.config.publicUrl}${added.set_password_path}`, expires_in_hours: 24 };
     },
   );
-  const userEmail = async (ctx: WebContext) => (await accounts.userOf(ctx.state.web.org, ctx.params.email ?? ''))._id;
+  const userEmail = async (ctx: WebContext, email: string) => (await accounts.userOf(ctx.state.web.org, email))._id;
   routes.get(
     '/org/users/:email/sessions',
     { tag: 'dashboard', summary: "A user's open sessions (owner)", auth: 'session', params: [PARAMS.userEmail], ok: { 200: { description: 'the open sessions', schema: 'web-sessions' } }, errors: [404] },
     ...owner,
-    async (ctx) => {
-      ctx.body = { sessions: await accounts.listSessions(await userEmail(ctx), ctx.state.webToken) };
+    async (ctx, { params }) => {
+      ctx.body = { sessions: await accounts.listSessions(await userEmail(ctx, params.email), ctx.state.webToken) };
     },
   );
   routes.delete(
@@ -197,8 +198,8 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
       errors: [404],
     },
     ...owner,
-    async (ctx) => {
-      ctx.body = { ended: await accounts.endSessions(await userEmail(ctx), { except: ctx.state.webToken }) };
+    async (ctx, { params }) => {
+      ctx.body = { ended: await accounts.endSessions(await userEmail(ctx, params.email), { except: ctx.state.webToken }) };
     },
   );
   routes.delete(
@@ -212,8 +213,8 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
       errors: [404],
     },
     ...owner,
-    async (ctx) => {
-      ctx.body = { ended: await accounts.endSessions(await userEmail(ctx), { id: ctx.params.id ?? '' }) };
+    async (ctx, { params }) => {
+      ctx.body = { ended: await accounts.endSessions(await userEmail(ctx, params.email), { id: params.id }) };
     },
   );
   routes.patch(
@@ -228,8 +229,8 @@ export function dashboardAccountRoutes(deps: AppDeps): Router<AppState> {
       errors: [400, 404, 409],
     },
     ...owner,
-    async (ctx, { body: { disabled } }) => {
-      const email = await userEmail(ctx);
+    async (ctx, { params, body: { disabled } }) => {
+      const email = await userEmail(ctx, params.email);
       if (email === me(ctx)) throw new ConflictError('cannot_disable_self', 'an owner cannot disable themselves; another owner can');
       await accounts.setDisabled(ctx.state.web.org, email, disabled);
       ctx.body = { email, disabled };

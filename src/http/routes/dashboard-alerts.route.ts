@@ -2,11 +2,9 @@
  * The dashboard's alert routes: sign-in burst settings and their preview, notification channels (an owner manages
  * them; a member sees them) and their deliveries.
  */
-import { NotFoundError } from '../../errors.ts';
 import type { AlertsChange } from '../../store/projects.store.ts';
 import { readJson } from '../body.ts';
-import { PARAMS } from '../contract.ts';
-import { idParam } from '../params.ts';
+import { channelNotFound, PARAMS, readId } from '../params.ts';
 import { ownerOnly } from './dashboard-account.route.ts';
 import type { DashboardScope, WebContext } from './dashboard-scope.ts';
 
@@ -48,8 +46,6 @@ export function mountAlertRoutes({ routes, deps, projectId }: DashboardScope): v
   );
 
   // Notification channels: an owner manages them; a member sees them (a webhook by its origin only) and their deliveries.
-  const channelNotFound = () => new NotFoundError('channel_not_found', 'no such channel in this project');
-  const channelId = (ctx: WebContext) => idParam(ctx.params.channel, channelNotFound);
   routes.get(
     '/projects/:project/channels',
     {
@@ -94,8 +90,8 @@ export function mountAlertRoutes({ routes, deps, projectId }: DashboardScope): v
       errors: [404],
     },
     ownerOnly,
-    async (ctx) => {
-      ctx.body = await deps.notifications.remove(await projectId(ctx), channelId(ctx));
+    async (ctx, { params }) => {
+      ctx.body = await deps.notifications.remove(await projectId(ctx), params.channel);
     },
   );
   routes.post(
@@ -109,8 +105,8 @@ export function mountAlertRoutes({ routes, deps, projectId }: DashboardScope): v
       errors: [404],
     },
     ownerOnly,
-    async (ctx) => {
-      ctx.body = await deps.notifications.test(await projectId(ctx), channelId(ctx));
+    async (ctx, { params }) => {
+      ctx.body = await deps.notifications.test(await projectId(ctx), params.channel);
     },
   );
   routes.post(
@@ -124,8 +120,8 @@ export function mountAlertRoutes({ routes, deps, projectId }: DashboardScope): v
       errors: [404],
     },
     ownerOnly,
-    async (ctx) => {
-      ctx.body = await deps.notifications.resume(await projectId(ctx), channelId(ctx));
+    async (ctx, { params }) => {
+      ctx.body = await deps.notifications.resume(await projectId(ctx), params.channel);
     },
   );
   routes.post(
@@ -139,8 +135,8 @@ export function mountAlertRoutes({ routes, deps, projectId }: DashboardScope): v
       errors: [400, 404],
     },
     ownerOnly,
-    async (ctx) => {
-      ctx.body = await deps.notifications.rotateSecret(await projectId(ctx), channelId(ctx));
+    async (ctx, { params }) => {
+      ctx.body = await deps.notifications.rotateSecret(await projectId(ctx), params.channel);
     },
   );
   routes.get(
@@ -156,7 +152,7 @@ export function mountAlertRoutes({ routes, deps, projectId }: DashboardScope): v
     },
     async (ctx, { query }) => {
       const id = await projectId(ctx);
-      const channel = query.channel === undefined ? undefined : idParam(query.channel, channelNotFound);
+      const channel = query.channel === undefined ? undefined : readId(query.channel, channelNotFound);
       ctx.body = await deps.notifications.deliveries(id, { channel });
     },
   );

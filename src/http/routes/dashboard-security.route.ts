@@ -2,10 +2,8 @@
  * The dashboard's security routes: decisions in force and lifted, an issue's decisions, and the project's CrowdSec
  * bouncers (an owner registers and revokes them).
  */
-import { PARAMS } from '../contract.ts';
-import { idParam } from '../params.ts';
+import { PARAMS, textParam } from '../params.ts';
 import { ownerOnly } from './dashboard-account.route.ts';
-import { issueNotFound } from './project-reads.ts';
 import type { DashboardScope } from './dashboard-scope.ts';
 
 export function mountSecurityRoutes({ routes, deps, projectId }: DashboardScope): void {
@@ -29,13 +27,13 @@ export function mountSecurityRoutes({ routes, deps, projectId }: DashboardScope)
       tag: 'dashboard',
       summary: 'Lift a decision (owner): it ends now, and the installations see it in `removed` at their next poll',
       auth: 'dashboard',
-      params: [PARAMS.project, { name: 'decision', in: 'path', description: 'decision id', schema: { type: 'string', pattern: '^d\\d+$' } }],
+      params: [PARAMS.project, textParam('decision', 'decision id', { type: 'string', pattern: '^d\\d+$' })],
       ok: { 200: { description: 'the decision lifted', schema: 'lifted' } },
       errors: [404],
     },
     ownerOnly,
-    async (ctx) => {
-      ctx.body = await deps.decisions.lift(await projectId(ctx), ctx.params.decision ?? '', new Date());
+    async (ctx, { params }) => {
+      ctx.body = await deps.decisions.lift(await projectId(ctx), params.decision, new Date());
     },
   );
 
@@ -49,8 +47,8 @@ export function mountSecurityRoutes({ routes, deps, projectId }: DashboardScope)
       ok: { 200: { description: 'the decisions', schema: 'issue-decisions' } },
       errors: [404],
     },
-    async (ctx) => {
-      const [id, issue] = [await projectId(ctx), idParam(ctx.params.id, issueNotFound)];
+    async (ctx, { params: { id: issue } }) => {
+      const id = await projectId(ctx);
       await deps.issues.mustExist(id, issue);
       ctx.body = await deps.decisions.ofIssue(id, issue, new Date());
     },
@@ -100,8 +98,8 @@ export function mountSecurityRoutes({ routes, deps, projectId }: DashboardScope)
       errors: [404],
     },
     ownerOnly,
-    async (ctx) => {
-      ctx.body = await deps.bouncers.revoke(await projectId(ctx), ctx.params.bouncer ?? '');
+    async (ctx, { params }) => {
+      ctx.body = await deps.bouncers.revoke(await projectId(ctx), params.bouncer);
     },
   );
 }

@@ -4,9 +4,8 @@
  * ./project-reads.ts.
  */
 import { NotFoundError } from '../../errors.ts';
-import { PARAMS } from '../contract.ts';
-import { idParam, releaseParam } from '../params.ts';
-import { eventIdParam, issueNotFound, mountIssueRoutes, mountReleaseList } from './project-reads.ts';
+import { PARAMS, textParam, type PathParam } from '../params.ts';
+import { mountIssueRoutes, mountReleaseList } from './project-reads.ts';
 import type { DashboardScope, WebContext } from './dashboard-scope.ts';
 
 /** The chart ranges of a release page. */
@@ -14,8 +13,20 @@ export const CHART_RANGES = { '24h': 24, '7d': 7 * 24, '14d': 14 * 24, '90d': 90
 
 const attachmentNotFound = () => new NotFoundError('attachment_not_found', 'no such attachment on this event');
 
+/** An attachment's slot on its event: up to two digits; anything else names nothing. */
+const SLOT: PathParam<'slot', number> = {
+  name: 'slot',
+  in: 'path',
+  description: "the attachment's slot, as the event lists it",
+  schema: { type: 'integer', minimum: 0 },
+  read: (value) => {
+    if (!/^\d{1,2}$/.test(value)) throw attachmentNotFound();
+    return Number(value);
+  },
+};
+const BUNDLE = textParam('bundle', "a source map bundle's id (from the bundles list)", { type: 'string', maxLength: 64 });
+
 export function mountTriageRoutes({ router, routes, deps, projectId, way }: DashboardScope): void {
-  const BUNDLE = { name: 'bundle', in: 'path', description: "a source map bundle's id (from the bundles list)", schema: { type: 'string', maxLength: 64 } } as const;
   routes.get(
     '/projects/:project/sourcemaps',
     {
@@ -33,8 +44,8 @@ export function mountTriageRoutes({ router, routes, deps, projectId, way }: Dash
   routes.delete(
     '/projects/:project/sourcemaps/:bundle',
     { tag: 'dashboard', summary: 'Delete a source map bundle: events that arrive later are no longer mapped by it', auth: 'dashboard', params: [PARAMS.project, BUNDLE], ok: { 200: { description: 'what was deleted', schema: 'deleted' } }, errors: [404] },
-    async (ctx) => {
-      ctx.body = await deps.sourcemaps.remove(await projectId(ctx), ctx.params.bundle ?? '');
+    async (ctx, { params }) => {
+      ctx.body = await deps.sourcemaps.remove(await projectId(ctx), params.bundle);
     },
   );
 
@@ -50,11 +61,11 @@ export function mountTriageRoutes({ router, routes, deps, projectId, way }: Dash
       ok: { 200: { description: 'the release, its hourly `series` over the `range` from `since`', schema: 'release-page' } },
       errors: [400, 404],
     },
-    async (ctx, { query: { environment, range } }) => {
+    async (ctx, { params, query: { environment, range } }) => {
       const id = await projectId(ctx);
       const now = new Date();
       const since = new Date(now.getTime() - CHART_RANGES[range] * 3600_000);
-      const release = await deps.releases.get(id, releaseParam(ctx.params.release), environment, now, since);
+      const release = await deps.releases.get(id, params.release, environment, now, since);
       ctx.body = { ...release, range, since: since.toISOString() };
     },
   );
@@ -68,8 +79,8 @@ export function mountTriageRoutes({ router, routes, deps, projectId, way }: Dash
       ok: { 200: { description: 'the new and the regressed issues', schema: 'release-issues' } },
       errors: [404],
     },
-    async (ctx) => {
-      ctx.body = await deps.issues.ofRelease(await projectId(ctx), releaseParam(ctx.params.release));
+    async (ctx, { params }) => {
+      ctx.body = await deps.issues.ofRelease(await projectId(ctx), params.release);
     },
   );
 
@@ -110,9 +121,9 @@ export function mountTriageRoutes({ router, routes, deps, projectId, way }: Dash
       ok: { 200: { description: 'the assignee', schema: 'issue-assigned' } },
       errors: [400, 404, 413, 415],
     },
-    async (ctx, { body }) => {
+    async (ctx, { params, body }) => {
       const id = await projectId(ctx);
-      ctx.body = await deps.issues.assign(id, idParam(ctx.params.id, issueNotFound), await assignee(ctx, body.assignee), ctx.state.web.email, new Date());
+      ctx.body = await deps.issues.assign(id, params.id, await assignee(ctx, body.assignee), ctx.state.web.email, new Date());
     },
   );
   routes.post(
@@ -126,10 +137,10 @@ export function mountTriageRoutes({ router, routes, deps, projectId, way }: Dash
       ok: { 201: { description: 'the comment as the activity shows it', schema: 'activity-entry' } },
       errors: [400, 404, 413, 415],
     },
-    async (ctx, { body }) => {
+    async (ctx, { params, body }) => {
       const id = await projectId(ctx);
       ctx.status = 201;
-      ctx.body = await deps.issues.comment(id, idParam(ctx.params.id, issueNotFound), body.text, ctx.state.web.email, new Date());
+      ctx.body = await deps.issues.comment(id, params.id, body.text, ctx.state.web.email, new Date());
     },
   );
   routes.get(
@@ -142,8 +153,8 @@ export function mountTriageRoutes({ router, routes, deps, projectId, way }: Dash
       ok: { 200: { description: 'the activity', schema: 'issue-activity' } },
       errors: [404],
     },
-    async (ctx) => {
-      ctx.body = await deps.issues.activity(await projectId(ctx), idParam(ctx.params.id, issueNotFound));
+    async (ctx, { params }) => {
+      ctx.body = await deps.issues.activity(await projectId(ctx), params.id);
     },
   );
   // An attachment's bytes, never served as what the SDK said they are: a file named page.html stays a download.
@@ -153,19 +164,12 @@ export function mountTriageRoutes({ router, routes, deps, projectId, way }: Dash
       tag: 'dashboard',
       summary: "An event's attachment, downloaded (always application/octet-stream, never shown inline)",
       auth: 'dashboard',
-      params: [
-        PARAMS.project,
-        PARAMS.issue,
-        { name: 'event', in: 'path', description: 'the event id', schema: { type: 'string' } },
-        { name: 'slot', in: 'path', description: "the attachment's slot, as the event lists it", schema: { type: 'integer', minimum: 0 } },
-      ],
+      params: [PARAMS.project, PARAMS.issue, PARAMS.event, SLOT],
       ok: { 200: { description: 'the bytes, as Content-Disposition: attachment', media: 'application/octet-stream' } },
       errors: [404],
     },
-    async (ctx) => {
-      if (!/^\d{1,2}$/.test(ctx.params.slot ?? '')) throw attachmentNotFound();
-      const slot = Number(ctx.params.slot);
-      const file = await deps.issues.attachment(await projectId(ctx), idParam(ctx.params.id, issueNotFound), eventIdParam(ctx.params.event), slot);
+    async (ctx, { params }) => {
+      const file = await deps.issues.attachment(await projectId(ctx), params.id, params.event, params.slot);
       if (!file.data) throw new NotFoundError('attachment_not_kept', `${file.filename} was over the event's attachment cap and was not kept`);
       ctx.set('Content-Disposition', `attachment; filename*=UTF-8''${encodeURIComponent(file.filename)}`);
       ctx.set('X-Content-Type-Options', 'nosniff');

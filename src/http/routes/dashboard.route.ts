@@ -7,11 +7,11 @@
  * Each route calls the same services as the admin CLI and the v1 API.
  */
 import Router, { type RouterContext } from '@koa/router';
-import { ConflictError, NotFoundError } from '../../errors.ts';
+import { ConflictError } from '../../errors.ts';
 import type { PersonList } from '../../store/orgs.store.ts';
-import { contracted, PARAMS } from '../contract.ts';
+import { contracted, paramsOf } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
-import { enumParam, idParam } from '../params.ts';
+import { enumParam, PARAMS, textParam } from '../params.ts';
 import { ownerOnly } from './dashboard-account.route.ts';
 import { requireSignedIn, type WebState } from './dashboard-session.route.ts';
 import { mountAlertRoutes } from './dashboard-alerts.route.ts';
@@ -23,15 +23,13 @@ import { mountIngestionRead, type WayIn } from './project-reads.ts';
 type WebContext = RouterContext<WebState>;
 
 
-const projectNotFound = () => new NotFoundError('project_not_found', 'no such project in your organisation');
-
 export function dashboardRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<WebState>({ prefix: '/api/dashboard' });
   const routes = contracted(router, deps);
   const { admin } = deps;
   router.use(['/projects', '/org'], requireSignedIn(deps));
-  /** The project of the path, checked to be in the user's organisation. */
-  const project = (ctx: WebContext) => admin.projectOf(ctx.state.web.org, idParam(ctx.params.project, projectNotFound));
+  /** The project of the path (PARAMS.project, read by the route's contract), checked to be in the user's organisation. */
+  const project = (ctx: WebContext) => admin.projectOf(ctx.state.web.org, paramsOf(ctx).project as number);
   const projectId = async (ctx: WebContext) => Number((await project(ctx)).id);
   /** The reads shared with the key API (./project-reads.ts) find the project by the path. */
   const way: WayIn = {
@@ -213,22 +211,18 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
       tag: 'dashboard',
       summary: 'Remove a member, an invite or an email rule (owner)',
       auth: 'dashboard',
-      params: [
-        { name: 'list', in: 'path', description: 'members, invites or email_rules', schema: { type: 'string', enum: ['members', 'invites', 'email_rules'] } },
-        { name: 'email', in: 'path', description: 'the address', schema: { type: 'string' } },
-      ],
+      params: [enumParam<'list', PersonList>('list', 'members, invites or email_rules', ['members', 'invites', 'email_rules']), textParam('email', 'the address')],
       ok: { 200: { description: 'the organisation', schema: 'organisation' } },
       errors: [400],
     },
     ownerOnly,
-    async (ctx) => {
-      const list = enumParam<PersonList>(ctx.params.list ?? '', 'list', ['members', 'invites', 'email_rules'])!;
-      if (list === 'members' && (ctx.params.email ?? '').trim().toLowerCase() === ctx.state.web.email) {
+    async (ctx, { params: { list, email } }) => {
+      if (list === 'members' && email.trim().toLowerCase() === ctx.state.web.email) {
         throw new ConflictError('cannot_remove_self', 'an owner cannot remove themselves; another owner can');
       }
-      ctx.body = await admin.person(ctx.state.web.org, list, 'remove', ctx.params.email ?? '');
+      ctx.body = await admin.person(ctx.state.web.org, list, 'remove', email);
       // a member removed is offboarded: their account and sessions end now
-      if (list === 'members') await deps.accounts.removeUser(ctx.state.web.org, ctx.params.email ?? '');
+      if (list === 'members') await deps.accounts.removeUser(ctx.state.web.org, email);
     },
   );
   return router as unknown as Router<AppState>;

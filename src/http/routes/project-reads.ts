@@ -6,21 +6,9 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { contracted, PARAMS, type Contract, type PathParam, type Tag } from '../contract.ts';
+import { contracted, type Contract, type Tag } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
-import { idParam } from '../params.ts';
-import { NotFoundError } from '../../errors.ts';
-
-export const issueNotFound = () => new NotFoundError('issue_not_found', 'no such issue in this project');
-
-export const eventNotFound = () => new NotFoundError('event_not_found', 'no such event in this issue');
-
-/** An event id in a path: 32 hex characters (a UUID's dashes and capitals are read too); anything else names nothing. */
-export function eventIdParam(value: string | undefined): string {
-  const id = (value ?? '').toLowerCase().replace(/-/g, '');
-  if (!/^[0-9a-f]{32}$/.test(id)) throw eventNotFound();
-  return id;
-}
+import { PARAMS, type PathParam } from '../params.ts';
 
 /** How a mount finds the project: the key API by the key (`secret+instance`), the dashboard by the path (`dashboard`). */
 export interface WayIn {
@@ -48,7 +36,6 @@ const wayContract =
 
 export function mountIssueRoutes<S extends object>(router: Router<S>, deps: AppDeps, base: string, way: WayIn): void {
   const routes = contracted(router, deps);
-  const issue = (ctx: Context & { params: Record<string, string | undefined> }) => idParam(ctx.params.id, issueNotFound);
   const contract = wayContract(way, 'issues');
 
   routes.get(
@@ -71,8 +58,8 @@ export function mountIssueRoutes<S extends object>(router: Router<S>, deps: AppD
       ok: { 200: { description: 'the issue; `latest_event` null and `latest_event_expired: true` once retention deleted it', schema: 'issue-detail' } },
       errors: [400, 404],
     }),
-    async (ctx) => {
-      ctx.body = await deps.issues.get(await way.projectOf(ctx), issue(ctx));
+    async (ctx, { params }) => {
+      ctx.body = await deps.issues.get(await way.projectOf(ctx), params.id);
     },
   );
   routes.get(
@@ -84,8 +71,8 @@ export function mountIssueRoutes<S extends object>(router: Router<S>, deps: AppD
       ok: { 200: { description: 'a page of events', schema: 'issue-events' } },
       errors: [400, 404],
     }),
-    async (ctx, { query: { offset, limit } }) => {
-      ctx.body = await deps.issues.events(await way.projectOf(ctx), issue(ctx), offset, limit);
+    async (ctx, { params, query: { offset, limit } }) => {
+      ctx.body = await deps.issues.events(await way.projectOf(ctx), params.id, offset, limit);
     },
   );
   routes.get(
@@ -97,8 +84,8 @@ export function mountIssueRoutes<S extends object>(router: Router<S>, deps: AppD
       ok: { 200: { description: 'a page of feedback', schema: 'issue-feedback' } },
       errors: [400, 404],
     }),
-    async (ctx, { query: { offset, limit } }) => {
-      ctx.body = await deps.issues.feedback(await way.projectOf(ctx), issue(ctx), offset, limit);
+    async (ctx, { params, query: { offset, limit } }) => {
+      ctx.body = await deps.issues.feedback(await way.projectOf(ctx), params.id, offset, limit);
     },
   );
   routes.get(
@@ -109,8 +96,8 @@ export function mountIssueRoutes<S extends object>(router: Router<S>, deps: AppD
       ok: { 200: { description: 'the event and its attachments', schema: 'issue-event' } },
       errors: [404],
     }),
-    async (ctx) => {
-      ctx.body = await deps.issues.event(await way.projectOf(ctx), issue(ctx), eventIdParam(ctx.params.event));
+    async (ctx, { params }) => {
+      ctx.body = await deps.issues.event(await way.projectOf(ctx), params.id, params.event);
     },
   );
   routes.post(
@@ -122,8 +109,8 @@ export function mountIssueRoutes<S extends object>(router: Router<S>, deps: AppD
       ok: { 200: { description: 'the new status (spec 4.8)', schema: 'issue-status' } },
       errors: [400, 404, 413, 415],
     }),
-    async (ctx, { body }) => {
-      ctx.body = await deps.issues.setStatus(await way.projectOf(ctx), issue(ctx), body, way.who(ctx) ?? 'key', new Date());
+    async (ctx, { params, body }) => {
+      ctx.body = await deps.issues.setStatus(await way.projectOf(ctx), params.id, body, way.who(ctx) ?? 'key', new Date());
     },
   );
 }

@@ -1,9 +1,9 @@
 /** GET /releases, GET /releases/:release (the Releases page; secret key and instance, like the issues endpoints). */
 import Router from '@koa/router';
-import { contracted, PARAMS } from '../contract.ts';
+import { contracted } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
 import { requireSecretKey } from '../middleware/auth.middleware.ts';
-import { releaseParam } from '../params.ts';
+import { PARAMS } from '../params.ts';
 import { KEY_WAY_IN, mountReleaseList } from './project-reads.ts';
 
 export function releasesRoutes(deps: AppDeps): Router<AppState> {
@@ -23,8 +23,8 @@ export function releasesRoutes(deps: AppDeps): Router<AppState> {
       ok: { 200: { description: 'the release and its hourly `series`', schema: 'release-page' } },
       errors: [400, 404],
     },
-    async (ctx, { query }) => {
-      ctx.body = await deps.releases.get(ctx.state.project._id, releaseParam(ctx.params.release), query.environment, new Date());
+    async (ctx, { params, query }) => {
+      ctx.body = await deps.releases.get(ctx.state.project._id, params.release, query.environment, new Date());
     },
   );
   return router;

@@ -14,18 +14,19 @@ import type { Context } from 'koa';
 import { BadRequestError, ForbiddenError, UnauthorizedError } from '../../errors.ts';
 import { REQUEST_BYTES } from '../../services/sourcemaps.service.ts';
 import { readMultipartFiles } from '../body.ts';
-import { contracted, PARAMS, type PathParam } from '../contract.ts';
+import { contracted, paramsOf } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
+import { PARAMS, textParam } from '../params.ts';
 import type { WebState } from './dashboard-session.route.ts';
 
-const ORG: PathParam = { name: 'org', in: 'path', description: "the organisation's slug or id", schema: { type: 'string' } };
-const PROJECT: PathParam = { name: 'project', in: 'path', description: "the project's slug or id", schema: { type: 'string' } };
-const VERSION: PathParam = { ...PARAMS.release, name: 'version' };
+const ORG = textParam('org', "the organisation's slug or id");
+const PROJECT = textParam('project', "the project's slug or id");
+const VERSION = { ...PARAMS.release, name: 'version' } as const;
 
 /** Room for the multipart framing around a request's chunks. */
 const FRAMING_BYTES = 1024 * 1024;
 
-type Ctx = Context & { state: WebState; params: Record<string, string> };
+type Ctx = Context & { state: WebState };
 
 export function sentryToolsRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<WebState>({ prefix: '/api/0' });
@@ -42,7 +43,8 @@ export function sentryToolsRoutes(deps: AppDeps): Router<AppState> {
     ctx.state.webToken = null;
     await next();
   };
-  const orgOf = (ctx: Ctx) => deps.sourcemaps.organisation(ctx.params.org!, ctx.state.web.org);
+  /** The organisation of the path (ORG, read by the route's contract), the token's own. */
+  const orgOf = (ctx: Ctx) => deps.sourcemaps.organisation(paramsOf(ctx).org as string, ctx.state.web.org);
   // the address the tool reached (behind a TRUST_PROXY proxy, the one it was sent to), where it sends its chunks
   const uploadUrl = (ctx: Ctx, org: string) => `${ctx.protocol}://${ctx.host}/api/0/organizations/${encodeURIComponent(org)}/chunk-upload/`;
   const dateOf = (text: string | null | undefined, now: Date) => {
@@ -107,9 +109,9 @@ export function sentryToolsRoutes(deps: AppDeps): Router<AppState> {
     ctx.status = 201;
     ctx.body = await deps.sourcemaps.release(await orgOf(ctx), body.version, projects, body.dateReleased ? dateOf(body.dateReleased, now) : undefined, now);
   };
-  const releaseUpdate = async (ctx: Ctx, body: { projects?: string[]; dateReleased?: string | null }, projects: string[]) => {
+  const releaseUpdate = async (ctx: Ctx, version: string, body: { projects?: string[]; dateReleased?: string | null }, projects: string[]) => {
     const now = new Date();
-    ctx.body = await deps.sourcemaps.release(await orgOf(ctx), ctx.params.version!, projects, 'dateReleased' in body ? dateOf(body.dateReleased, now) : undefined, now);
+    ctx.body = await deps.sourcemaps.release(await orgOf(ctx), version, projects, 'dateReleased' in body ? dateOf(body.dateReleased, now) : undefined, now);
   };
   const release = { tag: 'releases', auth: 'token', body: { schema: 'tool-release' }, ok: { 201: { description: 'the release', schema: 'tool-release' } }, errors: [400, 404] } as const;
   const updated = { ...release, ok: { 200: { description: 'the release', schema: 'tool-release' } } } as const;
@@ -117,14 +119,14 @@ export function sentryToolsRoutes(deps: AppDeps): Router<AppState> {
   routes.post('/organizations/:org/releases/', { ...release, summary: 'Makes a release of the projects named (sentry-cli 3.x releases new)', params: [ORG] }, token, (ctx, { body }) =>
     releaseNew(ctx, body, body.projects ?? []),
   );
-  routes.post('/projects/:org/:project/releases/', { ...release, summary: 'Makes a release of the project (sentry-cli 2.x releases new)', params: [ORG, PROJECT] }, token, (ctx, { body }) =>
-    releaseNew(ctx, body, [ctx.params.project!, ...(body.projects ?? [])]),
+  routes.post('/projects/:org/:project/releases/', { ...release, summary: 'Makes a release of the project (sentry-cli 2.x releases new)', params: [ORG, PROJECT] }, token, (ctx, { params, body }) =>
+    releaseNew(ctx, body, [params.project, ...(body.projects ?? [])]),
   );
-  routes.put('/organizations/:org/releases/:version/', { ...updated, summary: 'Marks a release released (sentry-cli 3.x releases finalize)', params: [ORG, VERSION] }, token, (ctx, { body }) =>
-    releaseUpdate(ctx, body, body.projects ?? []),
+  routes.put('/organizations/:org/releases/:version/', { ...updated, summary: 'Marks a release released (sentry-cli 3.x releases finalize)', params: [ORG, VERSION] }, token, (ctx, { params, body }) =>
+    releaseUpdate(ctx, params.version, body, body.projects ?? []),
   );
-  routes.put('/projects/:org/:project/releases/:version/', { ...updated, summary: 'Marks a release released (sentry-cli 2.x releases finalize)', params: [ORG, PROJECT, VERSION] }, token, (ctx, { body }) =>
-    releaseUpdate(ctx, body, [ctx.params.project!, ...(body.projects ?? [])]),
+  routes.put('/projects/:org/:project/releases/:version/', { ...updated, summary: 'Marks a release released (sentry-cli 2.x releases finalize)', params: [ORG, PROJECT, VERSION] }, token, (ctx, { params, body }) =>
+    releaseUpdate(ctx, params.version, body, [params.project, ...(body.projects ?? [])]),
   );
 
   return router as unknown as Router<AppState>;

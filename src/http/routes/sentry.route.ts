@@ -15,7 +15,8 @@ import type { Context } from 'koa';
 import { EnvelopeError, looksLikeEnvelope, parseDsn, parseEnvelope, type Envelope } from '../../domain/envelope.ts';
 import { BadRequestError, ForbiddenError, UnauthorizedError } from '../../errors.ts';
 import type { SentryOptions } from '../../services/sentry.service.ts';
-import { contracted, PARAMS, type Contract } from '../contract.ts';
+import { contracted, paramsOf, type Contract } from '../contract.ts';
+import { PARAMS } from '../params.ts';
 import type { AppDeps, AppState } from '../deps.ts';
 import { parseJson } from '../../util/json.ts';
 import { clientGone, readBytes, storeText } from '../body.ts';
@@ -23,7 +24,6 @@ import { sentryRateLimits } from '../../domain/admission.ts';
 import { authenticate, sentryKey } from '../middleware/auth.middleware.ts';
 import { corsMiddleware } from '../middleware/cors.middleware.ts';
 
-const PROJECT_ID = /^[1-9]\d{0,15}$/;
 
 export function sentryRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api' });
@@ -32,15 +32,15 @@ export function sentryRoutes(deps: AppDeps): Router<AppState> {
   /** Authenticates the public key, checks it against the project in the path (if any) and reads the body. */
   const authenticated =
     (read: (ctx: Context & { state: AppState }, body: Buffer) => void) =>
-    async (ctx: Context & { state: AppState; params: Record<string, string> }, next: () => Promise<unknown>) => {
-      const project = ctx.params.project;
-      if (project !== undefined && !PROJECT_ID.test(project)) throw new BadRequestError('invalid_project', 'the project id in the path must be a number');
+    async (ctx: Context & { state: AppState }, next: () => Promise<unknown>) => {
+      // the DSN's project (PARAMS.dsnProject), read by the route's contract before the body is
+      const { project } = paramsOf(ctx) as { project?: number };
       const body = await readBytes(ctx, deps.config.bodyLimitBytes);
       read(ctx, body);
       const key = sentryKey(ctx) ?? parseDsn(ctx.state.envelope?.header.dsn)?.key;
       if (!key) throw new UnauthorizedError('missing_key', 'send the public key in X-Sentry-Auth, ?sentry_key= or the envelope header dsn');
       const resolved = await authenticate(deps.resolver, key, 'public');
-      if (project !== undefined && String(resolved.project._id) !== project)
+      if (project !== undefined && resolved.project._id !== project)
         throw new ForbiddenError('project_mismatch', 'the key belongs to another project than the one in the path');
       ctx.state.project = resolved.project;
       await next();
