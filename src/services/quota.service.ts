@@ -26,6 +26,11 @@ export function makeQuotaService(deps: { quotas: QuotaCounter; stats: IngestStat
   }
 
   return {
+    /** Whether the project is over the category's quotas now (counting nothing, refusing nothing). */
+    over(project: ProjectDoc, category: QuotaCategory): boolean {
+      return !deps.quotas.peek(project._id, quotasOf(project.quotas), category).admit;
+    },
+
     /** Refuses a project already over the category's quotas (counting nothing). */
     refuseIfOver(project: ProjectDoc, what: Counted): void {
       const at = (what.now ?? new Date()).getTime();

@@ -40,9 +40,13 @@ export function admissionMiddleware(deps: { quota: QuotaService; resolver: KeyRe
     // its work waits for its turn of the thread once its body is read (src/http/body.ts)
     ctx.state.turn = deps.turns.take;
     try {
-      const key = route.category ? ingestKey(route, ctx) : undefined;
+      const key = ingestKey(route, ctx);
       const project = key ? (await deps.resolver.resolve(key).catch(() => null))?.project : undefined;
       if (project && route.category) refuseIfOver(project, route, route.category, ctx);
+      // What the native route and an envelope carry is known from the body alone. When its error events would be
+      // refused, the body is read without waiting for a turn behind the work taken: a storm's refusals (the events'
+      // `accept`) then cost little more than reading them.
+      else if (project && deps.quota.over(project, 'error')) ctx.state.turn = undefined;
       await next();
     } catch (err) {
       // a refusal made from the body (a quota, spike protection) says the same to a Sentry SDK
