@@ -146,7 +146,7 @@ export const DEFAULTS = {
   SOURCEMAPS_BUNDLE_MB: '200',
   SOURCEMAPS_CACHE_MB: '256',
   LISTEN_BACKLOG: '4096',
-  SPIKE_FLOOR_PER_MINUTE: '60000',
+  SPIKE_FLOOR_PER_MINUTE: '120000',
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
