@@ -35,6 +35,7 @@ const SCRIPTS = {
   renewLease: 'renew-lease-1.lua',
   countIngest: 'count-ingest-1.lua',
   linkFeedback: 'link-feedback-1.lua',
+  saveMonitor: 'save-monitor-3.lua',
 } as const;
 
 /**
@@ -93,6 +94,7 @@ export interface ScriptCommands {
   renewLease(lease: string, token: string, ms: number): Promise<number>;
   countIngest(hour: string, ...argv: Arg[]): Promise<number>;
   linkFeedback(epoch: string, ...argv: Arg[]): Promise<number>;
+  saveMonitor(mon: string, due: string, seen: string, ...argv: Arg[]): Promise<number>;
 }
 
 /** The scripts as a pipeline queues them. */
