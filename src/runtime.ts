@@ -36,6 +36,8 @@ import { makeReleasesService } from './services/releases.service.ts';
 import { makeSdkService } from './services/sdk.service.ts';
 import { makePartWriter } from './services/session-parts.ts';
 import { makeDidHasher, makeSessionsService } from './services/sessions.service.ts';
+import { makeCheckInsService } from './services/checkins.service.ts';
+import { makeMonitorsState } from './state/monitors.state.ts';
 import { makeIssuesState } from './state/issues.state.ts';
 import { makeBurstsState } from './state/bursts.state.ts';
 import { makeIssueReads } from './state/issue-reads.ts';
@@ -116,7 +118,9 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const didKey = config.didHashKey ?? (await stores.settings.getOrCreate('did_hash_key', () => crypto.randomBytes(32).toString('hex')));
   const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, stats: ingestStats, quota, windowMs: config.sessionUpdateWindowMs, writesInFlight });
   const releases = makeReleasesService(stores.sessions);
-  const sentry = makeSentryService({ events, sessions, feedback, attachments: stores.attachments, stats: ingestStats });
+  const checkIns = makeCheckInsService({ store: stores.checkins, queues, stats: ingestStats, log, writesInFlight });
+  const monitorsState = makeMonitorsState(stateRedis, { prefix: config.queuePrefix });
+  const sentry = makeSentryService({ events, sessions, feedback, checkIns, attachments: stores.attachments, stats: ingestStats });
   /** The worker's parts of the session batches it applies (src/services/session-parts.ts). */
   const sessionParts = makePartWriter({ store: stores.sessions, list: state.partedList, log });
   const notifications = makeNotifyService({ stores, notify, queues, validator, config });
@@ -161,6 +165,8 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     keeper,
     validator,
     sessions,
+    checkIns,
+    monitorsState,
     ingestStats,
     quotas,
     quota,
@@ -179,7 +185,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     sourcemaps,
     symbolication,
     async close() {
-      await Promise.all([sessions.drain(), events.drain(), sessionParts.drain()]);
+      await Promise.all([sessions.drain(), events.drain(), checkIns.drain(), sessionParts.drain()]);
       await ingestStats.close();
       await quotas.close();
       await queues.close();

@@ -3,12 +3,11 @@
  * from hand-made envelopes, and from the real @sentry/node SDK pointed at a
  * loopback DSN.
  */
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { call, drained, eventId, makeProject, rollupsAndRecount, sessionCookie, type TestContext } from './helpers/context.ts';
+import { runSentryApp } from './helpers/sentry-app.ts';
 import { withWorkers } from './helpers/with-workers.ts';
 
 let ctx: TestContext;
@@ -219,8 +218,8 @@ describe('attachments', () => {
 });
 
 describe('every item type, and the ingestion counts', () => {
-  const TYPES = ['transaction', 'span', 'profile', 'profile_chunk', 'replay_event', 'replay_recording', 'replay_video', 'check_in', 'log', 'otel_log', 'statsd', 'metric_buckets', 'made_up_2031'];
-  // feedback, user_report and attachment are kept (tests above); these are acknowledged and counted
+  const TYPES = ['transaction', 'span', 'profile', 'profile_chunk', 'replay_event', 'replay_recording', 'replay_video', 'log', 'otel_log', 'statsd', 'metric_buckets', 'made_up_2031'];
+  // feedback, user_report, attachment and check_in are kept (tests above, test/monitors.test.ts); these are acknowledged and counted
 
   it('an envelope holding every item type and one not yet invented is answered 200, and each item is counted', async () => {
     const p = await makeProject(ctx);
@@ -236,6 +235,9 @@ describe('every item type, and the ingestion counts', () => {
       { type: 'client_report' },
       { timestamp: Date.now() / 1000, discarded_events: [{ reason: 'queue_overflow', category: 'error', quantity: 3 }, { reason: 'sample_rate', category: 'transaction', quantity: 7 }] },
       ...TYPES.flatMap((type) => [{ type }, { whatever: type }]),
+      // a check-in naming no monitor cannot be used
+      { type: 'check_in' },
+      { whatever: 'check_in' },
       { type: 'event' },
       { event_id: 'not-an-id', exception: 'not an exception', message: 42, timestamp: 'long ago' },
       { type: 'session' },
@@ -243,7 +245,7 @@ describe('every item type, and the ingestion counts', () => {
     );
     const res = await send(`/api/${id}/envelope/?sentry_key=${p.publicKey}`, envelope);
     expect(res.status).toBe(200);
-    expect(res.body.dropped).toEqual([...TYPES, 'session']);
+    expect(res.body.dropped).toEqual([...TYPES, 'check_in', 'session']);
     await ctx.runtime.ingestStats.flush();
     const counts = (await call(ctx, 'GET', '/api/v1/ingestion', { key: p.secret })).body;
     // the event with nothing usable but its place is kept as "event without message", its bad parts taken out
@@ -252,12 +254,13 @@ describe('every item type, and the ingestion counts', () => {
       expect.arrayContaining([
         ...TYPES.map((type) => ({ type, reason: 'not_kept', count: 1 })),
         { type: 'session', reason: 'invalid', count: 1 },
+        { type: 'check_in', reason: 'invalid', count: 1 },
         { type: 'error', reason: 'client_queue_overflow', count: 3 },
         { type: 'transaction', reason: 'client_sample_rate', count: 7 },
       ]),
     );
     expect(counts.hourly).toHaveLength(24);
-    expect(counts.hourly.at(-1)).toMatchObject({ accepted: 4, dropped: TYPES.length + 1 + 10 });
+    expect(counts.hourly.at(-1)).toMatchObject({ accepted: 4, dropped: TYPES.length + 2 + 10 });
     expect((await call(ctx, 'GET', '/api/v1/ingestion?range=14d', { key: p.secret })).body.hourly).toHaveLength(14 * 24);
     const metrics = await (await fetch(`${ctx.api}/metrics`)).text();
     expect(metrics).toMatch(/lookout_ingest_dropped_total\{[^}]*type="other"[^}]*reason="not_kept"[^}]*\} [1-9]/);
@@ -268,16 +271,7 @@ describe('every item type, and the ingestion counts', () => {
 describe('the real @sentry/node SDK (10.x) pointed at a loopback DSN', () => {
   it('its request sessions and explicit session land in the rollups, and captureException creates an issue', async () => {
     const p = await makeProject(ctx);
-    const dsn = `http://${p.publicKey}@${new URL(ctx.api).host}/${p.project.id}`;
-    const app = fileURLToPath(new URL('./fixtures/sentry-app.mjs', import.meta.url));
-    const out = await new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, [app], { env: { ...process.env, LOOKOUT_DSN: dsn }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let text = '';
-      child.stdout.on('data', (d) => (text += d));
-      child.stderr.on('data', (d) => (text += d));
-      child.on('error', reject);
-      child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`sentry app exited ${code}: ${text}`))));
-    });
+    const out = await runSentryApp(ctx, 'sentry-app.mjs', { publicKey: p.publicKey, id: p.project.id });
     expect(out).toContain('"flushed":true');
     await drained(ctx);
     const release = (await call(ctx, 'GET', `/api/v1/releases/${encodeURIComponent('sentry-app@1.0.0')}`, { key: p.secret })).body;

@@ -4,6 +4,7 @@
  */
 import type { Job } from 'bullmq';
 import { deliverNotification } from '../src/notify/deliver.ts';
+import { processCheckIns } from './digest/checkins.ts';
 import { processEventGroups } from './digest/events.ts';
 import { runRepack, runRetention } from './digest/maintenance.ts';
 import { processSessionBatches } from './digest/sessions.ts';
@@ -17,6 +18,7 @@ export type HandlerMap = { [N in JobName]: Handler<N> };
 export const handlers: HandlerMap = {
   'events.process': (payload, runtime) => processEventGroups(payload, runtime, new Date()),
   'sessions.process': (payload, runtime) => processSessionBatches(payload, runtime, new Date()),
+  'checkins.process': (payload, runtime) => processCheckIns(payload, runtime, new Date()),
   'maintenance.retention': (_payload, runtime) => runRetention(runtime, new Date()),
   'maintenance.repack': (_payload, runtime, _job, signal) => runRepack(runtime, new Date(), signal),
   'notify.deliver': (payload, runtime, job) => deliverNotification(payload, runtime, job),

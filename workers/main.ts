@@ -43,7 +43,7 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
     { queues: opts.queues, concurrency: opts.concurrency, config, redisTarget: runtime.redisTarget, log, metrics },
   );
   // The sweeper enqueues what the API stored while Redis was unavailable (src/queues/sweep.ts).
-  const sweeper = startSweeper({ sweeps: { event: runtime.events.sweep, session: runtime.sessions.sweep }, graceMs: config.sweepGraceMs, log, metrics });
+  const sweeper = startSweeper({ sweeps: { event: runtime.events.sweep, session: runtime.sessions.sweep, check_in: runtime.checkIns.sweep }, graceMs: config.sweepGraceMs, log, metrics });
   if (opts.queues.includes('maintenance')) {
     for (const [job, everyMs] of [
       ['maintenance.retention', RETENTION_EVERY_MS],

@@ -1153,6 +1153,11 @@ export interface Channel {
 }
 
 /**
+ * The check-in is taken
+ */
+export type CheckInAccepted = Record<string, never>;
+
+/**
  * How sentry-cli sends chunks here
  */
 export interface ChunkUploadOptions {
@@ -2809,6 +2814,7 @@ export interface AnswerSchemas {
   'channel-list': ChannelList;
   'channel-secret': ChannelSecret;
   'channel': Channel;
+  'check-in-accepted': CheckInAccepted;
   'chunk-upload-options': ChunkUploadOptions;
   'chunks-stored': ChunksStored;
   'crowdsec-decision': CrowdsecDecision;

@@ -1,4 +1,5 @@
 /** The Koa application: middleware in order, then one router per resource. */
+import { cronRoutes } from './routes/cron.route.ts';
 import type Router from '@koa/router';
 import Koa from 'koa';
 import { dashboardMiddleware } from './dashboard.ts';
@@ -35,6 +36,7 @@ export function makeRouters(deps: AppDeps): Router<AppState>[] {
     issuesRoutes(deps),
     sessionsRoutes(deps),
     sentryRoutes(deps),
+    cronRoutes(deps),
     sentryToolsRoutes(deps),
     ingestionRoutes(deps),
     releasesRoutes(deps),

@@ -1,4 +1,5 @@
 /** Everything the routes and middleware are given: config, services and the stores' views (src/runtime.ts builds them). */
+import type { CheckInsService } from '../services/checkins.service.ts';
 import type { Queue } from 'bullmq';
 import type { Config } from '../../config/index.ts';
 import type { Logger } from '../log.ts';
@@ -40,6 +41,8 @@ export interface AppDeps {
   sessions: SessionsService;
   /** what Sentry's SDKs send: store bodies and envelopes */
   sentry: SentryService;
+  /** cron monitors' check-ins (src/http/routes/cron.route.ts) */
+  checkIns: CheckInsService;
   /** each project's items accepted and dropped, by type and reason */
   ingestStats: IngestStats;
   releases: ReleasesService;

@@ -50,6 +50,7 @@ export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { s
     issues: runtime.issues,
     sessions: runtime.sessions,
     sentry: runtime.sentry,
+    checkIns: runtime.checkIns,
     ingestStats: runtime.ingestStats,
     releases: runtime.releases,
     accounts: runtime.accounts,

@@ -5,6 +5,7 @@
  */
 import { Queue, type JobsOptions } from 'bullmq';
 import type { QueueKey } from '../../config/index.ts';
+import type { CheckInsProcessPayload } from './jobs/checkins.job.ts';
 import type { EventsProcessPayload } from './jobs/events.job.ts';
 import type { NotifyDeliverPayload } from './jobs/notify-deliver.job.ts';
 import type { SessionsProcessPayload } from './jobs/sessions.job.ts';
@@ -17,6 +18,8 @@ export interface JobPayloads {
   'events.process': EventsProcessPayload;
   /** apply raw session batches to the Redis state; the API's jobs carry the batches, the sweeper's only their ids */
   'sessions.process': SessionsProcessPayload;
+  /** apply groups of cron monitors' check-ins to the monitors' state; the sweeper's jobs carry only each group's id */
+  'checkins.process': CheckInsProcessPayload;
   /** delete sessions and raw entries past retention (scheduled) */
   'maintenance.retention': Record<string, never>;
   /** rewrite the sign-in attempts of past minutes in large parts (scheduled, src/services/repack.service.ts) */
@@ -45,6 +48,7 @@ const RETRY: JobsOptions = {
 export const JOBS: { readonly [N in JobName]: { queue: QueueKey; opts: JobsOptions } } = {
   'events.process': { queue: 'events', opts: RETRY },
   'sessions.process': { queue: 'sessions', opts: RETRY },
+  'checkins.process': { queue: 'events', opts: RETRY },
   // Backoff from 1 s doubling, 13 attempts: the last is tried about 2 h 15 min after the first.
   // Finished jobs stay a day, so a delivery id dispatched again within it is not taken twice.
   'notify.deliver': {

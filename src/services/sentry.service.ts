@@ -10,6 +10,8 @@
  * refuse the envelope. Each item is counted per project, by type and
  * reason, accepted or dropped (src/state/ingest-stats.ts).
  */
+import { CheckInError } from '../domain/checkins.ts';
+import type { CheckInsService } from './checkins.service.ts';
 import crypto from 'node:crypto';
 import { cutText } from '../domain/client-keys.ts';
 import type { Envelope, EnvelopeItem } from '../domain/envelope.ts';
@@ -42,8 +44,15 @@ function dropReason(err: AppError): string {
   return 'invalid';
 }
 
-export function makeSentryService(deps: { events: EventsService; sessions: SessionsService; feedback: FeedbackService; attachments: AttachmentsStore; stats: IngestStats }) {
-  const { events, sessions, feedback, attachments, stats } = deps;
+export function makeSentryService(deps: {
+  events: EventsService;
+  sessions: SessionsService;
+  feedback: FeedbackService;
+  checkIns: CheckInsService;
+  attachments: AttachmentsStore;
+  stats: IngestStats;
+}) {
+  const { events, sessions, feedback, checkIns, attachments, stats } = deps;
 
   /** One error event, stored (the events service counts it). */
   async function event(project: ProjectDoc, raw: unknown, opts: SentryOptions & { receivedBytes: number; eventId?: unknown }): Promise<{ id: string }> {
@@ -125,12 +134,23 @@ export function makeSentryService(deps: { events: EventsService; sessions: Sessi
               else drop(item.type, kept);
               break;
             }
+            case 'check_in': {
+              // a cron monitor's check-in (issue 68): stored, or counted as dropped when its monitor sent too many
+              const body = parseJson(item.payload.toString('utf8'), where, false);
+              try {
+                if ((await checkIns.accept(project, { body }, { now: opts.now, gone: opts.gone })) === 'rate_limited') dropped.push(item.type);
+              } catch (err) {
+                if (!(err instanceof CheckInError)) throw err;
+                throw new BadRequestError('invalid_check_in', err.message, { errors: [{ path: err.path, message: err.message }] });
+              }
+              break;
+            }
             case 'client_report':
               clientReport(project._id, parseJson(item.payload.toString('utf8'), where, false), opts.now);
               stats.record(project._id, 'accepted', item.type, '', 1, opts.now);
               break;
             default:
-              // transactions, spans, profiles, replays, check-ins, logs, metrics and types not yet invented
+              // transactions, spans, profiles, replays, logs, metrics and types not yet invented
               drop(item.type, 'not_kept');
           }
         } catch (err) {

@@ -12,6 +12,7 @@ import { makeOrgsStore } from './orgs.store.ts';
 import type { Mongo } from './mongo.ts';
 import { makeProjectsStore } from './projects.store.ts';
 import { makeSessionsStore } from './sessions.store.ts';
+import { makeCheckInsStore } from './checkins.store.ts';
 import { makeSettingsStore } from './settings.store.ts';
 import { makeSlugsStore } from './slugs.store.ts';
 import { makeSourcemapsStore } from './sourcemaps.store.ts';
@@ -35,6 +36,7 @@ export function makeStores({ db, profile }: Pick<Mongo, 'db' | 'profile'>) {
     activity: makeActivityStore(db),
     issues: makeIssuesStore(db),
     sessions: makeSessionsStore(db, profile),
+    checkins: makeCheckInsStore(db),
     settings: makeSettingsStore(db),
     users: makeUsersStore(db),
     tokens: makeTokensStore(db),
@@ -52,6 +54,7 @@ export function makeStores({ db, profile }: Pick<Mongo, 'db' | 'profile'>) {
       await stores.feedback.ensureIndexes();
       await stores.attachments.ensureIndexes();
       await stores.sessions.ensureIndexes();
+      await stores.checkins.ensureIndexes();
       await stores.sourcemaps.ensureIndexes();
     },
   };

@@ -147,7 +147,7 @@ export const dashboardHeaders = (res: { headers: Headers; body?: { csrf_token?: 
 export async function drained(ctx: TestContext, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const pending = async () =>
-    (await ctx.runtime.stores.events.backlog.size()) + (await ctx.runtime.stores.sessions.backlog.size());
+    (await ctx.runtime.stores.events.backlog.size()) + (await ctx.runtime.stores.sessions.backlog.size()) + (await ctx.runtime.stores.checkins.backlog.size());
   while (Date.now() < deadline) {
     if ((await pending()) === 0) return;
     await new Promise((r) => setTimeout(r, 50));

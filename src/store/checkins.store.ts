@@ -1,0 +1,98 @@
+/**
+ * Cron monitors' check-ins and configurations (issue 68).
+ *
+ * - `checkin_raw`: the check-ins received together, one document per group (`_id` the group's id), each check-in
+ *   under its stored id `<group>.<index>`; written after its backlog marker (`checkin_backlog`,
+ *   src/store/backlog.ts), so a 202 means stored and a lost job is swept.
+ * - `monitors`: each monitor's configuration, `_id` `<project>:<slug>`, made from the first check-in that carries
+ *   one (or with none: an unscheduled monitor), or by a person (the CLI, the dashboard).
+ */
+import type { Db } from 'mongodb';
+import { MONITOR_DEFAULTS, type CheckIn, type MonitorConfig } from '../domain/checkins.ts';
+import { makeBacklog } from './backlog.ts';
+import { isDuplicateKey } from './mongo.ts';
+
+/** One check-in as received: its project and what it said. */
+export interface ReceivedCheckIn {
+  project_id: number;
+  check_in: CheckIn;
+}
+
+export interface CheckInGroupDoc {
+  _id: string;
+  received_at: Date;
+  checkins: ReceivedCheckIn[];
+}
+
+/** A group as its job carries it. */
+export interface JobCheckIns {
+  id: string;
+  received_at: string;
+  checkins?: ReceivedCheckIn[];
+}
+
+export interface MonitorDoc {
+  _id: string;
+  project_id: number;
+  slug: string;
+  name: string;
+  config: MonitorConfig;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A stored check-in's id: its group's and its place there. */
+export const storedCheckInId = (group: string, index: number) => `${group}.${index}`;
+
+export function makeCheckInsStore(db: Db) {
+  const raw = db.collection<CheckInGroupDoc>('checkin_raw');
+  const monitors = db.collection<MonitorDoc>('monitors');
+  const backlog = makeBacklog(db, 'checkin_backlog');
+
+  return {
+    backlog,
+    async ensureIndexes() {
+      await backlog.ensureIndexes();
+    },
+
+    /** The check-ins received together, durably: the backlog marker first, then the group. */
+    async insertGroup(checkins: ReceivedCheckIn[]): Promise<JobCheckIns> {
+      const { _id } = await backlog.take();
+      const received_at = new Date();
+      await raw.insertOne({ _id, received_at, checkins });
+      return { id: _id, received_at: received_at.toISOString(), checkins };
+    },
+    /** Groups by id (a swept job carries only ids). */
+    ofGroups: (ids: string[]) => raw.find({ _id: { $in: ids } }).toArray(),
+
+    /** A monitor's configuration, or null when none was made. */
+    monitor: (project: number, slug: string) => monitors.findOne({ _id: `${project}:${slug}` }),
+
+    /**
+     * The monitor's configuration once `change` (a check-in's `monitor_config`, null for none) is applied: made on
+     * first sight with Sentry's defaults, changed when it differs. Two workers making one monitor at once both end
+     * with it.
+     */
+    async upsertMonitor(project: number, slug: string, change: Partial<MonitorConfig> | null, now: Date): Promise<MonitorDoc> {
+      const _id = `${project}:${slug}`;
+      const found = await monitors.findOne({ _id });
+      if (!found) {
+        const doc: MonitorDoc = { _id, project_id: project, slug, name: slug, config: { ...MONITOR_DEFAULTS, ...change }, created_at: now, updated_at: now };
+        try {
+          await monitors.insertOne(doc);
+          return doc;
+        } catch (err) {
+          if (!isDuplicateKey(err)) throw err;
+          return this.upsertMonitor(project, slug, change, now);
+        }
+      }
+      const config = { ...found.config, ...change };
+      if (JSON.stringify(config) === JSON.stringify(found.config)) return found;
+      await monitors.updateOne({ _id }, { $set: { config, updated_at: now } });
+      return { ...found, config, updated_at: now };
+    },
+    /** A project's monitors, by slug. */
+    monitorsOf: (project: number) => monitors.find({ project_id: project }).sort({ slug: 1 }).toArray(),
+  };
+}
+export type CheckInsStore = ReturnType<typeof makeCheckInsStore>;

@@ -1,0 +1,53 @@
+/**
+ * The `checkins.process` job: cron monitors' check-ins, each applied once, in the order they were received.
+ *
+ * 1. gather: the groups' check-ins (a swept job reads its groups back);
+ * 2. per check-in, its monitor's configuration: made on first sight (Sentry's defaults), changed by a
+ *    `monitor_config` that differs (src/store/checkins.store.ts);
+ * 3. its monitor environment's state moved by the state machine (src/domain/monitor-state.ts) and saved once, by its
+ *    stored id (src/state/monitors.state.ts): a retried job or a second worker changes nothing twice;
+ * 4. the groups leave the backlog.
+ */
+import { applyCheckIn, dueAt } from '../../src/domain/monitor-state.ts';
+import { nextRun } from '../../src/domain/schedule.ts';
+import type { CheckInsProcessPayload } from '../../src/queues/jobs/checkins.job.ts';
+import type { MonitorsState } from '../../src/state/monitors.state.ts';
+import { storedCheckInId, type CheckInsStore, type ReceivedCheckIn } from '../../src/store/checkins.store.ts';
+
+export interface CheckInsProcessDeps {
+  stores: { checkins: CheckInsStore };
+  monitorsState: MonitorsState;
+}
+
+export async function processCheckIns(payload: CheckInsProcessPayload, deps: CheckInsProcessDeps, now: Date): Promise<{ checkIns: number }> {
+  const { checkins: store } = deps.stores;
+  // 1. the groups' check-ins, with their stored ids and when their group was received
+  const swept = payload.groups.filter((g) => !('checkins' in g) || !g.checkins).map((g) => g.id);
+  const read = new Map((swept.length ? await store.ofGroups(swept) : []).map((g) => [g._id, { received_at: g.received_at.toISOString(), checkins: g.checkins }]));
+  let count = 0;
+  for (const group of payload.groups) {
+    const found = 'checkins' in group && group.checkins ? { received_at: group.received_at, checkins: group.checkins } : read.get(group.id);
+    if (!found) continue; // a marker whose group was never written: its caller was not answered
+    const receivedAt = Date.parse(found.received_at);
+    for (const [index, received] of found.checkins.entries()) {
+      await applyOne(deps, storedCheckInId(group.id, index), received, receivedAt, now);
+      count += 1;
+    }
+  }
+  // 4. the groups leave the backlog: applied, their job is no longer swept
+  await store.backlog.finish(payload.groups.map((g) => g.id));
+  return { checkIns: count };
+}
+
+async function applyOne(deps: CheckInsProcessDeps, id: string, received: ReceivedCheckIn, receivedAt: number, now: Date): Promise<void> {
+  const { project_id: project, check_in: checkIn } = received;
+  // 2. the monitor's configuration
+  const monitor = await deps.stores.checkins.upsertMonitor(project, checkIn.slug, checkIn.config, now);
+  // 3. its state, once
+  await deps.monitorsState.update(
+    { project, slug: checkIn.slug, environment: checkIn.environment },
+    { checkIn: id },
+    (state) => applyCheckIn(state, monitor.config, checkIn, receivedAt, nextRun, id.replace(/[^0-9a-z]/gi, '')),
+    dueAt,
+  );
+}
