@@ -4,6 +4,7 @@
  * SIGTERM it stops fetching, lets running jobs finish within SHUTDOWN_TIMEOUT_MS, then exits; a job cut off by the
  * deadline is retried by another worker (BullMQ's stalled check).
  */
+import { makeMonitorClock } from './monitor-clock.ts';
 import { QUEUE_NAMES, type Config, type QueueKey } from '../config/index.ts';
 import { parseOptions, UsageError } from '../src/cli/usage.ts';
 import { storeUrls } from '../src/embedded/stores.ts';
@@ -88,6 +89,16 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
       })
     : null;
   dispatcher?.start();
+  // The monitors' clock judges each minute's missed and timed-out runs (workers/monitor-clock.ts).
+  const clock = opts.queues.includes('events')
+    ? makeMonitorClock({
+        state: runtime.monitorsState,
+        store: runtime.stores.checkins,
+        log,
+        // the monitor's issue and notifications come next (issue 68); until then what changed is logged
+        onEffects: async (project, slug, environment, effects) => log.info({ project, slug, environment, effects }, 'monitor changed'),
+      }).start()
+    : null;
   const publisher = publishMetrics(runtime, 'worker');
   log.info({ queues: opts.queues, concurrency: opts.concurrency ?? opts.queues.map((q) => config.concurrency[q]) }, 'workers started');
   return {
@@ -96,6 +107,7 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
     dispatcher,
     async close(timeoutMs = config.shutdownTimeoutMs) {
       sweeper.stop();
+      await clock?.stop();
       await pool.close(timeoutMs);
       await flusher?.stop();
       await dispatcher?.stop();

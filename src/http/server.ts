@@ -106,6 +106,10 @@ export async function startApi(runtime: Runtime, listen: { host: string; port: n
     server.once('error', reject);
     server.listen({ port: listen.port, host: listen.host, backlog: config.listenBacklog }, () => resolve());
   });
+  // the minutes an API process was up to hear check-ins: the monitors' clock fails no run in a minute none was
+  const heard = () => void runtime.monitorsState.heard(Date.now()).catch(() => {});
+  heard();
+  const hearing = setInterval(heard, 20_000);
   const address = server.address() as { address: string; port: number };
   return {
     url: `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`,
@@ -118,6 +122,7 @@ export async function startApi(runtime: Runtime, listen: { host: string; port: n
       const cut = setTimeout(() => server.closeAllConnections(), timeoutMs);
       await closed;
       clearInterval(idle);
+      clearInterval(hearing);
       clearTimeout(cut);
       unsubscribe();
       load.close();

@@ -7,14 +7,18 @@
  *   mon       hash: '<slug>\n<environment>' -> {v: version, t: the last minute the clock applied, s: the state}
  *   mondue    zset: the same fields -> when the clock must look at each again (ms)
  *   monseen   zset: stored check-in ids applied -> when applied (ms), the last day's
- * And one set across projects, `<prefix>:monitors:projects`: the projects with monitors, for the clock.
+ * Across projects: `<prefix>:monitors:projects`, the projects with monitors, for the clock; `<prefix>:monitors:heard`,
+ * the minutes an API process was up to hear check-ins (a sorted set of minutes, the last day's), for its guard.
  */
 import { NEW_STATE, type Applied, type MonitorEnvState } from '../domain/monitor-state.ts';
 import type { RedisClient } from '../redis/connect.ts';
+import { takeLease } from './lease.ts';
 import { defineScripts, projectKeys } from './scripts.ts';
 
 /** Check-in ids are remembered this long: a job retried within it applies nothing twice. */
 const SEEN_MS = 24 * 3_600_000;
+/** Minutes an API process was up are remembered this long. */
+const HEARD_MS = 24 * 3_600_000;
 /** Saves that met another writer before one went through: past this, the job fails and is retried. */
 const MAX_TRIES = 100;
 
@@ -40,6 +44,8 @@ export function makeMonitorsState(redis: RedisClient, opts: { prefix: string }) 
     return { mon: `${base}mon`, due: `${base}mondue`, seen: `${base}monseen` };
   };
   const projectsKey = `${opts.prefix.replace(/[{}]/g, '')}:monitors:projects`;
+  const heardKey = `${opts.prefix.replace(/[{}]/g, '')}:monitors:heard`;
+  const clockKey = `${opts.prefix.replace(/[{}]/g, '')}:monitors:clock`;
 
   async function read(m: MonitorRef): Promise<Stored> {
     const raw = await redis.hget(keys(m.project).mon, fieldOf(m));
@@ -73,6 +79,24 @@ export function makeMonitorsState(redis: RedisClient, opts: { prefix: string }) 
   return {
     read: async (m: MonitorRef) => (await read(m)).s,
     update,
+    /** Records that an API process is up this minute (it calls this more often than once a minute). */
+    async heard(now: number): Promise<void> {
+      const minute = now - (now % 60_000);
+      await redis.multi().zadd(heardKey, minute, String(minute)).zremrangebyscore(heardKey, '-inf', `(${minute - HEARD_MS}`).exec();
+    },
+    /** The minutes an API process was up, from `from` to `to` (ms). */
+    async heardMinutes(from: number, to: number): Promise<Set<number>> {
+      return new Set((await redis.zrangebyscore(heardKey, from, to)).map(Number));
+    },
+    /** The clock: the last minute judged (ms); the first call ever makes it the minute before `minute`. */
+    async lastJudged(minute: number): Promise<number> {
+      await redis.set(clockKey, String(minute - 60_000), 'NX');
+      return Number(await redis.get(clockKey));
+    },
+    /** The lease on judging one minute (null: another worker holds it). */
+    leaseMinute: (minute: number, ms: number) => takeLease(redis, `${clockKey}:${minute}`, ms),
+    /** The minute is judged: the clock moves to it (never back). */
+    judged: (minute: number) => r.raiseCounter(clockKey, minute),
     /** The projects that have monitors. */
     projects: async () => (await redis.smembers(projectsKey)).map(Number),
     /** A project's monitor environments due by `at` (ms), at most `limit`. */

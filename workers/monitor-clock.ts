@@ -1,0 +1,91 @@
+/**
+ * The monitors' clock (issue 68): each minute, every monitor environment due by it is judged by the state machine
+ * (`applyTick`: a run missed, a run timed out), once, by whichever worker takes that minute's lease. Minutes no
+ * worker saw (all were down) are judged one by one when one comes back. A minute waits until every check-in received
+ * before it was applied (ingestion behind is not a miss), and a miss in a span when no API process was up to hear
+ * check-ins is recorded as unknown and fails nothing.
+ */
+import crypto from 'node:crypto';
+import { MONITOR_DEFAULTS } from '../src/domain/checkins.ts';
+import { applyTick, dueAt, type MonitorEffect } from '../src/domain/monitor-state.ts';
+import { nextRun } from '../src/domain/schedule.ts';
+import type { Logger } from '../src/log.ts';
+import type { MonitorsState } from '../src/state/monitors.state.ts';
+import type { CheckInsStore } from '../src/store/checkins.store.ts';
+
+const MINUTE = 60_000;
+/** Most monitor environments judged per project and minute (Sentry's 10,000); the rest the next minute. */
+const MAX_PER_MINUTE = 10_000;
+/** How long a minute's lease holds a worker that died judging it. */
+const LEASE_MS = 60_000;
+/** A backlog marker this much older than a minute names a group not yet applied (younger ones are written ahead). */
+const BACKLOG_SLACK_MS = 2000;
+
+export interface MonitorClockDeps {
+  state: MonitorsState;
+  store: CheckInsStore;
+  log: Logger;
+  /** what a minute's judgement changed (an incident opened, grew or ended) */
+  onEffects?: (project: number, slug: string, environment: string, effects: MonitorEffect[]) => Promise<void>;
+}
+
+export function makeMonitorClock(deps: MonitorClockDeps) {
+  const { state, store, log } = deps;
+
+  /** Judges one minute, unless another worker holds it; whether it was judged. */
+  async function judge(minute: number): Promise<boolean> {
+    const lease = await state.leaseMinute(minute, LEASE_MS);
+    if (!lease) return false;
+    try {
+      const heard = await state.heardMinutes(minute - 24 * 60 * MINUTE, minute);
+      const seen = (from: number, to: number) => {
+        if (from < minute - 24 * 60 * MINUTE) return true; // older than what is recorded: taken as heard
+        for (let m = from - (from % MINUTE); m < to; m += MINUTE) if (!heard.has(m)) return false;
+        return true;
+      };
+      for (const project of await state.projects()) {
+        for (const m of await state.due(project, minute, MAX_PER_MINUTE)) {
+          const config = (await store.monitor(project, m.slug))?.config ?? MONITOR_DEFAULTS;
+          const moved = await state.update({ project, ...m }, { minute }, (s) => applyTick(s, config, minute, nextRun, seen, () => crypto.randomUUID().replace(/-/g, '')), dueAt);
+          if (moved?.effects.length) await deps.onEffects?.(project, m.slug, m.environment, moved.effects);
+        }
+      }
+      await state.judged(minute);
+      return true;
+    } finally {
+      await lease.end();
+    }
+  }
+
+  return {
+    /**
+     * Judges the minutes from the last one judged up to `now`'s, in order; stops at a minute whose check-ins are not
+     * all applied yet, or that another worker is judging. The first turn ever starts at `now`'s minute.
+     */
+    async turn(now: number): Promise<number> {
+      const current = now - (now % MINUTE);
+      let judged = 0;
+      for (let minute = (await state.lastJudged(current)) + MINUTE; minute <= current; minute += MINUTE) {
+        if ((await store.backlog.olderThan(new Date(minute - BACKLOG_SLACK_MS), 1)).length > 0) break;
+        if (!(await judge(minute))) break;
+        judged += 1;
+      }
+      return judged;
+    },
+
+    /** Turns every `everyMs` (a few seconds: a minute is judged soon after it begins) until stopped. */
+    start(everyMs = 5000): { stop(): Promise<void> } {
+      let running: Promise<unknown> = Promise.resolve();
+      const timer = setInterval(() => {
+        running = this.turn(Date.now()).catch((err: Error) => log.warn({ err: err.message }, 'the monitors clock could not turn; it tries again'));
+      }, everyMs);
+      return {
+        async stop() {
+          clearInterval(timer);
+          await running;
+        },
+      };
+    },
+  };
+}
+export type MonitorClock = ReturnType<typeof makeMonitorClock>;
