@@ -166,6 +166,22 @@ describe('sentry-go 0.40 (built from the module proxy)', () => {
   });
 });
 
+describe('sentry-go 0.40 cron monitors', () => {
+  let binary = '';
+  beforeAll(() => {
+    binary = goBuild('go-client');
+  }, 600_000);
+
+  it('CaptureCheckIn: a run in progress then ok, with its monitor config, makes the monitor and ends the run', async () => {
+    const p = await project();
+    await runClient(binary, [p.dsn, 'cron', 'go-cron']);
+    await drained(ctx);
+    const monitor = await ctx.runtime.stores.checkins.monitor(p.id, 'go-cron');
+    expect(monitor?.config).toMatchObject({ schedule: { type: 'crontab', value: '*/5 * * * *' }, checkin_margin: 2, max_runtime: 10, timezone: 'America/New_York' });
+    expect(await ctx.runtime.monitorsState.read({ project: p.id, slug: 'go-cron', environment: 'production' })).toMatchObject({ status: 'ok', open: [], failures_in_row: 0 });
+  });
+});
+
 describe('@sentry/browser 10 in Chromium', () => {
   let bundle = '';
   beforeAll(async () => {

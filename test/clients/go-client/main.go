@@ -1,6 +1,7 @@
 // sentry-go reporting to Lookout (test/sentry-clients.test.ts): an error, or a panic through sentry.Recover.
-// usage: go-client <dsn> <error|panic|storm> <tag>
+// usage: go-client <dsn> <error|panic|storm|cron> <tag>
 // storm: five errors, each sent and flushed in turn (test/admission.test.ts counts what reaches the server)
+// cron: a cron monitor's run checked in with CaptureCheckIn, in progress then ok, the monitor's config with both
 package main
 
 import (
@@ -44,6 +45,10 @@ func main() {
 			sentry.CaptureException(fmt.Errorf("storm error %d", i))
 			sentry.Flush(5 * time.Second)
 		}
+	case "cron":
+		config := &sentry.MonitorConfig{Schedule: sentry.CrontabSchedule("*/5 * * * *"), CheckInMargin: 2, MaxRuntime: 10, Timezone: "America/New_York"}
+		id := sentry.CaptureCheckIn(&sentry.CheckIn{MonitorSlug: tag, Status: sentry.CheckInStatusInProgress}, config)
+		sentry.CaptureCheckIn(&sentry.CheckIn{ID: *id, MonitorSlug: tag, Status: sentry.CheckInStatusOK, Duration: 2 * time.Second}, config)
 	case "panic":
 		func() {
 			defer func() {
