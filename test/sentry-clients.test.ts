@@ -164,13 +164,6 @@ describe('sentry-go 0.40 (built from the module proxy)', () => {
     expect(framesOf(issue.latest_event)).toEqual(expect.arrayContaining([expect.objectContaining({ module: 'main', function: 'shipOrder' })]));
     expect(issue.latest_event.tags).toMatchObject({ scenario: 'go-panic' });
   });
-});
-
-describe('sentry-go 0.40 cron monitors', () => {
-  let binary = '';
-  beforeAll(() => {
-    binary = goBuild('go-client');
-  }, 600_000);
 
   it('CaptureCheckIn: a run in progress then ok, with its monitor config, makes the monitor and ends the run', async () => {
     const p = await project();

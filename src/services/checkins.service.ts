@@ -4,7 +4,8 @@
  * 6; more are counted as dropped), and stored durably with the others that arrived together; the group's
  * `checkins.process` job is added on the side and the worker applies it (workers/digest/checkins.ts).
  */
-import { readCheckIn, readCheckInQuery, type CheckIn } from '../domain/checkins.ts';
+import { CheckInError, monitorSlug, readCheckIn, readCheckInQuery, type CheckIn } from '../domain/checkins.ts';
+import { BadRequestError } from '../errors.ts';
 import { validCrontab } from '../domain/schedule.ts';
 import type { Logger } from '../log.ts';
 import { makeJobGather } from '../queues/gather.ts';
@@ -20,6 +21,17 @@ import { makeGroupCommit } from '../util/group-commit.ts';
 export const CHECKINS_PER_MINUTE = 6;
 /** Most check-ins stored in one group, and gathered in one job. */
 const GROUP_MAX = 500;
+
+/** A check-in as it came, read; one that cannot be used is a 400 naming its field. */
+function readInput(input: CheckInInput): CheckIn {
+  try {
+    if ('query' in input) return readCheckInQuery(input.query, monitorSlug(input.slug, 'slug'));
+    return readCheckIn(input.body, { slug: input.slug === undefined ? undefined : monitorSlug(input.slug, 'slug'), validCrontab });
+  } catch (err) {
+    if (err instanceof CheckInError) throw new BadRequestError('invalid_check_in', err.message, { errors: [{ path: err.path, message: err.message }] });
+    throw err;
+  }
+}
 
 /** How a check-in came: an envelope item or the `/cron/` endpoint's JSON body, or that endpoint's query. */
 export type CheckInInput = { body: unknown; slug?: string } | { query: Record<string, unknown>; slug: string };
@@ -54,11 +66,11 @@ export function makeCheckInsService(deps: { store: CheckInsStore; queues: Queues
   return {
     /**
      * Reads, limits and stores one check-in. Answers `stored`, `rate_limited` (counted as dropped; Relay answers
-     * 202 either way) or `gone` (the sender left before it was written). A check-in that cannot be used throws a
-     * CheckInError naming its field.
+     * 202 either way) or `gone` (the sender left before it was written). A check-in that cannot be used is a 400
+     * `invalid_check_in` naming its field; a path's slug is made one first.
      */
     async accept(project: ProjectDoc, input: CheckInInput, opts: { now: Date; gone?: () => boolean }): Promise<'stored' | 'rate_limited' | 'gone'> {
-      const checkIn = 'query' in input ? readCheckInQuery(input.query, input.slug) : readCheckIn(input.body, { slug: input.slug, validCrontab });
+      const checkIn = readInput(input);
       if (overRate(project._id, checkIn, opts.now)) {
         stats.record(project._id, 'dropped', 'check_in', 'rate_limited', 1, opts.now);
         return 'rate_limited';

@@ -43,9 +43,8 @@ export function makeMonitorsState(redis: RedisClient, opts: { prefix: string }) 
     const { base } = projectKeys(opts.prefix, project);
     return { mon: `${base}mon`, due: `${base}mondue`, seen: `${base}monseen` };
   };
-  const projectsKey = `${opts.prefix.replace(/[{}]/g, '')}:monitors:projects`;
-  const heardKey = `${opts.prefix.replace(/[{}]/g, '')}:monitors:heard`;
-  const clockKey = `${opts.prefix.replace(/[{}]/g, '')}:monitors:clock`;
+  const across = `${opts.prefix.replace(/[{}]/g, '')}:monitors`;
+  const [projectsKey, heardKey, clockKey] = [`${across}:projects`, `${across}:heard`, `${across}:clock`];
 
   async function read(m: MonitorRef): Promise<Stored> {
     const raw = await redis.hget(keys(m.project).mon, fieldOf(m));

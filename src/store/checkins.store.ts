@@ -49,6 +49,30 @@ export function makeCheckInsStore(db: Db) {
   const monitors = db.collection<MonitorDoc>('monitors');
   const backlog = makeBacklog(db, 'checkin_backlog');
 
+  /**
+   * The monitor's configuration once `change` (a check-in's `monitor_config`, null for none) is applied: made on
+   * first sight with Sentry's defaults, changed when it differs. Two workers making one monitor at once both end
+   * with it.
+   */
+  async function upsertMonitor(project: number, slug: string, change: Partial<MonitorConfig> | null, now: Date): Promise<MonitorDoc> {
+    const _id = `${project}:${slug}`;
+    const found = await monitors.findOne({ _id });
+    if (!found) {
+      const doc: MonitorDoc = { _id, project_id: project, slug, name: slug, config: { ...MONITOR_DEFAULTS, ...change }, created_at: now, updated_at: now };
+      try {
+        await monitors.insertOne(doc);
+        return doc;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+        return upsertMonitor(project, slug, change, now);
+      }
+    }
+    const config = { ...found.config, ...change };
+    if (JSON.stringify(config) === JSON.stringify(found.config)) return found;
+    await monitors.updateOne({ _id }, { $set: { config, updated_at: now } });
+    return { ...found, config, updated_at: now };
+  }
+
   return {
     backlog,
     async ensureIndexes() {
@@ -68,29 +92,7 @@ export function makeCheckInsStore(db: Db) {
     /** A monitor's configuration, or null when none was made. */
     monitor: (project: number, slug: string) => monitors.findOne({ _id: `${project}:${slug}` }),
 
-    /**
-     * The monitor's configuration once `change` (a check-in's `monitor_config`, null for none) is applied: made on
-     * first sight with Sentry's defaults, changed when it differs. Two workers making one monitor at once both end
-     * with it.
-     */
-    async upsertMonitor(project: number, slug: string, change: Partial<MonitorConfig> | null, now: Date): Promise<MonitorDoc> {
-      const _id = `${project}:${slug}`;
-      const found = await monitors.findOne({ _id });
-      if (!found) {
-        const doc: MonitorDoc = { _id, project_id: project, slug, name: slug, config: { ...MONITOR_DEFAULTS, ...change }, created_at: now, updated_at: now };
-        try {
-          await monitors.insertOne(doc);
-          return doc;
-        } catch (err) {
-          if (!isDuplicateKey(err)) throw err;
-          return this.upsertMonitor(project, slug, change, now);
-        }
-      }
-      const config = { ...found.config, ...change };
-      if (JSON.stringify(config) === JSON.stringify(found.config)) return found;
-      await monitors.updateOne({ _id }, { $set: { config, updated_at: now } });
-      return { ...found, config, updated_at: now };
-    },
+    upsertMonitor,
     /** A project's monitors, by slug. */
     monitorsOf: (project: number) => monitors.find({ project_id: project }).sort({ slug: 1 }).toArray(),
   };

@@ -7,8 +7,7 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { CheckInError, monitorSlug } from '../../domain/checkins.ts';
-import { BadRequestError, ForbiddenError, UnauthorizedError } from '../../errors.ts';
+import { ForbiddenError, UnauthorizedError } from '../../errors.ts';
 import { parseJson } from '../../util/json.ts';
 import { clientGone, readBytes } from '../body.ts';
 import { contracted, type Contract } from '../contract.ts';
@@ -28,16 +27,10 @@ export function cronRoutes(deps: AppDeps): Router<AppState> {
     if (!key) throw new UnauthorizedError('missing_key', 'send the public key in the path (/api/<project>/cron/<slug>/<key>/), as ?sentry_key= or in X-Sentry-Auth');
     const resolved = await authenticate(deps.resolver, key, 'public');
     if (resolved.project._id !== params.project) throw new ForbiddenError('project_mismatch', 'the key belongs to another project than the one in the path');
-    try {
-      const slug = monitorSlug(params.slug, 'slug');
-      const input = ctx.is('application/json')
-        ? { body: parseJson((await readBytes(ctx, deps.config.bodyLimitBytes)).toString('utf8'), 'the body', false), slug }
-        : { query: ctx.query as Record<string, unknown>, slug };
-      await deps.checkIns.accept(resolved.project, input, { now: new Date(), gone: clientGone(ctx) });
-    } catch (err) {
-      if (err instanceof CheckInError) throw new BadRequestError('invalid_check_in', err.message, { errors: [{ path: err.path, message: err.message }] });
-      throw err;
-    }
+    const input = ctx.is('application/json')
+      ? { body: parseJson((await readBytes(ctx, deps.config.bodyLimitBytes)).toString('utf8'), 'the body', false), slug: params.slug }
+      : { query: ctx.query as Record<string, unknown>, slug: params.slug };
+    await deps.checkIns.accept(resolved.project, input, { now: new Date(), gone: clientGone(ctx) });
     ctx.status = 202;
     ctx.body = {};
   };
