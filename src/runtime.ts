@@ -16,6 +16,8 @@ import { MISSING_TTL_MS, makeSourcemapLookup } from './services/sourcemap-lookup
 import { makeSourcemapsService } from './services/sourcemaps.service.ts';
 import { makeSymbolication } from './services/symbolication.ts';
 import { makeBurstsService } from './services/bursts.service.ts';
+import { makeIncidentsService } from './services/incidents.service.ts';
+import { makeMonitorsService } from './services/monitors.service.ts';
 import { makeSsoService } from './services/sso.service.ts';
 import { makeSealedBox } from './crypto/sealed.ts';
 import { makeAdminService } from './services/admin.service.ts';
@@ -130,6 +132,8 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const alertSettings = cachedFor(1000, async (project: number): Promise<AlertSettings> => alertsOf((await stores.projects.get(project))?.alerts));
   const burstsState = makeBurstsState(stateRedis, { prefix: config.queuePrefix });
   const bursts = makeBurstsService({ issuesState, burstsState, alertSettings });
+  const incidents = makeIncidentsService({ issuesState, keeper, activity: stores.activity, channels, notify });
+  const monitors = makeMonitorsService({ state: monitorsState, store: stores.checkins, incidents });
   const decisionsState = makeDecisionsState(stateRedis, { prefix: config.queuePrefix });
   const decisions = makeDecisionsService(decisionsState);
   /** The worker's source maps: found by debug ID or URL, parsed maps cached (SOURCEMAPS_CACHE_MB). */
@@ -167,6 +171,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     sessions,
     checkIns,
     monitorsState,
+    monitors,
     ingestStats,
     quotas,
     quota,

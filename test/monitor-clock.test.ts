@@ -7,6 +7,9 @@ import { processCheckIns } from '../workers/digest/checkins.ts';
 import { drained, makeProject, type TestContext } from './helpers/context.ts';
 import { withWorkers } from './helpers/with-workers.ts';
 import { makeMonitorClock } from '../workers/monitor-clock.ts';
+import { monitorFingerprint } from '../src/domain/incidents.ts';
+import type { MonitorEffect } from '../src/domain/monitor-state.ts';
+import type { MonitorOutboxItem, MonitorRef } from '../src/state/monitors.state.ts';
 
 let ctx: TestContext;
 withWorkers(['sessions'], (c) => (ctx = c));
@@ -37,8 +40,15 @@ it('two clocks judging the same minutes miss a silent monitor once a minute, fro
   const now = Date.now();
   const current = now - (now % M);
   for (let m = current - M; m <= current + 5 * M; m += M) await ctx.runtime.monitorsState.heard(m);
-  const effects: unknown[] = [];
-  const clock = () => makeMonitorClock({ state: ctx.runtime.monitorsState, store: ctx.runtime.stores.checkins, log: ctx.runtime.log, onEffects: async (_p, _s, _e, e) => void effects.push(...e) });
+  const effects: MonitorEffect[] = [];
+  const monitors = {
+    ...ctx.runtime.monitors,
+    deliver: async (ref: MonitorRef, outbox: MonitorOutboxItem[], now: Date) => {
+      effects.push(...outbox.flatMap((i) => i.effects));
+      await ctx.runtime.monitors.deliver(ref, outbox, now);
+    },
+  };
+  const clock = () => makeMonitorClock({ state: ctx.runtime.monitorsState, store: ctx.runtime.stores.checkins, log: ctx.runtime.log, monitors });
   const [a, b] = [clock(), clock()];
   await a.turn(now); // the first turn ever: nothing before this minute is judged
   // four minutes later, both at once: the next run was expected at current + 1, missed at current + 2 (its margin)
@@ -48,7 +58,13 @@ it('two clocks judging the same minutes miss a silent monitor once a minute, fro
   // a miss at each minute judged from the run's deadline on: the second opens the incident (threshold 2)
   const misses = (current + 4 * M - deadline) / M + 1;
   expect(await ctx.runtime.monitorsState.read(monitor)).toMatchObject({ status: 'error', failures_in_row: misses, incident: { failures: misses } });
-  expect(effects).toEqual(Array.from({ length: misses - 1 }, (_, i) => ({ kind: 'failed', reason: 'missed', at: deadline + (i + 1) * M, first: i === 0, failures: i + 2 })));
+  expect(effects).toEqual(Array.from({ length: misses - 1 }, (_, i) => ({ kind: 'failed', id: expect.any(String), reason: 'missed', at: deadline + (i + 1) * M, first: i === 0, failures: i + 2 })));
+  // the incident is the monitor's issue, each failure in it an occurrence; every miss is in the history
+  const fingerprint = monitorFingerprint('every-minute', 'production');
+  const issue = (await ctx.runtime.issuesState.knownIssueIds(project, [fingerprint])).get(fingerprint)!;
+  expect((await ctx.runtime.issuesState.issues(project, [issue])).get(issue)).toMatchObject({ kind: 'monitor', title: 'Monitor failure: every-minute', status: 'unresolved', event_count: misses - 1 });
+  const history = await ctx.runtime.stores.checkins.history(project, 'every-minute', 'production', 100);
+  expect(history.filter((r) => r.status === 'missed')).toHaveLength(misses);
   // a clock turning again judges nothing twice
   expect(await b.turn(now + 4 * M)).toBe(0);
   expect((await ctx.runtime.monitorsState.read(monitor)).failures_in_row).toBe(misses);

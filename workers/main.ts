@@ -95,8 +95,7 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
         state: runtime.monitorsState,
         store: runtime.stores.checkins,
         log,
-        // the monitor's issue and notifications come next (issue 68); until then what changed is logged
-        onEffects: async (project, slug, environment, effects) => log.info({ project, slug, environment, effects }, 'monitor changed'),
+        monitors: runtime.monitors,
       }).start()
     : null;
   const publisher = publishMetrics(runtime, 'worker');

@@ -7,9 +7,10 @@
  */
 import crypto from 'node:crypto';
 import { MONITOR_DEFAULTS } from '../src/domain/checkins.ts';
-import { applyTick, dueAt, type MonitorEffect } from '../src/domain/monitor-state.ts';
+import { applyTick } from '../src/domain/monitor-state.ts';
 import { nextRun } from '../src/domain/schedule.ts';
 import type { Logger } from '../src/log.ts';
+import type { MonitorsService } from '../src/services/monitors.service.ts';
 import type { MonitorsState } from '../src/state/monitors.state.ts';
 import type { CheckInsStore } from '../src/store/checkins.store.ts';
 
@@ -25,8 +26,8 @@ export interface MonitorClockDeps {
   state: MonitorsState;
   store: CheckInsStore;
   log: Logger;
-  /** what a minute's judgement changed (an incident opened, grew or ended) */
-  onEffects?: (project: number, slug: string, environment: string, effects: MonitorEffect[]) => Promise<void>;
+  /** delivers what a minute's judgement changed (records, an incident opened or grown), and what dead workers left */
+  monitors: Pick<MonitorsService, 'deliver' | 'deliverLeftOver'>;
 }
 
 export function makeMonitorClock(deps: MonitorClockDeps) {
@@ -46,8 +47,9 @@ export function makeMonitorClock(deps: MonitorClockDeps) {
       for (const project of await state.projects()) {
         for (const m of await state.due(project, minute, MAX_PER_MINUTE)) {
           const config = (await store.monitor(project, m.slug))?.config ?? MONITOR_DEFAULTS;
-          const moved = await state.update({ project, ...m }, { minute }, (s) => applyTick(s, config, minute, nextRun, seen, () => crypto.randomUUID().replace(/-/g, '')), dueAt);
-          if (moved?.effects.length) await deps.onEffects?.(project, m.slug, m.environment, moved.effects);
+          const ref = { project, ...m };
+          const saved = await state.update(ref, { minute }, (s) => applyTick(s, config, minute, nextRun, seen, () => crypto.randomUUID().replace(/-/g, '')));
+          if (saved) await deps.monitors.deliver(ref, saved.outbox, new Date());
         }
       }
       await state.judged(minute);
@@ -64,6 +66,7 @@ export function makeMonitorClock(deps: MonitorClockDeps) {
      */
     async turn(now: number): Promise<number> {
       const current = now - (now % MINUTE);
+      await deps.monitors.deliverLeftOver(new Date(now));
       let judged = 0;
       for (let minute = (await state.lastJudged(current)) + MINUTE; minute <= current; minute += MINUTE) {
         if ((await store.backlog.olderThan(new Date(minute - BACKLOG_SLACK_MS), 1)).length > 0) break;

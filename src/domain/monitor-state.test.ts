@@ -81,8 +81,8 @@ describe('applyCheckIn', () => {
   it('failure_issue_threshold failures in a row open one incident; each later failure adds to it', () => {
     const { effects } = run(cron({ failure_issue_threshold: 3 }), [1, 2, 3, 4].map((n) => [n * M, checkIn('error')] as [number, CheckIn]));
     expect(effects).toEqual([
-      { kind: 'failed', reason: 'error', at: 3 * M, first: true, failures: 3 },
-      { kind: 'failed', reason: 'error', at: 4 * M, first: false, failures: 4 },
+      { kind: 'failed', id: ID(2002), reason: 'error', at: 3 * M, first: true, failures: 3 },
+      { kind: 'failed', id: ID(2003), reason: 'error', at: 4 * M, first: false, failures: 4 },
     ]);
   });
 
@@ -104,7 +104,7 @@ describe('applyCheckIn', () => {
       [4 * M, checkIn('ok')],
     ]);
     expect(effects.map((e) => e.kind)).toEqual(['failed', 'recovered']);
-    expect(effects[1]).toEqual({ kind: 'recovered', at: 3 * M, since: 1 * M });
+    expect(effects[1]).toEqual({ kind: 'recovered', id: ID(2002), at: 3 * M, since: 1 * M });
     expect(state).toMatchObject({ status: 'ok', incident: null });
   });
 
@@ -124,7 +124,7 @@ describe('applyTick', () => {
 
   it('a run not begun by its time plus the margin is missed at the tick after, once', () => {
     const { effects, records, state } = run(cron({ checkin_margin: 2 }), [[10 * M + 1000, checkIn('ok')], 12 * M, 13 * M, 13 * M]);
-    expect(effects).toEqual([{ kind: 'failed', reason: 'missed', at: 13 * M, first: true, failures: 1 }]);
+    expect(effects).toEqual([{ kind: 'failed', id: ID(1001), reason: 'missed', at: 13 * M, first: true, failures: 1 }]);
     expect(records.at(-1)).toMatchObject({ status: 'missed', expected: 11 * M });
     expect(state).toMatchObject({ next_checkin: 13 * M, next_checkin_latest: 15 * M });
   });
@@ -146,7 +146,7 @@ describe('applyTick', () => {
 
   it('a run open past max_runtime times out; one outlived by a newer run that ended fails nothing', () => {
     const timedOut = run(cron({ max_runtime: 3, schedule: null }), [[10 * M + 20_000, checkIn('in_progress', { check_in_id: ID(1) })], 12 * M, 13 * M]);
-    expect(timedOut.effects).toEqual([{ kind: 'failed', reason: 'timeout', at: 13 * M, first: true, failures: 1 }]);
+    expect(timedOut.effects).toEqual([{ kind: 'failed', id: ID(1), reason: 'timeout', at: 13 * M, first: true, failures: 1 }]);
     expect(timedOut.state.open).toEqual([]);
     const outlived = run(cron({ max_runtime: 3, schedule: null }), [
       [10 * M, checkIn('in_progress', { check_in_id: ID(1) })],

@@ -53,10 +53,13 @@ export interface CheckInRecord {
   expected: number | null;
 }
 
-/** What a change means beyond the state: an incident opened or grew (`failed`), or ended (`recovered`). */
+/**
+ * What a change means beyond the state: an incident opened or grew (`failed`), or ended (`recovered`). `id` names
+ * the check-in record that made it (a run's, a miss's), so the issue counts each once however often it is delivered.
+ */
 export type MonitorEffect =
-  | { kind: 'failed'; reason: FailureReason; at: number; first: boolean; failures: number }
-  | { kind: 'recovered'; at: number; since: number };
+  | { kind: 'failed'; id: string; reason: FailureReason; at: number; first: boolean; failures: number }
+  | { kind: 'recovered'; id: string; at: number; since: number };
 
 export interface Applied {
   state: MonitorEnvState;
@@ -101,23 +104,23 @@ function expectNext(state: MonitorEnvState, config: MonitorConfig, at: number, n
   };
 }
 
-function failed(state: MonitorEnvState, config: MonitorConfig, reason: FailureReason, at: number): { state: MonitorEnvState; effects: MonitorEffect[] } {
+function failed(state: MonitorEnvState, config: MonitorConfig, reason: FailureReason, at: number, id: string): { state: MonitorEnvState; effects: MonitorEffect[] } {
   const failures = state.failures_in_row + 1;
   const s = { ...state, failures_in_row: failures, oks_in_row: 0 };
   if (s.incident) {
     const incident = { ...s.incident, failures: s.incident.failures + 1 };
-    return { state: { ...s, incident }, effects: [{ kind: 'failed', reason, at, first: false, failures: incident.failures }] };
+    return { state: { ...s, incident }, effects: [{ kind: 'failed', id, reason, at, first: false, failures: incident.failures }] };
   }
   if (failures < config.failure_issue_threshold) return { state: s, effects: [] };
-  return { state: { ...s, status: 'error', incident: { since: at, failures } }, effects: [{ kind: 'failed', reason, at, first: true, failures }] };
+  return { state: { ...s, status: 'error', incident: { since: at, failures } }, effects: [{ kind: 'failed', id, reason, at, first: true, failures }] };
 }
 
-function succeeded(state: MonitorEnvState, config: MonitorConfig, at: number): { state: MonitorEnvState; effects: MonitorEffect[] } {
+function succeeded(state: MonitorEnvState, config: MonitorConfig, at: number, id: string): { state: MonitorEnvState; effects: MonitorEffect[] } {
   const oks = state.oks_in_row + 1;
   const s: MonitorEnvState = { ...state, oks_in_row: oks, failures_in_row: 0 };
   if (!s.incident) return { state: { ...s, status: 'ok' }, effects: [] };
   if (oks < config.recovery_threshold) return { state: s, effects: [] };
-  return { state: { ...s, status: 'ok', incident: null }, effects: [{ kind: 'recovered', at, since: s.incident.since }] };
+  return { state: { ...s, status: 'ok', incident: null }, effects: [{ kind: 'recovered', id, at, since: s.incident.since }] };
 }
 
 function remember(ended: string[], id: string): string[] {
@@ -160,7 +163,7 @@ export function applyCheckIn(state: MonitorEnvState, config: MonitorConfig, chec
     ended: remember(alive.ended, id),
     last_ended_started: Math.max(alive.last_ended_started ?? started, started),
   };
-  const moved = checkIn.status === 'ok' ? succeeded(ended, config, at) : failed(ended, config, 'error', at);
+  const moved = checkIn.status === 'ok' ? succeeded(ended, config, at, id) : failed(ended, config, 'error', at, id);
   return { state: moved.state, records: [{ id, status: checkIn.status, started, ended: at, duration_ms: duration, expected: null }], effects: moved.effects };
 }
 
@@ -180,7 +183,7 @@ export function applyTick(state: MonitorEnvState, config: MonitorConfig, tick: n
     records.push({ id: run.id, status: 'timeout', started: run.started, ended: run.timeout_at, duration_ms: null, expected: null });
     // a run that a newer one outlived fails nothing
     if (s.last_ended_started !== null && s.last_ended_started > run.started) continue;
-    const f = failed(s, config, 'timeout', run.timeout_at);
+    const f = failed(s, config, 'timeout', run.timeout_at, run.id);
     s = f.state;
     effects.push(...f.effects);
   }
@@ -188,9 +191,10 @@ export function applyTick(state: MonitorEnvState, config: MonitorConfig, tick: n
   if (config.schedule && s.next_checkin !== null && s.next_checkin_latest !== null && s.next_checkin_latest <= tick) {
     const expected = s.next_checkin;
     const heard = seen(expected, s.next_checkin_latest);
-    records.push({ id: newId(), status: heard ? 'missed' : 'unknown', started: expected, ended: null, duration_ms: null, expected });
+    const id = newId();
+    records.push({ id, status: heard ? 'missed' : 'unknown', started: expected, ended: null, duration_ms: null, expected });
     if (heard) {
-      const f = failed(s, config, 'missed', s.next_checkin_latest);
+      const f = failed(s, config, 'missed', s.next_checkin_latest, id);
       s = f.state;
       effects.push(...f.effects);
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { channelTakes, digestBody, emailOf, noticeBody, parseTriggers, signatureHeader, slackBody, verifySignature, type ChannelRules, type TriggerRecord } from './notifications.ts';
+import { channelTakes, digestBody, emailOf, headline, noticeBody, parseTriggers, signatureHeader, slackBody, verifySignature, type ChannelRules, type NoticeBody, type TriggerRecord } from './notifications.ts';
 
 const channel = (over: Partial<ChannelRules> = {}) => ({
   id: 3,
@@ -86,10 +86,21 @@ describe('signatures', () => {
 
 describe('parseTriggers', () => {
   it.each([
-    [undefined, { on: ['issue.created', 'issue.regressed', 'security.burst'] }],
+    [undefined, { on: ['issue.created', 'issue.regressed', 'security.burst', 'monitor.failed', 'monitor.recovered'] }],
     ['issue.frequency, release.crash_free', { on: ['issue.frequency', 'release.crash_free'] }],
     ['issue.created,nope', { unknown: ['nope'] }],
   ])('%s', (text, expected) => {
     expect(parseTriggers(text)).toEqual(expected);
+  });
+});
+
+describe('a monitor’s triggers', () => {
+  it.each([
+    [{ event: 'monitor.failed', name: 'nightly', environment: 'production', reason: 'missed' }, 'Monitor failed: nightly (production): missed check-in'],
+    [{ event: 'monitor.failed', name: 'nightly', environment: 'batch', reason: 'timeout' }, 'Monitor failed: nightly (batch): timed out'],
+    [{ event: 'monitor.recovered', name: 'nightly', environment: 'production' }, 'Monitor recovered: nightly (production)'],
+  ])('%o reads %s', (fields, line) => {
+    const body = { delivery: 'd', triggered_at: '', project: { id: '1', name: 'shop' }, ...fields } as NoticeBody;
+    expect(headline(body)).toBe(line);
   });
 });

@@ -17,10 +17,12 @@ export const TRIGGERS = [
   'decision.created',
   'issue.assigned',
   'project.spike',
+  'monitor.failed',
+  'monitor.recovered',
 ] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 /** The triggers of a channel added without `--on`. */
-export const DEFAULT_TRIGGERS: readonly Trigger[] = ['issue.created', 'issue.regressed', 'security.burst'];
+export const DEFAULT_TRIGGERS: readonly Trigger[] = ['issue.created', 'issue.regressed', 'security.burst', 'monitor.failed', 'monitor.recovered'];
 
 /** Levels from least to most severe; a channel's level filter takes its level and every more severe one. */
 export const LEVELS = ['debug', 'info', 'warning', 'error', 'fatal'] as const;
@@ -137,6 +139,8 @@ export function digestBody(delivery: string, at: Date, project: { id: string; na
   } as unknown as NoticeBody;
 }
 
+const MONITOR_REASONS: Record<string, string> = { missed: 'missed check-in', timeout: 'timed out', error: 'reported an error' };
+
 /** One line saying what happened, for Slack's text, an email's subject and a digest's lines. */
 export function headline(body: NoticeBody): string {
   const issue = body.issue ? `${body.issue.title}` : '';
@@ -157,6 +161,10 @@ export function headline(body: NoticeBody): string {
       return `Frequent: ${issue} (${body.events} events in ${body.minutes} min)`;
     case 'project.spike':
       return `Spike: error events far above the usual rate (${body.usual_per_hour} an hour); held to ${body.ceiling_per_minute} a minute until it calms`;
+    case 'monitor.failed':
+      return `Monitor failed: ${body.name} (${body.environment}): ${MONITOR_REASONS[String(body.reason)] ?? body.reason}`;
+    case 'monitor.recovered':
+      return `Monitor recovered: ${body.name} (${body.environment})`;
     case 'release.crash_free':
       return `Crash-free sessions of ${body.release} at ${body.rate}% (below ${body.threshold}%)`;
     case 'test':

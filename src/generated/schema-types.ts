@@ -130,7 +130,7 @@ export type ChannelBody = {
    */
   format?: "json" | "slack";
   /**
-   * triggers; default issue.created, issue.regressed, security.burst
+   * triggers; default issue.created, issue.regressed, security.burst, monitor.failed, monitor.recovered
    *
    * @minItems 1
    */
@@ -145,6 +145,8 @@ export type ChannelBody = {
       | "decision.created"
       | "issue.assigned"
       | "project.spike"
+      | "monitor.failed"
+      | "monitor.recovered"
     ),
     ...(
       | "issue.created"
@@ -156,6 +158,8 @@ export type ChannelBody = {
       | "decision.created"
       | "issue.assigned"
       | "project.spike"
+      | "monitor.failed"
+      | "monitor.recovered"
     )[]
   ];
   /**
@@ -535,7 +539,7 @@ export interface IssueListQuery {
   /**
    * only this kind
    */
-  kind?: "error" | "security";
+  kind?: "error" | "security" | "monitor";
   /**
    * only issues with an event of this release
    */
@@ -1691,7 +1695,7 @@ export interface IssueStatus {
  */
 export interface Issue {
   id: string;
-  kind: "error" | "security";
+  kind: "error" | "security" | "monitor";
   title: string;
   culprit: string;
   exception_type: string | null;

@@ -12,9 +12,11 @@
  */
 import type { RedisClient } from '../redis/connect.ts';
 import type { IssueStatus } from '../domain/issue-status.ts';
+import type { IncidentChange } from '../domain/incidents.ts';
 import type { TriggerRecord } from '../domain/notifications.ts';
 import type { IssueDoc } from '../store/issues.store.ts';
 import { makeApplyEvents } from './apply-events.ts';
+import { issueChangesOf, type IssueChange } from './issue-changes.ts';
 import { makeFeedbackLinks } from './feedback-links.ts';
 import { fromPairs, readIssue } from './issue-hash.ts';
 import { makeIssueIds } from './issue-ids.ts';
@@ -64,6 +66,12 @@ export function makeIssuesState(redis: RedisClient, opts: { prefix: string }) {
       const k = keys(project);
       const code = await r.setIssueStatus(k.epoch, k.eseq, k.edirty, k.base, issue, status, now.getTime(), mode);
       return answerOf(code, { 1: 'set', 0: 'not_found' } as const);
+    },
+    /** Records an incident's change in its issue (apply-incident-3.lua); `notify`: the project's triggers go to its outbox. */
+    async applyIncident(project: number, issue: number, change: IncidentChange, notify: boolean): Promise<{ code: 'applied' | 'already_applied' | 'unverified'; changes: IssueChange[] }> {
+      const k = keys(project);
+      const [code, changes] = await r.applyIncident(k.epoch, k.eseq, k.edirty, k.base, issue, JSON.stringify(change), notify ? 't' : '');
+      return { code: answerOf(code, { 1: 'applied', 0: 'already_applied' } as const), changes: issueChangesOf(changes) };
     },
     /** Assigns an issue to a member (email) or no one (''); answers whom it was assigned to before. */
     async assign(project: number, issue: number, assignee: string, trigger: TriggerRecord): Promise<{ was: string } | 'not_found' | 'unverified'> {

@@ -35,7 +35,8 @@ const SCRIPTS = {
   renewLease: 'renew-lease-1.lua',
   countIngest: 'count-ingest-1.lua',
   linkFeedback: 'link-feedback-1.lua',
-  saveMonitor: 'save-monitor-3.lua',
+  saveMonitor: 'save-monitor-4.lua',
+  applyIncident: 'apply-incident-3.lua',
 } as const;
 
 /**
@@ -94,7 +95,8 @@ export interface ScriptCommands {
   renewLease(lease: string, token: string, ms: number): Promise<number>;
   countIngest(hour: string, ...argv: Arg[]): Promise<number>;
   linkFeedback(epoch: string, ...argv: Arg[]): Promise<number>;
-  saveMonitor(mon: string, due: string, seen: string, ...argv: Arg[]): Promise<number>;
+  saveMonitor(mon: string, due: string, seen: string, out: string, ...argv: Arg[]): Promise<number>;
+  applyIncident(epoch: string, seq: string, dirty: string, ...argv: Arg[]): Promise<[number, string]>;
 }
 
 /** The scripts as a pipeline queues them. */

@@ -8,6 +8,7 @@
  *   applied it, again by a retry with the same result.
  */
 import type { Db } from 'mongodb';
+import type { IssueChange } from '../state/issue-changes.ts';
 import { nextId } from './counters.store.ts';
 import { isDuplicateKey } from './mongo.ts';
 
@@ -54,6 +55,20 @@ export function makeActivityStore(db: Db) {
     async regressed(project: number, issue: number, n: number, entry: NewActivity): Promise<void> {
       const doc: ActivityDoc = { _id: `${project}:${issue}:r${n}`, project_id: project, issue, ...entry };
       await activity.updateOne({ _id: doc._id }, { $setOnInsert: doc }, { upsert: true });
+    },
+    /**
+     * What applying occurrences did to issues' statuses (src/state/issue-changes.ts): a regression is written under
+     * its number, so a retry writes it once; an ignore that ended is lost from the activity if the worker dies right
+     * after applying it.
+     */
+    async changes(project: number, changes: IssueChange[]): Promise<void> {
+      for (const c of changes) {
+        if (c.what === 'regressed') {
+          await this.regressed(project, c.issue, c.n, { at: c.at, kind: 'regressed', by: null, data: { release: c.release, regression_kind: c.regression_kind } });
+        } else {
+          await this.add(project, c.issue, { at: c.at, kind: 'unignored', by: null, data: { release: c.release, event_count: c.n } });
+        }
+      }
     },
     /** The issue's newest entries, newest first: its last 100, and its last 20 regressions (`regressions`: how many it had). */
     async ofIssue(project: number, issue: number, regressions: number): Promise<ActivityDoc[]> {

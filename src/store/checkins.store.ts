@@ -6,9 +6,13 @@
  *   src/store/backlog.ts), so a 202 means stored and a lost job is swept.
  * - `monitors`: each monitor's configuration, `_id` `<project>:<slug>`, made from the first check-in that carries
  *   one (or with none: an unscheduled monitor), or by a person (the CLI, the dashboard).
+ * - `checkin_history`: each run as the state machine recorded it (src/domain/monitor-state.ts' CheckInRecord), `_id`
+ *   `<project>:<slug>\n<environment>:<started, 15 digits>:<record id>`, so a monitor's runs are one `_id` range in
+ *   time order; a record changed later (a run that ends) is written again over itself.
  */
 import type { Db } from 'mongodb';
 import { MONITOR_DEFAULTS, type CheckIn, type MonitorConfig } from '../domain/checkins.ts';
+import type { CheckInRecord } from '../domain/monitor-state.ts';
 import { makeBacklog } from './backlog.ts';
 import { isDuplicateKey } from './mongo.ts';
 
@@ -41,6 +45,15 @@ export interface MonitorDoc {
   updated_at: Date;
 }
 
+export interface CheckInRecordDoc extends CheckInRecord {
+  _id: string;
+  project_id: number;
+  monitor: string;
+  environment: string;
+}
+
+const historyPrefix = (project: number, slug: string, environment: string) => `${project}:${slug}\n${environment}:`;
+
 /** A stored check-in's id: its group's and its place there. */
 export const storedCheckInId = (group: string, index: number) => `${group}.${index}`;
 
@@ -48,6 +61,7 @@ export function makeCheckInsStore(db: Db) {
   const raw = db.collection<CheckInGroupDoc>('checkin_raw');
   const monitors = db.collection<MonitorDoc>('monitors');
   const backlog = makeBacklog(db, 'checkin_backlog');
+  const history = db.collection<CheckInRecordDoc>('checkin_history');
 
   /**
    * The monitor's configuration once `change` (a check-in's `monitor_config`, null for none) is applied: made on
@@ -93,6 +107,27 @@ export function makeCheckInsStore(db: Db) {
     monitor: (project: number, slug: string) => monitors.findOne({ _id: `${project}:${slug}` }),
 
     upsertMonitor,
+    /** Records runs (each written whole over what it was: writing one again changes nothing). */
+    async saveRecords(project: number, slug: string, environment: string, records: CheckInRecord[]): Promise<void> {
+      if (records.length === 0) return;
+      const prefix = historyPrefix(project, slug, environment);
+      await history.bulkWrite(
+        records.map((r) => {
+          const doc: CheckInRecordDoc = { _id: `${prefix}${String(r.started).padStart(15, '0')}:${r.id}`, project_id: project, monitor: slug, environment, ...r };
+          return { replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true } };
+        }),
+        { ordered: true },
+      );
+    },
+    /** A monitor environment's newest runs, newest first. */
+    history: (project: number, slug: string, environment: string, limit: number) => {
+      const prefix = historyPrefix(project, slug, environment);
+      return history
+        .find({ _id: { $gte: prefix, $lt: `${prefix}~` } })
+        .sort({ _id: -1 })
+        .limit(limit)
+        .toArray();
+    },
     /** A project's monitors, by slug. */
     monitorsOf: (project: number) => monitors.find({ project_id: project }).sort({ slug: 1 }).toArray(),
   };

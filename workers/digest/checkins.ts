@@ -6,17 +6,21 @@
  *    `monitor_config` that differs (src/store/checkins.store.ts);
  * 3. its monitor environment's state moved by the state machine (src/domain/monitor-state.ts) and saved once, by its
  *    stored id (src/state/monitors.state.ts): a retried job or a second worker changes nothing twice;
- * 4. the groups leave the backlog.
+ * 4. what the move changed beyond the state delivered: the run's record to the history, a failure or a recovery to
+ *    the monitor's issue and its notifications (src/services/monitors.service.ts);
+ * 5. the groups leave the backlog.
  */
-import { applyCheckIn, dueAt } from '../../src/domain/monitor-state.ts';
+import { applyCheckIn } from '../../src/domain/monitor-state.ts';
 import { nextRun } from '../../src/domain/schedule.ts';
 import type { CheckInsProcessPayload } from '../../src/queues/jobs/checkins.job.ts';
+import type { MonitorsService } from '../../src/services/monitors.service.ts';
 import type { MonitorsState } from '../../src/state/monitors.state.ts';
 import { storedCheckInId, type CheckInsStore, type ReceivedCheckIn } from '../../src/store/checkins.store.ts';
 
 export interface CheckInsProcessDeps {
   stores: { checkins: CheckInsStore };
   monitorsState: MonitorsState;
+  monitors: Pick<MonitorsService, 'deliver'>;
 }
 
 export async function processCheckIns(payload: CheckInsProcessPayload, deps: CheckInsProcessDeps, now: Date): Promise<{ checkIns: number }> {
@@ -34,7 +38,7 @@ export async function processCheckIns(payload: CheckInsProcessPayload, deps: Che
       count += 1;
     }
   }
-  // 4. the groups leave the backlog: applied, their job is no longer swept
+  // 5. the groups leave the backlog: applied, their job is no longer swept
   await store.backlog.finish(payload.groups.map((g) => g.id));
   return { checkIns: count };
 }
@@ -44,10 +48,8 @@ async function applyOne(deps: CheckInsProcessDeps, id: string, received: Receive
   // 2. the monitor's configuration
   const monitor = await deps.stores.checkins.upsertMonitor(project, checkIn.slug, checkIn.config, now);
   // 3. its state, once
-  await deps.monitorsState.update(
-    { project, slug: checkIn.slug, environment: checkIn.environment },
-    { checkIn: id },
-    (state) => applyCheckIn(state, monitor.config, checkIn, receivedAt, nextRun, id.replace(/[^0-9a-z]/gi, '')),
-    dueAt,
-  );
+  const ref = { project, slug: checkIn.slug, environment: checkIn.environment };
+  const saved = await deps.monitorsState.update(ref, { checkIn: id }, (state) => applyCheckIn(state, monitor.config, checkIn, receivedAt, nextRun, id.replace(/[^0-9a-z]/gi, '')));
+  // 4. what it changed
+  if (saved) await deps.monitors.deliver(ref, saved.outbox, now);
 }

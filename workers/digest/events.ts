@@ -24,12 +24,11 @@ import { checkFrequency, notifyFlags } from '../../src/notify/rules.ts';
 import { attemptEntry, entryOf, entryOfJob, type EventEntry, type EventsProcessPayload } from '../../src/queues/jobs/events.job.ts';
 import type { BurstsService } from '../../src/services/bursts.service.ts';
 import type { Symbolication } from '../../src/services/symbolication.ts';
-import type { AppliedGroup, IssueChange } from '../../src/state/apply-events.ts';
+import type { AppliedGroup } from '../../src/state/apply-events.ts';
 import { ATTEMPT_KINDS } from '../../src/state/bursts.state.ts';
 import type { IssuesState } from '../../src/state/issues.state.ts';
 import type { NotifyState } from '../../src/notify/notify.state.ts';
 import { StateMovedError, type StateKeeper } from '../../src/state/rebuild.ts';
-import type { ActivityStore } from '../../src/store/activity.store.ts';
 import type { ChannelDoc } from '../../src/store/channels.store.ts';
 import type { Stores } from '../../src/store/index.ts';
 import { groupBy } from '../../src/util/group-by.ts';
@@ -45,20 +44,6 @@ export interface EventsProcessDeps {
   channels: (project: number) => Promise<ChannelDoc[]>;
   bursts: BurstsService;
   notify: NotifyState;
-}
-
-/**
- * An issue's regressions and ended ignores, in its activity. A regression is written under its number, so a retry
- * writes it once; an ignore that ended is lost from the activity if the worker dies right after applying it.
- */
-async function recordChanges(activity: ActivityStore, project: number, changes: IssueChange[]): Promise<void> {
-  for (const c of changes) {
-    if (c.what === 'regressed') {
-      await activity.regressed(project, c.issue, c.n, { at: c.at, kind: 'regressed', by: null, data: { release: c.release, regression_kind: c.regression_kind } });
-    } else {
-      await activity.add(project, c.issue, { at: c.at, kind: 'unignored', by: null, data: { release: c.release, event_count: c.n } });
-    }
-  }
 }
 
 /** A project's part of one group of the job. */
@@ -84,9 +69,9 @@ export async function processEventGroups(payload: EventsProcessPayload, runtime:
     const flags = notifyFlags(channels);
     const { code, changes } = await state.apply(project, groups, flags);
     if (code === 'unverified') throw new StateMovedError(project, 'the apply of its events');
-    await recordChanges(runtime.stores.activity, project, changes);
+    await runtime.stores.activity.changes(project, changes);
     const attempts = groups.flatMap((g) => g.attempts.map((a) => ({ attempt: a, receivedAt: g.receivedAt })));
-    if (attempts.length > 0) await recordChanges(runtime.stores.activity, project, await runtime.bursts.detect(project, attempts, flags));
+    if (attempts.length > 0) await runtime.stores.activity.changes(project, await runtime.bursts.detect(project, attempts, flags));
     if (flags === '') continue;
     const touched = new Map(groups.flatMap((g) => g.errors.map((e) => [e.issue, { level: e.level, environment: e.environment }] as const)));
     await checkFrequency(runtime.notify, project, channels, touched, now);

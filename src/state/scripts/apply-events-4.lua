@@ -78,27 +78,12 @@
 ]]
 -- #include lib/epoch.lua
 -- #include lib/issue-hours.lua
+-- #include lib/issue-spread.lua
 -- #include lib/issue-rule.lua
 if not verifiedEpoch(KEYS[1]) then return {-1, 0, 0, '[]'} end
 
 local base = ARGV[1]
-local MAX_SPREAD = 2000
-
--- Counts an event in one dimension of the issue's spread; the issue joins the dimension's filter set on its first,
--- and counts in the set's size under the status the lists hold it in (xn:<status>, snapshot-issues-3.lua).
-local function spread(id, dim, value)
-  if value == '' then return end
-  local key, field = base .. 'is:' .. id, dim .. ':' .. value
-  if dim == 't' and redis.call('HEXISTS', key, field) == 0 and redis.call('HLEN', key) >= MAX_SPREAD then
-    redis.call('HINCRBY', key, 'o:tags', 1)
-    return
-  end
-  if redis.call('HINCRBY', key, field, 1) == 1 then
-    redis.call('SADD', base .. 'f' .. dim .. ':' .. value, id)
-    local indexed = redis.call('HGET', base .. 'i:' .. id, 'x_status')
-    if indexed then redis.call('HINCRBY', base .. 'xn:' .. indexed, 'f' .. dim .. ':' .. value, 1) end
-  end
-end
+local function spread(id, dim, value) spreadIssue(base, id, dim, value) end
 
 -- Feedback that arrived before its event (link-feedback-1.lua) joins the event's issue now.
 local function linkWaiting(id, eventId)

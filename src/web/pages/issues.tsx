@@ -41,7 +41,7 @@ function searchOf(query: URLSearchParams): string {
 
 export function IssuesPage({ id, query }: { id: string; query: URLSearchParams }) {
   const status = (STATUSES as readonly string[]).includes(query.get('status') ?? '') ? query.get('status')! : 'unresolved';
-  const kind = query.get('kind') === 'error' || query.get('kind') === 'security' ? query.get('kind')! : '';
+  const kind = ['error', 'security', 'monitor'].includes(query.get('kind') ?? '') ? query.get('kind')! : '';
   const order = (query.get('order') ?? '') in ORDERS ? (query.get('order') as keyof typeof ORDERS) : 'last_seen';
   const search = searchOf(query);
   const page = Math.max(0, Number(query.get('page') ?? 0) | 0);
@@ -89,9 +89,10 @@ export function IssuesPage({ id, query }: { id: string; query: URLSearchParams }
         <label class="inline-label">
           Kind{' '}
           <select value={kind} onChange={(e) => navigate(link({ kind: e.currentTarget.value, page: '0' }), { replace: true })}>
-            <option value="">Errors and security</option>
+            <option value="">Every kind</option>
             <option value="error">Errors</option>
             <option value="security">Security</option>
+            <option value="monitor">Monitors</option>
           </select>
         </label>
         <label class="inline-label">
@@ -379,7 +380,7 @@ export function Releases({ id, first, last }: { id: string; first: string | null
 export function IssueBadges({ i }: { i: IssueRow | (Omit<IssueRow, 'events_24h' | 'user_feedback' | 'users' | 'matching_events'> & object) }) {
   return (
     <>
-      {i.kind === 'security' && <span class="badge">security</span>}
+      {i.kind !== 'error' && <span class="badge">{i.kind}</span>}
       {i.regressed && <span class="badge warn">Regressed</span>}
       {i.resolved_in_next_release && <span class="badge">Resolved in the release after {i.resolved_release ?? 'the current one'}</span>}
       {i.ignore_until_count !== null && <span class="badge">Ignored until {count(i.ignore_until_count)} events</span>}

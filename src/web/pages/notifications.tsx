@@ -15,6 +15,8 @@ const TRIGGERS: [name: string, label: string][] = [
   ['decision.created', 'Decision made'],
   ['issue.assigned', 'Issue assigned'],
   ['project.spike', 'Spike held back'],
+  ['monitor.failed', 'Monitor failed'],
+  ['monitor.recovered', 'Monitor recovered'],
 ];
 const LEVELS = ['debug', 'info', 'warning', 'error', 'fatal'];
 

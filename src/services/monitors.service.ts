@@ -1,0 +1,46 @@
+/**
+ * What a monitor's move changed beyond its state, delivered (src/state/monitors.state.ts keeps it in the state's
+ * outbox until then): its check-in records written to the history, its effects recorded in the monitor's issue
+ * (src/services/incidents.service.ts), then the outbox settled. Each part is idempotent, so an outbox delivered twice
+ * (a worker that died before settling, found again by the clock) counts and sends nothing twice.
+ */
+import { monitorIncident } from '../domain/incidents.ts';
+import type { MonitorOutboxItem, MonitorRef, MonitorsState } from '../state/monitors.state.ts';
+import type { CheckInsStore } from '../store/checkins.store.ts';
+import type { IncidentsService } from './incidents.service.ts';
+
+/** An outbox left this long is taken as a dead worker's, and delivered by the clock. */
+export const LEFT_OVER_MS = 30_000;
+
+export function makeMonitorsService(deps: { state: MonitorsState; store: CheckInsStore; incidents: IncidentsService }) {
+  const { state, store, incidents } = deps;
+
+  async function deliver(ref: MonitorRef, outbox: MonitorOutboxItem[], now: Date): Promise<void> {
+    if (outbox.length === 0) return;
+    const monitor = (await store.monitor(ref.project, ref.slug)) ?? { slug: ref.slug, name: ref.slug };
+    for (const item of outbox) {
+      await store.saveRecords(ref.project, ref.slug, ref.environment, item.records);
+      for (const effect of item.effects) await incidents.record(ref.project, monitorIncident(monitor, ref.environment, effect), now);
+    }
+    await state.settle(
+      ref,
+      outbox.map((i) => i.key),
+    );
+  }
+
+  return {
+    deliver,
+    /** Delivers the outboxes left by workers that died before delivering them (the clock calls this each turn). */
+    async deliverLeftOver(now: Date, limit = 1000): Promise<number> {
+      let delivered = 0;
+      for (const project of await state.projects()) {
+        for (const { ref, outbox } of await state.unsettled(project, now.getTime() - LEFT_OVER_MS, limit)) {
+          await deliver(ref, outbox, now);
+          delivered += 1;
+        }
+      }
+      return delivered;
+    },
+  };
+}
+export type MonitorsService = ReturnType<typeof makeMonitorsService>;
