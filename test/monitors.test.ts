@@ -1,10 +1,11 @@
 /**
- * Cron monitors' check-ins (issue 68) from the real @sentry/node SDK (`withMonitor`) and from curl-like requests to
- * Sentry's `/cron/` endpoint: stored, applied by the worker to each monitor's state, a monitor made from the
+ * Cron monitors' check-ins (issue 68) from the real @sentry/node SDK (`withMonitor`), sentry-cli (`monitors run`)
+ * and curl-like requests to Sentry's `/cron/` endpoint: stored, applied by the worker to each monitor's state, a monitor made from the
  * check-in's configuration; bad input named, a monitor held to 6 check-ins a minute.
  */
 import { expect, it } from 'vitest';
 import { drained, makeProject, type TestContext } from './helpers/context.ts';
+import { ensureNpm, runToExit, sentryCliBinary } from './helpers/real-clients.ts';
 import { runSentryApp } from './helpers/sentry-app.ts';
 import { withWorkers } from './helpers/with-workers.ts';
 
@@ -30,6 +31,26 @@ it('withMonitor of @sentry/node 10: a job that succeeds makes its monitor from i
   expect(new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Berlin', hour: '2-digit', minute: '2-digit' }).format(backup.next_checkin!)).toBe('03:00');
   const report = await ctx.runtime.monitorsState.read({ project, slug: 'nightly-report', environment: 'batch' });
   expect(report).toMatchObject({ status: 'error', failures_in_row: 1, next_checkin: null });
+});
+
+it('sentry-cli monitors run: a command exiting 0 checks in ok, one exiting 1 error, each run opened and closed', { timeout: 600_000 }, async () => {
+  const cli = sentryCliBinary(ensureNpm('@sentry/cli', '@sentry/cli@3.8.0'));
+  const p = await makeProject(ctx);
+  const project = Number(p.project.id);
+  const env = { ...process.env, SENTRY_DSN: `${ctx.api.replace('://', `://${p.publicKey}@`)}/${project}` };
+  const ok = await runToExit(cli, ['monitors', 'run', 'db-vacuum', '--schedule', '* * * * *', '--', 'sh', '-c', 'sleep 1; exit 0'], { env });
+  expect(ok.status, ok.stderr).toBe(0);
+  const failed = await runToExit(cli, ['monitors', 'run', 'db-export', '--schedule', '0 * * * *', '--', 'sh', '-c', 'exit 1'], { env });
+  expect(failed.status, failed.stderr).toBe(1);
+  await drained(ctx);
+  expect((await ctx.runtime.stores.checkins.monitor(project, 'db-vacuum'))?.config.schedule).toEqual({ type: 'crontab', value: '* * * * *' });
+  expect(await ctx.runtime.monitorsState.read({ project, slug: 'db-vacuum', environment: 'production' })).toMatchObject({ status: 'ok', open: [] });
+  expect(await ctx.runtime.monitorsState.read({ project, slug: 'db-export', environment: 'production' })).toMatchObject({ status: 'error', open: [], failures_in_row: 1 });
+  const [run] = await ctx.runtime.stores.checkins.history(project, 'db-vacuum', 'production', 10);
+  // one run: its in_progress and its ok under one id, with the duration sentry-cli measured
+  expect(run).toMatchObject({ status: 'ok', duration_ms: expect.any(Number) });
+  expect(run!.duration_ms!).toBeGreaterThanOrEqual(900);
+  expect(await ctx.runtime.stores.checkins.history(project, 'db-vacuum', 'production', 10)).toHaveLength(1);
 });
 
 it('the /cron/ endpoint: a curl in a crontab checks in by the query, the key in the path or as a DSN’s', async () => {

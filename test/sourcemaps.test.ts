@@ -20,7 +20,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boundProject, call, drained, type TestContext } from './helpers/context.ts';
 import { accessible } from './helpers/axe.ts';
-import { CLIENT_SOURCES, ensureNpm, runClient } from './helpers/real-clients.ts';
+import { CLIENT_SOURCES, ensureNpm, runClient, sentryCliBinary } from './helpers/real-clients.ts';
 import { until } from './helpers/until.ts';
 import { entryOf } from '../src/queues/jobs/events.job.ts';
 import type { EventDoc } from '../src/store/events.store.ts';
@@ -37,12 +37,6 @@ const DEBUG_ID = '016c3d50-7c1f-55fe-9f88-849ef2aa561a';
 const PASSWORD = 'correct horse battery staple';
 const SHOTS = process.env.LOOKOUT_SCREENSHOTS === 'docs' ? path.resolve('docs/dashboard') : path.resolve('test-results/dashboard');
 
-/** The sentry-cli binary an npm package ships (in its platform package). */
-function cliBinary(dir: string): string {
-  const platform = path.join(dir, 'node_modules', '@sentry', `cli-linux-${process.arch === 'arm64' ? 'arm64' : 'x64'}`, 'bin', 'sentry-cli');
-  return fs.existsSync(platform) ? platform : path.join(dir, 'node_modules', '.bin', 'sentry-cli');
-}
-
 let cli3 = '';
 let cli2 = '';
 let browserModules = '';
@@ -50,8 +44,8 @@ let work = '';
 let browser: Browser;
 
 beforeAll(async () => {
-  cli3 = cliBinary(ensureNpm('@sentry/cli', '@sentry/cli@3.8.0'));
-  cli2 = cliBinary(ensureNpm('sentry-cli-2', 'sentry-cli-2@npm:@sentry/cli@2.58.6'));
+  cli3 = sentryCliBinary(ensureNpm('@sentry/cli', '@sentry/cli@3.8.0'));
+  cli2 = sentryCliBinary(ensureNpm('sentry-cli-2', 'sentry-cli-2@npm:@sentry/cli@2.58.6'));
   browserModules = path.join(ensureNpm('@sentry/browser', '@sentry/browser@10'), 'node_modules');
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-sourcemaps-'));
   // the shop's sources beside its builds, as in a project: the maps name them `../src/…`

@@ -74,6 +74,23 @@ export async function runClient(command: string, args: string[], opts: { env?: N
   }
 }
 
+/** The sentry-cli binary an npm package installed by ensureNpm ships (in its platform package). */
+export function sentryCliBinary(dir: string): string {
+  const platform = path.join(dir, 'node_modules', '@sentry', `cli-linux-${process.arch === 'arm64' ? 'arm64' : 'x64'}`, 'bin', 'sentry-cli');
+  return fs.existsSync(platform) ? platform : path.join(dir, 'node_modules', '.bin', 'sentry-cli');
+}
+
+/** Runs a command to its end without blocking this process; its exit status and output, whatever the status. */
+export async function runToExit(command: string, args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<{ status: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await execFileAsync(command, args, { env: opts.env, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 16 * 1024 * 1024 });
+    return { status: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: unknown; stderr?: string; stdout?: string };
+    return { status: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
 /** Whether a command answers (its exit status 0). */
 export function answers(command: string, args: string[]): boolean {
   return run(command, args, { timeout: 30_000 }).status === 0;
