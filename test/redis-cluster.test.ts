@@ -19,6 +19,8 @@ import { connectRedis, isCluster } from '../src/redis/connect.ts';
 import { projectKeys } from '../src/state/scripts.ts';
 import { drained, eventId, makeProject, rollupsAndRecount, sessionStatuses, startTestContext, type TestContext } from './helpers/context.ts';
 import { startFleet, type Fleet } from './helpers/process.ts';
+import { monitorFingerprint } from '../src/domain/incidents.ts';
+import { makeMonitorClock } from '../workers/monitor-clock.ts';
 
 let ctx: TestContext;
 let cluster: LocalCluster;
@@ -102,6 +104,42 @@ describe('Lookout on a Redis Cluster of three primaries', () => {
       expect(rollups).toEqual(recounted);
       const issues = await ctx.runtime.stores.issues.ofProject(project);
       expect(issues.map((i) => i.event_count)).toEqual([10]);
+    }
+  }, 120_000);
+});
+
+describe('the monitors\' clock on a cluster', () => {
+  it('two clocks and both workers\' decide each minute once: every monitor on every primary missed once a minute', async () => {
+    const byPrimary = await projectsOnEveryPrimary();
+    const monitors = [];
+    for (const p of byPrimary.values()) {
+      const project = Number(p.project.id);
+      const res = await fleet.post(0, `/api/${project}/cron/every-minute/${p.publicKey}/`, p.publicKey, {
+        status: 'ok',
+        monitor_config: { schedule: { type: 'crontab', value: '* * * * *' }, checkin_margin: 1 },
+      });
+      expect(res.status).toBe(202);
+      monitors.push({ project, slug: 'every-minute', environment: 'production' });
+    }
+    await drained(ctx, 60_000);
+    const now = Date.now();
+    const current = now - (now % 60_000);
+    for (let m = current - 60_000; m <= current + 5 * 60_000; m += 60_000) await ctx.runtime.monitorsState.heard(m);
+    const clock = () => makeMonitorClock({ state: ctx.runtime.monitorsState, store: ctx.runtime.stores.checkins, log: ctx.runtime.log, monitors: ctx.runtime.monitors });
+    const [a, b] = [clock(), clock()];
+    await a.turn(now); // the first turn ever (unless a worker's came first): nothing before this minute is judged
+    // the fleet's workers turn their own clocks meanwhile, in real time: every minute is still judged once
+    await Promise.all([a.turn(now + 4 * 60_000), b.turn(now + 4 * 60_000)]);
+    while ((await a.turn(now + 4 * 60_000)) > 0);
+    for (const m of monitors) {
+      const state = await ctx.runtime.monitorsState.read(m);
+      const misses = (current + 4 * 60_000 - (state.incident?.since ?? 0)) / 60_000 + 1;
+      expect(state).toMatchObject({ status: 'error', failures_in_row: misses });
+      const history = await ctx.runtime.stores.checkins.history(m.project, m.slug, m.environment, 100);
+      expect(history.filter((r) => r.status === 'missed')).toHaveLength(misses);
+      const fingerprint = monitorFingerprint(m.slug, m.environment);
+      const issue = (await ctx.runtime.issuesState.knownIssueIds(m.project, [fingerprint])).get(fingerprint)!;
+      expect((await ctx.runtime.issuesState.issues(m.project, [issue])).get(issue)?.event_count).toBe(misses);
     }
   }, 120_000);
 });
