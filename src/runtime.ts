@@ -18,6 +18,7 @@ import { makeSymbolication } from './services/symbolication.ts';
 import { makeBurstsService } from './services/bursts.service.ts';
 import { makeIncidentsService } from './services/incidents.service.ts';
 import { makeMonitorsService } from './services/monitors.service.ts';
+import { makeMonitorsAdmin } from './services/monitors-admin.service.ts';
 import { makeSsoService } from './services/sso.service.ts';
 import { makeSealedBox } from './crypto/sealed.ts';
 import { makeAdminService } from './services/admin.service.ts';
@@ -134,6 +135,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const bursts = makeBurstsService({ issuesState, burstsState, alertSettings });
   const incidents = makeIncidentsService({ issuesState, keeper, activity: stores.activity, channels, notify });
   const monitors = makeMonitorsService({ state: monitorsState, store: stores.checkins, incidents });
+  const monitorsAdmin = makeMonitorsAdmin({ state: monitorsState, store: stores.checkins });
   const decisionsState = makeDecisionsState(stateRedis, { prefix: config.queuePrefix });
   const decisions = makeDecisionsService(decisionsState);
   /** The worker's source maps: found by debug ID or URL, parsed maps cached (SOURCEMAPS_CACHE_MB). */
@@ -172,6 +174,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     checkIns,
     monitorsState,
     monitors,
+    monitorsAdmin,
     ingestStats,
     quotas,
     quota,

@@ -241,3 +241,43 @@ describe('lookout admin notify', { timeout: 90_000 }, () => {
     expect(res.stderr).toMatch(message);
   });
 });
+
+describe('lookout admin monitor', { timeout: 90_000 }, () => {
+  it('adds a monitor with its schedule in its time zone, lists, shows, pauses, resumes and removes it; bad values named', async () => {
+    const org = (await admin('org', 'create', '--name', 'Watched')).json;
+    const project = (await admin('project', 'create', '--org', org.id, '--name', 'shop')).json;
+    const added = await admin('monitor', 'add', '--project', project.id, '--slug', 'Nightly Backup', '--name', 'Nightly backup', '--schedule', '30 2 * * *', '--timezone', 'Europe/Berlin', '--margin', '5');
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.json).toMatchObject({
+      slug: 'nightly-backup',
+      name: 'Nightly backup',
+      paused: false,
+      config: { schedule: { type: 'crontab', value: '30 2 * * *' }, timezone: 'Europe/Berlin', checkin_margin: 5, max_runtime: 30, failure_issue_threshold: 1 },
+      environments: [],
+    });
+    // the next five runs, each at 02:30 in Berlin (an hour or two earlier in UTC)
+    expect(added.json.next_runs).toHaveLength(5);
+    for (const run of added.json.next_runs) expect(new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Berlin', timeStyle: 'short' }).format(new Date(run))).toBe('02:30');
+    const changed = await admin('monitor', 'add', '--project', project.id, '--slug', 'nightly-backup', '--every', '6 hours');
+    expect(changed.json).toMatchObject({ name: 'Nightly backup', config: { schedule: { type: 'interval', value: 6, unit: 'hour' }, checkin_margin: 5 } });
+    expect((await admin('monitor', 'list', '--project', project.id)).json.monitors.map((m: { slug: string }) => m.slug)).toEqual(['nightly-backup']);
+    expect((await admin('monitor', 'pause', '--project', project.id, '--slug', 'nightly-backup')).json.paused).toBe(true);
+    expect((await admin('monitor', 'resume', '--project', project.id, '--slug', 'nightly-backup')).json.paused).toBe(false);
+    expect((await admin('monitor', 'show', '--project', project.id, '--slug', 'nightly-backup')).json.environments).toEqual([]);
+    const bad = await admin('monitor', 'add', '--project', project.id, '--slug', 'job', '--timezone', 'Mars/Olympus');
+    expect([bad.code, bad.stderr]).toEqual([1, expect.stringContaining('invalid_monitor: /config/timezone: must be a time zone')]);
+    expect((await admin('monitor', 'remove', '--project', project.id, '--slug', 'nightly-backup')).json).toEqual({ removed: 'nightly-backup' });
+    const gone = await admin('monitor', 'show', '--project', project.id, '--slug', 'nightly-backup');
+    expect([gone.code, gone.stderr]).toEqual([1, expect.stringContaining('monitor_not_found')]);
+  });
+
+  it.each([
+    [['monitor', 'add', '--project', '1'], /--slug is required/],
+    [['monitor', 'add', '--project', '1', '--slug', 'a', '--every', 'often'], /--every takes a number and a unit/],
+    [['monitor', 'add', '--project', '1', '--slug', 'a', '--every', '1 day', '--schedule', '* * * * *'], /one of --schedule or --every/],
+  ])('a usage error exits 2: %j', async (args, message) => {
+    const res = await admin(...args);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(message);
+  });
+});

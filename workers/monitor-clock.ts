@@ -7,7 +7,7 @@
  */
 import crypto from 'node:crypto';
 import { MONITOR_DEFAULTS } from '../src/domain/checkins.ts';
-import { applyTick } from '../src/domain/monitor-state.ts';
+import { applyTick, expectNothing, type MonitorEnvState } from '../src/domain/monitor-state.ts';
 import { nextRun } from '../src/domain/schedule.ts';
 import type { Logger } from '../src/log.ts';
 import type { MonitorsService } from '../src/services/monitors.service.ts';
@@ -46,9 +46,12 @@ export function makeMonitorClock(deps: MonitorClockDeps) {
       };
       for (const project of await state.projects()) {
         for (const m of await state.due(project, minute, MAX_PER_MINUTE)) {
-          const config = (await store.monitor(project, m.slug))?.config ?? MONITOR_DEFAULTS;
+          const monitor = await store.monitor(project, m.slug);
+          const config = monitor?.config ?? MONITOR_DEFAULTS;
           const ref = { project, ...m };
-          const saved = await state.update(ref, { minute }, (s) => applyTick(s, config, minute, nextRun, seen, () => crypto.randomUUID().replace(/-/g, '')));
+          // a paused monitor expects nothing: what it was waiting for is let go, and it leaves the due list
+          const tick = monitor?.paused ? expectNothing : (s: MonitorEnvState) => applyTick(s, config, minute, nextRun, seen, () => crypto.randomUUID().replace(/-/g, ''));
+          const saved = await state.update(ref, { minute }, tick);
           if (saved) await deps.monitors.deliver(ref, saved.outbox, new Date());
         }
       }

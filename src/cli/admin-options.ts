@@ -40,6 +40,14 @@ export const OPTIONS = {
   'interval-minutes': { type: 'string' },
   'crash-free-below': { type: 'string' },
   'min-sessions': { type: 'string' },
+  slug: { type: 'string' },
+  schedule: { type: 'string' },
+  every: { type: 'string' },
+  timezone: { type: 'string' },
+  margin: { type: 'string' },
+  'max-runtime': { type: 'string' },
+  failures: { type: 'string' },
+  recoveries: { type: 'string' },
 } as const;
 
 export type Values = Partial<Record<Exclude<keyof typeof OPTIONS, 'password-stdin'>, string>> & { 'password-stdin'?: boolean };

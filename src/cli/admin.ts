@@ -14,8 +14,9 @@ import { normalEmail } from '../services/accounts.service.ts';
 import { makeLogger } from '../log.ts';
 import { makeRuntime, StoreTimeoutError, type Runtime } from '../runtime.ts';
 import type { RecountProgress } from '../state/sessions.state.ts';
-import { parseTriggers, TRIGGERS } from '../domain/notifications.ts';
+import { DEFAULT_TRIGGERS, parseTriggers, TRIGGERS } from '../domain/notifications.ts';
 import { parseOptions, UsageError } from './usage.ts';
+import { MONITOR_COMMANDS, parseMonitorCommand } from './admin-monitor.ts';
 import { defined, id, need, nonEmpty, onOff, OPTIONS, seats, wholeNumber, type Values } from './admin-options.ts';
 
 /** Every admin command: its words, options and what it does; the help text is made from this list. */
@@ -46,7 +47,7 @@ export const ADMIN_COMMANDS = [
   [
     'notify add',
     '--project ID (--webhook URL [--format json|slack] | --email ADDRESS) [--on TRIGGERS] [--environment E] [--level L] [--frequency-count N] [--frequency-minutes M] [--interval-minutes I] [--crash-free-below X] [--min-sessions K]',
-    `a notification channel; TRIGGERS: comma-separated ${TRIGGERS.join(', ')} (default: the first three); prints a webhook's signing secret (only here and on rotation)`,
+    `a notification channel; TRIGGERS: comma-separated ${TRIGGERS.join(", ")} (default: ${DEFAULT_TRIGGERS.join(", ")}); prints a webhook's signing secret (only here and on rotation)`,
   ],
   ['notify list', '--project ID', "the project's channels, never a secret"],
   ['notify remove', '--project ID --channel ID', 'remove a channel'],
@@ -54,6 +55,7 @@ export const ADMIN_COMMANDS = [
   ['notify resume', '--project ID --channel ID', 'resume a channel paused after ten failed deliveries in a row'],
   ['notify rotate', '--project ID --channel ID', 'a new signing secret for a webhook; prints it (only here)'],
   ['notify deliveries', '--project ID [--channel ID]', 'the newest deliveries, each with its attempts'],
+  ...MONITOR_COMMANDS,
   ['recount', '--project ID', "rebuild the project's hot state and rollups from its raw batches and stored events"],
   [
     'user add',
@@ -103,6 +105,7 @@ export function parseAdminCommand(args: string[]): AdminRun {
   const values = parsed as Values;
   if (extra.length) throw new UsageError(`unexpected argument: ${extra.join(' ')}`);
   const [noun, verb] = positionals;
+  if (noun === 'monitor') return parseMonitorCommand(verb!, values);
   switch (positionals.join(' ')) {
     case 'org create': {
       const input = { name: need(values, 'name'), plan: values.plan ?? 'free', seats: seats(values) ?? null };

@@ -207,6 +207,14 @@ export function applyTick(state: MonitorEnvState, config: MonitorConfig, tick: n
   return { state: s, records, effects };
 }
 
+/**
+ * A monitor paused or resumed by a person: nothing is expected of it (no run, no open run to time out) until its
+ * next check-in, so a paused span is never a miss.
+ */
+export function expectNothing(state: MonitorEnvState): Applied {
+  return { state: { ...state, next_checkin: null, next_checkin_latest: null, open: [] }, records: [], effects: [] };
+}
+
 /** The time the clock must look at this state again: its next deadline (ms), or null when nothing is due. */
 export function dueAt(state: MonitorEnvState): number | null {
   const times = [state.next_checkin_latest, ...state.open.map((r) => r.timeout_at)].filter((t): t is number => t !== null);

@@ -593,6 +593,47 @@ export interface KeyRotateBody {
 }
 
 /**
+ * A cron monitor made or changed by a person. What is named is set, the rest kept; a new monitor starts from Sentry's defaults (margin 1, max runtime 30, thresholds 1, UTC). Checked as a check-in's monitor_config is (src/domain/checkins.ts): a bad field answers 400 invalid_monitor naming it.
+ */
+export interface MonitorBody {
+  /**
+   * made one as Sentry makes it: `Nightly Backup` is `nightly-backup`; cut to 50 characters
+   */
+  slug: string;
+  name?: string;
+  config?: {
+    schedule?:
+      | {
+          type: "crontab";
+          /**
+           * five fields, e.g. `0 3 * * *`
+           */
+          value: string;
+        }
+      | {
+          type: "interval";
+          value: number;
+          unit: "minute" | "hour" | "day" | "week" | "month" | "year";
+        }
+      | null;
+    /**
+     * minutes after the expected time before a run is missed
+     */
+    checkin_margin?: number;
+    /**
+     * minutes a run may stay in progress before it times out
+     */
+    max_runtime?: number;
+    /**
+     * an IANA time zone, e.g. Europe/Berlin
+     */
+    timezone?: string;
+    failure_issue_threshold?: number;
+    recovery_threshold?: number;
+  };
+}
+
+/**
  * The organisation's name, plan, seats and whether it requires two-factor sign-in; omitted fields keep their value
  */
 export interface OrgSettingsBody {
@@ -1777,6 +1818,73 @@ export interface Lifted {
 }
 
 /**
+ * A project's cron monitors
+ */
+export interface MonitorList {
+  monitors: Monitor[];
+}
+
+/**
+ * A cron monitor
+ */
+export interface Monitor {
+  slug: string;
+  name: string;
+  config: {
+    schedule: {
+      [k: string]: unknown;
+    } | null;
+    checkin_margin: number;
+    max_runtime: number;
+    timezone: string;
+    failure_issue_threshold: number;
+    recovery_threshold: number;
+  };
+  /**
+   * check-ins recorded, nothing missed or raised
+   */
+  paused: boolean;
+  /**
+   * the next five runs the schedule expects
+   */
+  next_runs: string[];
+  environments: {
+    environment: string;
+    state: {
+      status: "new" | "ok" | "error";
+      /**
+       * ms
+       */
+      last_checkin: number | null;
+      /**
+       * the next run expected (ms)
+       */
+      next_checkin: number | null;
+      /**
+       * missed if no check-in by then (ms)
+       */
+      next_checkin_latest: number | null;
+      failures_in_row: number;
+      incident: {
+        [k: string]: unknown;
+      } | null;
+    };
+    /**
+     * the newest runs, newest first (a monitor's own page)
+     */
+    runs?: {
+      id: string;
+      status: "in_progress" | "ok" | "error" | "missed" | "timeout" | "unknown";
+      started: number;
+      ended?: number | null;
+      duration_ms?: number | null;
+      expected?: number | null;
+    }[];
+  }[];
+  created_at: string;
+}
+
+/**
  * The API described in OpenAPI 3.1
  */
 export interface OpenapiDocument {
@@ -2779,6 +2887,7 @@ export interface RequestSchemas {
   'issue-list-query': IssueListQuery;
   'issue-status': IssueStatusBody;
   'key-rotate': KeyRotateBody;
+  'monitor': MonitorBody;
   'org-settings': OrgSettingsBody;
   'otp-code': OtpCodeBody;
   'page-query': PageQuery;
@@ -2853,6 +2962,8 @@ export interface AnswerSchemas {
   'issues-changed': IssuesChanged;
   'key-rotated': KeyRotated;
   'lifted': Lifted;
+  'monitor-list': MonitorList;
+  'monitor': Monitor;
   'openapi-document': OpenapiDocument;
   'org-sso': OrgSso;
   'organisation-page': OrganisationPage;

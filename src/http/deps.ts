@@ -14,6 +14,7 @@ import type { HealthService } from '../services/health.service.ts';
 import type { IssuesService } from '../services/issues.service.ts';
 import type { KeyResolver } from './key-resolver.ts';
 import type { NotifyService } from '../notify/channels.service.ts';
+import type { MonitorsAdmin } from '../services/monitors-admin.service.ts';
 import type { ReleasesService } from '../services/releases.service.ts';
 import type { SdkService } from '../services/sdk.service.ts';
 import type { SentryService } from '../services/sentry.service.ts';
@@ -56,6 +57,8 @@ export interface AppDeps {
   admin: AdminService;
   /** notification channels and their deliveries (the Alerts page, `lookout admin notify`) */
   notifications: NotifyService;
+  /** cron monitors as people manage them (the Monitors page, `lookout admin monitor`) */
+  monitorsAdmin: MonitorsAdmin;
   /** decisions made by sign-in bursts: the SDK feed, the Alerts page, `lookout admin decisions` */
   decisions: DecisionsService;
   /** CrowdSec bouncers: their keys and the decisions stream they pull */

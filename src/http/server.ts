@@ -58,6 +58,7 @@ export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { s
     sso: runtime.sso,
     admin: runtime.admin,
     notifications: runtime.notifications,
+    monitorsAdmin: runtime.monitorsAdmin,
     decisions: runtime.decisions,
     bouncers: runtime.bouncers,
     sourcemaps: runtime.sourcemaps,

@@ -20,7 +20,10 @@ export function makeMonitorsService(deps: { state: MonitorsState; store: CheckIn
     const monitor = (await store.monitor(ref.project, ref.slug)) ?? { slug: ref.slug, name: ref.slug };
     for (const item of outbox) {
       await store.saveRecords(ref.project, ref.slug, ref.environment, item.records);
-      for (const effect of item.effects) await incidents.record(ref.project, monitorIncident(monitor, ref.environment, effect), now);
+      // a paused monitor's runs are recorded, and raise nothing
+      if (!('paused' in monitor && monitor.paused)) {
+        for (const effect of item.effects) await incidents.record(ref.project, monitorIncident(monitor, ref.environment, effect), now);
+      }
     }
     await state.settle(
       ref,

@@ -116,6 +116,20 @@ export function makeMonitorsState(redis: RedisClient, opts: { prefix: string }) 
     read: async (m: MonitorRef) => (await read(m)).s,
     update,
     settle,
+    /** A monitor's environments and their states. */
+    async environments(project: number, slug: string): Promise<{ environment: string; state: MonitorEnvState }[]> {
+      const all = await redis.hgetall(keys(project).mon);
+      return Object.entries(all)
+        .filter(([field]) => refOf(field).slug === slug)
+        .map(([field, raw]) => ({ environment: refOf(field).environment, state: (JSON.parse(raw) as Stored).s }))
+        .sort((a, b) => a.environment.localeCompare(b.environment));
+    },
+    /** Forgets a monitor's every environment (a monitor removed). */
+    async forget(project: number, slug: string): Promise<void> {
+      const k = keys(project);
+      const fields = Object.keys(await redis.hgetall(k.mon)).filter((f) => refOf(f).slug === slug);
+      if (fields.length) await redis.multi().hdel(k.mon, ...fields).zrem(k.due, ...fields).zrem(k.out, ...fields).exec();
+    },
     /** A project's monitor environments whose outbox was last added to before `before` (ms), with it: left by a worker that died. */
     async unsettled(project: number, before: number, limit: number): Promise<{ ref: MonitorRef; outbox: MonitorOutboxItem[] }[]> {
       const out = [];

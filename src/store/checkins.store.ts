@@ -41,6 +41,8 @@ export interface MonitorDoc {
   slug: string;
   name: string;
   config: MonitorConfig;
+  /** paused by a person: check-ins still recorded, nothing missed or raised (src/services/monitors-admin.service.ts) */
+  paused?: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -127,6 +129,23 @@ export function makeCheckInsStore(db: Db) {
         .sort({ _id: -1 })
         .limit(limit)
         .toArray();
+    },
+    /** Makes or replaces a monitor's name and configuration (a person's: the CLI, the dashboard). */
+    async setMonitor(project: number, slug: string, set: { name: string; config: MonitorConfig }, now: Date): Promise<MonitorDoc> {
+      const _id = `${project}:${slug}`;
+      await monitors.updateOne({ _id }, { $set: { ...set, updated_at: now }, $setOnInsert: { project_id: project, slug, created_at: now } }, { upsert: true });
+      return (await monitors.findOne({ _id }))!;
+    },
+    async setPaused(project: number, slug: string, paused: boolean, now: Date): Promise<MonitorDoc | null> {
+      const _id = `${project}:${slug}`;
+      await monitors.updateOne({ _id }, { $set: { paused, updated_at: now } });
+      return monitors.findOne({ _id });
+    },
+    /** Removes a monitor and its history; whether there was one. */
+    async removeMonitor(project: number, slug: string): Promise<boolean> {
+      const prefix = `${project}:${slug}\n`;
+      await history.deleteMany({ _id: { $gte: prefix, $lt: `${prefix}\uffff` } });
+      return (await monitors.deleteOne({ _id: `${project}:${slug}` })).deletedCount === 1;
     },
     /** A project's monitors, by slug. */
     monitorsOf: (project: number) => monitors.find({ project_id: project }).sort({ slug: 1 }).toArray(),

@@ -18,6 +18,7 @@ import { mountAlertRoutes } from './dashboard-alerts.route.ts';
 import type { DashboardScope } from './dashboard-scope.ts';
 import { mountSecurityRoutes } from './dashboard-security.route.ts';
 import { mountTriageRoutes } from './dashboard-triage.route.ts';
+import { mountMonitorRoutes } from './dashboard-monitors.route.ts';
 import { mountIngestionRead, type WayIn } from './project-reads.ts';
 
 type WebContext = RouterContext<WebState>;
@@ -160,6 +161,7 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
 
   mountSecurityRoutes(scope);
   mountTriageRoutes(scope);
+  mountMonitorRoutes(scope);
 
   routes.get(
     '/org',

@@ -1,0 +1,91 @@
+/** The dashboard's Monitors page: a project's cron monitors (members see them; an owner makes, pauses and removes them). */
+import { readJson } from '../body.ts';
+import { PARAMS, textParam } from '../params.ts';
+import { ownerOnly } from './dashboard-account.route.ts';
+import type { DashboardScope } from './dashboard-scope.ts';
+
+const SLUG = textParam('slug', "the monitor's slug");
+
+export function mountMonitorRoutes({ routes, deps, projectId }: DashboardScope): void {
+  const { monitorsAdmin } = deps;
+  routes.get(
+    '/projects/:project/monitors',
+    {
+      tag: 'dashboard',
+      summary: "The project's cron monitors: each environment's state and the next five expected runs",
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      ok: { 200: { description: 'the monitors, by slug', schema: 'monitor-list' } },
+      errors: [404],
+    },
+    async (ctx) => {
+      ctx.body = await monitorsAdmin.list(await projectId(ctx), new Date());
+    },
+  );
+  routes.get(
+    '/projects/:project/monitors/:slug',
+    {
+      tag: 'dashboard',
+      summary: 'A cron monitor with the newest runs of each environment',
+      auth: 'dashboard',
+      params: [PARAMS.project, SLUG],
+      ok: { 200: { description: 'the monitor', schema: 'monitor' } },
+      errors: [404],
+    },
+    async (ctx, { params }) => {
+      ctx.body = await monitorsAdmin.show(await projectId(ctx), params.slug, new Date());
+    },
+  );
+  routes.put(
+    '/projects/:project/monitors',
+    {
+      tag: 'dashboard',
+      summary: 'Make a cron monitor or change one (owner): what the body names is set, the rest kept',
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      body: { schema: 'monitor', checkedBy: 'MonitorsAdmin.set' },
+      ok: { 200: { description: 'the monitor', schema: 'monitor' } },
+      errors: [400, 404, 413, 415],
+    },
+    ownerOnly,
+    async (ctx) => {
+      const id = await projectId(ctx);
+      ctx.body = await monitorsAdmin.set(id, await readJson(ctx, deps.config.bodyLimitBytes), new Date());
+    },
+  );
+  for (const [verb, paused] of [
+    ['pause', true],
+    ['resume', false],
+  ] as const) {
+    routes.post(
+      `/projects/:project/monitors/:slug/${verb}`,
+      {
+        tag: 'dashboard',
+        summary: paused ? 'Pause a monitor (owner): check-ins still recorded, nothing missed or raised' : 'Resume a paused monitor (owner): nothing is expected of it until its next check-in',
+        auth: 'dashboard',
+        params: [PARAMS.project, SLUG],
+        ok: { 200: { description: 'the monitor', schema: 'monitor' } },
+        errors: [404],
+      },
+      ownerOnly,
+      async (ctx, { params }) => {
+        ctx.body = await monitorsAdmin.setPaused(await projectId(ctx), params.slug, paused, new Date());
+      },
+    );
+  }
+  routes.delete(
+    '/projects/:project/monitors/:slug',
+    {
+      tag: 'dashboard',
+      summary: 'Remove a monitor and its runs (owner); its issue stays',
+      auth: 'dashboard',
+      params: [PARAMS.project, SLUG],
+      ok: { 200: { description: 'what was removed', schema: 'removed' } },
+      errors: [404],
+    },
+    ownerOnly,
+    async (ctx, { params }) => {
+      ctx.body = await monitorsAdmin.remove(await projectId(ctx), params.slug);
+    },
+  );
+}
