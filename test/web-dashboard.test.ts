@@ -516,6 +516,33 @@ describe('the web dashboard', () => {
     await shot('alerts-notifications');
   }, 60_000);
 
+  it('Monitors: an owner adds one whose next runs show in its time zone; a job that failed shows failing, its runs as a timeline', async () => {
+    await open(`/projects/${project}/monitors`, 'Monitors');
+    await page.getByLabel('Slug').fill('Nightly Backup');
+    await page.getByLabel('Crontab').fill('30 2 * * *');
+    await page.getByLabel('Time zone').fill('Europe/Berlin');
+    await page.getByRole('button', { name: 'Add' }).click();
+    await page.getByRole('link', { name: 'nightly-backup' }).waitFor();
+    const checkIn = (status: string) => fetch(`${ctx.api}/api/${project}/cron/db-export/${publicKey}/?status=${status}`);
+    expect((await checkIn('ok')).status).toBe(202);
+    expect((await checkIn('error')).status).toBe(202);
+    await drained(ctx);
+    await open(`/projects/${project}/monitors`, 'Monitors');
+    expect(await page.getByRole('row', { name: /db-export/ }).textContent()).toContain('failing');
+    expect(await page.getByRole('row', { name: /nightly-backup/ }).textContent()).toContain('waiting for a first check-in');
+    await accessible('monitors');
+    await shot('monitors');
+    await page.getByRole('link', { name: 'nightly-backup' }).click();
+    await page.getByRole('heading', { level: 1, name: 'nightly-backup' }).waitFor();
+    const runs = await page.getByRole('heading', { name: 'Next runs (Europe/Berlin)' }).locator('xpath=following-sibling::ol[1]/li').allTextContents();
+    expect(runs).toHaveLength(5);
+    for (const run of runs) expect(run).toContain('02:30');
+    await open(`/projects/${project}/monitors/db-export`, 'db-export');
+    expect(await page.locator('.timeline .run').evaluateAll((runs) => runs.map((r) => r.className))).toEqual(['run run-ok', 'run run-error']);
+    await accessible('monitor');
+    await shot('monitor');
+  }, 60_000);
+
   it('Settings shows the DSN to copy, and what ingestion accepted and dropped, by reason', async () => {
     const envelope = [{}, { type: 'transaction' }, {}, { type: 'client_report' }, { discarded_events: [{ reason: 'queue_overflow', category: 'error', quantity: 4 }] }]
       .map((p) => JSON.stringify(p))
@@ -672,6 +699,8 @@ describe('the web dashboard', () => {
         `/projects/${project}/releases`,
         releasePage,
         `/projects/${project}/alerts`,
+        `/projects/${project}/monitors`,
+        `/projects/${project}/monitors/db-export`,
         `/projects/${project}`,
         `/projects/${project}/issues?search=${encodeURIComponent('release:erp@6 has:nothing')}`,
         `/projects/${project}/issues/${issue!.id}/events`,

@@ -1831,9 +1831,17 @@ export interface Monitor {
   slug: string;
   name: string;
   config: {
-    schedule: {
-      [k: string]: unknown;
-    } | null;
+    schedule:
+      | {
+          type: "crontab";
+          value: string;
+        }
+      | {
+          type: "interval";
+          value: number;
+          unit: "minute" | "hour" | "day" | "week" | "month" | "year";
+        }
+      | null;
     checkin_margin: number;
     max_runtime: number;
     timezone: string;

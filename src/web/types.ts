@@ -22,6 +22,7 @@ export type {
   IssueActivity,
   ActivityEntry,
   IssueRow,
+  Monitor,
   OrganisationPage,
   OrgSso,
   Project,
@@ -37,5 +38,8 @@ export type {
 } from '../generated/schema-types.ts';
 
 import type { IssueDecisions } from '../generated/schema-types.ts';
+import type { Monitor } from '../generated/schema-types.ts';
+/** One run of a monitor, as its page lists them. */
+export type MonitorRun = NonNullable<Monitor['environments'][number]['runs']>[number];
 /** One decision of a security issue's history. */
 export type IssueDecision = IssueDecisions['decisions'][number];

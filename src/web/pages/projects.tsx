@@ -278,10 +278,11 @@ export function dsnOf(publicKey: string, project: string): string {
 }
 
 /** The tabs of a project's pages. */
-export function ProjectNav({ id, current }: { id: string; current: 'releases' | 'issues' | 'alerts' | 'settings' }) {
+export function ProjectNav({ id, current }: { id: string; current: 'releases' | 'issues' | 'monitors' | 'alerts' | 'settings' }) {
   const tabs = [
     ['releases', 'Releases'],
     ['issues', 'Issues'],
+    ['monitors', 'Monitors'],
     ['alerts', 'Alerts'],
     ['settings', 'Settings'],
   ] as const;
