@@ -68,6 +68,30 @@ it('the /cron/ endpoint: a curl in a crontab checks in by the query, the key in 
   expect((await ctx.runtime.stores.checkins.monitor(project, 'db-vacuum'))?.config.schedule).toEqual({ type: 'interval', value: 1, unit: 'hour' });
 });
 
+it('heartbeats: curl in a crontab pings start and an exit status, paired by rid; fail, log and HEAD; a bad signal named', async () => {
+  const p = await makeProject(ctx);
+  const project = Number(p.project.id);
+  const curl = (path: string, ...flags: string[]) => runToExit('curl', ['-sS', '-m', '10', ...flags, '-w', '\n%{http_code}', `${ctx.api}/ping/${p.publicKey}/${path}`]);
+  const rid = crypto.randomUUID();
+  expect((await curl(`backup/start?rid=${rid}`)).stdout).toBe('{}\n200');
+  await new Promise((r) => setTimeout(r, 300));
+  expect((await curl(`backup/0?rid=${rid}`, '-X', 'POST', '--data-raw', 'backup done')).stdout).toBe('{}\n200');
+  expect((await curl('export/1')).stdout).toBe('{}\n200');
+  expect((await curl('export/log')).stdout).toBe('{}\n200');
+  expect((await curl('report', '-I')).stdout).toMatch(/^HTTP\/1.1 200/);
+  const bad = await curl('export/maybe');
+  expect(bad.stdout).toMatch(/"reason":"invalid_check_in".*"path":"signal".*\n400$/s);
+  expect((await curl('export/256')).stdout).toMatch(/\n400$/);
+  await drained(ctx);
+  const [run] = await ctx.runtime.stores.checkins.history(project, 'backup', 'production', 10);
+  // the start and the end are one run, timed from the start
+  expect(run).toMatchObject({ id: rid.replace(/-/g, ''), status: 'ok' });
+  expect(run!.duration_ms!).toBeGreaterThanOrEqual(300);
+  expect(await ctx.runtime.monitorsState.read({ project, slug: 'export', environment: 'production' })).toMatchObject({ status: 'error', failures_in_row: 1 });
+  expect((await ctx.runtime.stores.checkins.history(project, 'export', 'production', 10)).map((r) => r.status).sort()).toEqual(['error', 'unknown']);
+  expect(await ctx.runtime.monitorsState.read({ project, slug: 'report', environment: 'production' })).toMatchObject({ status: 'ok' });
+});
+
 it('bad input is named: an unknown status, a bad schedule, a missing key; another project’s key is refused', async () => {
   const p = await makeProject(ctx);
   const other = await makeProject(ctx);

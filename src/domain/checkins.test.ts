@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CheckInError, checkInId, checkInStatus, monitorSlug, readCheckIn, readCheckInQuery, readMonitorConfig } from './checkins.ts';
+import { CheckInError, checkInId, checkInStatus, monitorSlug, readCheckIn, readCheckInQuery, readMonitorConfig, readPing } from './checkins.ts';
 
 const anyCrontab = (e: string) => !e.includes('x');
 const errorPath = (f: () => unknown) => {
@@ -132,5 +132,26 @@ describe('readCheckIn', () => {
     });
     expect(errorPath(() => readCheckInQuery({}, 'job'))).toBe('status');
     expect(errorPath(() => readCheckInQuery({ status: 'ok', duration: 'long' }, 'job'))).toBe('duration');
+  });
+});
+
+describe('readPing', () => {
+  it.each([
+    ['', 'ok'],
+    ['0', 'ok'],
+    ['start', 'in_progress'],
+    ['fail', 'error'],
+    ['1', 'error'],
+    ['255', 'error'],
+    ['log', 'unknown'],
+  ])('/%s is %s', (signal, status) => {
+    expect(readPing(signal, {}, 'backup')).toMatchObject({ slug: 'backup', status, check_in_id: null, environment: 'production' });
+  });
+  it.each(['256', '01', '-1', 'ok', 'START'])('/%s is refused, naming the signal', (signal) => {
+    expect(() => readPing(signal, {}, 'backup')).toThrow(expect.objectContaining({ path: 'signal' }));
+  });
+  it('pairs a run by its rid, and names a bad one', () => {
+    expect(readPing('start', { rid: '3F2504E0-4F89-11D3-9A0C-0305E82C3301', environment: 'batch' }, 'b')).toMatchObject({ check_in_id: '3f2504e04f8911d39a0c0305e82c3301', environment: 'batch' });
+    expect(() => readPing('', { rid: 'run-7' }, 'b')).toThrow(expect.objectContaining({ path: 'rid' }));
   });
 });

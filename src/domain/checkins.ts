@@ -209,3 +209,32 @@ export function readCheckInQuery(query: Record<string, unknown>, slug: string): 
     trace_id: null,
   };
 }
+
+/** What a heartbeat's ping URL ends with (healthchecks.io's): nothing, `start`, `fail`, `log` or an exit status. */
+export const PING_SIGNALS = ['', 'start', 'fail', 'log'] as const;
+
+/**
+ * A heartbeat's ping (`/ping/<public key>/<slug>[/<signal>]`, as healthchecks.io's): nothing or exit status 0 is a
+ * run that ended ok, `start` one that began, `fail` or a status 1–255 one that failed, `log` a note that moves
+ * nothing (recorded as `unknown`). `rid`, a UUID as healthchecks.io takes it, pairs a start with its end; without
+ * it, an end closes the latest open run. `environment` as the `/cron/` query's.
+ */
+export function readPing(signal: string, query: Record<string, unknown>, slug: string): CheckIn {
+  const one = (name: string) => (Array.isArray(query[name]) ? (query[name] as unknown[])[0] : query[name]);
+  let status: CheckInStatus;
+  if (signal === '' || signal === '0') status = 'ok';
+  else if (signal === 'start') status = 'in_progress';
+  else if (signal === 'fail' || /^(?:[1-9]\d?|1\d\d|2[0-4]\d|25[0-5])$/.test(signal)) status = 'error';
+  else if (signal === 'log') status = 'unknown';
+  else throw new CheckInError('signal', 'a ping ends with nothing, start, fail, log or an exit status 0–255');
+  return {
+    check_in_id: checkInId(one('rid'), 'rid'),
+    slug,
+    status,
+    duration_ms: null,
+    environment: optionalText(one('environment'), 'environment', ENVIRONMENT_LENGTH) ?? DEFAULT_ENVIRONMENT,
+    release: null,
+    config: null,
+    trace_id: null,
+  };
+}

@@ -1,5 +1,6 @@
 /** The Koa application: middleware in order, then one router per resource. */
 import { cronRoutes } from './routes/cron.route.ts';
+import { pingRoutes } from './routes/ping.route.ts';
 import type Router from '@koa/router';
 import Koa from 'koa';
 import { dashboardMiddleware } from './dashboard.ts';
@@ -37,6 +38,7 @@ export function makeRouters(deps: AppDeps): Router<AppState>[] {
     sessionsRoutes(deps),
     sentryRoutes(deps),
     cronRoutes(deps),
+    pingRoutes(deps),
     sentryToolsRoutes(deps),
     ingestionRoutes(deps),
     releasesRoutes(deps),

@@ -4,7 +4,7 @@
  * 6; more are counted as dropped), and stored durably with the others that arrived together; the group's
  * `checkins.process` job is added on the side and the worker applies it (workers/digest/checkins.ts).
  */
-import { CheckInError, monitorSlug, readCheckIn, readCheckInQuery, type CheckIn } from '../domain/checkins.ts';
+import { CheckInError, monitorSlug, readCheckIn, readCheckInQuery, readPing, type CheckIn } from '../domain/checkins.ts';
 import { BadRequestError } from '../errors.ts';
 import { validCrontab } from '../domain/schedule.ts';
 import type { Logger } from '../log.ts';
@@ -25,6 +25,7 @@ const GROUP_MAX = 500;
 /** A check-in as it came, read; one that cannot be used is a 400 naming its field. */
 function readInput(input: CheckInInput): CheckIn {
   try {
+    if ('signal' in input) return readPing(input.signal, input.query, monitorSlug(input.slug, 'slug'));
     if ('query' in input) return readCheckInQuery(input.query, monitorSlug(input.slug, 'slug'));
     return readCheckIn(input.body, { slug: input.slug === undefined ? undefined : monitorSlug(input.slug, 'slug'), validCrontab });
   } catch (err) {
@@ -33,8 +34,8 @@ function readInput(input: CheckInInput): CheckIn {
   }
 }
 
-/** How a check-in came: an envelope item or the `/cron/` endpoint's JSON body, or that endpoint's query. */
-export type CheckInInput = { body: unknown; slug?: string } | { query: Record<string, unknown>; slug: string };
+/** How a check-in came: an envelope item or the `/cron/` endpoint's JSON body, that endpoint's query, or a heartbeat's ping. */
+export type CheckInInput = { body: unknown; slug?: string } | { query: Record<string, unknown>; slug: string } | { signal: string; query: Record<string, unknown>; slug: string };
 
 export function makeCheckInsService(deps: { store: CheckInsStore; queues: Queues; stats: IngestStats; log: Logger; writesInFlight: number }) {
   const { store, queues, stats, log } = deps;
