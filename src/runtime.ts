@@ -19,6 +19,8 @@ import { makeBurstsService } from './services/bursts.service.ts';
 import { makeIncidentsService } from './services/incidents.service.ts';
 import { makeMonitorsService } from './services/monitors.service.ts';
 import { makeMonitorsAdmin } from './services/monitors-admin.service.ts';
+import { makeInstallationsService } from './services/installations.service.ts';
+import { makeInstallationsState } from './state/installations.state.ts';
 import { makeSsoService } from './services/sso.service.ts';
 import { makeSealedBox } from './crypto/sealed.ts';
 import { makeAdminService } from './services/admin.service.ts';
@@ -136,6 +138,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const incidents = makeIncidentsService({ issuesState, keeper, activity: stores.activity, channels, notify });
   const monitors = makeMonitorsService({ state: monitorsState, store: stores.checkins, incidents });
   const monitorsAdmin = makeMonitorsAdmin({ state: monitorsState, store: stores.checkins });
+  const installations = makeInstallationsService({ state: makeInstallationsState(stateRedis, { prefix: config.queuePrefix }), projects: stores.projects, incidents });
   const decisionsState = makeDecisionsState(stateRedis, { prefix: config.queuePrefix });
   const decisions = makeDecisionsService(decisionsState);
   /** The worker's source maps: found by debug ID or URL, parsed maps cached (SOURCEMAPS_CACHE_MB). */
@@ -175,6 +178,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     monitorsState,
     monitors,
     monitorsAdmin,
+    installations,
     ingestStats,
     quotas,
     quota,

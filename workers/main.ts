@@ -96,6 +96,7 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
         store: runtime.stores.checkins,
         log,
         monitors: runtime.monitors,
+        installations: runtime.installations,
       }).start()
     : null;
   const publisher = publishMetrics(runtime, 'worker');

@@ -10,6 +10,7 @@ import { MONITOR_DEFAULTS } from '../src/domain/checkins.ts';
 import { applyTick, expectNothing, type MonitorEnvState } from '../src/domain/monitor-state.ts';
 import { nextRun } from '../src/domain/schedule.ts';
 import type { Logger } from '../src/log.ts';
+import type { InstallationsService } from '../src/services/installations.service.ts';
 import type { MonitorsService } from '../src/services/monitors.service.ts';
 import type { MonitorsState } from '../src/state/monitors.state.ts';
 import type { CheckInsStore } from '../src/store/checkins.store.ts';
@@ -28,6 +29,8 @@ export interface MonitorClockDeps {
   log: Logger;
   /** delivers what a minute's judgement changed (records, an incident opened or grown), and what dead workers left */
   monitors: Pick<MonitorsService, 'deliver' | 'deliverLeftOver'>;
+  /** bound installations gone silent or heard again, judged with the same minute */
+  installations?: Pick<InstallationsService, 'watch'>;
 }
 
 export function makeMonitorClock(deps: MonitorClockDeps) {
@@ -55,6 +58,7 @@ export function makeMonitorClock(deps: MonitorClockDeps) {
           if (saved) await deps.monitors.deliver(ref, saved.outbox, new Date());
         }
       }
+      await deps.installations?.watch(minute, seen);
       await state.judged(minute);
       return true;
     } finally {

@@ -12,6 +12,7 @@ export const OPTIONS = {
   enabled: { type: 'string' },
   'security-monitoring': { type: 'string' },
   'event-retention-days': { type: 'string' },
+  'silent-after-minutes': { type: 'string' },
   threshold: { type: 'string' },
   'window-seconds': { type: 'string' },
   'cooldown-seconds': { type: 'string' },

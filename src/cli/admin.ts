@@ -27,7 +27,7 @@ export const ADMIN_COMMANDS = [
   ['org show', '--org ID', 'the organisation with its people and used seats'],
   ['project create', '--org ID --name N [--security-monitoring on|off]', 'new project; prints its secret key (only here and on rotation)'],
   ['project list', '[--org ID]', "every project, or one organisation's; never a secret key"],
-  ['project set', '--project ID [--name N] [--enabled on|off] [--security-monitoring on|off] [--event-retention-days N|default]', 'change a project'],
+  ['project set', '--project ID [--name N] [--enabled on|off] [--security-monitoring on|off] [--event-retention-days N|default] [--silent-after-minutes N|default]', 'change a project'],
   ['project show', '--project ID', 'project, binding and alert settings'],
   ['project unbind', '--project ID', 'free the project and its installation so either can activate again'],
   ['key rotate', '--project ID --kind secret|public', 'new key; a rotated secret keeps the binding'],
@@ -137,6 +137,7 @@ export function parseAdminCommand(args: string[]): AdminRun {
         enabled: onOff(values, 'enabled'),
         security_monitoring: onOff(values, 'security-monitoring'),
         event_retention_days: retention,
+        silent_after_minutes: values['silent-after-minutes'] === 'default' ? null : wholeNumber(values, 'silent-after-minutes'),
       });
       return (rt) => rt.admin.setProject(project, set);
     }

@@ -19,10 +19,11 @@ export const TRIGGERS = [
   'project.spike',
   'monitor.failed',
   'monitor.recovered',
+  'installation.silent',
 ] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 /** The triggers of a channel added without `--on`. */
-export const DEFAULT_TRIGGERS: readonly Trigger[] = ['issue.created', 'issue.regressed', 'security.burst', 'monitor.failed', 'monitor.recovered'];
+export const DEFAULT_TRIGGERS: readonly Trigger[] = ['issue.created', 'issue.regressed', 'security.burst', 'monitor.failed', 'monitor.recovered', 'installation.silent'];
 
 /** Levels from least to most severe; a channel's level filter takes its level and every more severe one. */
 export const LEVELS = ['debug', 'info', 'warning', 'error', 'fatal'] as const;
@@ -165,6 +166,8 @@ export function headline(body: NoticeBody): string {
       return `Monitor failed: ${body.name} (${body.environment}): ${MONITOR_REASONS[String(body.reason)] ?? body.reason}`;
     case 'monitor.recovered':
       return `Monitor recovered: ${body.name} (${body.environment})`;
+    case 'installation.silent':
+      return `Installation silent: ${body.instance} (nothing heard for ${body.minutes} minutes)`;
     case 'release.crash_free':
       return `Crash-free sessions of ${body.release} at ${body.rate}% (below ${body.threshold}%)`;
     case 'test':

@@ -130,7 +130,7 @@ export type ChannelBody = {
    */
   format?: "json" | "slack";
   /**
-   * triggers; default issue.created, issue.regressed, security.burst, monitor.failed, monitor.recovered
+   * triggers; default issue.created, issue.regressed, security.burst, monitor.failed, monitor.recovered, installation.silent
    *
    * @minItems 1
    */
@@ -147,6 +147,7 @@ export type ChannelBody = {
       | "project.spike"
       | "monitor.failed"
       | "monitor.recovered"
+      | "installation.silent"
     ),
     ...(
       | "issue.created"
@@ -160,6 +161,7 @@ export type ChannelBody = {
       | "project.spike"
       | "monitor.failed"
       | "monitor.recovered"
+      | "installation.silent"
     )[]
   ];
   /**
@@ -539,7 +541,7 @@ export interface IssueListQuery {
   /**
    * only this kind
    */
-  kind?: "error" | "security" | "monitor";
+  kind?: "error" | "security" | "monitor" | "installation";
   /**
    * only issues with an event of this release
    */
@@ -703,6 +705,10 @@ export interface ProjectSettingsBody {
    * days its error events and sign-in attempts are kept after they were received; null: the installation's EVENT_RETENTION_DAYS
    */
   event_retention_days?: number | null;
+  /**
+   * minutes without a config poll or a request from the bound installation before it is reported silent; null: 30 (three missed polls)
+   */
+  silent_after_minutes?: number | null;
   quotas?: QuotasBody;
   filters?: InboundFiltersBody;
 }
@@ -1503,6 +1509,45 @@ export interface Ingestion {
 }
 
 /**
+ * The project's bound installation, and when it was last heard from
+ */
+export interface InstallationWatch {
+  /**
+   * null while no installation is bound
+   */
+  installation: {
+    instance_id: string;
+    base_url: string | null;
+    platform: string | null;
+    platform_version: string | null;
+    terms_version: string | null;
+    accepted_by?: string | null;
+    activated_at?: string;
+    last_activated_at?: string;
+    /**
+     * the user agent of its last config poll
+     */
+    sdk: string | null;
+    /**
+     * its last GET /api/v1/sdk/config
+     */
+    last_poll: string | null;
+    /**
+     * its last other request with its key and instance
+     */
+    last_request: string | null;
+    /**
+     * when the silence it is reported for began; null while it is heard
+     */
+    silent_since: string | null;
+    /**
+     * the project's setting: minutes of silence before it is reported
+     */
+    silent_after_minutes: number;
+  } | null;
+}
+
+/**
  * An issue's activity, newest first (its last 100 entries and 20 regressions), ending with its first event
  */
 export interface IssueActivity {
@@ -1736,7 +1781,7 @@ export interface IssueStatus {
  */
 export interface Issue {
   id: string;
-  kind: "error" | "security" | "monitor";
+  kind: "error" | "security" | "monitor" | "installation";
   title: string;
   culprit: string;
   exception_type: string | null;
@@ -2060,6 +2105,10 @@ export interface Project {
    * null: the installation's EVENT_RETENTION_DAYS
    */
   event_retention_days: number | null;
+  /**
+   * minutes of silence before the bound installation is reported silent; null: 30
+   */
+  silent_after_minutes: number | null;
   quotas: Quotas;
   filters: InboundFilters;
   created_at: string;
@@ -2955,6 +3004,7 @@ export interface AnswerSchemas {
   'hour-point': HourPoint;
   'inbound-filters': InboundFilters;
   'ingestion': Ingestion;
+  'installation-watch': InstallationWatch;
   'issue-activity': IssueActivity;
   'issue-assigned': IssueAssigned;
   'issue-decisions': IssueDecisions;

@@ -60,6 +60,7 @@ export function makeApp(deps: AppDeps): Koa<AppState> {
   app.use(requestLogMiddleware(deps.log));
   app.use(httpMetricsMiddleware(deps.metrics));
   app.use(errorsMiddleware());
+  app.use(installationHeard(deps.installations));
   app.use(admissionMiddleware({ quota: deps.quota, resolver: deps.resolver, metrics: deps.metrics, turns: deps.turns }));
   app.use(dashboardMiddleware(deps.dashboard.queues, deps.dashboard.credential));
   app.use(webMiddleware(deps.accounts));
@@ -70,3 +71,16 @@ export function makeApp(deps: AppDeps): Koa<AppState> {
   return app;
 }
 
+/**
+ * A request from a bound installation (its key and X-Service-Instance), answered without a refusal, is a sign of
+ * life: recorded for the silence watch (src/services/installations.service.ts), a config poll apart from the rest.
+ */
+function installationHeard(installations: AppDeps['installations']): Koa.Middleware<AppState> {
+  return async (ctx, next) => {
+    await next();
+    const instance = ctx.state.installation;
+    if (!instance || ctx.status >= 400) return;
+    const poll = ctx.method === 'GET' && ctx.path.replace(/\/+$/, '') === '/api/v1/sdk/config';
+    await installations.heard(ctx.state.project._id, instance, poll ? 'poll' : 'ingest', Date.now(), poll ? ctx.get('user-agent') || null : null).catch((err: Error) => ctx.state.log.warn({ err: err.message }, 'could not record the installation heard'));
+  };
+}

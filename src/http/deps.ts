@@ -15,6 +15,7 @@ import type { IssuesService } from '../services/issues.service.ts';
 import type { KeyResolver } from './key-resolver.ts';
 import type { NotifyService } from '../notify/channels.service.ts';
 import type { MonitorsAdmin } from '../services/monitors-admin.service.ts';
+import type { InstallationsService } from '../services/installations.service.ts';
 import type { ReleasesService } from '../services/releases.service.ts';
 import type { SdkService } from '../services/sdk.service.ts';
 import type { SentryService } from '../services/sentry.service.ts';
@@ -59,6 +60,8 @@ export interface AppDeps {
   notifications: NotifyService;
   /** cron monitors as people manage them (the Monitors page, `lookout admin monitor`) */
   monitorsAdmin: MonitorsAdmin;
+  /** when each project's bound installation was last heard from (src/services/installations.service.ts) */
+  installations: InstallationsService;
   /** decisions made by sign-in bursts: the SDK feed, the Alerts page, `lookout admin decisions` */
   decisions: DecisionsService;
   /** CrowdSec bouncers: their keys and the decisions stream they pull */

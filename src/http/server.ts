@@ -59,6 +59,7 @@ export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { s
     admin: runtime.admin,
     notifications: runtime.notifications,
     monitorsAdmin: runtime.monitorsAdmin,
+    installations: runtime.installations,
     decisions: runtime.decisions,
     bouncers: runtime.bouncers,
     sourcemaps: runtime.sourcemaps,

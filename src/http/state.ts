@@ -7,6 +7,8 @@ export interface AppState {
   requestId: string;
   log: Logger;
   project: ProjectDoc;
+  /** the bound installation a request came from (its key and X-Service-Instance), heard once it is answered */
+  installation?: string;
   /** the Sentry endpoints: the parsed envelope, or the parsed JSON body (a store event, a CSP report) */
   envelope?: Envelope;
   sentryBody?: { value: unknown; bytes: number };

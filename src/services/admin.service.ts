@@ -86,6 +86,7 @@ export function projectView(project: ProjectDoc) {
     // Settings added later (decision_seconds) show their default for a project saved before them.
     alerts: alertsOf(project.alerts),
     event_retention_days: project.event_retention_days ?? null,
+    silent_after_minutes: project.silent_after_minutes ?? null,
     quotas: quotasOf(project.quotas),
     filters: filtersOf(project.filters),
     created_at: project.created_at,
@@ -103,6 +104,7 @@ export interface ProjectSettings {
   security_monitoring?: boolean;
   name?: string;
   event_retention_days?: number | null;
+  silent_after_minutes?: number | null;
   quotas?: Partial<Quotas>;
   filters?: Partial<InboundFilters>;
 }

@@ -81,6 +81,8 @@ export interface ProjectDoc {
   alerts: AlertSettings;
   /** days its events are kept; null or missing: EVENT_RETENTION_DAYS */
   event_retention_days?: number | null;
+  /** minutes its bound installation may be silent before an issue is raised; null or missing: 30 */
+  silent_after_minutes?: number | null;
   /** its quotas and spike protection over the defaults (src/domain/quotas.ts) */
   quotas?: Partial<Quotas>;
   /** its inbound filters over the defaults (src/domain/inbound-filters.ts) */

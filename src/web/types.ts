@@ -22,6 +22,7 @@ export type {
   IssueActivity,
   ActivityEntry,
   IssueRow,
+  InstallationWatch,
   Monitor,
   OrganisationPage,
   OrgSso,

@@ -44,6 +44,7 @@ export function requireSecretKey(resolver: KeyResolver, opts: { instance: boolea
       if (check === 'mismatch') {
         throw new ForbiddenError('instance_mismatch', 'this key is bound to a different instance');
       }
+      if (project.instance_id) ctx.state.installation = project.instance_id;
     }
     ctx.state.project = project;
     await next();

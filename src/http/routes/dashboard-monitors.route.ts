@@ -1,4 +1,7 @@
-/** The dashboard's Monitors page: a project's cron monitors (members see them; an owner makes, pauses and removes them). */
+/**
+ * The dashboard's Monitors page: a project's cron monitors (members see them; an owner makes, pauses and removes
+ * them), and its bound installation as watched.
+ */
 import { readJson } from '../body.ts';
 import { PARAMS, textParam } from '../params.ts';
 import { ownerOnly } from './dashboard-account.route.ts';
@@ -20,6 +23,20 @@ export function mountMonitorRoutes({ routes, deps, projectId }: DashboardScope):
     },
     async (ctx) => {
       ctx.body = await monitorsAdmin.list(await projectId(ctx), new Date());
+    },
+  );
+  routes.get(
+    '/projects/:project/installation',
+    {
+      tag: 'dashboard',
+      summary: 'The bound installation: what it reported at activation, its last config poll and request, and whether it is reported silent',
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      ok: { 200: { description: 'the installation (null while none is bound)', schema: 'installation-watch' } },
+      errors: [404],
+    },
+    async (ctx) => {
+      ctx.body = await deps.installations.view(await projectId(ctx));
     },
   );
   routes.get(

@@ -23,6 +23,7 @@ export function sdkRoutes(deps: AppDeps): Router<AppState> {
     requireSecretKey(resolver, { instance: false }),
     async (ctx, { body }) => {
       ctx.body = await sdk.activate(ctx.state.project, body, new Date());
+      ctx.state.installation = body.instance_id; // heard (src/http/app.ts)
     },
   );
 

@@ -6,8 +6,8 @@
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
 import { navigate } from '../router.ts';
-import type { Monitor, MonitorRun } from '../types.ts';
-import { Failure, Listed, Show, Time, Title, useChange, useLoad } from '../ui.tsx';
+import type { InstallationWatch, Monitor, MonitorRun } from '../types.ts';
+import { Failure, Figures, Listed, Show, Time, Title, useChange, useLoad } from '../ui.tsx';
 import { ProjectNav } from './projects.tsx';
 
 const STATUS_WORDS = { new: 'waiting for a first check-in', ok: 'up', error: 'failing' } as const;
@@ -61,6 +61,45 @@ export function MonitorsPage({ id, session }: { id: string; session: Session }) 
         )}
       </Show>
       {session.role === 'owner' && <AddMonitor id={id} onAdded={loaded.reload} />}
+      <Installation id={id} />
+    </section>
+  );
+}
+
+/** The bound installation, watched with no set-up: what it reported, and when it was last heard from. */
+function Installation({ id }: { id: string }) {
+  const loaded = useLoad(() => api<InstallationWatch>('GET', `/projects/${id}/installation`), `installation:${id}`);
+  return (
+    <section aria-labelledby="installation">
+      <h2 id="installation">Installation</h2>
+      <Show loaded={loaded}>
+        {({ installation: i }) =>
+          i ? (
+            <>
+              <p>
+                {i.silent_since ? (
+                  <span class="badge status-error">silent</span>
+                ) : (
+                  <span class="badge status-ok">heard</span>
+                )}{' '}
+                {i.instance_id}: reported silent after {i.silent_after_minutes} minutes without a configuration poll or a request (a project setting).
+              </p>
+              <Figures
+                items={[
+                  ['Last poll', <Time at={i.last_poll} />],
+                  ['Last request', <Time at={i.last_request} />],
+                  ['Address', i.base_url ?? '—'],
+                  ['Platform', [i.platform, i.platform_version].filter(Boolean).join(' ') || '—'],
+                  ['Terms', i.terms_version ?? '—'],
+                  ['SDK', i.sdk ?? '—'],
+                ]}
+              />
+            </>
+          ) : (
+            <p class="muted">No installation is bound to this project.</p>
+          )
+        }
+      </Show>
     </section>
   );
 }

@@ -17,6 +17,7 @@ const TRIGGERS: [name: string, label: string][] = [
   ['project.spike', 'Spike held back'],
   ['monitor.failed', 'Monitor failed'],
   ['monitor.recovered', 'Monitor recovered'],
+  ['installation.silent', 'Installation silent'],
 ];
 const LEVELS = ['debug', 'info', 'warning', 'error', 'fatal'];
 
