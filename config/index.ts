@@ -67,6 +67,8 @@ export interface Config {
   readonly mailFrom: string;
   /** Webhook targets on loopback, private or link-local addresses are allowed (a chat server on the LAN; tests). */
   readonly webhookAllowPrivate: boolean;
+  /** whether an uptime probe may reach an inward (loopback, private, link-local) address */
+  readonly probeAllowPrivate: boolean;
   /** Folder of the store's command trace (src/store/command-trace.ts), a diagnostic; null: not traced. */
   readonly storeTraceDir: string | null;
   /** When the API refuses ingest requests before reading them (src/domain/admission.ts). */
@@ -133,6 +135,7 @@ export const DEFAULTS = {
   SMTP_URL: '',
   MAIL_FROM: 'Lookout <lookout@localhost>',
   WEBHOOK_ALLOW_PRIVATE: 'false',
+  PROBE_ALLOW_PRIVATE: 'false',
   STORE_TRACE_DIR: '',
   ADMIT_BUFFER_ITEMS: '2500',
   ADMIT_BUFFER_SECONDS: '2',
@@ -189,6 +192,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   }
   const mongoDb = raw('MONGODB_DB');
   if (!['true', 'false'].includes(raw('SSO_ALLOW_PRIVATE'))) problems.push(`SSO_ALLOW_PRIVATE=${JSON.stringify(raw('SSO_ALLOW_PRIVATE'))}: expected true or false`);
+  if (!['true', 'false'].includes(raw('PROBE_ALLOW_PRIVATE'))) problems.push(`PROBE_ALLOW_PRIVATE=${JSON.stringify(raw('PROBE_ALLOW_PRIVATE'))}: expected true or false`);
   if (!['true', 'false'].includes(raw('WEBHOOK_ALLOW_PRIVATE'))) problems.push(`WEBHOOK_ALLOW_PRIVATE=${JSON.stringify(raw('WEBHOOK_ALLOW_PRIVATE'))}: expected true or false`);
   if (!['true', 'false'].includes(raw('COOKIE_SECURE'))) problems.push(`COOKIE_SECURE=${JSON.stringify(raw('COOKIE_SECURE'))}: expected true or false`);
   const trustProxy = raw('TRUST_PROXY').split(',').map((t) => t.trim()).filter(Boolean);
@@ -249,6 +253,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     smtpUrl: url('SMTP_URL', ['smtp', 'smtps']),
     mailFrom: raw('MAIL_FROM'),
     webhookAllowPrivate: raw('WEBHOOK_ALLOW_PRIVATE') === 'true',
+    probeAllowPrivate: raw('PROBE_ALLOW_PRIVATE') === 'true',
     storeTraceDir: raw('STORE_TRACE_DIR') ? path.resolve(cwd, raw('STORE_TRACE_DIR')) : null,
     admission: {
       bufferItems: int('ADMIT_BUFFER_ITEMS', 1, 10_000_000),

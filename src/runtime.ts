@@ -20,6 +20,8 @@ import { makeIncidentsService } from './services/incidents.service.ts';
 import { makeMonitorsService } from './services/monitors.service.ts';
 import { makeMonitorsAdmin } from './services/monitors-admin.service.ts';
 import { makeInstallationsService } from './services/installations.service.ts';
+import { makeProbesService } from './services/probes.service.ts';
+import { makeProbesState } from './state/probes.state.ts';
 import { makeInstallationsState } from './state/installations.state.ts';
 import { makeSsoService } from './services/sso.service.ts';
 import { makeSealedBox } from './crypto/sealed.ts';
@@ -138,6 +140,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const incidents = makeIncidentsService({ issuesState, keeper, activity: stores.activity, channels, notify });
   const monitors = makeMonitorsService({ state: monitorsState, store: stores.checkins, incidents });
   const monitorsAdmin = makeMonitorsAdmin({ state: monitorsState, store: stores.checkins });
+  const probes = makeProbesService({ store: stores.probes, state: makeProbesState(stateRedis, { prefix: config.queuePrefix }), incidents, allowPrivate: config.probeAllowPrivate, log });
   const installations = makeInstallationsService({ state: makeInstallationsState(stateRedis, { prefix: config.queuePrefix }), projects: stores.projects, incidents });
   const decisionsState = makeDecisionsState(stateRedis, { prefix: config.queuePrefix });
   const decisions = makeDecisionsService(decisionsState);
@@ -179,6 +182,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     monitors,
     monitorsAdmin,
     installations,
+    probes,
     ingestStats,
     quotas,
     quota,

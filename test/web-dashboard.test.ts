@@ -521,7 +521,7 @@ describe('the web dashboard', () => {
     await page.getByLabel('Slug').fill('Nightly Backup');
     await page.getByLabel('Crontab').fill('30 2 * * *');
     await page.getByLabel('Time zone').fill('Europe/Berlin');
-    await page.getByRole('button', { name: 'Add' }).click();
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
     await page.getByRole('link', { name: 'nightly-backup' }).waitFor();
     const checkIn = (status: string) => fetch(`${ctx.api}/api/${project}/cron/db-export/${publicKey}/?status=${status}`);
     expect((await checkIn('ok')).status).toBe(202);

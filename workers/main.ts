@@ -99,6 +99,8 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
         installations: runtime.installations,
       }).start()
     : null;
+  // The uptime probes due are checked every second by the same workers (src/services/probes.service.ts).
+  const prober = opts.queues.includes('events') ? runtime.probes.start() : null;
   const publisher = publishMetrics(runtime, 'worker');
   log.info({ queues: opts.queues, concurrency: opts.concurrency ?? opts.queues.map((q) => config.concurrency[q]) }, 'workers started');
   return {
@@ -108,6 +110,7 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
     async close(timeoutMs = config.shutdownTimeoutMs) {
       sweeper.stop();
       await clock?.stop();
+      await prober?.stop();
       await pool.close(timeoutMs);
       await flusher?.stop();
       await dispatcher?.stop();

@@ -6,6 +6,7 @@
  * check-ins is recorded as unknown and fails nothing.
  */
 import crypto from 'node:crypto';
+import pLimit from 'p-limit';
 import { MONITOR_DEFAULTS } from '../src/domain/checkins.ts';
 import { applyTick, expectNothing, type MonitorEnvState } from '../src/domain/monitor-state.ts';
 import { nextRun } from '../src/domain/schedule.ts';
@@ -18,6 +19,8 @@ import type { CheckInsStore } from '../src/store/checkins.store.ts';
 const MINUTE = 60_000;
 /** Most monitor environments judged per project and minute (Sentry's 10,000); the rest the next minute. */
 const MAX_PER_MINUTE = 10_000;
+/** Monitor environments judged at once: their saves overlap on Redis and the database. */
+const AT_ONCE = 32;
 /** How long a minute's lease holds a worker that died judging it. */
 const LEASE_MS = 60_000;
 /** A backlog marker this much older than a minute names a group not yet applied (younger ones are written ahead). */
@@ -48,15 +51,24 @@ export function makeMonitorClock(deps: MonitorClockDeps) {
         return true;
       };
       for (const project of await state.projects()) {
-        for (const m of await state.due(project, minute, MAX_PER_MINUTE)) {
-          const monitor = await store.monitor(project, m.slug);
-          const config = monitor?.config ?? MONITOR_DEFAULTS;
-          const ref = { project, ...m };
-          // a paused monitor expects nothing: what it was waiting for is let go, and it leaves the due list
-          const tick = monitor?.paused ? expectNothing : (s: MonitorEnvState) => applyTick(s, config, minute, nextRun, seen, () => crypto.randomUUID().replace(/-/g, ''));
-          const saved = await state.update(ref, { minute }, tick);
-          if (saved) await deps.monitors.deliver(ref, saved.outbox, new Date());
-        }
+        const due = await state.due(project, minute, MAX_PER_MINUTE);
+        if (due.length === 0) continue;
+        // the project's monitors read once; their environments judged side by side (each one's save is its own)
+        const monitors = new Map((await store.monitorsOf(project)).map((m) => [m.slug, m]));
+        const limit = pLimit(AT_ONCE);
+        await Promise.all(
+          due.map((m) =>
+            limit(async () => {
+              const monitor = monitors.get(m.slug);
+              const config = monitor?.config ?? MONITOR_DEFAULTS;
+              const ref = { project, ...m };
+              // a paused monitor expects nothing: what it was waiting for is let go, and it leaves the due list
+              const tick = monitor?.paused ? expectNothing : (s: MonitorEnvState) => applyTick(s, config, minute, nextRun, seen, () => crypto.randomUUID().replace(/-/g, ''));
+              const saved = await state.update(ref, { minute }, tick);
+              if (saved) await deps.monitors.deliver(ref, saved.outbox, new Date(), monitor);
+            }),
+          ),
+        );
       }
       await deps.installations?.watch(minute, seen);
       await state.judged(minute);

@@ -1,4 +1,7 @@
-/** `lookout admin monitor …` (src/cli/admin.ts): cron monitors made, listed, paused, resumed and removed by hand. */
+/**
+ * `lookout admin monitor …` and `lookout admin probe …` (src/cli/admin.ts): cron monitors made, listed, paused,
+ * resumed and removed by hand, and uptime probes added, listed and removed.
+ */
 import type { Runtime } from '../runtime.ts';
 import { defined, id, need, nonEmpty, wholeNumber, type Values } from './admin-options.ts';
 import { UsageError } from './usage.ts';
@@ -13,6 +16,13 @@ export const MONITOR_COMMANDS = [
   ['monitor show', '--project ID --slug S', 'a monitor with the newest runs of each environment'],
   ['monitor pause|resume', '--project ID --slug S', 'pause a monitor (check-ins recorded, nothing missed or raised), or resume it'],
   ['monitor remove', '--project ID --slug S', 'remove a monitor and its runs (its issue stays)'],
+  [
+    'probe add',
+    '--project ID --url URL [--interval N] [--expect-status S] [--keyword K]',
+    'an uptime probe: URL checked every N minutes (1–60, default 5); S: the statuses that mean up (default 200-399); down after 3 failed checks in a row, each confirmed',
+  ],
+  ['probe list', '--project ID', "the project's uptime probes with each one's state"],
+  ['probe remove', '--project ID --probe ID', 'remove a probe and its results (its issues stay)'],
 ] as const;
 
 /** `--every '10 minutes'` → an interval schedule. */
@@ -22,8 +32,9 @@ function every(text: string) {
   return { type: 'interval' as const, value: Number(m[1]), unit: m[2] as 'minute' };
 }
 
-export function parseMonitorCommand(verb: string, values: Values): (rt: Runtime) => Promise<unknown> {
+export function parseMonitorCommand(noun: string, verb: string, values: Values): (rt: Runtime) => Promise<unknown> {
   const project = id(values, 'project');
+  if (noun === 'probe') return parseProbeCommand(project, verb, values);
   switch (verb) {
     case 'add': {
       if (values.schedule !== undefined && values.every !== undefined) throw new UsageError('monitor add takes one of --schedule or --every');
@@ -62,6 +73,26 @@ export function parseMonitorCommand(verb: string, values: Values): (rt: Runtime)
     default: {
       const slug = need(values, 'slug');
       return (rt) => rt.monitorsAdmin.remove(project, slug);
+    }
+  }
+}
+
+function parseProbeCommand(project: number, verb: string, values: Values): (rt: Runtime) => Promise<unknown> {
+  switch (verb) {
+    case 'add': {
+      // The service checks the values as for the dashboard (src/domain/probes.ts).
+      const body = defined({ url: need(values, 'url'), interval_min: wholeNumber(values, 'interval'), expect_status: values['expect-status'], keyword: values.keyword });
+      return (rt) => rt.probes.add(project, body, new Date());
+    }
+    case 'list':
+      return async (rt) => {
+        await rt.admin.showProject(project); // 404 for an unknown project
+        return rt.probes.list(project);
+      };
+    default: {
+      const probe = need(values, 'probe');
+      if (!/^[1-9]\d{0,15}$/.test(probe)) throw new UsageError('--probe must be a numeric id');
+      return (rt) => rt.probes.remove(project, Number(probe));
     }
   }
 }

@@ -49,6 +49,11 @@ export const OPTIONS = {
   'max-runtime': { type: 'string' },
   failures: { type: 'string' },
   recoveries: { type: 'string' },
+  url: { type: 'string' },
+  interval: { type: 'string' },
+  'expect-status': { type: 'string' },
+  keyword: { type: 'string' },
+  probe: { type: 'string' },
 } as const;
 
 export type Values = Partial<Record<Exclude<keyof typeof OPTIONS, 'password-stdin'>, string>> & { 'password-stdin'?: boolean };

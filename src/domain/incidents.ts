@@ -8,7 +8,7 @@
 import type { MonitorEffect } from './monitor-state.ts';
 import type { Trigger } from './notifications.ts';
 
-export type IncidentKind = 'monitor' | 'installation';
+export type IncidentKind = 'monitor' | 'installation' | 'uptime';
 
 /** One change to an incident's issue. */
 export interface IncidentChange {

@@ -86,7 +86,7 @@ describe('signatures', () => {
 
 describe('parseTriggers', () => {
   it.each([
-    [undefined, { on: ['issue.created', 'issue.regressed', 'security.burst', 'monitor.failed', 'monitor.recovered', 'installation.silent'] }],
+    [undefined, { on: ['issue.created', 'issue.regressed', 'security.burst', 'monitor.failed', 'monitor.recovered', 'installation.silent', 'uptime.down', 'uptime.up', 'certificate.expiring'] }],
     ['issue.frequency, release.crash_free', { on: ['issue.frequency', 'release.crash_free'] }],
     ['issue.created,nope', { unknown: ['nope'] }],
   ])('%s', (text, expected) => {

@@ -20,10 +20,13 @@ export const TRIGGERS = [
   'monitor.failed',
   'monitor.recovered',
   'installation.silent',
+  'uptime.down',
+  'uptime.up',
+  'certificate.expiring',
 ] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 /** The triggers of a channel added without `--on`. */
-export const DEFAULT_TRIGGERS: readonly Trigger[] = ['issue.created', 'issue.regressed', 'security.burst', 'monitor.failed', 'monitor.recovered', 'installation.silent'];
+export const DEFAULT_TRIGGERS: readonly Trigger[] = ['issue.created', 'issue.regressed', 'security.burst', 'monitor.failed', 'monitor.recovered', 'installation.silent', 'uptime.down', 'uptime.up', 'certificate.expiring'];
 
 /** Levels from least to most severe; a channel's level filter takes its level and every more severe one. */
 export const LEVELS = ['debug', 'info', 'warning', 'error', 'fatal'] as const;
@@ -166,6 +169,12 @@ export function headline(body: NoticeBody): string {
       return `Monitor failed: ${body.name} (${body.environment}): ${MONITOR_REASONS[String(body.reason)] ?? body.reason}`;
     case 'monitor.recovered':
       return `Monitor recovered: ${body.name} (${body.environment})`;
+    case 'uptime.down':
+      return `Down: ${body.url} (${body.reason})`;
+    case 'uptime.up':
+      return `Up again: ${body.url}`;
+    case 'certificate.expiring':
+      return `Certificate of ${body.host} expires in ${body.days} days or less (${body.expires})`;
     case 'installation.silent':
       return `Installation silent: ${body.instance} (nothing heard for ${body.minutes} minutes)`;
     case 'release.crash_free':

@@ -130,7 +130,7 @@ export type ChannelBody = {
    */
   format?: "json" | "slack";
   /**
-   * triggers; default issue.created, issue.regressed, security.burst, monitor.failed, monitor.recovered, installation.silent
+   * triggers; default issue.created, issue.regressed, security.burst, monitor.failed, monitor.recovered, installation.silent, uptime.down, uptime.up, certificate.expiring
    *
    * @minItems 1
    */
@@ -148,6 +148,9 @@ export type ChannelBody = {
       | "monitor.failed"
       | "monitor.recovered"
       | "installation.silent"
+      | "uptime.down"
+      | "uptime.up"
+      | "certificate.expiring"
     ),
     ...(
       | "issue.created"
@@ -162,6 +165,9 @@ export type ChannelBody = {
       | "monitor.failed"
       | "monitor.recovered"
       | "installation.silent"
+      | "uptime.down"
+      | "uptime.up"
+      | "certificate.expiring"
     )[]
   ];
   /**
@@ -541,7 +547,7 @@ export interface IssueListQuery {
   /**
    * only this kind
    */
-  kind?: "error" | "security" | "monitor" | "installation";
+  kind?: "error" | "security" | "monitor" | "installation" | "uptime";
   /**
    * only issues with an event of this release
    */
@@ -678,6 +684,40 @@ export interface PageQuery {
 export interface PersonBody {
   list: "members" | "invites" | "email_rules";
   email: string;
+}
+
+/**
+ * An uptime probe: a URL checked every 1 to 60 minutes. Checked as src/domain/probes.ts reads it: a bad field answers 400 invalid_probe naming it; a URL that leads to an inward address answers 422 target_refused unless PROBE_ALLOW_PRIVATE=true.
+ */
+export interface ProbeBody {
+  /**
+   * http or https, no user name or password
+   */
+  url: string;
+  method?: "GET" | "HEAD";
+  /**
+   * the statuses that mean up: statuses and ranges, such as 200-299,301
+   */
+  expect_status?: string;
+  /**
+   * up only if the answer's first 64 KiB hold this text
+   */
+  keyword?: string | null;
+  timeout_s?: number;
+  interval_min?: number;
+  max_redirects?: number;
+  /**
+   * failed checks in a row before it is down
+   */
+  failure_threshold?: number;
+  /**
+   * good checks in a row before it is up again
+   */
+  recovery_threshold?: number;
+  /**
+   * https: the certificate is not verified (a self-signed site); its expiry is still read
+   */
+  insecure_tls?: boolean;
 }
 
 /**
@@ -1781,7 +1821,7 @@ export interface IssueStatus {
  */
 export interface Issue {
   id: string;
-  kind: "error" | "security" | "monitor" | "installation";
+  kind: "error" | "security" | "monitor" | "installation" | "uptime";
   title: string;
   culprit: string;
   exception_type: string | null;
@@ -2054,6 +2094,67 @@ export interface PasswordChanged {
  */
 export interface PasswordSet {
   email: string;
+}
+
+/**
+ * A project's uptime probes
+ */
+export interface ProbeList {
+  probes: Probe[];
+}
+
+/**
+ * An uptime probe and its state
+ */
+export interface Probe {
+  id: string;
+  url: string;
+  method: "GET" | "HEAD";
+  /**
+   * the ranges of statuses that mean up
+   */
+  expect_status: {
+    from: number;
+    to: number;
+  }[];
+  keyword: string | null;
+  timeout_s: number;
+  interval_min: number;
+  max_redirects: number;
+  failure_threshold: number;
+  recovery_threshold: number;
+  insecure_tls: boolean;
+  state: {
+    status: "new" | "up" | "down";
+    failures_in_row: number;
+    oks_in_row: number;
+    /**
+     * ms
+     */
+    down_since: number | null;
+    cert_warned?: {
+      [k: string]: unknown;
+    } | null;
+  };
+  /**
+   * a probe's own page: the share of checks up over 24 hours, 7 and 30 days (null: no check)
+   */
+  uptime?: {
+    day: number | null;
+    week: number | null;
+    month: number | null;
+  };
+  /**
+   * a probe's own page: its newest 500 checks of the last 30 days, oldest first
+   */
+  results?: {
+    at: number;
+    ok: boolean;
+    reason: string | null;
+    status: number | null;
+    latency_ms: number;
+    cert_expires: number | null;
+  }[];
 }
 
 /**
@@ -2949,6 +3050,7 @@ export interface RequestSchemas {
   'otp-code': OtpCodeBody;
   'page-query': PageQuery;
   'person': PersonBody;
+  'probe': ProbeBody;
   'project-create': ProjectCreateBody;
   'project-settings': ProjectSettingsBody;
   'quotas': QuotasBody;
@@ -3028,6 +3130,8 @@ export interface AnswerSchemas {
   'organisation': Organisation;
   'password-changed': PasswordChanged;
   'password-set': PasswordSet;
+  'probe-list': ProbeList;
+  'probe': Probe;
   'project-created': ProjectCreated;
   'project-list': ProjectList;
   'project': Project;

@@ -16,6 +16,7 @@ import type { KeyResolver } from './key-resolver.ts';
 import type { NotifyService } from '../notify/channels.service.ts';
 import type { MonitorsAdmin } from '../services/monitors-admin.service.ts';
 import type { InstallationsService } from '../services/installations.service.ts';
+import type { ProbesService } from '../services/probes.service.ts';
 import type { ReleasesService } from '../services/releases.service.ts';
 import type { SdkService } from '../services/sdk.service.ts';
 import type { SentryService } from '../services/sentry.service.ts';
@@ -62,6 +63,8 @@ export interface AppDeps {
   monitorsAdmin: MonitorsAdmin;
   /** when each project's bound installation was last heard from (src/services/installations.service.ts) */
   installations: InstallationsService;
+  /** uptime probes (the Monitors page, `lookout admin probe`) */
+  probes: ProbesService;
   /** decisions made by sign-in bursts: the SDK feed, the Alerts page, `lookout admin decisions` */
   decisions: DecisionsService;
   /** CrowdSec bouncers: their keys and the decisions stream they pull */

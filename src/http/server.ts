@@ -60,6 +60,7 @@ export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { s
     notifications: runtime.notifications,
     monitorsAdmin: runtime.monitorsAdmin,
     installations: runtime.installations,
+    probes: runtime.probes,
     decisions: runtime.decisions,
     bouncers: runtime.bouncers,
     sourcemaps: runtime.sourcemaps,

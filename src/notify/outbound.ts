@@ -11,6 +11,7 @@ import dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import ipaddr from 'ipaddr.js';
 
 /**
@@ -104,6 +105,8 @@ export function checkedLookup(allowPrivate: boolean, setting?: string) {
 
 export interface CheckedAnswer {
   status: number;
+  /** an https answer's server certificate: when it expires (ms) */
+  certificate?: { valid_to: number };
   headers: http.IncomingHttpHeaders;
   /** the answer's first `readBytes` at most */
   body: Buffer<ArrayBuffer>;
@@ -118,7 +121,17 @@ export interface CheckedAnswer {
  */
 export async function checkedRequest(
   target: string,
-  opts: { method: string; headers: Record<string, string | number>; body?: string; signal: AbortSignal; allowPrivate: boolean; setting?: string; readBytes: number },
+  opts: {
+    method: string;
+    headers: Record<string, string | number>;
+    body?: string;
+    signal: AbortSignal;
+    allowPrivate: boolean;
+    setting?: string;
+    readBytes: number;
+    /** an https certificate not verified (an uptime probe of a self-signed site; its expiry is still read) */
+    insecureTls?: boolean;
+  },
 ): Promise<CheckedAnswer> {
   const url = checkUrlForm(target);
   // An address literal never reaches `lookup`: it is checked here.
@@ -127,15 +140,24 @@ export async function checkedRequest(
   return new Promise<CheckedAnswer>((resolve, reject) => {
     const req = client.request(
       url,
-      { method: opts.method, headers: opts.headers, lookup: checkedLookup(opts.allowPrivate, opts.setting) as never, signal: opts.signal, agent: false },
+      {
+        method: opts.method,
+        headers: opts.headers,
+        lookup: checkedLookup(opts.allowPrivate, opts.setting) as never,
+        signal: opts.signal,
+        agent: false,
+        ...(opts.insecureTls ? { rejectUnauthorized: false } : {}),
+      },
       (res) => {
+        const peer = 'getPeerCertificate' in res.socket ? (res.socket as TLSSocket).getPeerCertificate() : null;
+        const certificate = peer?.valid_to ? { valid_to: Date.parse(peer.valid_to) } : undefined;
         const chunks: Buffer[] = [];
         let size = 0;
         let settled = false;
         const finish = (cut: boolean) => {
           if (settled) return;
           settled = true;
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), cut });
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), cut, ...(certificate ? { certificate } : {}) });
         };
         res.on('data', (chunk: Buffer) => {
           size += chunk.length;

@@ -6,7 +6,7 @@
  */
 import { monitorIncident } from '../domain/incidents.ts';
 import type { MonitorOutboxItem, MonitorRef, MonitorsState } from '../state/monitors.state.ts';
-import type { CheckInsStore } from '../store/checkins.store.ts';
+import type { CheckInsStore, MonitorDoc } from '../store/checkins.store.ts';
 import type { IncidentsService } from './incidents.service.ts';
 
 /** An outbox left this long is taken as a dead worker's, and delivered by the clock. */
@@ -15,9 +15,10 @@ export const LEFT_OVER_MS = 30_000;
 export function makeMonitorsService(deps: { state: MonitorsState; store: CheckInsStore; incidents: IncidentsService }) {
   const { state, store, incidents } = deps;
 
-  async function deliver(ref: MonitorRef, outbox: MonitorOutboxItem[], now: Date): Promise<void> {
+  /** `known`: the monitor, when the caller read it already. */
+  async function deliver(ref: MonitorRef, outbox: MonitorOutboxItem[], now: Date, known?: MonitorDoc): Promise<void> {
     if (outbox.length === 0) return;
-    const monitor = (await store.monitor(ref.project, ref.slug)) ?? { slug: ref.slug, name: ref.slug };
+    const monitor = known ?? (await store.monitor(ref.project, ref.slug)) ?? { slug: ref.slug, name: ref.slug };
     for (const item of outbox) {
       await store.saveRecords(ref.project, ref.slug, ref.environment, item.records);
       // a paused monitor's runs are recorded, and raise nothing

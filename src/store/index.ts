@@ -13,6 +13,7 @@ import type { Mongo } from './mongo.ts';
 import { makeProjectsStore } from './projects.store.ts';
 import { makeSessionsStore } from './sessions.store.ts';
 import { makeCheckInsStore } from './checkins.store.ts';
+import { makeProbesStore } from './probes.store.ts';
 import { makeSettingsStore } from './settings.store.ts';
 import { makeSlugsStore } from './slugs.store.ts';
 import { makeSourcemapsStore } from './sourcemaps.store.ts';
@@ -37,6 +38,7 @@ export function makeStores({ db, profile }: Pick<Mongo, 'db' | 'profile'>) {
     issues: makeIssuesStore(db),
     sessions: makeSessionsStore(db, profile),
     checkins: makeCheckInsStore(db),
+    probes: makeProbesStore(db),
     settings: makeSettingsStore(db),
     users: makeUsersStore(db),
     tokens: makeTokensStore(db),

@@ -19,7 +19,7 @@ import { makeFlushMarks, writeNewer } from './versioned.ts';
 export interface IssueDoc {
   _id: number;
   project_id: number;
-  kind: 'error' | 'security' | 'monitor' | 'installation';
+  kind: 'error' | 'security' | 'monitor' | 'installation' | 'uptime';
   fingerprint: string;
   title: string;
   /** where it happened: `module or file in function` of the crashing in-app frame, or the transaction (older issues lack it) */

@@ -13,7 +13,7 @@ import { AlertsPage } from './pages/alerts.tsx';
 import { IssuePage } from './pages/issue.tsx';
 import { IssueEventsPage } from './pages/issue-events.tsx';
 import { IssuesPage } from './pages/issues.tsx';
-import { MonitorPage, MonitorsPage } from './pages/monitors.tsx';
+import { MonitorPage, MonitorsPage, ProbePage } from './pages/monitors.tsx';
 import { OrganisationPage } from './pages/organisation.tsx';
 import { ProjectSettingsPage, ProjectsPage } from './pages/projects.tsx';
 import { ReleasePage, ReleasesPage } from './pages/releases.tsx';
@@ -38,6 +38,7 @@ function Page({ url, session }: { url: URL; session: Session }) {
   if ((m = path.match(/^\/projects\/(\d+)\/issues\/(\d+)\/events$/))) return <IssueEventsPage id={m[1]!} issue={m[2]!} query={q} />;
   if ((m = path.match(/^\/projects\/(\d+)\/issues\/(\d+)\/events\/([0-9a-f]{32})$/))) return <IssuePage id={m[1]!} issue={m[2]!} event={m[3]!} session={session} />;
   if ((m = path.match(/^\/projects\/(\d+)\/alerts$/))) return <AlertsPage id={m[1]!} session={session} />;
+  if ((m = path.match(/^\/projects\/(\d+)\/probes\/(\d+)$/))) return <ProbePage id={m[1]!} probe={m[2]!} session={session} />;
   if ((m = path.match(/^\/projects\/(\d+)\/monitors$/))) return <MonitorsPage id={m[1]!} session={session} />;
   if ((m = path.match(/^\/projects\/(\d+)\/monitors\/([^/]+)$/))) return <MonitorPage id={m[1]!} slug={decodeURIComponent(m[2]!)} session={session} />;
   return (

@@ -24,6 +24,7 @@ export type {
   IssueRow,
   InstallationWatch,
   Monitor,
+  Probe,
   OrganisationPage,
   OrgSso,
   Project,

@@ -51,5 +51,5 @@ async function applyOne(deps: CheckInsProcessDeps, id: string, received: Receive
   const ref = { project, slug: checkIn.slug, environment: checkIn.environment };
   const saved = await deps.monitorsState.update(ref, { checkIn: id }, (state) => applyCheckIn(state, monitor.config, checkIn, receivedAt, nextRun, id.replace(/[^0-9a-z]/gi, '')));
   // 4. what it changed
-  if (saved) await deps.monitors.deliver(ref, saved.outbox, now);
+  if (saved) await deps.monitors.deliver(ref, saved.outbox, now, monitor);
 }

@@ -3,11 +3,13 @@
  * them), and its bound installation as watched.
  */
 import { readJson } from '../body.ts';
-import { PARAMS, textParam } from '../params.ts';
+import { NotFoundError } from '../../errors.ts';
+import { idParam, PARAMS, textParam } from '../params.ts';
 import { ownerOnly } from './dashboard-account.route.ts';
 import type { DashboardScope } from './dashboard-scope.ts';
 
 const SLUG = textParam('slug', "the monitor's slug");
+const PROBE = idParam('probe', 'uptime probe id', () => new NotFoundError('probe_not_found', 'no such probe in this project'));
 
 export function mountMonitorRoutes({ routes, deps, projectId }: DashboardScope): void {
   const { monitorsAdmin } = deps;
@@ -103,6 +105,75 @@ export function mountMonitorRoutes({ routes, deps, projectId }: DashboardScope):
     ownerOnly,
     async (ctx, { params }) => {
       ctx.body = await monitorsAdmin.remove(await projectId(ctx), params.slug);
+    },
+  );
+
+  mountProbeRoutes({ routes, deps, projectId });
+}
+
+/** Uptime probes: members see them and their results; an owner adds and removes them. */
+function mountProbeRoutes({ routes, deps, projectId }: Pick<DashboardScope, 'routes' | 'deps' | 'projectId'>): void {
+  const { probes } = deps;
+  routes.get(
+    '/projects/:project/probes',
+    {
+      tag: 'dashboard',
+      summary: "The project's uptime probes with each one's state",
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      ok: { 200: { description: 'the probes', schema: 'probe-list' } },
+      errors: [404],
+    },
+    async (ctx) => {
+      ctx.body = await probes.list(await projectId(ctx));
+    },
+  );
+  routes.post(
+    '/projects/:project/probes',
+    {
+      tag: 'dashboard',
+      summary: 'Add an uptime probe (owner); its URL must lead to a public address unless PROBE_ALLOW_PRIVATE=true',
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      body: { schema: 'probe', checkedBy: 'ProbesService.add' },
+      ok: { 201: { description: 'the probe, checked within a second', schema: 'probe' } },
+      errors: [400, 404, 413, 415, 422],
+    },
+    ownerOnly,
+    async (ctx) => {
+      const id = await projectId(ctx);
+      const added = await probes.add(id, await readJson(ctx, deps.config.bodyLimitBytes), new Date());
+      ctx.status = 201;
+      ctx.body = added;
+    },
+  );
+  routes.get(
+    '/projects/:project/probes/:probe',
+    {
+      tag: 'dashboard',
+      summary: 'An uptime probe with its uptime over 24 hours, 7 and 30 days and its newest checks (latency and reason)',
+      auth: 'dashboard',
+      params: [PARAMS.project, PROBE],
+      ok: { 200: { description: 'the probe', schema: 'probe' } },
+      errors: [404],
+    },
+    async (ctx, { params }) => {
+      ctx.body = await probes.show(await projectId(ctx), params.probe, new Date());
+    },
+  );
+  routes.delete(
+    '/projects/:project/probes/:probe',
+    {
+      tag: 'dashboard',
+      summary: 'Remove an uptime probe and its results (owner); its issues stay',
+      auth: 'dashboard',
+      params: [PARAMS.project, PROBE],
+      ok: { 200: { description: 'what was removed', schema: 'removed' } },
+      errors: [404],
+    },
+    ownerOnly,
+    async (ctx, { params }) => {
+      ctx.body = await probes.remove(await projectId(ctx), params.probe);
     },
   );
 }

@@ -41,7 +41,7 @@ function searchOf(query: URLSearchParams): string {
 
 export function IssuesPage({ id, query }: { id: string; query: URLSearchParams }) {
   const status = (STATUSES as readonly string[]).includes(query.get('status') ?? '') ? query.get('status')! : 'unresolved';
-  const kind = ['error', 'security', 'monitor', 'installation'].includes(query.get('kind') ?? '') ? query.get('kind')! : '';
+  const kind = ['error', 'security', 'monitor', 'installation', 'uptime'].includes(query.get('kind') ?? '') ? query.get('kind')! : '';
   const order = (query.get('order') ?? '') in ORDERS ? (query.get('order') as keyof typeof ORDERS) : 'last_seen';
   const search = searchOf(query);
   const page = Math.max(0, Number(query.get('page') ?? 0) | 0);
@@ -94,6 +94,7 @@ export function IssuesPage({ id, query }: { id: string; query: URLSearchParams }
             <option value="security">Security</option>
             <option value="monitor">Monitors</option>
             <option value="installation">Installations</option>
+            <option value="uptime">Uptime</option>
           </select>
         </label>
         <label class="inline-label">

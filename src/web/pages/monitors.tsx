@@ -6,8 +6,8 @@
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.ts';
 import { navigate } from '../router.ts';
-import type { InstallationWatch, Monitor, MonitorRun } from '../types.ts';
-import { Failure, Figures, Listed, Show, Time, Title, useChange, useLoad } from '../ui.tsx';
+import type { InstallationWatch, Monitor, MonitorRun, Probe } from '../types.ts';
+import { Bars, Failure, Figures, Listed, Show, Time, Title, useAction, useChange, useLoad } from '../ui.tsx';
 import { ProjectNav } from './projects.tsx';
 
 const STATUS_WORDS = { new: 'waiting for a first check-in', ok: 'up', error: 'failing' } as const;
@@ -61,14 +61,20 @@ export function MonitorsPage({ id, session }: { id: string; session: Session }) 
         )}
       </Show>
       {session.role === 'owner' && <AddMonitor id={id} onAdded={loaded.reload} />}
-      <Installation id={id} />
+      <Probes id={id} owner={session.role === 'owner'} />
+      <Installation id={id} owner={session.role === 'owner'} />
     </section>
   );
 }
 
-/** The bound installation, watched with no set-up: what it reported, and when it was last heard from. */
-function Installation({ id }: { id: string }) {
+/**
+ * The bound installation, watched with no set-up: what it reported, and when it was last heard from. Its address
+ * belongs to the customer, so it is probed only when an owner asks (one click).
+ */
+function Installation({ id, owner }: { id: string; owner: boolean }) {
   const loaded = useLoad(() => api<InstallationWatch>('GET', `/projects/${id}/installation`), `installation:${id}`);
+  const [probe, probeError, probing] = useAction();
+  const [probed, setProbed] = useState(false);
   return (
     <section aria-labelledby="installation">
       <h2 id="installation">Installation</h2>
@@ -94,6 +100,23 @@ function Installation({ id }: { id: string }) {
                   ['SDK', i.sdk ?? '—'],
                 ]}
               />
+              {owner && i.base_url && !probed && (
+                <p class="actions">
+                  <button
+                    disabled={probing}
+                    onClick={() =>
+                      void probe(async () => {
+                        await api('POST', `/projects/${id}/probes`, { url: i.base_url });
+                        setProbed(true);
+                      })
+                    }
+                  >
+                    Probe {i.base_url} every 5 minutes
+                  </button>
+                </p>
+              )}
+              {probed && <p role="status">A probe of {i.base_url} was added; see Uptime above after a reload.</p>}
+              {probeError && <Failure error={probeError} />}
             </>
           ) : (
             <p class="muted">No installation is bound to this project.</p>
@@ -209,6 +232,123 @@ export function MonitorPage({ id, slug, session }: { id: string; slug: string; s
           {error && <Failure error={error} />}
         </section>
       )}
+    </Show>
+  );
+}
+
+const PROBE_WORDS = { new: 'not checked yet', up: 'up', down: 'down' } as const;
+const share = (rate: number | null | undefined) => (rate === null || rate === undefined ? '—' : `${Number((rate * 100).toFixed(2))}%`);
+
+/** Uptime probes: each URL's state; an owner adds one. */
+function Probes({ id, owner }: { id: string; owner: boolean }) {
+  const loaded = useLoad(() => api<{ probes: Probe[] }>('GET', `/projects/${id}/probes`), `probes:${id}`);
+  const [url, setUrl] = useState('');
+  const [every, setEvery] = useState('5');
+  const [change, error, busy] = useChange(loaded.reload);
+  return (
+    <section aria-labelledby="probes">
+      <h2 id="probes">Uptime</h2>
+      <Show loaded={loaded}>
+        {({ probes }) => (
+          <Listed
+            label="Uptime probes"
+            empty="No probe yet."
+            heads={['URL', 'State', 'Every']}
+            items={probes}
+            row={(p) => (
+              <tr key={p.id}>
+                <th scope="row">
+                  <a href={`/projects/${id}/probes/${p.id}`}>{p.url}</a>
+                </th>
+                <td>
+                  <span class={`badge status-${p.state.status === 'down' ? 'error' : p.state.status === 'up' ? 'ok' : 'new'}`}>{PROBE_WORDS[p.state.status]}</span>
+                </td>
+                <td>{p.interval_min} min</td>
+              </tr>
+            )}
+          />
+        )}
+      </Show>
+      {owner && (
+        <form
+          class="actions"
+          onSubmit={(e) => {
+            e.preventDefault();
+            change(() => api('POST', `/projects/${id}/probes`, { url, interval_min: Number(every) }));
+          }}
+        >
+          <label>
+            URL to check <input type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+          </label>
+          <label>
+            Every (minutes) <input type="number" min={1} max={60} value={every} onInput={(e) => setEvery(e.currentTarget.value)} />
+          </label>
+          <button disabled={busy}>Add probe</button>
+          {error && <Failure error={error} />}
+        </form>
+      )}
+    </section>
+  );
+}
+
+/** A probe's page: its uptime over 24 hours, 7 and 30 days, its latency, and its newest checks with their reasons. */
+export function ProbePage({ id, probe, session }: { id: string; probe: string; session: Session }) {
+  const loaded = useLoad(() => api<Probe>('GET', `/projects/${id}/probes/${probe}`), `probe:${id}:${probe}`);
+  const [change, error, busy] = useChange(loaded.reload);
+  return (
+    <Show loaded={loaded}>
+      {(p) => {
+        const results = p.results ?? [];
+        return (
+          <section>
+            <Title sub={<ProjectNav id={id} current="monitors" />}>{`Uptime of ${p.url}`}</Title>
+            <Figures
+              items={[
+                ['State', PROBE_WORDS[p.state.status]],
+                ['24 hours', share(p.uptime?.day)],
+                ['7 days', share(p.uptime?.week)],
+                ['30 days', share(p.uptime?.month)],
+              ]}
+            />
+            <h2>Latency</h2>
+            <Bars counts={results.slice(-120).map((r) => r.latency_ms)} label={`Latency of the last ${Math.min(120, results.length)} checks, oldest first`} width={480} height={60} />
+            <Listed
+              label="Newest checks"
+              empty="Not checked yet."
+              heads={['When', 'Result', 'Status', 'Latency']}
+              items={results.slice(-20).reverse()}
+              row={(r) => (
+                <tr key={r.at}>
+                  <td>
+                    <Time at={new Date(r.at).toISOString()} />
+                  </td>
+                  <td>{r.ok ? 'up' : `down: ${r.reason}`}</td>
+                  <td>{r.status ?? '—'}</td>
+                  <td>{r.latency_ms} ms</td>
+                </tr>
+              )}
+            />
+            {session.role === 'owner' && (
+              <p class="actions">
+                <button
+                  class="danger"
+                  disabled={busy}
+                  onClick={() =>
+                    confirm(`Remove the probe of ${p.url}?`) &&
+                    change(async () => {
+                      await api('DELETE', `/projects/${id}/probes/${probe}`);
+                      navigate(`/projects/${id}/monitors`);
+                    })
+                  }
+                >
+                  Remove
+                </button>
+              </p>
+            )}
+            {error && <Failure error={error} />}
+          </section>
+        );
+      }}
     </Show>
   );
 }

@@ -18,6 +18,9 @@ const TRIGGERS: [name: string, label: string][] = [
   ['monitor.failed', 'Monitor failed'],
   ['monitor.recovered', 'Monitor recovered'],
   ['installation.silent', 'Installation silent'],
+  ['uptime.down', 'Site down'],
+  ['uptime.up', 'Site up again'],
+  ['certificate.expiring', 'Certificate expiring'],
 ];
 const LEVELS = ['debug', 'info', 'warning', 'error', 'fatal'];
 
