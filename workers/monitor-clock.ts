@@ -19,6 +19,8 @@ import type { CheckInsStore } from '../src/store/checkins.store.ts';
 const MINUTE = 60_000;
 /** Most monitor environments judged per project and minute (Sentry's 10,000); the rest the next minute. */
 const MAX_PER_MINUTE = 10_000;
+/** How often a turn looks for what dead workers left undelivered. */
+const LEFT_OVER_EVERY_MS = 10_000;
 /** Monitor environments judged at once: their saves overlap on Redis and the database. */
 const AT_ONCE = 32;
 /** How long a minute's lease holds a worker that died judging it. */
@@ -38,6 +40,7 @@ export interface MonitorClockDeps {
 
 export function makeMonitorClock(deps: MonitorClockDeps) {
   const { state, store, log } = deps;
+  let leftOverAt = -Infinity;
 
   /** Judges one minute, unless another worker holds it; whether it was judged. */
   async function judge(minute: number): Promise<boolean> {
@@ -85,7 +88,10 @@ export function makeMonitorClock(deps: MonitorClockDeps) {
      */
     async turn(now: number): Promise<number> {
       const current = now - (now % MINUTE);
-      await deps.monitors.deliverLeftOver(new Date(now));
+      if (now - leftOverAt >= LEFT_OVER_EVERY_MS) {
+        leftOverAt = now;
+        await deps.monitors.deliverLeftOver(new Date(now));
+      }
       let judged = 0;
       for (let minute = (await state.lastJudged(current)) + MINUTE; minute <= current; minute += MINUTE) {
         if ((await store.backlog.olderThan(new Date(minute - BACKLOG_SLACK_MS), 1)).length > 0) break;
@@ -95,11 +101,16 @@ export function makeMonitorClock(deps: MonitorClockDeps) {
       return judged;
     },
 
-    /** Turns every `everyMs` (a few seconds: a minute is judged soon after it begins) until stopped. */
-    start(everyMs = 5000): { stop(): Promise<void> } {
+    /** Turns every `everyMs` (a second: a minute is judged as soon as it begins) until stopped; a turn still running is not overlapped. */
+    start(everyMs = 1000): { stop(): Promise<void> } {
       let running: Promise<unknown> = Promise.resolve();
+      let busy = false;
       const timer = setInterval(() => {
-        running = this.turn(Date.now()).catch((err: Error) => log.warn({ err: err.message }, 'the monitors clock could not turn; it tries again'));
+        if (busy) return;
+        busy = true;
+        running = this.turn(Date.now())
+          .catch((err: Error) => log.warn({ err: err.message }, 'the monitors clock could not turn; it tries again'))
+          .finally(() => (busy = false));
       }, everyMs);
       return {
         async stop() {

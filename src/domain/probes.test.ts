@@ -3,7 +3,7 @@ import { applyCheck, judgeAnswer, NEW_PROBE, PROBE_DEFAULTS, readProbeConfig, ty
 
 const config: ProbeConfig = { ...PROBE_DEFAULTS, url: 'https://shop.example/health' };
 const DAY = 86_400_000;
-const check = (at: number, ok: boolean, cert: number | null = null): CheckResult => ({ at, ok, reason: ok ? null : 'status_500', status: ok ? 200 : 500, latency_ms: 10, cert_expires: cert });
+const check = (at: number, ok: boolean, cert: number | null = null): CheckResult => ({ at, due: at, ok, reason: ok ? null : 'status_500', status: ok ? 200 : 500, latency_ms: 10, cert_expires: cert });
 
 describe('readProbeConfig', () => {
   it('takes a URL with Sentry-like defaults, and statuses as ranges', () => {

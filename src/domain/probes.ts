@@ -98,6 +98,8 @@ export function readProbeConfig(raw: unknown): ProbeConfig {
 /** One check's outcome: up, or down with why (`status_500`, `keyword_missing`, `timeout`, `refused: <rule>`, ...). */
 export interface CheckResult {
   at: number;
+  /** when the check was due (its schedule's time: `at` less this is how late it ran) */
+  due: number;
   ok: boolean;
   reason: string | null;
   status: number | null;

@@ -2149,6 +2149,10 @@ export interface Probe {
    */
   results?: {
     at: number;
+    /**
+     * when the check was due (ms): at - due is how late it ran
+     */
+    due: number;
     ok: boolean;
     reason: string | null;
     status: number | null;

@@ -34,6 +34,18 @@ export function makeMonitorsService(deps: { state: MonitorsState; store: CheckIn
 
   return {
     deliver,
+    /**
+     * Retention (the hourly maintenance job): runs that began more than `days` ago go, and the groups of check-ins
+     * received more than two days ago (applied long since).
+     */
+    async expire(now: Date, days: number): Promise<{ check_in_runs: number; check_in_groups: number }> {
+      let runs = 0;
+      const before = now.getTime() - days * 86_400_000;
+      for (const project of await state.projects()) {
+        for (const ref of await state.refs(project)) runs += await store.forgetHistory(project, ref.slug, ref.environment, before);
+      }
+      return { check_in_runs: runs, check_in_groups: await store.forgetGroups(now.getTime() - 2 * 86_400_000) };
+    },
     /** Delivers the outboxes left by workers that died before delivering them (the clock calls this each turn). */
     async deliverLeftOver(now: Date, limit = 1000): Promise<number> {
       let delivered = 0;

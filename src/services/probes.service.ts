@@ -22,8 +22,10 @@ const READ_BYTES = 64 * 1024;
 /** How long a failed check waits before it is checked again to confirm. */
 const CONFIRM_AFTER_MS = 1000;
 /** Probes checked at once by one worker, and claimed a turn. */
-const AT_ONCE = 20;
+const AT_ONCE = 50;
 const MINUTE = 60_000;
+/** The first check of a new probe is due within this long (spread at random). */
+const FIRST_SPREAD_MS = 10_000;
 /** How long results are kept. */
 const RESULTS_KEPT_MS = 30 * 24 * 3_600_000;
 
@@ -58,17 +60,17 @@ async function fetchFollowing(config: ProbeConfig, allowPrivate: boolean, signal
 }
 
 /** One check of a probe, as it is now. */
-export async function checkOnce(config: ProbeConfig, allowPrivate: boolean, at = Date.now()): Promise<CheckResult> {
+export async function checkOnce(config: ProbeConfig, allowPrivate: boolean, at = Date.now(), due = at): Promise<CheckResult> {
   const started = performance.now();
   const latency = () => Math.round(performance.now() - started);
   try {
     const answer = await fetchFollowing(config, allowPrivate, AbortSignal.timeout(config.timeout_s * 1000));
     const { ok, reason } = judgeAnswer(config, answer.status, answer.body.toString('utf8'));
-    return { at, ok, reason, status: answer.status, latency_ms: latency(), cert_expires: answer.certificate?.valid_to ?? null };
+    return { at, due, ok, reason, status: answer.status, latency_ms: latency(), cert_expires: answer.certificate?.valid_to ?? null };
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     const reason = err instanceof TargetRefused ? `refused: ${err.message}` : e.name === 'TimeoutError' || e.name === 'AbortError' ? 'timeout' : (e.code ?? e.message);
-    return { at, ok: false, reason, status: null, latency_ms: latency(), cert_expires: null };
+    return { at, due, ok: false, reason, status: null, latency_ms: latency(), cert_expires: null };
   }
 }
 
@@ -85,10 +87,10 @@ export function makeProbesService(deps: ProbesDeps) {
   async function run(project: number, id: number, due: number, now: number): Promise<void> {
     const probe = await store.get(project, id);
     if (!probe) return state.forget({ project, id });
-    let result = await checkOnce(probe.config, deps.allowPrivate, now);
+    let result = await checkOnce(probe.config, deps.allowPrivate, now, due);
     if (!result.ok) {
       await new Promise((r) => setTimeout(r, CONFIRM_AFTER_MS));
-      result = await checkOnce(probe.config, deps.allowPrivate, now);
+      result = await checkOnce(probe.config, deps.allowPrivate, now, due);
     }
     await store.saveResult(project, id, result);
     const moved = applyCheck(await state.read({ project, id }), probe.config, result);
@@ -119,7 +121,8 @@ export function makeProbesService(deps: ProbesDeps) {
         throw err;
       }
       const doc = await store.add(project, config, now);
-      await state.schedule({ project, id: doc.id }, now.getTime());
+      // the first check within a few seconds, spread so that probes added together are not all due at once
+      await state.schedule({ project, id: doc.id }, now.getTime() + Math.floor(Math.random() * Math.min(config.interval_min * MINUTE, FIRST_SPREAD_MS)));
       return { id: String(doc.id), ...config, state: await state.read({ project, id: doc.id }) };
     },
     async list(project: number) {

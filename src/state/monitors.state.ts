@@ -124,6 +124,8 @@ export function makeMonitorsState(redis: RedisClient, opts: { prefix: string }) 
         .map(([field, raw]) => ({ environment: refOf(field).environment, state: (JSON.parse(raw) as Stored).s }))
         .sort((a, b) => a.environment.localeCompare(b.environment));
     },
+    /** A project's monitor environments. */
+    refs: async (project: number) => (await redis.hkeys(keys(project).mon)).map(refOf),
     /** Forgets a monitor's every environment (a monitor removed). */
     async forget(project: number, slug: string): Promise<void> {
       const k = keys(project);

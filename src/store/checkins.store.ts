@@ -121,6 +121,15 @@ export function makeCheckInsStore(db: Db) {
         { ordered: true },
       );
     },
+    /** A monitor environment's runs that began before `before` (ms) go; how many. */
+    async forgetHistory(project: number, slug: string, environment: string, before: number): Promise<number> {
+      const prefix = historyPrefix(project, slug, environment);
+      return (await history.deleteMany({ _id: { $gte: prefix, $lt: `${prefix}${String(before).padStart(15, '0')}` } })).deletedCount;
+    },
+    /** Groups of check-ins received before `before` (applied long since: their ids begin with their time) go; how many. */
+    async forgetGroups(before: number): Promise<number> {
+      return (await raw.deleteMany({ _id: { $lt: before.toString(36) } })).deletedCount;
+    },
     /** A monitor environment's newest runs, newest first. */
     history: (project: number, slug: string, environment: string, limit: number) => {
       const prefix = historyPrefix(project, slug, environment);

@@ -13,6 +13,7 @@
 import type { Config } from '../../config/index.ts';
 import type { Logger } from '../../src/log.ts';
 import { deleteRepackedSessions, repackAttempts } from '../../src/services/repack.service.ts';
+import type { MonitorsService } from '../../src/services/monitors.service.ts';
 import { expireEvents, RETENTION_CHUNKS, type RetentionOptions } from '../../src/services/retention.service.ts';
 import type { SourcemapsService } from '../../src/services/sourcemaps.service.ts';
 import type { IssuesState } from '../../src/state/issues.state.ts';
@@ -28,6 +29,7 @@ export interface RetentionDeps {
   issuesState: IssuesState;
   keeper: StateKeeper;
   sourcemaps: Pick<SourcemapsService, 'expire'>;
+  monitors: Pick<MonitorsService, 'expire'>;
 }
 
 export async function runRetention(runtime: RetentionDeps, now: Date, opts: RetentionOptions = RETENTION_CHUNKS): Promise<Record<string, number>> {
@@ -40,7 +42,12 @@ export async function runRetention(runtime: RetentionDeps, now: Date, opts: Rete
     defaultDays: runtime.config.eventRetentionDays,
     log: runtime.log,
   };
-  return { ...sessions, ...(await expireEvents(deps, now, opts)), ...(await runtime.sourcemaps.expire(now, runtime.config.eventRetentionDays)) };
+  return {
+    ...sessions,
+    ...(await expireEvents(deps, now, opts)),
+    ...(await runtime.sourcemaps.expire(now, runtime.config.eventRetentionDays)),
+    ...(await runtime.monitors.expire(now, runtime.config.eventRetentionDays)),
+  };
 }
 
 /** What the repack handler uses, and nothing else. */

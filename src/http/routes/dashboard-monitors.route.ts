@@ -136,7 +136,7 @@ function mountProbeRoutes({ routes, deps, projectId }: Pick<DashboardScope, 'rou
       auth: 'dashboard',
       params: [PARAMS.project],
       body: { schema: 'probe', checkedBy: 'ProbesService.add' },
-      ok: { 201: { description: 'the probe, checked within a second', schema: 'probe' } },
+      ok: { 201: { description: 'the probe, first checked within 10 seconds', schema: 'probe' } },
       errors: [400, 404, 413, 415, 422],
     },
     ownerOnly,
