@@ -138,8 +138,8 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const burstsState = makeBurstsState(stateRedis, { prefix: config.queuePrefix });
   const bursts = makeBurstsService({ issuesState, burstsState, alertSettings });
   const incidents = makeIncidentsService({ issuesState, keeper, activity: stores.activity, channels, notify });
-  const monitors = makeMonitorsService({ state: monitorsState, store: stores.checkins, incidents });
-  const monitorsAdmin = makeMonitorsAdmin({ state: monitorsState, store: stores.checkins });
+  const monitors = makeMonitorsService({ state: monitorsState, store: stores.checkins, incidents, maintenance: stores.maintenance });
+  const monitorsAdmin = makeMonitorsAdmin({ state: monitorsState, store: stores.checkins, maintenance: stores.maintenance });
   const probes = makeProbesService({ store: stores.probes, state: makeProbesState(stateRedis, { prefix: config.queuePrefix }), incidents, allowPrivate: config.probeAllowPrivate, log });
   const installations = makeInstallationsService({ state: makeInstallationsState(stateRedis, { prefix: config.queuePrefix }), projects: stores.projects, incidents });
   const decisionsState = makeDecisionsState(stateRedis, { prefix: config.queuePrefix });

@@ -266,6 +266,12 @@ describe('lookout admin monitor', { timeout: 90_000 }, () => {
     expect((await admin('monitor', 'show', '--project', project.id, '--slug', 'nightly-backup')).json.environments).toEqual([]);
     const bad = await admin('monitor', 'add', '--project', project.id, '--slug', 'job', '--timezone', 'Mars/Olympus');
     expect([bad.code, bad.stderr]).toEqual([1, expect.stringContaining('invalid_monitor: /config/timezone: must be a time zone')]);
+    const window = await admin('maintenance', 'add', '--project', project.id, '--from', '2026-12-01T02:00:00Z', '--to', '2026-12-01T04:00:00Z', '--slug', 'nightly-backup');
+    expect(window.json).toEqual({ id: expect.any(String), from: '2026-12-01T02:00:00.000Z', to: '2026-12-01T04:00:00.000Z', monitor: 'nightly-backup' });
+    expect((await admin('maintenance', 'list', '--project', project.id)).json.windows).toHaveLength(1);
+    const backwards = await admin('maintenance', 'add', '--project', project.id, '--from', '2026-12-01T02:00:00Z', '--to', '2026-12-01T01:00:00Z');
+    expect([backwards.code, backwards.stderr]).toEqual([1, expect.stringContaining('invalid_window: /to: must be after from')]);
+    expect((await admin('maintenance', 'remove', '--project', project.id, '--window', window.json.id)).json).toEqual({ removed: window.json.id });
     expect((await admin('monitor', 'remove', '--project', project.id, '--slug', 'nightly-backup')).json).toEqual({ removed: 'nightly-backup' });
     const gone = await admin('monitor', 'show', '--project', project.id, '--slug', 'nightly-backup');
     expect([gone.code, gone.stderr]).toEqual([1, expect.stringContaining('monitor_not_found')]);

@@ -23,6 +23,13 @@ export const MONITOR_COMMANDS = [
   ],
   ['probe list', '--project ID', "the project's uptime probes with each one's state"],
   ['probe remove', '--project ID --probe ID', 'remove a probe and its results (its issues stay)'],
+  [
+    'maintenance add',
+    '--project ID --from TIME --to TIME [--slug S]',
+    "a maintenance window (ISO times, at most 31 days): the project's monitors (or S) raise nothing until it ends, then their true state",
+  ],
+  ['maintenance list', '--project ID', "the project's maintenance windows"],
+  ['maintenance remove', '--project ID --window ID', 'remove a maintenance window'],
 ] as const;
 
 /** `--every '10 minutes'` → an interval schedule. */
@@ -35,6 +42,7 @@ function every(text: string) {
 export function parseMonitorCommand(noun: string, verb: string, values: Values): (rt: Runtime) => Promise<unknown> {
   const project = id(values, 'project');
   if (noun === 'probe') return parseProbeCommand(project, verb, values);
+  if (noun === 'maintenance') return parseWindowCommand(project, verb, values);
   switch (verb) {
     case 'add': {
       if (values.schedule !== undefined && values.every !== undefined) throw new UsageError('monitor add takes one of --schedule or --every');
@@ -93,6 +101,25 @@ function parseProbeCommand(project: number, verb: string, values: Values): (rt: 
       const probe = need(values, 'probe');
       if (!/^[1-9]\d{0,15}$/.test(probe)) throw new UsageError('--probe must be a numeric id');
       return (rt) => rt.probes.remove(project, Number(probe));
+    }
+  }
+}
+
+function parseWindowCommand(project: number, verb: string, values: Values): (rt: Runtime) => Promise<unknown> {
+  switch (verb) {
+    case 'add': {
+      const body = { from: need(values, 'from'), to: need(values, 'to'), monitor: values.slug ?? null };
+      return (rt) => rt.monitorsAdmin.addWindow(project, body, new Date());
+    }
+    case 'list':
+      return async (rt) => {
+        await rt.admin.showProject(project); // 404 for an unknown project
+        return rt.monitorsAdmin.windows(project);
+      };
+    default: {
+      const window = need(values, 'window');
+      if (!/^[1-9]\d{0,15}$/.test(window)) throw new UsageError('--window must be a numeric id');
+      return (rt) => rt.monitorsAdmin.removeWindow(project, Number(window));
     }
   }
 }

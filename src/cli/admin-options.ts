@@ -54,6 +54,9 @@ export const OPTIONS = {
   'expect-status': { type: 'string' },
   keyword: { type: 'string' },
   probe: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  window: { type: 'string' },
 } as const;
 
 export type Values = Partial<Record<Exclude<keyof typeof OPTIONS, 'password-stdin'>, string>> & { 'password-stdin'?: boolean };

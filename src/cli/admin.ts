@@ -105,7 +105,7 @@ export function parseAdminCommand(args: string[]): AdminRun {
   const values = parsed as Values;
   if (extra.length) throw new UsageError(`unexpected argument: ${extra.join(' ')}`);
   const [noun, verb] = positionals;
-  if (noun === 'monitor' || noun === 'probe') return parseMonitorCommand(noun, verb!, values);
+  if (noun === 'monitor' || noun === 'probe' || noun === 'maintenance') return parseMonitorCommand(noun, verb!, values);
   switch (positionals.join(' ')) {
     case 'org create': {
       const input = { name: need(values, 'name'), plan: values.plan ?? 'free', seats: seats(values) ?? null };

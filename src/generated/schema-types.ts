@@ -601,6 +601,18 @@ export interface KeyRotateBody {
 }
 
 /**
+ * A maintenance window: the project's monitors (or one) raise nothing from `from` to `to`. Runs are still recorded; when the window ends, the true state is reported (an incident still open is raised, one that ended is not). At most 31 days; 400 invalid_window names the field.
+ */
+export interface MaintenanceWindowBody {
+  from: string;
+  to: string;
+  /**
+   * a monitor's slug; null or absent: every monitor of the project
+   */
+  monitor?: string | null;
+}
+
+/**
  * A cron monitor made or changed by a person. What is named is set, the rest kept; a new monitor starts from Sentry's defaults (margin 1, max runtime 30, thresholds 1, UTC). Checked as a check-in's monitor_config is (src/domain/checkins.ts): a bad field answers 400 invalid_monitor naming it.
  */
 export interface MonitorBody {
@@ -1903,6 +1915,26 @@ export interface Lifted {
 }
 
 /**
+ * A maintenance window
+ */
+export interface MaintenanceWindow {
+  id: string;
+  from: string;
+  to: string;
+  /**
+   * null: every monitor of the project
+   */
+  monitor: string | null;
+}
+
+/**
+ * A project's maintenance windows
+ */
+export interface MaintenanceWindows {
+  windows: MaintenanceWindow[];
+}
+
+/**
  * A project's cron monitors
  */
 export interface MonitorList {
@@ -3049,6 +3081,7 @@ export interface RequestSchemas {
   'issue-list-query': IssueListQuery;
   'issue-status': IssueStatusBody;
   'key-rotate': KeyRotateBody;
+  'maintenance-window': MaintenanceWindowBody;
   'monitor': MonitorBody;
   'org-settings': OrgSettingsBody;
   'otp-code': OtpCodeBody;
@@ -3126,6 +3159,8 @@ export interface AnswerSchemas {
   'issues-changed': IssuesChanged;
   'key-rotated': KeyRotated;
   'lifted': Lifted;
+  'maintenance-window': MaintenanceWindow;
+  'maintenance-windows': MaintenanceWindows;
   'monitor-list': MonitorList;
   'monitor': Monitor;
   'openapi-document': OpenapiDocument;

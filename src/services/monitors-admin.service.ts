@@ -9,6 +9,8 @@ import { nextRuns, validCrontab } from '../domain/schedule.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { MonitorsState } from '../state/monitors.state.ts';
 import type { CheckInRecordDoc, CheckInsStore, MonitorDoc } from '../store/checkins.store.ts';
+import type { MaintenanceDoc, MaintenanceStore } from '../store/maintenance.store.ts';
+import { readWindow, WindowInputError } from '../domain/maintenance.ts';
 
 /** Runs of each environment a monitor's page shows. */
 const HISTORY = 50;
@@ -42,8 +44,9 @@ function readMonitorInput(body: unknown): { slug: string; name: string | null; c
   }
 }
 
-export function makeMonitorsAdmin(deps: { state: MonitorsState; store: CheckInsStore }) {
+export function makeMonitorsAdmin(deps: { state: MonitorsState; store: CheckInsStore; maintenance: MaintenanceStore }) {
   const { state, store } = deps;
+  const windowView = (d: MaintenanceDoc) => ({ id: String(d.id), from: d.from.toISOString(), to: d.to.toISOString(), monitor: d.monitor });
 
   async function view(project: number, m: MonitorDoc, now: Date, withRuns: boolean): Promise<MonitorView> {
     const environments = await state.environments(project, m.slug);
@@ -96,6 +99,25 @@ export function makeMonitorsAdmin(deps: { state: MonitorsState; store: CheckInsS
         }
       }
       return view(project, (await store.setPaused(project, slug, paused, now))!, now, false);
+    },
+    /** Adds a maintenance window (src/domain/maintenance.ts) for the project's monitors, or one of them. */
+    async addWindow(project: number, body: unknown, now: Date) {
+      let w;
+      try {
+        w = readWindow(body);
+      } catch (err) {
+        if (err instanceof WindowInputError) throw new BadRequestError('invalid_window', err.message, { errors: [{ path: err.path, message: err.message }] });
+        throw err;
+      }
+      if (w.monitor !== null) w = { ...w, monitor: (await found(project, monitorSlug(w.monitor, '/monitor'))).slug };
+      return windowView(await deps.maintenance.add(project, w, now));
+    },
+    async windows(project: number) {
+      return { windows: (await deps.maintenance.ofProject(project)).map(windowView) };
+    },
+    async removeWindow(project: number, id: number) {
+      if (!(await deps.maintenance.remove(project, id))) throw new NotFoundError('window_not_found', `project ${project} has no maintenance window ${id}`);
+      return { removed: String(id) };
     },
     async remove(project: number, slug: string): Promise<{ removed: string }> {
       await found(project, slug);

@@ -5,6 +5,9 @@
  * (a worker that died before settling, found again by the clock) counts and sends nothing twice.
  */
 import { monitorIncident } from '../domain/incidents.ts';
+import { afterWindow, heldAt, inWindow } from '../domain/maintenance.ts';
+import { windowOf, type MaintenanceStore } from '../store/maintenance.store.ts';
+import { cachedFor } from '../util/cached.ts';
 import type { MonitorOutboxItem, MonitorRef, MonitorsState } from '../state/monitors.state.ts';
 import type { CheckInsStore, MonitorDoc } from '../store/checkins.store.ts';
 import type { IncidentsService } from './incidents.service.ts';
@@ -12,23 +15,33 @@ import type { IncidentsService } from './incidents.service.ts';
 /** An outbox left this long is taken as a dead worker's, and delivered by the clock. */
 export const LEFT_OVER_MS = 30_000;
 
-export function makeMonitorsService(deps: { state: MonitorsState; store: CheckInsStore; incidents: IncidentsService }) {
+export function makeMonitorsService(deps: { state: MonitorsState; store: CheckInsStore; incidents: IncidentsService; maintenance: MaintenanceStore }) {
   const { state, store, incidents } = deps;
+  /** A project's maintenance windows, read at most every 5 s (a new window holds within 5 s). */
+  const windowsOf = cachedFor(5000, async (project: number) => (await deps.maintenance.ofProject(project)).map(windowOf));
 
-  /** `known`: the monitor, when the caller read it already. */
+  /**
+   * `known`: the monitor, when the caller read it already. What a maintenance window still open covers stays in the
+   * outbox (its records written); once the window ended, what it held is reported as the state stands
+   * (src/domain/maintenance.ts' afterWindow).
+   */
   async function deliver(ref: MonitorRef, outbox: MonitorOutboxItem[], now: Date, known?: MonitorDoc): Promise<void> {
     if (outbox.length === 0) return;
     const monitor = known ?? (await store.monitor(ref.project, ref.slug)) ?? { slug: ref.slug, name: ref.slug };
-    for (const item of outbox) {
-      await store.saveRecords(ref.project, ref.slug, ref.environment, item.records);
-      // a paused monitor's runs are recorded, and raise nothing
-      if (!('paused' in monitor && monitor.paused)) {
-        for (const effect of item.effects) await incidents.record(ref.project, monitorIncident(monitor, ref.environment, effect), now);
-      }
+    const windows = await windowsOf(ref.project);
+    const held = outbox.filter((i) => i.effects.some((e) => heldAt(windows, ref.slug, e.at, now.getTime())));
+    const released = outbox.filter((i) => !held.includes(i));
+    for (const item of outbox) await store.saveRecords(ref.project, ref.slug, ref.environment, item.records);
+    // a paused monitor's runs are recorded, and raise nothing
+    if (!('paused' in monitor && monitor.paused)) {
+      const effects = released.flatMap((i) => i.effects);
+      const windowed = effects.filter((e) => inWindow(windows, ref.slug, e.at));
+      const reported = windowed.length ? [...effects.filter((e) => !windowed.includes(e)), ...afterWindow(windowed, (await state.read(ref)).incident !== null)].sort((a, b) => a.at - b.at) : effects;
+      for (const effect of reported) await incidents.record(ref.project, monitorIncident(monitor, ref.environment, effect), now);
     }
     await state.settle(
       ref,
-      outbox.map((i) => i.key),
+      released.map((i) => i.key),
     );
   }
 

@@ -14,6 +14,7 @@ import { makeProjectsStore } from './projects.store.ts';
 import { makeSessionsStore } from './sessions.store.ts';
 import { makeCheckInsStore } from './checkins.store.ts';
 import { makeProbesStore } from './probes.store.ts';
+import { makeMaintenanceStore } from './maintenance.store.ts';
 import { makeSettingsStore } from './settings.store.ts';
 import { makeSlugsStore } from './slugs.store.ts';
 import { makeSourcemapsStore } from './sourcemaps.store.ts';
@@ -39,6 +40,7 @@ export function makeStores({ db, profile }: Pick<Mongo, 'db' | 'profile'>) {
     sessions: makeSessionsStore(db, profile),
     checkins: makeCheckInsStore(db),
     probes: makeProbesStore(db),
+    maintenance: makeMaintenanceStore(db),
     settings: makeSettingsStore(db),
     users: makeUsersStore(db),
     tokens: makeTokensStore(db),

@@ -9,6 +9,7 @@ import { ownerOnly } from './dashboard-account.route.ts';
 import type { DashboardScope } from './dashboard-scope.ts';
 
 const SLUG = textParam('slug', "the monitor's slug");
+const WINDOW = idParam('window', 'maintenance window id', () => new NotFoundError('window_not_found', 'no such maintenance window in this project'));
 const PROBE = idParam('probe', 'uptime probe id', () => new NotFoundError('probe_not_found', 'no such probe in this project'));
 
 export function mountMonitorRoutes({ routes, deps, projectId }: DashboardScope): void {
@@ -109,6 +110,53 @@ export function mountMonitorRoutes({ routes, deps, projectId }: DashboardScope):
   );
 
   mountProbeRoutes({ routes, deps, projectId });
+  mountWindowRoutes({ routes, deps, projectId });
+}
+
+/** Maintenance windows: members see them; an owner adds and removes them. */
+function mountWindowRoutes({ routes, deps, projectId }: Pick<DashboardScope, 'routes' | 'deps' | 'projectId'>): void {
+  const { monitorsAdmin } = deps;
+  routes.get(
+    '/projects/:project/maintenance',
+    { tag: 'dashboard', summary: "The project's maintenance windows", auth: 'dashboard', params: [PARAMS.project], ok: { 200: { description: 'the windows', schema: 'maintenance-windows' } }, errors: [404] },
+    async (ctx) => {
+      ctx.body = await monitorsAdmin.windows(await projectId(ctx));
+    },
+  );
+  routes.post(
+    '/projects/:project/maintenance',
+    {
+      tag: 'dashboard',
+      summary: 'Add a maintenance window (owner): the monitors it covers raise nothing until it ends, then their true state',
+      auth: 'dashboard',
+      params: [PARAMS.project],
+      body: { schema: 'maintenance-window', checkedBy: 'MonitorsAdmin.addWindow' },
+      ok: { 201: { description: 'the window', schema: 'maintenance-window' } },
+      errors: [400, 404, 413, 415],
+    },
+    ownerOnly,
+    async (ctx) => {
+      const id = await projectId(ctx);
+      const added = await monitorsAdmin.addWindow(id, await readJson(ctx, deps.config.bodyLimitBytes), new Date());
+      ctx.status = 201;
+      ctx.body = added;
+    },
+  );
+  routes.delete(
+    '/projects/:project/maintenance/:window',
+    {
+      tag: 'dashboard',
+      summary: 'Remove a maintenance window (owner): what it held is reported as the state stands',
+      auth: 'dashboard',
+      params: [PARAMS.project, WINDOW],
+      ok: { 200: { description: 'what was removed', schema: 'removed' } },
+      errors: [404],
+    },
+    ownerOnly,
+    async (ctx, { params }) => {
+      ctx.body = await monitorsAdmin.removeWindow(await projectId(ctx), params.window);
+    },
+  );
 }
 
 /** Uptime probes: members see them and their results; an owner adds and removes them. */

@@ -4,7 +4,8 @@
   - an occurrence (a failure) counts once by its id (ie:<issue>, score at) in the issue and its hour, follows the
     newest failure (culprit, last seen) and regresses a resolved issue or ends an ignore by the issue rule
     (lib/issue-rule.lua, as error events do);
-  - a recovery resolves an unresolved issue, once by its id (the issue's `recovered` field).
+  - a recovery resolves an unresolved issue, once by its id (the issue's `recovered` field); an issue already
+    resolved, by hand or by an earlier recovery, is left alone and nobody is told.
   The change's notification (the incident opening or ending: ARGV[3]'s `trigger`) goes to the project's outbox (nq)
   in the same step, when the change was recorded now and the project has channels, so it is sent once.
 
@@ -42,12 +43,12 @@ local function dirty()
 end
 
 if c.change == 'recovered' then
+  -- an issue resolved (by hand, or never raised) is told of nothing: only an open incident recovers
   if redis.call('EXISTS', key) == 0 or redis.call('HGET', key, 'recovered') == c.id then return {0, '[]'} end
   redis.call('HSET', key, 'recovered', c.id)
-  if redis.call('HGET', key, 'status') == 'unresolved' then
-    redis.call('HSET', key, 'status', 'resolved', 'resolved_at', at, 'resolved_release', '', 'resolved_next', '')
-    redis.call('HINCRBY', key, 'resolves', 1)
-  end
+  if redis.call('HGET', key, 'status') ~= 'unresolved' then return {0, '[]'} end
+  redis.call('HSET', key, 'status', 'resolved', 'resolved_at', at, 'resolved_release', '', 'resolved_next', '')
+  redis.call('HINCRBY', key, 'resolves', 1)
   trigger()
   dirty()
   return {1, '[]'}
