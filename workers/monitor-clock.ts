@@ -15,6 +15,7 @@ import type { InstallationsService } from '../src/services/installations.service
 import type { MonitorsService } from '../src/services/monitors.service.ts';
 import type { MonitorsState } from '../src/state/monitors.state.ts';
 import type { CheckInsStore } from '../src/store/checkins.store.ts';
+import { makeTicker } from '../src/util/ticker.ts';
 
 const MINUTE = 60_000;
 /** Most monitor environments judged per project and minute (Sentry's 10,000); the rest the next minute. */
@@ -101,23 +102,15 @@ export function makeMonitorClock(deps: MonitorClockDeps) {
       return judged;
     },
 
-    /** Turns every `everyMs` (a second: a minute is judged as soon as it begins) until stopped; a turn still running is not overlapped. */
+    /** Turns every `everyMs` (a second: a minute is judged as soon as it begins) until stopped; one turn at a time. */
     start(everyMs = 1000): { stop(): Promise<void> } {
-      let running: Promise<unknown> = Promise.resolve();
-      let busy = false;
-      const timer = setInterval(() => {
-        if (busy) return;
-        busy = true;
-        running = this.turn(Date.now())
-          .catch((err: Error) => log.warn({ err: err.message }, 'the monitors clock could not turn; it tries again'))
-          .finally(() => (busy = false));
-      }, everyMs);
-      return {
-        async stop() {
-          clearInterval(timer);
-          await running;
-        },
-      };
+      const ticker = makeTicker(
+        async () => void (await this.turn(Date.now())),
+        (err) => log.warn({ err: err.message }, 'the monitors clock could not turn; it tries again'),
+        everyMs,
+      );
+      ticker.start();
+      return ticker;
     },
   };
 }

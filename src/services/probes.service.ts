@@ -14,6 +14,7 @@ import type { Logger } from '../log.ts';
 import { checkedRequest, checkHost, checkUrlForm, TargetRefused } from '../notify/outbound.ts';
 import type { ProbesState } from '../state/probes.state.ts';
 import type { ProbesStore } from '../store/probes.store.ts';
+import { makeTicker } from '../util/ticker.ts';
 import type { IncidentsService } from './incidents.service.ts';
 
 const SETTING = 'PROBE_ALLOW_PRIVATE';
@@ -168,23 +169,15 @@ export function makeProbesService(deps: ProbesDeps) {
       );
       return claimed.length;
     },
-    /** Turns `runDue` every `everyMs` until stopped (the workers serving `events`). */
+    /** Turns `runDue` every `everyMs` until stopped (the workers serving `events`); one turn at a time. */
     start(everyMs = 1000): { stop(): Promise<void> } {
-      let running: Promise<unknown> = Promise.resolve();
-      let busy = false;
-      const timer = setInterval(() => {
-        if (busy) return;
-        busy = true;
-        running = this.runDue(Date.now())
-          .catch((err: Error) => log.warn({ err: err.message }, 'the probes could not be checked; they are tried again'))
-          .finally(() => (busy = false));
-      }, everyMs);
-      return {
-        async stop() {
-          clearInterval(timer);
-          await running;
-        },
-      };
+      const ticker = makeTicker(
+        async () => void (await this.runDue(Date.now())),
+        (err) => log.warn({ err: err.message }, 'the probes could not be checked; they are tried again'),
+        everyMs,
+      );
+      ticker.start();
+      return ticker;
     },
   };
 }

@@ -1,7 +1,7 @@
 /**
  * A pass that runs every `intervalMs`, one at a time: a tick while a pass
  * runs joins it. A failed pass is logged by `onError` and the next tick tries
- * again. Used by the flusher and the notification dispatcher.
+ * again. Used by the flusher, the notification dispatcher, the monitors' clock and the uptime probes.
  */
 export function makeTicker(pass: () => Promise<void>, onError: (err: Error) => void, intervalMs: number) {
   let running: Promise<void> | null = null;

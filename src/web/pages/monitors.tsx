@@ -215,18 +215,7 @@ export function MonitorPage({ id, slug, session }: { id: string; slug: string; s
               <button disabled={busy} onClick={() => change(() => api('POST', `/projects/${id}/monitors/${encodeURIComponent(slug)}/${m.paused ? 'resume' : 'pause'}`))}>
                 {m.paused ? 'Resume' : 'Pause'}
               </button>
-              <button
-                class="danger"
-                disabled={busy}
-                onClick={() =>
-                  confirm(`Remove ${m.name} and its runs?`) && change(async () => {
-                    await api('DELETE', `/projects/${id}/monitors/${encodeURIComponent(slug)}`);
-                    navigate(`/projects/${id}/monitors`);
-                  })
-                }
-              >
-                Remove
-              </button>
+              <RemoveButton question={`Remove ${m.name} and its runs?`} path={`/projects/${id}/monitors/${encodeURIComponent(slug)}`} back={`/projects/${id}/monitors`} change={change} busy={busy} />
             </p>
           )}
           {error && <Failure error={error} />}
@@ -330,19 +319,7 @@ export function ProbePage({ id, probe, session }: { id: string; probe: string; s
             />
             {session.role === 'owner' && (
               <p class="actions">
-                <button
-                  class="danger"
-                  disabled={busy}
-                  onClick={() =>
-                    confirm(`Remove the probe of ${p.url}?`) &&
-                    change(async () => {
-                      await api('DELETE', `/projects/${id}/probes/${probe}`);
-                      navigate(`/projects/${id}/monitors`);
-                    })
-                  }
-                >
-                  Remove
-                </button>
+                <RemoveButton question={`Remove the probe of ${p.url}?`} path={`/projects/${id}/probes/${probe}`} back={`/projects/${id}/monitors`} change={change} busy={busy} />
               </p>
             )}
             {error && <Failure error={error} />}
@@ -350,5 +327,24 @@ export function ProbePage({ id, probe, session }: { id: string; probe: string; s
         );
       }}
     </Show>
+  );
+}
+
+/** An owner's button that removes what `path` names, once confirmed, then goes `back`. */
+function RemoveButton({ question, path, back, change, busy }: { question: string; path: string; back: string; change: (run: () => Promise<unknown>) => void; busy: boolean }) {
+  return (
+    <button
+      class="danger"
+      disabled={busy}
+      onClick={() =>
+        confirm(question) &&
+        change(async () => {
+          await api('DELETE', path);
+          navigate(back);
+        })
+      }
+    >
+      Remove
+    </button>
   );
 }
