@@ -37,8 +37,8 @@ export function makeInstallationsService(deps: { state: InstallationsState; proj
         const project = await projects.get(id);
         const heard = await state.read(id);
         if (!project?.instance_id || heard.instance !== project.instance_id) {
-          // unbound, or bound to another installation since: its silence is no longer watched
-          if (heard.silent === null) await state.forget(id);
+          // unbound, or bound to another installation since: no longer watched (the new one is, once heard)
+          await state.forget(id);
           continue;
         }
         const minutes = project.silent_after_minutes ?? DEFAULT_SILENT_MINUTES;
