@@ -7,6 +7,7 @@
 import { DEFAULT_SILENT_MINUTES, installationIncident, judgeSilence } from '../domain/installations.ts';
 import type { InstallationsState } from '../state/installations.state.ts';
 import type { ProjectsStore } from '../store/projects.store.ts';
+import { cachedFor } from '../util/cached.ts';
 import type { IncidentsService } from './incidents.service.ts';
 
 /** How often one process records a project's installation heard (a silence is judged in minutes). */
@@ -19,6 +20,11 @@ const SDK_LENGTH = 200;
 export function makeInstallationsService(deps: { state: InstallationsState; projects: ProjectsStore; incidents?: IncidentsService }) {
   const { state, projects } = deps;
   const recorded = new Map<string, number>();
+  /**
+   * A project's binding and setting, read at most once a minute: nearly every bound project is quiet for a minute
+   * between two polls, so each minute's watch would otherwise read them all from the database.
+   */
+  const projectOf = cachedFor(60_000, (id: number) => projects.get(id));
 
   return {
     /** The project's installation `instance` was heard now; recorded unless this process did so lately. */
@@ -34,8 +40,10 @@ export function makeInstallationsService(deps: { state: InstallationsState; proj
     async watch(minute: number, heardAll: (from: number, to: number) => boolean): Promise<void> {
       const candidates = new Set([...(await state.quietSince(minute - 60_000, MAX_PER_MINUTE)), ...(await state.silent())]);
       for (const id of candidates) {
-        const project = await projects.get(id);
         const heard = await state.read(id);
+        let project = await projectOf(id);
+        // a binding that seems to have changed is read again: the cached one may be a minute old
+        if (project?.instance_id !== heard.instance) project = await projects.get(id);
         if (!project?.instance_id || heard.instance !== project.instance_id) {
           // unbound, or bound to another installation since: no longer watched (the new one is, once heard)
           await state.forget(id);

@@ -48,8 +48,9 @@ export function makeMonitorsAdmin(deps: { state: MonitorsState; store: CheckInsS
   const { state, store } = deps;
   const windowView = (d: MaintenanceDoc) => ({ id: String(d.id), from: d.from.toISOString(), to: d.to.toISOString(), monitor: d.monitor });
 
-  async function view(project: number, m: MonitorDoc, now: Date, withRuns: boolean): Promise<MonitorView> {
-    const environments = await state.environments(project, m.slug);
+  /** A monitor as shown, from its project's states read once (`states`, by slug). */
+  async function view(project: number, m: MonitorDoc, states: Map<string, MonitorView['environments']>, now: Date, withRuns: boolean): Promise<MonitorView> {
+    const environments = states.get(m.slug) ?? [];
     return {
       slug: m.slug,
       name: m.name,
@@ -75,17 +76,18 @@ export function makeMonitorsAdmin(deps: { state: MonitorsState; store: CheckInsS
 
   return {
     async list(project: number, now: Date): Promise<{ monitors: MonitorView[] }> {
-      return { monitors: await Promise.all((await store.monitorsOf(project)).map((m) => view(project, m, now, false))) };
+      const states = await state.environments(project);
+      return { monitors: await Promise.all((await store.monitorsOf(project)).map((m) => view(project, m, states, now, false))) };
     },
     async show(project: number, slug: string, now: Date): Promise<MonitorView> {
-      return view(project, await found(project, slug), now, true);
+      return view(project, await found(project, slug), await state.environments(project), now, true);
     },
     /** Makes a monitor, or changes one: what the body names is set, the rest kept (a new one starts from Sentry's defaults). */
     async set(project: number, body: unknown, now: Date): Promise<MonitorView> {
       const input = readMonitorInput(body);
       const was = await store.monitor(project, input.slug);
       const saved = await store.setMonitor(project, input.slug, { name: input.name ?? was?.name ?? input.slug, config: { ...(was?.config ?? MONITOR_DEFAULTS), ...input.config } }, now);
-      return view(project, saved, now, false);
+      return view(project, saved, await state.environments(project), now, false);
     },
     /**
      * Pauses a monitor (its check-ins still recorded, nothing missed or raised), or resumes it: nothing is expected
@@ -94,11 +96,11 @@ export function makeMonitorsAdmin(deps: { state: MonitorsState; store: CheckInsS
     async setPaused(project: number, slug: string, paused: boolean, now: Date): Promise<MonitorView> {
       await found(project, slug);
       if (!paused) {
-        for (const { environment } of await state.environments(project, slug)) {
+        for (const { environment } of (await state.environments(project)).get(slug) ?? []) {
           await state.update({ project, slug, environment }, { checkIn: `resume:${now.getTime()}` }, expectNothing);
         }
       }
-      return view(project, (await store.setPaused(project, slug, paused, now))!, now, false);
+      return view(project, (await store.setPaused(project, slug, paused, now))!, await state.environments(project), now, false);
     },
     /** Adds a maintenance window (src/domain/maintenance.ts) for the project's monitors, or one of them. */
     async addWindow(project: number, body: unknown, now: Date) {

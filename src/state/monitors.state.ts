@@ -116,20 +116,22 @@ export function makeMonitorsState(redis: RedisClient, opts: { prefix: string }) 
     read: async (m: MonitorRef) => (await read(m)).s,
     update,
     settle,
-    /** A monitor's environments and their states. */
-    async environments(project: number, slug: string): Promise<{ environment: string; state: MonitorEnvState }[]> {
-      const all = await redis.hgetall(keys(project).mon);
-      return Object.entries(all)
-        .filter(([field]) => refOf(field).slug === slug)
-        .map(([field, raw]) => ({ environment: refOf(field).environment, state: (JSON.parse(raw) as Stored).s }))
-        .sort((a, b) => a.environment.localeCompare(b.environment));
+    /** A project's monitors' environments and their states, by slug, in one read. */
+    async environments(project: number): Promise<Map<string, { environment: string; state: MonitorEnvState }[]>> {
+      const bySlug = new Map<string, { environment: string; state: MonitorEnvState }[]>();
+      const fields = Object.entries(await redis.hgetall(keys(project).mon)).sort(([a], [b]) => a.localeCompare(b));
+      for (const [field, raw] of fields) {
+        const { slug, environment } = refOf(field);
+        bySlug.set(slug, [...(bySlug.get(slug) ?? []), { environment, state: (JSON.parse(raw) as Stored).s }]);
+      }
+      return bySlug;
     },
     /** A project's monitor environments. */
     refs: async (project: number) => (await redis.hkeys(keys(project).mon)).map(refOf),
     /** Forgets a monitor's every environment (a monitor removed). */
     async forget(project: number, slug: string): Promise<void> {
       const k = keys(project);
-      const fields = Object.keys(await redis.hgetall(k.mon)).filter((f) => refOf(f).slug === slug);
+      const fields = (await redis.hkeys(k.mon)).filter((f) => refOf(f).slug === slug);
       if (fields.length) await redis.multi().hdel(k.mon, ...fields).zrem(k.due, ...fields).zrem(k.out, ...fields).exec();
     },
     /** A project's monitor environments whose outbox was last added to before `before` (ms), with it: left by a worker that died. */

@@ -14,7 +14,8 @@ import type { Db } from 'mongodb';
 import { MONITOR_DEFAULTS, type CheckIn, type MonitorConfig } from '../domain/checkins.ts';
 import type { CheckInRecord } from '../domain/monitor-state.ts';
 import { makeBacklog } from './backlog.ts';
-import { isDuplicateKey } from './mongo.ts';
+import { groupIdsBefore } from '../util/group-commit.ts';
+import { isDuplicateKey, sortableMs } from './mongo.ts';
 
 /** One check-in as received: its project and what it said. */
 export interface ReceivedCheckIn {
@@ -54,7 +55,9 @@ export interface CheckInRecordDoc extends CheckInRecord {
   environment: string;
 }
 
-const historyPrefix = (project: number, slug: string, environment: string) => `${project}:${slug}\n${environment}:`;
+/** A monitor's runs, every environment's: the start of their `_id`s; then an environment's. */
+const monitorPrefix = (project: number, slug: string) => `${project}:${slug}\n`;
+const historyPrefix = (project: number, slug: string, environment: string) => `${monitorPrefix(project, slug)}${environment}:`;
 
 /** A stored check-in's id: its group's and its place there. */
 export const storedCheckInId = (group: string, index: number) => `${group}.${index}`;
@@ -115,7 +118,7 @@ export function makeCheckInsStore(db: Db) {
       const prefix = historyPrefix(project, slug, environment);
       await history.bulkWrite(
         records.map((r) => {
-          const doc: CheckInRecordDoc = { _id: `${prefix}${String(r.started).padStart(15, '0')}:${r.id}`, project_id: project, monitor: slug, environment, ...r };
+          const doc: CheckInRecordDoc = { _id: `${prefix}${sortableMs(r.started)}:${r.id}`, project_id: project, monitor: slug, environment, ...r };
           return { replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true } };
         }),
         { ordered: true },
@@ -124,11 +127,11 @@ export function makeCheckInsStore(db: Db) {
     /** A monitor environment's runs that began before `before` (ms) go; how many. */
     async forgetHistory(project: number, slug: string, environment: string, before: number): Promise<number> {
       const prefix = historyPrefix(project, slug, environment);
-      return (await history.deleteMany({ _id: { $gte: prefix, $lt: `${prefix}${String(before).padStart(15, '0')}` } })).deletedCount;
+      return (await history.deleteMany({ _id: { $gte: prefix, $lt: `${prefix}${sortableMs(before)}` } })).deletedCount;
     },
     /** Groups of check-ins received before `before` (applied long since: their ids begin with their time) go; how many. */
     async forgetGroups(before: number): Promise<number> {
-      return (await raw.deleteMany({ _id: { $lt: before.toString(36) } })).deletedCount;
+      return (await raw.deleteMany({ _id: { $lt: groupIdsBefore(before) } })).deletedCount;
     },
     /** A monitor environment's newest runs, newest first. */
     history: (project: number, slug: string, environment: string, limit: number) => {
@@ -152,7 +155,7 @@ export function makeCheckInsStore(db: Db) {
     },
     /** Removes a monitor and its history; whether there was one. */
     async removeMonitor(project: number, slug: string): Promise<boolean> {
-      const prefix = `${project}:${slug}\n`;
+      const prefix = monitorPrefix(project, slug);
       await history.deleteMany({ _id: { $gte: prefix, $lt: `${prefix}\uffff` } });
       return (await monitors.deleteOne({ _id: `${project}:${slug}` })).deletedCount === 1;
     },

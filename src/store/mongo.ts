@@ -88,3 +88,6 @@ export async function ensureIndexes<T extends Document>(collection: Collection<T
     await ensureIndexes(collection, specs, attempt + 1);
   }
 }
+
+/** A time (ms) as text that sorts as the time does, for `_id`s read as ranges in time order. */
+export const sortableMs = (ms: number): string => String(ms).padStart(15, '0');

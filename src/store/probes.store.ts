@@ -6,6 +6,7 @@
 import type { Db } from 'mongodb';
 import type { CheckResult, ProbeConfig } from '../domain/probes.ts';
 import { nextId } from './counters.store.ts';
+import { sortableMs } from './mongo.ts';
 
 export interface ProbeDoc {
   _id: string;
@@ -22,7 +23,6 @@ export interface ProbeResultDoc extends CheckResult {
 }
 
 const resultsPrefix = (project: number, probe: number) => `${project}:${probe}:`;
-const at15 = (ms: number) => String(ms).padStart(15, '0');
 
 export function makeProbesStore(db: Db) {
   const probes = db.collection<ProbeDoc>('probes');
@@ -44,21 +44,21 @@ export function makeProbesStore(db: Db) {
     },
     /** Records a check (again: the same record). */
     async saveResult(project: number, probe: number, r: CheckResult): Promise<void> {
-      const doc: ProbeResultDoc = { _id: `${resultsPrefix(project, probe)}${at15(r.at)}`, project_id: project, probe, ...r };
+      const doc: ProbeResultDoc = { _id: `${resultsPrefix(project, probe)}${sortableMs(r.at)}`, project_id: project, probe, ...r };
       await results.replaceOne({ _id: doc._id }, doc, { upsert: true });
     },
     /** A probe's results since `since` (ms), oldest first. */
     results: (project: number, probe: number, since: number) => {
       const prefix = resultsPrefix(project, probe);
       return results
-        .find({ _id: { $gte: `${prefix}${at15(since)}`, $lt: `${prefix}~` } })
+        .find({ _id: { $gte: `${prefix}${sortableMs(since)}`, $lt: `${prefix}~` } })
         .sort({ _id: 1 })
         .toArray();
     },
     /** Results older than `before` (ms) go (the retention period). */
     async forgetResults(project: number, probe: number, before: number): Promise<number> {
       const prefix = resultsPrefix(project, probe);
-      return (await results.deleteMany({ _id: { $gte: prefix, $lt: `${prefix}${at15(before)}` } })).deletedCount;
+      return (await results.deleteMany({ _id: { $gte: prefix, $lt: `${prefix}${sortableMs(before)}` } })).deletedCount;
     },
   };
 }

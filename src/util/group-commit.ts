@@ -13,6 +13,11 @@ export function newGroupId(): string {
   return `${Date.now().toString(36)}${crypto.randomBytes(8).toString('hex')}`;
 }
 
+/** The bound below which every group id made before `ms` sorts (ids begin with their time). */
+export function groupIdsBefore(ms: number): string {
+  return ms.toString(36);
+}
+
 /** When a group id was made (NaN for an id `newGroupId` did not make). */
 export function groupTime(group: string): number {
   return parseInt(group.slice(0, -16), 36);
