@@ -88,6 +88,19 @@ export interface Config {
   readonly listenBacklog: number;
   /** Source maps (issue 52): bytes of bundles a project keeps (its oldest go first), of one bundle, of parsed maps a worker caches. */
   readonly sourcemaps: { readonly projectBytes: number; readonly bundleBytes: number; readonly cacheBytes: number };
+  /**
+   * Traces and logs (issue 69): how long each kind is kept (days), the random share of transactions kept whole
+   * beside the failed and the slowest, the slowest kept per group and hour, and a project's bytes of samples a day.
+   */
+  readonly traces: {
+    readonly aggregateDays: number;
+    readonly sampleDays: number;
+    readonly logDays: number;
+    readonly sampleShare: number;
+    readonly slowestPerHour: number;
+    readonly sampleBytesPerDay: number;
+    readonly apdexMs: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -137,6 +150,13 @@ export const DEFAULTS = {
   WEBHOOK_ALLOW_PRIVATE: 'false',
   PROBE_ALLOW_PRIVATE: 'false',
   STORE_TRACE_DIR: '',
+  PERF_RETENTION_DAYS: '395',
+  TRACE_SAMPLE_RETENTION_DAYS: '14',
+  LOG_RETENTION_DAYS: '30',
+  TRACE_SAMPLE_PERCENT: '2',
+  TRACE_SLOWEST_PER_HOUR: '3',
+  TRACE_SAMPLE_MB_PER_DAY: '50',
+  APDEX_THRESHOLD_MS: '300',
   ADMIT_BUFFER_ITEMS: '2500',
   ADMIT_BUFFER_SECONDS: '2',
   ADMIT_MAX_STALL_MS: '10000',
@@ -272,6 +292,15 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       projectBytes: int('SOURCEMAPS_PROJECT_MB', 1, 1_000_000) * 1024 * 1024,
       bundleBytes: int('SOURCEMAPS_BUNDLE_MB', 1, 2048) * 1024 * 1024,
       cacheBytes: int('SOURCEMAPS_CACHE_MB', 1, 100_000) * 1024 * 1024,
+    },
+    traces: {
+      aggregateDays: int('PERF_RETENTION_DAYS', 15, 3650),
+      sampleDays: int('TRACE_SAMPLE_RETENTION_DAYS', 1, 3650),
+      logDays: int('LOG_RETENTION_DAYS', 1, 3650),
+      sampleShare: int('TRACE_SAMPLE_PERCENT', 0, 100) / 100,
+      slowestPerHour: int('TRACE_SLOWEST_PER_HOUR', 0, 100),
+      sampleBytesPerDay: int('TRACE_SAMPLE_MB_PER_DAY', 0, 1_000_000) * 1024 * 1024,
+      apdexMs: int('APDEX_THRESHOLD_MS', 1, 600_000),
     },
   };
   if (config.admin && config.admin.password.length < 12) {

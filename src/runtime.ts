@@ -44,6 +44,10 @@ import { makeSdkService } from './services/sdk.service.ts';
 import { makePartWriter } from './services/session-parts.ts';
 import { makeDidHasher, makeSessionsService } from './services/sessions.service.ts';
 import { makeCheckInsService } from './services/checkins.service.ts';
+import { makeTracesService } from './services/traces.service.ts';
+import { makePerfRollup } from './services/perf-rollup.service.ts';
+import { makePerformanceService } from './services/performance.service.ts';
+import { makeTracesState } from './state/traces.state.ts';
 import { makeMonitorsState } from './state/monitors.state.ts';
 import { makeIssuesState } from './state/issues.state.ts';
 import { makeBurstsState } from './state/bursts.state.ts';
@@ -127,7 +131,11 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const releases = makeReleasesService(stores.sessions);
   const checkIns = makeCheckInsService({ store: stores.checkins, queues, stats: ingestStats, log, writesInFlight });
   const monitorsState = makeMonitorsState(stateRedis, { prefix: config.queuePrefix });
-  const sentry = makeSentryService({ events, sessions, feedback, checkIns, attachments: stores.attachments, stats: ingestStats });
+  const traces = makeTracesService({ store: stores.traces, queues, stats: ingestStats, log, writesInFlight });
+  const tracesState = makeTracesState(stateRedis, config.queuePrefix);
+  const perfRollup = makePerfRollup({ store: stores.traces, redis: stateRedis, prefix: config.queuePrefix, projectIds: async () => (await stores.projects.list()).map((p) => p._id), log, config });
+  const performance = makePerformanceService({ store: stores.traces, apdexMs: config.traces.apdexMs });
+  const sentry = makeSentryService({ events, sessions, feedback, checkIns, traces, attachments: stores.attachments, stats: ingestStats });
   /** The worker's parts of the session batches it applies (src/services/session-parts.ts). */
   const sessionParts = makePartWriter({ store: stores.sessions, list: state.partedList, log });
   const notifications = makeNotifyService({ stores, notify, queues, validator, config });
@@ -178,6 +186,10 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     validator,
     sessions,
     checkIns,
+    traces,
+    tracesState,
+    perfRollup,
+    performance,
     monitorsState,
     monitors,
     monitorsAdmin,
@@ -201,7 +213,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     sourcemaps,
     symbolication,
     async close() {
-      await Promise.all([sessions.drain(), events.drain(), checkIns.drain(), sessionParts.drain()]);
+      await Promise.all([sessions.drain(), events.drain(), checkIns.drain(), traces.drain(), sessionParts.drain()]);
       await ingestStats.close();
       await quotas.close();
       await queues.close();

@@ -8,6 +8,7 @@ import { processCheckIns } from './digest/checkins.ts';
 import { processEventGroups } from './digest/events.ts';
 import { runRepack, runRetention } from './digest/maintenance.ts';
 import { processSessionBatches } from './digest/sessions.ts';
+import { processTraceGroups } from './digest/traces.ts';
 import type { JobName, JobPayloads } from '../src/queues/registry.ts';
 import type { Runtime } from '../src/runtime.ts';
 
@@ -19,6 +20,7 @@ export const handlers: HandlerMap = {
   'events.process': (payload, runtime) => processEventGroups(payload, runtime, new Date()),
   'sessions.process': (payload, runtime) => processSessionBatches(payload, runtime, new Date()),
   'checkins.process': (payload, runtime) => processCheckIns(payload, runtime, new Date()),
+  'traces.process': (payload, runtime) => processTraceGroups(payload, runtime, new Date()),
   'maintenance.retention': (_payload, runtime) => runRetention(runtime, new Date()),
   'maintenance.repack': (_payload, runtime, _job, signal) => runRepack(runtime, new Date(), signal),
   'notify.deliver': (payload, runtime, job) => deliverNotification(payload, runtime, job),

@@ -44,7 +44,7 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
     { queues: opts.queues, concurrency: opts.concurrency, config, redisTarget: runtime.redisTarget, log, metrics },
   );
   // The sweeper enqueues what the API stored while Redis was unavailable (src/queues/sweep.ts).
-  const sweeper = startSweeper({ sweeps: { event: runtime.events.sweep, session: runtime.sessions.sweep, check_in: runtime.checkIns.sweep }, graceMs: config.sweepGraceMs, log, metrics });
+  const sweeper = startSweeper({ sweeps: { event: runtime.events.sweep, session: runtime.sessions.sweep, check_in: runtime.checkIns.sweep, trace: runtime.traces.sweep }, graceMs: config.sweepGraceMs, log, metrics });
   if (opts.queues.includes('maintenance')) {
     for (const [job, everyMs] of [
       ['maintenance.retention', RETENTION_EVERY_MS],
@@ -101,6 +101,8 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
     : null;
   // The uptime probes due are checked every second by the same workers (src/services/probes.service.ts).
   const prober = opts.queues.includes('events') ? runtime.probes.start() : null;
+  // Parts of transactions' counts are merged into minutes, hours and days (src/services/perf-rollup.service.ts).
+  const rollup = opts.queues.includes('events') ? runtime.perfRollup.start() : null;
   const publisher = publishMetrics(runtime, 'worker');
   log.info({ queues: opts.queues, concurrency: opts.concurrency ?? opts.queues.map((q) => config.concurrency[q]) }, 'workers started');
   return {
@@ -111,6 +113,7 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
       sweeper.stop();
       await clock?.stop();
       await prober?.stop();
+      await rollup?.stop();
       await pool.close(timeoutMs);
       await flusher?.stop();
       await dispatcher?.stop();

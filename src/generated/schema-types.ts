@@ -601,6 +601,37 @@ export interface KeyRotateBody {
 }
 
 /**
+ * A search of a project's log lines, newest first (query parameters)
+ */
+export interface LogsQuery {
+  /**
+   * the window ending now: 15m, 1h (default), 24h, 7d or 30d
+   */
+  range: "15m" | "1h" | "24h" | "7d" | "30d";
+  /**
+   * only lines after this time (a live tail asks for what came since its last line)
+   */
+  since?: string;
+  /**
+   * levels, comma-separated
+   */
+  level?: string;
+  /**
+   * text the body holds (any case)
+   */
+  q?: string;
+  /**
+   * an attribute's value: key=value
+   */
+  attribute?: string;
+  /**
+   * only the lines of this trace
+   */
+  trace?: string;
+  limit: number;
+}
+
+/**
  * A maintenance window: the project's monitors (or one) raise nothing from `from` to `to`. Runs are still recorded; when the window ends, the true state is reported (an incident still open is raised, one that ended is not). At most 31 days; 400 invalid_window names the field.
  */
 export interface MaintenanceWindowBody {
@@ -688,6 +719,24 @@ export interface PageQuery {
    * default 0
    */
   offset: number;
+}
+
+/**
+ * The window and filters of the Performance and Web Vitals reads (query parameters)
+ */
+export interface PerformanceQuery {
+  /**
+   * the window ending now: 1h, 24h (default), 7d, 14d, 30d or 90d
+   */
+  range: "1h" | "24h" | "7d" | "14d" | "30d" | "90d";
+  /**
+   * only this environment
+   */
+  environment?: string;
+  /**
+   * only this release
+   */
+  release?: string;
 }
 
 /**
@@ -1000,6 +1049,16 @@ export interface ToolReleaseBody {
   dateReleased?: string | null;
   ref?: string | null;
   url?: string | null;
+}
+
+/**
+ * When to look for a trace's errors and log lines when none of its transactions was sampled (query parameters)
+ */
+export interface TraceQuery {
+  /**
+   * a time the trace was seen (an error event's timestamp); the errors and log lines of ±5 minutes around it are read
+   */
+  at?: string;
 }
 
 /**
@@ -1915,6 +1974,33 @@ export interface Lifted {
 }
 
 /**
+ * Log lines, newest first
+ */
+export interface LogList {
+  since: string;
+  until: string;
+  lines: {
+    /**
+     * ms since the epoch
+     */
+    t: number;
+    level: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
+    sev: number;
+    body: string;
+    trace_id: string | null;
+    span_id: string | null;
+    attrs: {
+      [k: string]: string | number | boolean;
+    };
+    dropped_attributes?: number;
+  }[];
+  /**
+   * more lines match than were answered (or the search stopped at its limit of chunks): narrow the window
+   */
+  more: boolean;
+}
+
+/**
  * A maintenance window
  */
 export interface MaintenanceWindow {
@@ -2126,6 +2212,159 @@ export interface PasswordChanged {
  */
 export interface PasswordSet {
   email: string;
+}
+
+/**
+ * One transaction group over a window: its figures, percentiles over time, latency histogram, where its time goes, N+1 queries and slowest samples
+ */
+export type PerformanceGroup = {
+  /**
+   * transactions received
+   */
+  count: number;
+  /**
+   * transactions made, each received one weighed by its trace's sample rate
+   */
+  estimated_count: number;
+  per_minute: number;
+  failures: number;
+  failure_rate: number | null;
+  avg_ms: number | null;
+  p50_ms: number | null;
+  p75_ms: number | null;
+  p95_ms: number | null;
+  p99_ms: number | null;
+  apdex: number | null;
+  /**
+   * web vitals by name (lcp, fcp, ttfb, inp in ms; cls unitless): p75 and the shares good, meh (needs improvement) and poor
+   */
+  vitals: {
+    [k: string]: {
+      p75: number | null;
+      good: number;
+      meh: number;
+      poor: number;
+      count: number;
+    };
+  };
+} & {
+  key: string;
+  name: string;
+  op: string;
+  method: string | null;
+  range: string;
+  since: string;
+  until: string;
+  histogram: {
+    le_ms: number;
+    count: number;
+  }[];
+  chart: {
+    at: string;
+    count: number;
+    p50_ms: number | null;
+    p95_ms: number | null;
+    failures: number;
+  }[];
+  spans: {
+    op: string;
+    /**
+     * parameterised: SQL literals and URL ids replaced
+     */
+    description: string;
+    count: number;
+    total_ms: number;
+    per_transaction: number;
+    /**
+     * its time over the group's
+     */
+    share: number;
+    /**
+     * transactions that ran it 5 or more times
+     */
+    n_plus_one: number;
+  }[];
+  /**
+   * database span groups run 5 or more times in one transaction
+   */
+  n_plus_one: {
+    op: string;
+    /**
+     * parameterised: SQL literals and URL ids replaced
+     */
+    description: string;
+    count: number;
+    total_ms: number;
+    per_transaction: number;
+    /**
+     * its time over the group's
+     */
+    share: number;
+    /**
+     * transactions that ran it 5 or more times
+     */
+    n_plus_one: number;
+  }[];
+  samples: {
+    trace_id: string;
+    span_id: string;
+    at: string;
+    duration_ms: number;
+    failed: boolean;
+  }[];
+};
+
+/**
+ * A project's transaction groups over a window, busiest first
+ */
+export interface PerformanceList {
+  range: string;
+  since: string;
+  until: string;
+  apdex_threshold_ms: number;
+  groups: ({
+    /**
+     * transactions received
+     */
+    count: number;
+    /**
+     * transactions made, each received one weighed by its trace's sample rate
+     */
+    estimated_count: number;
+    per_minute: number;
+    failures: number;
+    failure_rate: number | null;
+    avg_ms: number | null;
+    p50_ms: number | null;
+    p75_ms: number | null;
+    p95_ms: number | null;
+    p99_ms: number | null;
+    apdex: number | null;
+    /**
+     * web vitals by name (lcp, fcp, ttfb, inp in ms; cls unitless): p75 and the shares good, meh (needs improvement) and poor
+     */
+    vitals: {
+      [k: string]: {
+        p75: number | null;
+        good: number;
+        meh: number;
+        poor: number;
+        count: number;
+      };
+    };
+  } & {
+    /**
+     * the group's key (name, op and method), for its page
+     */
+    key: string;
+    name: string;
+    op: string;
+    method: string | null;
+    /**
+     * transactions in each of 30 equal slices of the window
+     */
+    sparkline: number[];
+  })[];
 }
 
 /**
@@ -2970,6 +3209,65 @@ export interface ToolRelease {
 }
 
 /**
+ * A trace: its sampled transactions with their spans, and the error events and log lines that named it
+ */
+export interface Trace {
+  trace_id: string;
+  /**
+   * false: no transaction of this trace was kept (not sent, or counted only)
+   */
+  sampled: boolean;
+  transactions: {
+    event_id: string;
+    trace_id: string;
+    span_id: string;
+    parent_span_id: string | null;
+    name: string;
+    op: string;
+    /**
+     * ms since the epoch
+     */
+    start: number;
+    end: number;
+    status: string;
+    failed: boolean;
+    spans: {
+      span_id: string;
+      parent_span_id: string | null;
+      op: string;
+      description: string | null;
+      start: number;
+      end: number;
+      status: string | null;
+    }[];
+  }[];
+  errors: {
+    /**
+     * the event id
+     */
+    id: string;
+    at: number;
+    issue: number | null;
+    span_id: string | null;
+  }[];
+  logs: {
+    /**
+     * ms since the epoch
+     */
+    t: number;
+    level: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
+    sev: number;
+    body: string;
+    trace_id: string | null;
+    span_id: string | null;
+    attrs: {
+      [k: string]: string | number | boolean;
+    };
+    dropped_attributes?: number;
+  }[];
+}
+
+/**
  * A two-factor enrolment to confirm with a code
  */
 export interface TwoFactorEnrolment {
@@ -3038,6 +3336,32 @@ export interface UserInvited {
 }
 
 /**
+ * Web vitals per page over a window
+ */
+export interface VitalsList {
+  range: string;
+  since: string;
+  until: string;
+  pages: {
+    key: string;
+    page: string;
+    op: string;
+    /**
+     * web vitals by name (lcp, fcp, ttfb, inp in ms; cls unitless): p75 and the shares good, meh (needs improvement) and poor
+     */
+    vitals: {
+      [k: string]: {
+        p75: number | null;
+        good: number;
+        meh: number;
+        poor: number;
+        count: number;
+      };
+    };
+  }[];
+}
+
+/**
  * A person's open dashboard sessions, the most recently seen first
  */
 export interface WebSessions {
@@ -3081,11 +3405,13 @@ export interface RequestSchemas {
   'issue-list-query': IssueListQuery;
   'issue-status': IssueStatusBody;
   'key-rotate': KeyRotateBody;
+  'logs-query': LogsQuery;
   'maintenance-window': MaintenanceWindowBody;
   'monitor': MonitorBody;
   'org-settings': OrgSettingsBody;
   'otp-code': OtpCodeBody;
   'page-query': PageQuery;
+  'performance-query': PerformanceQuery;
   'person': PersonBody;
   'probe': ProbeBody;
   'project-create': ProjectCreateBody;
@@ -3102,6 +3428,7 @@ export interface RequestSchemas {
   'sso-start-query': SsoStartQuery;
   'token-create': TokenCreateBody;
   'tool-release': ToolReleaseBody;
+  'trace-query': TraceQuery;
   'user-disable': UserDisableBody;
   'user-invite': UserInviteBody;
 }
@@ -3159,6 +3486,7 @@ export interface AnswerSchemas {
   'issues-changed': IssuesChanged;
   'key-rotated': KeyRotated;
   'lifted': Lifted;
+  'log-list': LogList;
   'maintenance-window': MaintenanceWindow;
   'maintenance-windows': MaintenanceWindows;
   'monitor-list': MonitorList;
@@ -3169,6 +3497,8 @@ export interface AnswerSchemas {
   'organisation': Organisation;
   'password-changed': PasswordChanged;
   'password-set': PasswordSet;
+  'performance-group': PerformanceGroup;
+  'performance-list': PerformanceList;
   'probe-list': ProbeList;
   'probe': Probe;
   'project-created': ProjectCreated;
@@ -3195,11 +3525,13 @@ export interface AnswerSchemas {
   'token-created': TokenCreated;
   'token-list': TokenList;
   'tool-release': ToolRelease;
+  'trace': Trace;
   'two-factor-enrolment': TwoFactorEnrolment;
   'two-factor-off': TwoFactorOff;
   'unbound': Unbound;
   'user-disabled': UserDisabled;
   'user-feedback': UserFeedback;
   'user-invited': UserInvited;
+  'vitals-list': VitalsList;
   'web-sessions': WebSessions;
 }

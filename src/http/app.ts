@@ -21,6 +21,7 @@ import { openapiRoutes } from './routes/openapi.route.ts';
 import { ingestionRoutes } from './routes/ingestion.route.ts';
 import { issuesRoutes } from './routes/issues.route.ts';
 import { releasesRoutes } from './routes/releases.route.ts';
+import { performanceRoutes } from './routes/performance.route.ts';
 import { sdkRoutes } from './routes/sdk.route.ts';
 import { sentryRoutes } from './routes/sentry.route.ts';
 import { sentryToolsRoutes } from './routes/sentry-tools.route.ts';
@@ -42,6 +43,7 @@ export function makeRouters(deps: AppDeps): Router<AppState>[] {
     sentryToolsRoutes(deps),
     ingestionRoutes(deps),
     releasesRoutes(deps),
+    performanceRoutes(deps),
     dashboardSessionRoutes(deps),
     dashboardRoutes(deps),
     dashboardAccountRoutes(deps),

@@ -20,7 +20,7 @@ export type { PathParam };
  */
 export type Auth = 'none' | 'secret' | 'secret+instance' | 'public' | 'sentry' | 'dashboard' | 'session' | 'bouncer' | 'token';
 
-export type Tag = 'operations' | 'installations' | 'sessions' | 'events' | 'issues' | 'releases' | 'dashboard';
+export type Tag = 'operations' | 'installations' | 'sessions' | 'events' | 'issues' | 'releases' | 'performance' | 'dashboard';
 
 type QueryName = Extract<keyof RequestSchemas, `${string}-query`>;
 type BodyName = Exclude<keyof RequestSchemas, QueryName>;

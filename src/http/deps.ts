@@ -28,6 +28,7 @@ import type { QuotaCounter } from '../state/quotas.ts';
 import type { QuotaService } from '../services/quota.service.ts';
 import type { Turns } from '../util/turns.ts';
 import type { Validator } from '../validation/validator.ts';
+import type { PerformanceService } from '../services/performance.service.ts';
 import type { AdminCredential } from './dashboard.ts';
 import type { RateLimiter } from './middleware/rate-limit.middleware.ts';
 
@@ -48,6 +49,8 @@ export interface AppDeps {
   checkIns: CheckInsService;
   /** each project's items accepted and dropped, by type and reason */
   ingestStats: IngestStats;
+  /** transactions, web vitals, traces and log lines as the pages read them (issue 69) */
+  performance: PerformanceService;
   releases: ReleasesService;
   /** dashboard users, their sign-in, sessions and second factor */
   accounts: AccountsService;

@@ -52,6 +52,7 @@ export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { s
     sentry: runtime.sentry,
     checkIns: runtime.checkIns,
     ingestStats: runtime.ingestStats,
+    performance: runtime.performance,
     releases: runtime.releases,
     accounts: runtime.accounts,
     tokens: runtime.tokens,

@@ -9,6 +9,7 @@ import type { CheckInsProcessPayload } from './jobs/checkins.job.ts';
 import type { EventsProcessPayload } from './jobs/events.job.ts';
 import type { NotifyDeliverPayload } from './jobs/notify-deliver.job.ts';
 import type { SessionsProcessPayload } from './jobs/sessions.job.ts';
+import type { TracesProcessPayload } from './jobs/traces.job.ts';
 import { connectRedis, type RedisClient, type RedisTarget } from '../redis/connect.ts';
 import { deadline } from '../util/deadline.ts';
 
@@ -20,6 +21,8 @@ export interface JobPayloads {
   'sessions.process': SessionsProcessPayload;
   /** apply groups of cron monitors' check-ins to the monitors' state; the sweeper's jobs carry only each group's id */
   'checkins.process': CheckInsProcessPayload;
+  /** count groups of transactions and log lines into the performance aggregates, keep their samples and lines */
+  'traces.process': TracesProcessPayload;
   /** delete sessions and raw entries past retention (scheduled) */
   'maintenance.retention': Record<string, never>;
   /** rewrite the sign-in attempts of past minutes in large parts (scheduled, src/services/repack.service.ts) */
@@ -49,6 +52,7 @@ export const JOBS: { readonly [N in JobName]: { queue: QueueKey; opts: JobsOptio
   'events.process': { queue: 'events', opts: RETRY },
   'sessions.process': { queue: 'sessions', opts: RETRY },
   'checkins.process': { queue: 'events', opts: RETRY },
+  'traces.process': { queue: 'events', opts: RETRY },
   // Backoff from 1 s doubling, 13 attempts: the last is tried about 2 h 15 min after the first.
   // Finished jobs stay a day, so a delivery id dispatched again within it is not taken twice.
   'notify.deliver': {

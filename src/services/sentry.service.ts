@@ -26,6 +26,7 @@ import type { ProjectDoc } from '../store/projects.store.ts';
 import type { EventsService } from './events.service.ts';
 import type { FeedbackService } from './feedback.service.ts';
 import type { ReadSessions, SessionsService } from './sessions.service.ts';
+import { CATEGORY, type TracesService } from './traces.service.ts';
 
 export interface SentryOptions {
   now: Date;
@@ -48,10 +49,11 @@ export function makeSentryService(deps: {
   sessions: SessionsService;
   feedback: FeedbackService;
   checkIns: CheckInsService;
+  traces: TracesService;
   attachments: AttachmentsStore;
   stats: IngestStats;
 }) {
-  const { events, sessions, feedback, checkIns, attachments, stats } = deps;
+  const { events, sessions, feedback, checkIns, traces, attachments, stats } = deps;
 
   /** One error event, stored (the events service counts it). */
   async function event(project: ProjectDoc, raw: unknown, opts: SentryOptions & { receivedBytes: number; eventId?: unknown }): Promise<{ id: string }> {
@@ -139,12 +141,22 @@ export function makeSentryService(deps: {
               if ((await checkIns.accept(project, { body }, { now: opts.now, gone: opts.gone })) === 'rate_limited') dropped.push(item.type);
               break;
             }
+            case 'transaction':
+            case 'span':
+            case 'log':
+            case 'otel_log': {
+              // traces and logs (issue 69): counted per transaction, span and log line
+              const payload = parseJson(item.payload.toString('utf8'), where, false);
+              await traces.accept(project, { type: item.type, payload, header: { ...item.header, event_id: envelope.header.event_id } }, { now: opts.now, traceHeader: envelope.header.trace, gone: opts.gone });
+              kept += 1;
+              break;
+            }
             case 'client_report':
               clientReport(project._id, parseJson(item.payload.toString('utf8'), where, false), opts.now);
               stats.record(project._id, 'accepted', item.type, '', 1, opts.now);
               break;
             default:
-              // transactions, spans, profiles, replays, logs, metrics and types not yet invented
+              // profiles, replays, metrics and types not yet invented
               drop(item.type, 'not_kept');
           }
         } catch (err) {
@@ -155,7 +167,9 @@ export function makeSentryService(deps: {
             continue;
           }
           if (!(err instanceof AppError) || err.status >= 500) throw err;
-          drop(item.type, dropReason(err));
+          // a trace item is counted in its category (transaction, span, log_item) with the reason its reader named
+          if (Object.hasOwn(CATEGORY, item.type)) drop(CATEGORY[item.type as keyof typeof CATEGORY], err.status === 413 ? 'too_large' : err.reason);
+          else drop(item.type, dropReason(err));
           opts.log.info({ item: i + 1, type: item.type, reason: err.reason, why: err.message }, 'envelope item dropped');
         }
       }

@@ -37,13 +37,14 @@ const SCRIPTS = {
   linkFeedback: 'link-feedback-1.lua',
   saveMonitor: 'save-monitor-4.lua',
   applyIncident: 'apply-incident-3.lua',
+  sampleTraces: 'sample-traces-3.lua',
 } as const;
 
 /**
  * The scripts that only read, or write only what may be lost (a detector's saved fold: the one before it
  * still holds): on a cluster the others wait for a replica (below).
  */
-const NO_REPLICA_WAIT = new Set<string>(['listIssues', 'runId', 'readSession', 'readDetector', 'saveDetector', 'endLease', 'renewLease', 'countIngest']);
+const NO_REPLICA_WAIT = new Set<string>(['listIssues', 'runId', 'readSession', 'readDetector', 'saveDetector', 'endLease', 'renewLease', 'countIngest', 'sampleTraces']);
 /**
  * On a cluster, how long a write script's answer waits for a replica to have
  * it (WAIT): a primary SIGKILLed right after answering must not take an
@@ -97,6 +98,7 @@ export interface ScriptCommands {
   linkFeedback(epoch: string, ...argv: Arg[]): Promise<number>;
   saveMonitor(mon: string, due: string, seen: string, out: string, ...argv: Arg[]): Promise<number>;
   applyIncident(epoch: string, seq: string, dirty: string, ...argv: Arg[]): Promise<[number, string]>;
+  sampleTraces(slow: string, bytes: string, names: string, ...argv: Arg[]): Promise<[number[], number[]]>;
 }
 
 /** The scripts as a pipeline queues them. */

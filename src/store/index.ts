@@ -19,6 +19,7 @@ import { makeSettingsStore } from './settings.store.ts';
 import { makeSlugsStore } from './slugs.store.ts';
 import { makeSourcemapsStore } from './sourcemaps.store.ts';
 import { makeTokensStore } from './tokens.store.ts';
+import { makeTracesStore } from './traces.store.ts';
 import { makeBouncersStore } from './bouncers.store.ts';
 import { makeUsersStore } from './users.store.ts';
 
@@ -46,6 +47,7 @@ export function makeStores({ db, profile }: Pick<Mongo, 'db' | 'profile'>) {
     tokens: makeTokensStore(db),
     bouncers: makeBouncersStore(db),
     sourcemaps: makeSourcemapsStore(db),
+    traces: makeTracesStore(db),
   };
   return {
     ...stores,
@@ -60,6 +62,7 @@ export function makeStores({ db, profile }: Pick<Mongo, 'db' | 'profile'>) {
       await stores.sessions.ensureIndexes();
       await stores.checkins.ensureIndexes();
       await stores.sourcemaps.ensureIndexes();
+      await stores.traces.ensureIndexes();
     },
   };
 }

@@ -147,7 +147,10 @@ export const dashboardHeaders = (res: { headers: Headers; body?: { csrf_token?: 
 export async function drained(ctx: TestContext, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const pending = async () =>
-    (await ctx.runtime.stores.events.backlog.size()) + (await ctx.runtime.stores.sessions.backlog.size()) + (await ctx.runtime.stores.checkins.backlog.size());
+    (await ctx.runtime.stores.events.backlog.size()) +
+    (await ctx.runtime.stores.sessions.backlog.size()) +
+    (await ctx.runtime.stores.checkins.backlog.size()) +
+    (await ctx.runtime.stores.traces.backlog.size());
   while (Date.now() < deadline) {
     if ((await pending()) === 0) return;
     await new Promise((r) => setTimeout(r, 50));
@@ -199,6 +202,7 @@ export async function everythingStored(ctx: TestContext): Promise<string> {
     const readable = (doc: Record<string, unknown>) => {
       if (doc.payload instanceof Binary) return { ...doc, payload: payloadOf(doc as unknown as EventDoc) };
       if (doc.packed instanceof Binary) return { ...doc, packed: zlib.inflateRawSync(doc.packed.buffer).toString('utf8') }; // raw session batches
+      if (doc.data instanceof Binary) return { ...doc, data: zlib.inflateRawSync(doc.data.buffer).toString('utf8') }; // traces and log lines
       return doc;
     };
     text += JSON.stringify(docs.map(readable));

@@ -32,12 +32,13 @@ import { StateMovedError, type StateKeeper } from '../../src/state/rebuild.ts';
 import type { ChannelDoc } from '../../src/store/channels.store.ts';
 import type { Stores } from '../../src/store/index.ts';
 import { groupBy } from '../../src/util/group-by.ts';
+import { MINUTE_MS, timeKey, type TraceErrorsDoc } from '../../src/store/traces.store.ts';
 
 /** What the handler uses, and nothing else. */
 export interface EventsProcessDeps {
   issuesState: IssuesState;
   keeper: StateKeeper;
-  stores: Pick<Stores, 'events' | 'activity'>;
+  stores: Pick<Stores, 'events' | 'activity' | 'traces'>;
   /** source maps applied to the flagged events' frames before they are grouped */
   symbolication: Pick<Symbolication, 'apply'>;
   /** the project's notification channels (cached for a second) */
@@ -70,6 +71,8 @@ export async function processEventGroups(payload: EventsProcessPayload, runtime:
     const { code, changes } = await state.apply(project, groups, flags);
     if (code === 'unverified') throw new StateMovedError(project, 'the apply of its events');
     await runtime.stores.activity.changes(project, changes);
+    // the error events that named a trace, for the trace page (issue 69)
+    await runtime.stores.traces.writeTraceErrors(traceErrorDocs(project, parts, ids));
     const attempts = groups.flatMap((g) => g.attempts.map((a) => ({ attempt: a, receivedAt: g.receivedAt })));
     if (attempts.length > 0) await runtime.stores.activity.changes(project, await runtime.bursts.detect(project, attempts, flags));
     if (flags === '') continue;
@@ -105,6 +108,22 @@ async function gather(payload: EventsProcessPayload, events: Stores['events'], n
     }
   }
   return { byProject, count };
+}
+
+/** Step 5's aside: a part's error events that named a trace, one document per minute they happened in. */
+function traceErrorDocs(project: number, parts: ProjectPart[], ids: Map<string, number>): TraceErrorsDoc[] {
+  const docs = new Map<string, TraceErrorsDoc>();
+  for (const part of parts) {
+    for (const e of part.events) {
+      if (e.kind !== 'error' || !e.trace) continue;
+      const [trace, span] = e.trace.split(':') as [string, string | undefined];
+      const minute = Math.floor(e.at.getTime() / MINUTE_MS) * MINUTE_MS;
+      const id = `${timeKey(project, minute)}:${part.group}`;
+      const doc = docs.get(id) ?? docs.set(id, { _id: id, x: {} }).get(id)!;
+      (doc.x[trace] ??= []).push({ id: e.event_id, at: e.at.getTime(), issue: ids.get(e.fingerprint!) ?? null, span_id: span ?? null });
+    }
+  }
+  return [...docs.values()];
 }
 
 /** Step 5's input: a part's error events with their issue numbers, and its sign-in attempts. */

@@ -14,6 +14,7 @@ import type { Config } from '../../config/index.ts';
 import type { Logger } from '../../src/log.ts';
 import { deleteRepackedSessions, repackAttempts } from '../../src/services/repack.service.ts';
 import type { MonitorsService } from '../../src/services/monitors.service.ts';
+import type { PerfRollup } from '../../src/services/perf-rollup.service.ts';
 import { expireEvents, RETENTION_CHUNKS, type RetentionOptions } from '../../src/services/retention.service.ts';
 import type { SourcemapsService } from '../../src/services/sourcemaps.service.ts';
 import type { IssuesState } from '../../src/state/issues.state.ts';
@@ -30,6 +31,7 @@ export interface RetentionDeps {
   keeper: StateKeeper;
   sourcemaps: Pick<SourcemapsService, 'expire'>;
   monitors: Pick<MonitorsService, 'expire'>;
+  perfRollup: Pick<PerfRollup, 'expire'>;
 }
 
 export async function runRetention(runtime: RetentionDeps, now: Date, opts: RetentionOptions = RETENTION_CHUNKS): Promise<Record<string, number>> {
@@ -47,6 +49,7 @@ export async function runRetention(runtime: RetentionDeps, now: Date, opts: Rete
     ...(await expireEvents(deps, now, opts)),
     ...(await runtime.sourcemaps.expire(now, runtime.config.eventRetentionDays)),
     ...(await runtime.monitors.expire(now, runtime.config.eventRetentionDays)),
+    ...(await runtime.perfRollup.expire(now)),
   };
 }
 

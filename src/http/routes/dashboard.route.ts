@@ -19,6 +19,7 @@ import type { DashboardScope } from './dashboard-scope.ts';
 import { mountSecurityRoutes } from './dashboard-security.route.ts';
 import { mountTriageRoutes } from './dashboard-triage.route.ts';
 import { mountMonitorRoutes } from './dashboard-monitors.route.ts';
+import { mountPerformanceReads } from './performance-reads.ts';
 import { mountIngestionRead, type WayIn } from './project-reads.ts';
 
 type WebContext = RouterContext<WebState>;
@@ -162,6 +163,7 @@ export function dashboardRoutes(deps: AppDeps): Router<AppState> {
   mountSecurityRoutes(scope);
   mountTriageRoutes(scope);
   mountMonitorRoutes(scope);
+  mountPerformanceReads(router, deps, '/projects/:project', way);
 
   routes.get(
     '/org',

@@ -24,7 +24,7 @@ export interface WayIn {
 export const KEY_WAY_IN: WayIn = { auth: 'secret+instance', params: [], projectOf: async (ctx) => (ctx.state as AppState).project._id, who: () => null };
 
 /** The same contract under both ways in: only the tag, the auth, the leading path parameters and a 404 for the project differ. */
-const wayContract =
+export const wayContract =
   (way: WayIn, tag: Tag) =>
   <C extends Omit<Contract, 'tag' | 'auth'>>(c: C): C & Pick<Contract, 'tag' | 'auth'> => ({
     ...c,

@@ -6,7 +6,8 @@
 import { attemptGroupKey } from '../../domain/client-keys.ts';
 import { eventImpact, type EventImpact } from '../../domain/event-impact.ts';
 import { describeError, type ErrorEventShape } from '../../domain/fingerprint.ts';
-import type { Obj } from '../../domain/obj.ts';
+import { isObj, type Obj } from '../../domain/obj.ts';
+import { spanIdOf, traceIdOf } from '../../domain/transactions.ts';
 import { attemptFields, type AttemptBody, type StoredAttempt } from '../../store/attempts.store.ts';
 import { eventKey, payloadOf, type EventDoc } from '../../store/events.store.ts';
 
@@ -16,7 +17,10 @@ export interface EventsProcessPayload {
 }
 
 /** What a worker needs of a stored event: everything but the payload, plus what grouping and its issue's counts read from it. */
-export type EventEntry = Omit<EventDoc, 'payload'> & { level: string; title: string; culprit: string; exception_type: string | null } & Partial<EventImpact>;
+export type EventEntry = Omit<EventDoc, 'payload'> & { level: string; title: string; culprit: string; exception_type: string | null } & Partial<EventImpact> & {
+    /** the trace it happened in (`contexts.trace`), for the trace page: `<trace_id>` or `<trace_id>:<span_id>` */
+    trace?: string;
+  };
 
 /** An event as its job carries it: what the worker cannot derive (`entryOfJob`). */
 export type JobEvent = Pick<EventEntry, 'project_id' | 'event_id' | 'kind'> & Partial<Omit<EventEntry, 'at'>> & { at: Date | string };
@@ -58,7 +62,17 @@ export function entryOf(doc: EventDoc, body: ErrorEventShape & { level?: string 
   if (doc.kind !== 'error') return { ...rest, level: body.level ?? 'error', title: '', culprit: '', exception_type: null };
   // its user and tags only when it has some: the job form carries no empty field
   const { user, tags } = eventImpact(body as Obj);
-  return { ...rest, level: body.level ?? 'error', ...describeError(body), ...(user && { user }), ...(tags.length > 0 && { tags }) };
+  const trace = traceOf(body as Obj);
+  return { ...rest, level: body.level ?? 'error', ...describeError(body), ...(user && { user }), ...(tags.length > 0 && { tags }), ...(trace && { trace }) };
+}
+
+/** An error event's trace and span (`contexts.trace`), as its entry carries them; null when it names none. */
+function traceOf(body: Obj): string | null {
+  const trace = isObj(body.contexts) && isObj(body.contexts.trace) ? body.contexts.trace : null;
+  const traceId = trace ? traceIdOf(trace.trace_id) : null;
+  if (!traceId) return null;
+  const spanId = spanIdOf(trace!.span_id);
+  return spanId ? `${traceId}:${spanId}` : traceId;
 }
 
 /** The entry of a sign-in attempt received at `receivedAt`. */

@@ -1,0 +1,130 @@
+/**
+ * The performance rollup (issue 69): every two seconds, one worker at a time (a lease) merges the parts the
+ * `traces.process` jobs wrote into each project's minutes, then sums closed hours from their minutes and closed
+ * days from their hours, so a window of any length reads a few dozen buckets.
+ *
+ * A part is merged only once its group has left `trace_raw` (its job is done: a retry can no longer write it
+ * again). A minute's write lists the parts it merged (`merged`); they are deleted after it, and a merge that was cut
+ * off between the two finds them listed and deletes them without counting them again. An hour or a day is
+ * recomputed whole from what it sums, so writing it twice changes nothing; a part that arrives for an hour already
+ * summed has that hour (and its day) summed again.
+ *
+ * Retention (the hourly maintenance job): minutes after MINUTE_DAYS (two weeks), hours and days after
+ * PERF_RETENTION_DAYS, samples after TRACE_SAMPLE_RETENTION_DAYS, log lines after LOG_RETENTION_DAYS.
+ */
+import { mergeBuckets, sumBuckets } from '../domain/perf-buckets.ts';
+import type { Logger } from '../log.ts';
+import type { RedisClient } from '../redis/connect.ts';
+import { takeLease } from '../state/lease.ts';
+import { DAY_MS, HOUR_MS, timeKey, timeOfKey, type TracesStore } from '../store/traces.store.ts';
+import type { Config } from '../../config/index.ts';
+import { makeTicker } from '../util/ticker.ts';
+import { groupBy } from '../util/group-by.ts';
+
+/** Days a minute is kept; older windows read hours. */
+export const MINUTE_DAYS = 14;
+/** How long after an hour ends it is summed: its last parts have been merged by then. */
+const SETTLE_MS = 2 * 60_000;
+/** Parts merged in one pass at most. */
+const PASS_PARTS = 5000;
+const LEASE_MS = 60_000;
+
+export function makePerfRollup(deps: { store: TracesStore; redis: RedisClient; prefix: string; projectIds: () => Promise<number[]>; log: Logger; config: Pick<Config, 'traces'> }) {
+  const { store, log } = deps;
+  const leaseKey = `${deps.prefix.replace(/[{}]/g, '')}:perf-rollup`;
+
+  /** Merges ready parts into their minutes; answers the hours touched that were already summed. */
+  async function mergeParts(rolledHours: number): Promise<{ merged: number; resum: Map<number, Set<number>> }> {
+    const pending = await store.pendingParts(PASS_PARTS);
+    const groupOf = (id: string) => id.split(':')[2]!;
+    const unapplied = new Set((await store.ofGroupIds([...new Set(pending.map((p) => groupOf(p._id)))])).map(String));
+    const ready = pending.filter((p) => !unapplied.has(groupOf(p._id)));
+    const resum = new Map<number, Set<number>>();
+    for (const [minuteId, parts] of groupBy(ready, (p) => p._id.split(':').slice(0, 2).join(':'))) {
+      const existing = await store.bucket('minute', minuteId);
+      const before = new Set(existing?.merged ?? []);
+      if (before.size) await store.deleteParts([...before]); // merged by a pass cut off before its delete
+      const fresh = parts.filter((p) => !before.has(p._id));
+      if (fresh.length === 0) continue;
+      const b = fresh.reduce((sum, p) => mergeBuckets(sum, p.b), existing?.b ?? {});
+      const merged = fresh.map((p) => p._id);
+      await store.saveBucket('minute', { _id: minuteId, b, merged });
+      await store.deleteParts(merged);
+      const hour = Math.floor(timeOfKey(minuteId) / HOUR_MS) * HOUR_MS;
+      if (hour + HOUR_MS <= rolledHours) {
+        const project = Number(minuteId.split(':')[0]);
+        (resum.get(project) ?? resum.set(project, new Set()).get(project)!).add(hour);
+      }
+    }
+    return { merged: ready.length, resum };
+  }
+
+  /** Sums a project's hour (or day) from its minutes (or hours); an empty one is not written. */
+  async function sum(period: 'hour' | 'day', project: number, start: number): Promise<void> {
+    const [from, length] = period === 'hour' ? (['minute', HOUR_MS] as const) : (['hour', DAY_MS] as const);
+    const parts = await store.bucketsIn(from, project, start, start + length);
+    if (parts.length) await store.saveBucket(period, { _id: timeKey(project, start), b: sumBuckets(parts.map((p) => p.b)) });
+  }
+
+  /** Sums every closed period not summed yet (at most the last two days of them on a first run). */
+  async function roll(period: 'hour' | 'day', upTo: number): Promise<number> {
+    const length = period === 'hour' ? HOUR_MS : DAY_MS;
+    const closed = Math.floor(upTo / length) * length;
+    let until = await store.rolledUntil(period);
+    if (until === 0) until = Math.max(0, closed - 2 * DAY_MS);
+    if (until >= closed) return until;
+    const projects = await deps.projectIds();
+    for (let start = until; start < closed; start += length) {
+      for (const project of projects) await sum(period, project, start);
+      await store.setRolledUntil(period, start + length);
+    }
+    return closed;
+  }
+
+  async function pass(now: Date): Promise<void> {
+    const lease = await takeLease(deps.redis, leaseKey, LEASE_MS);
+    if (!lease) return;
+    try {
+      const { resum } = await mergeParts(await store.rolledUntil('hour'));
+      for (const [project, hours] of resum) {
+        const days = new Set<number>();
+        for (const hour of hours) {
+          await sum('hour', project, hour);
+          days.add(Math.floor(hour / DAY_MS) * DAY_MS);
+        }
+        const daysRolled = await store.rolledUntil('day');
+        for (const day of days) if (day + DAY_MS <= daysRolled) await sum('day', project, day);
+      }
+      const hours = await roll('hour', now.getTime() - SETTLE_MS);
+      await roll('day', hours);
+    } finally {
+      await lease.end();
+    }
+  }
+
+  return {
+    pass,
+    /** Runs a pass every `everyMs` until stopped. */
+    start(everyMs = 2000) {
+      const ticker = makeTicker(() => pass(new Date()), (err) => log.warn({ err: err.message }, 'performance rollup failed; the next pass tries again'), everyMs);
+      ticker.start();
+      return ticker;
+    },
+    /** Deletes what is past its retention, per project; the counts deleted. */
+    async expire(now: Date): Promise<Record<string, number>> {
+      const { traces } = deps.config;
+      const t = now.getTime();
+      const out = { perf_minutes: 0, perf_hours: 0, perf_days: 0, log_chunks: 0, trace_errors: 0, trace_samples: 0 };
+      for (const project of await deps.projectIds()) {
+        out.perf_minutes += await store.forgetBuckets('minute', project, t - MINUTE_DAYS * DAY_MS);
+        out.perf_hours += await store.forgetBuckets('hour', project, t - traces.aggregateDays * DAY_MS);
+        out.perf_days += await store.forgetBuckets('day', project, t - traces.aggregateDays * DAY_MS);
+        out.log_chunks += await store.forgetLogs(project, t - traces.logDays * DAY_MS);
+        out.trace_errors += await store.forgetTraceErrors(project, t - traces.sampleDays * DAY_MS);
+      }
+      out.trace_samples = await store.forgetSamples(new Date(t - traces.sampleDays * DAY_MS));
+      return out;
+    },
+  };
+}
+export type PerfRollup = ReturnType<typeof makePerfRollup>;

@@ -1,0 +1,253 @@
+/**
+ * Reading traces and logs (issue 69): the Performance list, a transaction group's page, web vitals per page, one
+ * trace joined across its transactions, errors and log lines, and the log search. Every figure of a window comes
+ * from its buckets (src/domain/perf-buckets.ts): whole days and hours where they are summed, minutes (and the
+ * parts not merged yet, so a transaction counts within seconds) for the rest.
+ */
+import { apdex, bucketHigh, quantile, VITAL_NAMES, vitalP75, type Histogram, type Vital } from '../domain/perf-math.ts';
+import { groupKeyOf, mergeBuckets, type Bucket, type GroupCounts, type GroupParts } from '../domain/perf-buckets.ts';
+import type { LogRecord } from '../domain/logs.ts';
+import type { TransactionRecord } from '../domain/transactions.ts';
+import { DAY_MS, HOUR_MS, MINUTE_MS, timeOfKey, unpack, type TracesStore } from '../store/traces.store.ts';
+
+/** A window of time, ms: [from, to). */
+export interface Window {
+  from: number;
+  to: number;
+}
+
+export interface GroupFilter {
+  environment?: string;
+  release?: string;
+}
+
+/** A bucket of the window with the time it starts and how long it covers. */
+interface Slice {
+  start: number;
+  length: number;
+  b: Bucket;
+}
+
+/** Points in a sparkline or a chart. */
+const POINTS = 30;
+/** Most log lines one search answers; most chunks it reads. */
+const LOG_PAGE = 200;
+const LOG_CHUNKS_READ = 400;
+
+export function makePerformanceService(deps: { store: TracesStore; apdexMs: number }) {
+  const { store } = deps;
+
+  /** The window's buckets: whole summed days, then whole summed hours, then minutes and unmerged parts. */
+  async function slices(project: number, w: Window): Promise<Slice[]> {
+    const [hoursRolled, daysRolled] = await Promise.all([store.rolledUntil('hour'), store.rolledUntil('day')]);
+    const out: Slice[] = [];
+    const ranges: [number, number][] = [];
+    // days: from the first whole day in the window to the last whole summed one
+    const dayFrom = Math.ceil(w.from / DAY_MS) * DAY_MS;
+    const dayTo = Math.min(Math.floor(w.to / DAY_MS) * DAY_MS, Math.floor(daysRolled / DAY_MS) * DAY_MS);
+    if (dayTo > dayFrom) {
+      for (const d of await store.bucketsIn('day', project, dayFrom, dayTo)) out.push({ start: timeOfKey(d._id), length: DAY_MS, b: d.b });
+      ranges.push([w.from, dayFrom], [dayTo, w.to]);
+    } else ranges.push([w.from, w.to]);
+    for (const [from, to] of ranges) {
+      if (to <= from) continue;
+      const hourFrom = Math.ceil(from / HOUR_MS) * HOUR_MS;
+      const hourTo = Math.min(Math.floor(to / HOUR_MS) * HOUR_MS, hoursRolled);
+      const minuteRanges: [number, number][] = [];
+      if (hourTo > hourFrom) {
+        for (const h of await store.bucketsIn('hour', project, hourFrom, hourTo)) out.push({ start: timeOfKey(h._id), length: HOUR_MS, b: h.b });
+        minuteRanges.push([from, hourFrom], [hourTo, to]);
+      } else minuteRanges.push([from, to]);
+      for (const [mFrom, mTo] of minuteRanges) {
+        if (mTo <= mFrom) continue;
+        const [minutes, parts] = await Promise.all([store.bucketsIn('minute', project, mFrom, mTo), store.partsIn(project, mFrom, mTo)]);
+        for (const m of minutes) out.push({ start: timeOfKey(m._id), length: MINUTE_MS, b: m.b });
+        // a part merged between the two reads is counted twice for that one answer; a part a minute lists is not
+        const listed = new Set(minutes.flatMap((m) => m.merged ?? []));
+        for (const p of parts) if (!listed.has(p._id)) out.push({ start: timeOfKey(p._id), length: MINUTE_MS, b: p.b });
+      }
+    }
+    return out.sort((a, b) => a.start - b.start);
+  }
+
+  /** Which of a window's group keys pass the filter, with their parts. */
+  async function partsOf(project: number, keys: string[], filter: GroupFilter): Promise<Map<string, GroupParts>> {
+    const names = await store.namesOf(project, 'g', keys);
+    const out = new Map<string, GroupParts>();
+    for (const [k, p] of names) {
+      if (filter.environment !== undefined && p.environment !== filter.environment) continue;
+      if (filter.release !== undefined && p.release !== filter.release) continue;
+      out.set(k, p);
+    }
+    return out;
+  }
+
+  /** A group as lists show it: its name, op and method, across environments and releases. */
+  const listKey = (p: GroupParts) => groupKeyOf({ environment: '', release: null, name: p.name, op: p.op, method: p.method });
+
+  function figures(c: GroupCounts, w: Window) {
+    const minutes = (w.to - w.from) / MINUTE_MS;
+    return {
+      count: c.n,
+      estimated_count: Math.round(c.x),
+      per_minute: c.n / minutes,
+      failures: c.e,
+      failure_rate: c.n ? c.e / c.n : null,
+      avg_ms: c.n ? c.s / c.n : null,
+      p50_ms: quantile(c.h, 0.5),
+      p75_ms: quantile(c.h, 0.75),
+      p95_ms: quantile(c.h, 0.95),
+      p99_ms: quantile(c.h, 0.99),
+      apdex: apdex(c.h, deps.apdexMs),
+      vitals: vitalsOf(c),
+    };
+  }
+
+  return {
+    slices,
+    /** Every group of the window with its figures and a sparkline of its count, busiest first. */
+    async groups(project: number, w: Window, filter: GroupFilter = {}) {
+      const all = await slices(project, w);
+      const keys = [...new Set(all.flatMap((s) => Object.keys(s.b)))];
+      const parts = await partsOf(project, keys, filter);
+      const rows = new Map<string, { parts: GroupParts; counts: Bucket; spark: number[] }>();
+      const slot = (t: number) => Math.min(POINTS - 1, Math.max(0, Math.floor(((t - w.from) / (w.to - w.from)) * POINTS)));
+      for (const s of all) {
+        for (const [k, c] of Object.entries(s.b)) {
+          const p = parts.get(k);
+          if (!p) continue;
+          const lk = listKey(p);
+          const row = rows.get(lk) ?? rows.set(lk, { parts: p, counts: {}, spark: Array(POINTS).fill(0) }).get(lk)!;
+          mergeBuckets(row.counts, { g: c });
+          row.spark[slot(s.start)]! += c.n;
+        }
+      }
+      return [...rows]
+        .map(([key, r]) => ({ key, name: r.parts.name, op: r.parts.op, method: r.parts.method, ...figures(r.counts.g ?? emptyCounts(), w), sparkline: r.spark }))
+        .filter((r) => r.count > 0 || Object.keys(r.vitals).length > 0)
+        .sort((a, b) => b.count - a.count);
+    },
+
+    /**
+     * One group's page: its figures, percentiles over the window, its latency histogram, the span groups where its
+     * time goes (with N+1 repeats), and its slowest samples. Null when the window holds none of it.
+     */
+    async group(project: number, key: string, w: Window, filter: GroupFilter = {}) {
+      const all = await slices(project, w);
+      const keys = [...new Set(all.flatMap((s) => Object.keys(s.b)))];
+      const parts = await partsOf(project, keys, filter);
+      const mine = new Set([...parts].filter(([, p]) => listKey(p) === key).map(([k]) => k));
+      if (mine.size === 0) return null;
+      const total: Bucket = {};
+      const points = Array.from({ length: POINTS }, () => ({} as Bucket));
+      const slot = (t: number) => Math.min(POINTS - 1, Math.max(0, Math.floor(((t - w.from) / (w.to - w.from)) * POINTS)));
+      for (const s of all) {
+        for (const [k, c] of Object.entries(s.b)) {
+          if (!mine.has(k)) continue;
+          mergeBuckets(total, { g: c });
+          mergeBuckets(points[slot(s.start)]!, { g: c });
+        }
+      }
+      const c = total.g ?? emptyCounts();
+      const p = parts.get([...mine][0]!)!;
+      const spanNames = await store.namesOf(project, 's', Object.keys(c.sp ?? {}));
+      const spans = Object.entries(c.sp ?? {})
+        .map(([sk, s]) => ({ op: spanNames.get(sk)?.op ?? 'other', description: spanNames.get(sk)?.description ?? '(other spans)', count: s.n, total_ms: s.t, per_transaction: c.n ? s.n / c.n : 0, share: c.s ? s.t / c.s : 0, n_plus_one: s.r }))
+        .sort((a, b) => b.total_ms - a.total_ms);
+      const samples = await store.samplesOfGroup(project, [...mine], new Date(w.from), 20);
+      return {
+        key,
+        name: p.name,
+        op: p.op,
+        method: p.method,
+        ...figures(c, w),
+        histogram: histogramRows(c.h),
+        chart: points.map((b, i) => {
+          const g = b.g ?? emptyCounts();
+          return { at: new Date(w.from + ((w.to - w.from) * i) / POINTS).toISOString(), count: g.n, p50_ms: quantile(g.h, 0.5), p95_ms: quantile(g.h, 0.95), failures: g.e };
+        }),
+        spans: spans.slice(0, 25),
+        n_plus_one: spans.filter((s) => s.n_plus_one > 0 && s.op.startsWith('db')),
+        samples: samples.filter((s) => s.at.getTime() < w.to).map((s) => ({ trace_id: s.trace_id, span_id: s._id.split(':')[2], at: s.at.toISOString(), duration_ms: s.duration, failed: s.failed })),
+      };
+    },
+
+    /** Web vitals per page (the groups that carry them): p75 of each, and the share of good, needing improvement and poor. */
+    async vitals(project: number, w: Window, filter: GroupFilter = {}) {
+      const rows = await this.groups(project, w, filter);
+      return rows.filter((r) => Object.keys(r.vitals).length > 0).map((r) => ({ key: r.key, page: r.name, op: r.op, vitals: r.vitals }));
+    },
+
+    /**
+     * A trace: its sampled transactions (with their spans), the error events and the log lines that named it.
+     * `at` (ms) says when to look for errors and lines when no transaction of it was sampled.
+     */
+    async trace(project: number, traceId: string, at?: number) {
+      const samples = await store.samplesOfTrace(project, traceId);
+      const transactions = samples.map((s) => unpack<TransactionRecord>(s.data)).sort((a, b) => a.start - b.start);
+      const times = transactions.flatMap((t) => [t.start, t.end]);
+      if (at !== undefined) times.push(at);
+      if (times.length === 0) return { trace_id: traceId, sampled: false, transactions: [], errors: [], logs: [] };
+      const from = Math.floor((Math.min(...times) - 5 * MINUTE_MS) / MINUTE_MS) * MINUTE_MS;
+      const to = Math.max(...times) + 5 * MINUTE_MS;
+      const [errorDocs, chunks] = await Promise.all([store.traceErrorsIn(project, from, to), store.logChunkTracesIn(project, from, to)]);
+      const errors = errorDocs.flatMap((d) => d.x[traceId] ?? []);
+      const short = traceId.slice(0, 8);
+      const matching = chunks.filter((c) => c.traces.split(',').includes(short)).map((c) => c._id);
+      const logs = (matching.length ? await store.logChunks(matching) : []).flatMap((c) => unpack<LogRecord[]>(c.data).filter((l) => l.trace_id === traceId)).sort((a, b) => a.t - b.t);
+      return {
+        trace_id: traceId,
+        sampled: transactions.length > 0,
+        transactions,
+        errors: [...new Map(errors.map((e) => [e.id, e])).values()].sort((a, b) => a.at - b.at),
+        logs,
+      };
+    },
+
+    /** Log lines of the window, newest first: by level, by text in the body, by an attribute's value, by trace. */
+    async logs(project: number, w: Window, q: { levels?: string[]; text?: string; attribute?: { key: string; value: string }; trace?: string; limit?: number }) {
+      const limit = Math.min(q.limit ?? LOG_PAGE, LOG_PAGE);
+      const chunks = await store.logChunksIn(project, Math.floor(w.from / MINUTE_MS) * MINUTE_MS, w.to, LOG_CHUNKS_READ);
+      const text = q.text?.toLowerCase();
+      const out: LogRecord[] = [];
+      for (const c of chunks) {
+        if (q.trace && !c.traces.split(',').includes(q.trace.slice(0, 8))) continue;
+        for (const line of unpack<LogRecord[]>(c.data)) {
+          if (line.t < w.from || line.t >= w.to) continue;
+          if (q.levels?.length && !q.levels.includes(line.level)) continue;
+          if (q.trace && line.trace_id !== q.trace) continue;
+          if (text && !line.body.toLowerCase().includes(text)) continue;
+          if (q.attribute && String(line.attrs[q.attribute.key]) !== q.attribute.value) continue;
+          out.push(line);
+        }
+      }
+      out.sort((a, b) => b.t - a.t);
+      return { lines: out.slice(0, limit), more: out.length > limit || chunks.length === LOG_CHUNKS_READ };
+    },
+  };
+}
+export type PerformanceService = ReturnType<typeof makePerformanceService>;
+
+function emptyCounts(): GroupCounts {
+  return { n: 0, x: 0, e: 0, s: 0, h: {} };
+}
+
+function vitalsOf(c: GroupCounts): Partial<Record<Vital, { p75: number | null; good: number; meh: number; poor: number; count: number }>> {
+  const out: Partial<Record<Vital, { p75: number | null; good: number; meh: number; poor: number; count: number }>> = {};
+  for (const name of VITAL_NAMES) {
+    const v = c.v?.[name];
+    if (!v) continue;
+    const count = v.good + v.meh + v.poor;
+    out[name] = { p75: vitalP75(name, v), good: v.good / count, meh: v.meh / count, poor: v.poor / count, count };
+  }
+  return out;
+}
+
+/** A latency histogram as rows: each bucket's upper bound (ms) and its count, shortest first. */
+function histogramRows(h: Histogram): { le_ms: number; count: number }[] {
+  return Object.entries(h)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => ({ bucket: Number(k), n }))
+    .sort((a, b) => a.bucket - b.bucket)
+    .map(({ bucket, n }) => ({ le_ms: Math.round(bucketHigh(bucket) * 100) / 100, count: n }));
+}

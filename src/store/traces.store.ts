@@ -1,0 +1,225 @@
+/**
+ * Traces and logs (issue 69). Every `_id` begins with its project, and the time-ordered ones with their time, so
+ * every read and every retention delete is one `_id` range (FerretDB v1 serves nothing else from an index).
+ *
+ * - `trace_raw`: what the API received together, one document per group (`_id` the group's id), the records packed
+ *   as deflated JSON; written after its backlog marker (`trace_backlog`), so a 2xx means stored and a lost job is
+ *   swept; deleted once its job has applied it.
+ * - `perf_parts`: one job's counts of a project's minute (`<project>:<minute>:<group>`), written once by the job
+ *   (a retried job writes the same `_id`: refused, not counted twice) and merged into `perf_minutes` by the rollup.
+ * - `perf_minutes`, `perf_hours`, `perf_days`: a project's bucket of each (`<project>:<start>`, src/domain/
+ *   perf-buckets.ts); a minute lists the parts merged into it last (`merged`), so a merge cut off between its
+ *   write and its delete is not counted again.
+ * - `perf_names`: the parts of each transaction group (`<project>:g:<key>`) and span group (`<project>:s:<key>`).
+ * - `trace_samples`: transactions kept whole for the waterfall (`<project>:<trace>:<span>`).
+ * - `log_chunks`: a job's log lines of one project and minute (`<project>:<minute>:<group>`), packed, with the
+ *   trace ids they name (their first 8 hex digits) for the trace page.
+ * - `trace_errors`: a job's error events that named a trace, per project and minute (`<project>:<minute>:<group>`).
+ */
+import zlib from 'node:zlib';
+import { Binary, type Db } from 'mongodb';
+import type { Bucket, GroupParts, SpanParts } from '../domain/perf-buckets.ts';
+import type { LogRecord } from '../domain/logs.ts';
+import type { TransactionRecord } from '../domain/transactions.ts';
+import { makeBacklog } from './backlog.ts';
+import { isDuplicateKey, sortableMs } from './mongo.ts';
+
+/** One thing the API received: a transaction, vitals of a page, or log lines, with its project. */
+export type Received =
+  | { project: number; kind: 'transaction'; tx: TransactionRecord }
+  | { project: number; kind: 'vitals'; page: Pick<TransactionRecord, 'environment' | 'release' | 'name' | 'op' | 'method'>; at: number; vitals: TransactionRecord['vitals'] }
+  | { project: number; kind: 'logs'; lines: LogRecord[]; environment: string | null; release: string | null };
+
+export interface TraceGroupDoc {
+  _id: string;
+  received_at: Date;
+  data: Binary;
+}
+
+/** A group as its job carries it (the sweeper's carry only the id). */
+export interface JobTraces {
+  id: string;
+  received_at: string;
+  items?: Received[];
+}
+
+export interface BucketDoc {
+  _id: string;
+  b: Bucket;
+  /** (minutes) the parts merged by the last write */
+  merged?: string[];
+}
+
+export interface SampleDoc {
+  _id: string;
+  project_id: number;
+  trace_id: string;
+  group: string;
+  name: string;
+  /** when it ended */
+  at: Date;
+  duration: number;
+  failed: boolean;
+  received_at: Date;
+  data: Binary;
+}
+
+export interface LogChunkDoc {
+  _id: string;
+  project_id: number;
+  n: number;
+  /** the first 8 hex digits of each trace id named, comma-separated */
+  traces: string;
+  from: Date;
+  to: Date;
+  data: Binary;
+}
+
+export interface TraceErrorsDoc {
+  _id: string;
+  /** trace id → the error events (ids) that named it, with when each happened */
+  x: Record<string, { id: string; at: number; issue: number | null; span_id: string | null }[]>;
+}
+
+export const pack = (value: unknown) => new Binary(zlib.deflateRawSync(JSON.stringify(value)));
+export const unpack = <T>(b: Binary): T => JSON.parse(zlib.inflateRawSync(b.buffer).toString('utf8')) as T;
+
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+export type Period = 'minute' | 'hour' | 'day';
+const COLLECTION: Record<Period, string> = { minute: 'perf_minutes', hour: 'perf_hours', day: 'perf_days' };
+
+/** The `_id` of a project's bucket (or part, chunk) starting at `ms`. */
+export const timeKey = (project: number, ms: number) => `${project}:${sortableMs(ms)}`;
+/** The start of a time key's period. */
+export const timeOfKey = (key: string) => Number(key.split(':')[1]);
+
+export function makeTracesStore(db: Db) {
+  const raw = db.collection<TraceGroupDoc>('trace_raw');
+  const backlog = makeBacklog(db, 'trace_backlog');
+  const parts = db.collection<BucketDoc>('perf_parts');
+  const buckets = (period: Period) => db.collection<BucketDoc>(COLLECTION[period]);
+  const names = db.collection<{ _id: string } & Partial<GroupParts & SpanParts>>('perf_names');
+  const samples = db.collection<SampleDoc>('trace_samples');
+  const logs = db.collection<LogChunkDoc>('log_chunks');
+  const errors = db.collection<TraceErrorsDoc>('trace_errors');
+  const rollup = db.collection<{ _id: string; until: number }>('perf_rollup');
+
+  /** Inserts documents once: one already there (a retried job's) is left as it is. */
+  async function insertOnce<T extends { _id: string }>(coll: import('mongodb').Collection<T>, docs: T[]): Promise<void> {
+    if (docs.length === 0) return;
+    try {
+      await coll.insertMany(docs as import('mongodb').OptionalUnlessRequiredId<T>[], { ordered: false });
+    } catch (err) {
+      const writeErrors = (err as { writeErrors?: unknown[] | unknown }).writeErrors;
+      const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
+      if (!isDuplicateKey(err) && !(list.length > 0 && list.every((e) => (e as { code?: number }).code === 11000))) throw err;
+    }
+  }
+
+  /** A project's documents of a time-keyed collection in [from, to). */
+  const range = <T extends { _id: string }>(coll: import('mongodb').Collection<T>, project: number, from: number, to: number) =>
+    coll.find({ _id: { $gte: timeKey(project, from), $lt: timeKey(project, to) } } as import('mongodb').Filter<T>).toArray();
+
+  return {
+    backlog,
+    async ensureIndexes() {
+      await backlog.ensureIndexes();
+    },
+
+    /** What was received together, durably: the backlog marker first, then the group. */
+    async insertGroup(items: Received[]): Promise<JobTraces> {
+      const { _id } = await backlog.take();
+      const received_at = new Date();
+      await raw.insertOne({ _id, received_at, data: pack(items) });
+      return { id: _id, received_at: received_at.toISOString(), items };
+    },
+    /** Groups by id (a swept job carries only ids). */
+    async ofGroups(ids: string[]): Promise<JobTraces[]> {
+      const docs = await raw.find({ _id: { $in: ids } }).toArray();
+      return docs.map((d) => ({ id: d._id, received_at: d.received_at.toISOString(), items: unpack<Received[]>(d.data) }));
+    },
+    /** Which of these groups are still waiting for their job. */
+    ofGroupIds: async (ids: string[]) => (ids.length ? (await raw.find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray()).map((d) => d._id) : []),
+    /** Applied groups go (their counts, samples and lines are written). */
+    async forgetGroups(ids: string[]): Promise<void> {
+      if (ids.length) await raw.deleteMany({ _id: { $in: ids } });
+      await backlog.finish(ids);
+    },
+
+    /** A job's counts, once per `_id`. */
+    writeParts: (docs: BucketDoc[]) => insertOnce(parts, docs),
+    /** Parts not merged yet, oldest first (the collection holds only the last seconds'). */
+    pendingParts: (limit: number) => parts.find({}).sort({ _id: 1 }).limit(limit).toArray(),
+    /** A project's parts of minutes in [from, to) (reads add what the rollup has not merged yet). */
+    partsIn: (project: number, from: number, to: number) => range(parts, project, from, to),
+    deleteParts: async (ids: string[]) => {
+      if (ids.length) await parts.deleteMany({ _id: { $in: ids } });
+    },
+
+    bucket: (period: Period, id: string) => buckets(period).findOne({ _id: id }),
+    bucketsIn: (period: Period, project: number, from: number, to: number) => range(buckets(period), project, from, to),
+    async saveBucket(period: Period, doc: BucketDoc): Promise<void> {
+      await buckets(period).replaceOne({ _id: doc._id }, doc, { upsert: true });
+    },
+    /** A project's buckets of a period before `before` go; how many. */
+    async forgetBuckets(period: Period, project: number, before: number): Promise<number> {
+      return (await buckets(period).deleteMany({ _id: { $gte: `${project}:`, $lt: timeKey(project, before) } })).deletedCount;
+    },
+    /** How far the hours (or days) have been summed: every period before it is written. */
+    rolledUntil: async (period: 'hour' | 'day') => (await rollup.findOne({ _id: period }))?.until ?? 0,
+    setRolledUntil: async (period: 'hour' | 'day', until: number) => {
+      await rollup.replaceOne({ _id: period }, { until }, { upsert: true });
+    },
+
+    /** Keeps the parts of groups and span groups seen for the first time. */
+    async saveNames(project: number, groups: Map<string, GroupParts>, spans: Map<string, SpanParts>): Promise<void> {
+      const docs = [...[...groups].map(([k, g]) => ({ _id: `${project}:g:${k}`, ...g })), ...[...spans].map(([k, s]) => ({ _id: `${project}:s:${k}`, ...s }))];
+      await insertOnce(names, docs);
+    },
+    async namesOf(project: number, kind: 'g' | 's', keys: string[]): Promise<Map<string, GroupParts & SpanParts>> {
+      if (keys.length === 0) return new Map();
+      const docs = await names.find({ _id: { $in: keys.map((k) => `${project}:${kind}:${k}`) } }).toArray();
+      return new Map(docs.map(({ _id, ...rest }) => [_id.slice(`${project}:${kind}:`.length), rest as GroupParts & SpanParts]));
+    },
+
+    writeSamples: (docs: SampleDoc[]) => insertOnce(samples, docs),
+    /** The samples of a trace. */
+    samplesOfTrace: (project: number, trace: string) => samples.find({ _id: { $gte: `${project}:${trace}:`, $lt: `${project}:${trace};` } }).toArray(),
+    sample: (project: number, trace: string, span: string) => samples.findOne({ _id: `${project}:${trace}:${span}` }),
+    /** A group's samples (a scan of the samples: they are few, held by their budget). */
+    samplesOfGroup: (project: number, groups: string[], since: Date, limit: number) =>
+      samples
+        .find({ _id: { $gte: `${project}:`, $lt: `${project};` }, group: { $in: groups }, at: { $gte: since } }, { projection: { data: 0 } })
+        .sort({ duration: -1 })
+        .limit(limit)
+        .toArray(),
+    async forgetSamples(before: Date): Promise<number> {
+      return (await samples.deleteMany({ received_at: { $lt: before } })).deletedCount;
+    },
+
+    writeLogChunks: (docs: LogChunkDoc[]) => insertOnce(logs, docs),
+    /** A project's log chunks of minutes in [from, to), newest first, `limit` at most. */
+    logChunksIn: (project: number, from: number, to: number, limit: number) =>
+      logs
+        .find({ _id: { $gte: timeKey(project, from), $lt: timeKey(project, to) } })
+        .sort({ _id: -1 })
+        .limit(limit)
+        .toArray(),
+    /** Only the trace ids of a project's chunks in [from, to) (the trace page reads the matching ones whole). */
+    logChunkTracesIn: (project: number, from: number, to: number) =>
+      logs.find({ _id: { $gte: timeKey(project, from), $lt: timeKey(project, to) } }, { projection: { traces: 1 } }).toArray() as Promise<Pick<LogChunkDoc, '_id' | 'traces'>[]>,
+    logChunks: (ids: string[]) => logs.find({ _id: { $in: ids } }).toArray(),
+    async forgetLogs(project: number, before: number): Promise<number> {
+      return (await logs.deleteMany({ _id: { $gte: `${project}:`, $lt: timeKey(project, before) } })).deletedCount;
+    },
+
+    writeTraceErrors: (docs: TraceErrorsDoc[]) => insertOnce(errors, docs),
+    traceErrorsIn: (project: number, from: number, to: number) => range(errors, project, from, to),
+    async forgetTraceErrors(project: number, before: number): Promise<number> {
+      return (await errors.deleteMany({ _id: { $gte: `${project}:`, $lt: timeKey(project, before) } })).deletedCount;
+    },
+  };
+}
+export type TracesStore = ReturnType<typeof makeTracesStore>;
