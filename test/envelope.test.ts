@@ -218,8 +218,10 @@ describe('attachments', () => {
 });
 
 describe('every item type, and the ingestion counts', () => {
-  const TYPES = ['transaction', 'span', 'profile', 'profile_chunk', 'replay_event', 'replay_recording', 'replay_video', 'log', 'otel_log', 'statsd', 'metric_buckets', 'made_up_2031'];
-  // feedback, user_report, attachment and check_in are kept (tests above, test/monitors.test.ts); these are acknowledged and counted
+  const TYPES = ['profile', 'profile_chunk', 'replay_event', 'replay_recording', 'replay_video', 'statsd', 'metric_buckets', 'made_up_2031'];
+  // feedback, user_report, attachment and check_in are kept (tests above, test/monitors.test.ts), and so are traces and logs
+  // (test/traces.test.ts: these four, with nothing usable in them, are dropped with their reasons); these are acknowledged and counted
+  const TRACE_KINDS = ['transaction', 'span', 'log', 'otel_log'];
 
   it('an envelope holding every item type and one not yet invented is answered 200, and each item is counted', async () => {
     const p = await makeProject(ctx);
@@ -234,7 +236,7 @@ describe('every item type, and the ingestion counts', () => {
       { sid: crypto.randomUUID(), started: now, status: 'ok', attrs: { release: 'all@1' } },
       { type: 'client_report' },
       { timestamp: Date.now() / 1000, discarded_events: [{ reason: 'queue_overflow', category: 'error', quantity: 3 }, { reason: 'sample_rate', category: 'transaction', quantity: 7 }] },
-      ...TYPES.flatMap((type) => [{ type }, { whatever: type }]),
+      ...[...TYPES, ...TRACE_KINDS].flatMap((type) => [{ type }, { whatever: type }]),
       // a check-in naming no monitor cannot be used
       { type: 'check_in' },
       { whatever: 'check_in' },
@@ -245,7 +247,7 @@ describe('every item type, and the ingestion counts', () => {
     );
     const res = await send(`/api/${id}/envelope/?sentry_key=${p.publicKey}`, envelope);
     expect(res.status).toBe(200);
-    expect(res.body.dropped).toEqual([...TYPES, 'check_in', 'session']);
+    expect(res.body.dropped).toEqual([...TYPES, ...TRACE_KINDS, 'check_in', 'session']);
     await ctx.runtime.ingestStats.flush();
     const counts = (await call(ctx, 'GET', '/api/v1/ingestion', { key: p.secret })).body;
     // the event with nothing usable but its place is kept as "event without message", its bad parts taken out
@@ -253,6 +255,9 @@ describe('every item type, and the ingestion counts', () => {
     expect(counts.dropped).toEqual(
       expect.arrayContaining([
         ...TYPES.map((type) => ({ type, reason: 'not_kept', count: 1 })),
+        { type: 'transaction', reason: 'missing_ids', count: 1 },
+        { type: 'span', reason: 'missing_ids', count: 1 },
+        { type: 'log_item', reason: 'invalid', count: 2 },
         { type: 'session', reason: 'invalid', count: 1 },
         { type: 'check_in', reason: 'invalid', count: 1 },
         { type: 'error', reason: 'client_queue_overflow', count: 3 },
@@ -260,7 +265,7 @@ describe('every item type, and the ingestion counts', () => {
       ]),
     );
     expect(counts.hourly).toHaveLength(24);
-    expect(counts.hourly.at(-1)).toMatchObject({ accepted: 4, dropped: TYPES.length + 2 + 10 });
+    expect(counts.hourly.at(-1)).toMatchObject({ accepted: 4, dropped: TYPES.length + TRACE_KINDS.length + 2 + 10 });
     expect((await call(ctx, 'GET', '/api/v1/ingestion?range=14d', { key: p.secret })).body.hourly).toHaveLength(14 * 24);
     const metrics = await (await fetch(`${ctx.api}/metrics`)).text();
     expect(metrics).toMatch(/lookout_ingest_dropped_total\{[^}]*type="other"[^}]*reason="not_kept"[^}]*\} [1-9]/);

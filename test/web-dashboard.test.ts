@@ -544,7 +544,7 @@ describe('the web dashboard', () => {
   }, 60_000);
 
   it('Settings shows the DSN to copy, and what ingestion accepted and dropped, by reason', async () => {
-    const envelope = [{}, { type: 'transaction' }, {}, { type: 'client_report' }, { discarded_events: [{ reason: 'queue_overflow', category: 'error', quantity: 4 }] }]
+    const envelope = [{}, { type: 'profile' }, {}, { type: 'client_report' }, { discarded_events: [{ reason: 'queue_overflow', category: 'error', quantity: 4 }] }]
       .map((p) => JSON.stringify(p))
       .join('\n');
     const sent = await fetch(`${ctx.api}/api/${project}/envelope/?sentry_key=${publicKey}`, { method: 'POST', body: envelope });

@@ -100,9 +100,10 @@ export function makeSentryService(deps: {
       const dropped: string[] = [];
       let limited: RefusedError | undefined;
       let kept = 0;
-      const drop = (type: string, reason: string) => {
+      /** An item dropped: named by its type in the answer, counted in its category (a trace item's: transaction, span, log_item). */
+      const drop = (type: string, reason: string, category = type) => {
         dropped.push(type);
-        stats.record(project._id, 'dropped', type, reason, 1, opts.now);
+        stats.record(project._id, 'dropped', category, reason, 1, opts.now);
       };
       for (const [i, item] of envelope.items.entries()) {
         const where = `item ${i + 1}`;
@@ -168,7 +169,7 @@ export function makeSentryService(deps: {
           }
           if (!(err instanceof AppError) || err.status >= 500) throw err;
           // a trace item is counted in its category (transaction, span, log_item) with the reason its reader named
-          if (Object.hasOwn(CATEGORY, item.type)) drop(CATEGORY[item.type as keyof typeof CATEGORY], err.status === 413 ? 'too_large' : err.reason);
+          if (Object.hasOwn(CATEGORY, item.type)) drop(item.type, err.status === 413 ? 'too_large' : err.reason, CATEGORY[item.type as keyof typeof CATEGORY]);
           else drop(item.type, dropReason(err));
           opts.log.info({ item: i + 1, type: item.type, reason: err.reason, why: err.message }, 'envelope item dropped');
         }

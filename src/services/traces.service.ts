@@ -130,6 +130,8 @@ export function makeTracesService(deps: { store: TracesStore; queues: Queues; st
 }
 export type TracesService = ReturnType<typeof makeTracesService>;
 
+/** An `otel_log` item's one line; one without a time or a body is dropped whole. */
 function oneLine(line: LogRecord | null): { lines: LogRecord[]; skipped: number } {
-  return line ? { lines: [line], skipped: 0 } : { lines: [], skipped: 1 };
+  if (!line) throw new LogItemError('invalid', 'an otel_log record needs time_unix_nano and a body');
+  return { lines: [line], skipped: 0 };
 }

@@ -195,5 +195,9 @@ const DROP_REASON_TEXT: Record<string, string> = {
   filtered_legacy_browsers: 'filtered: from a legacy browser',
   filtered_release: 'filtered: a release filtered out',
   filtered_error_message: 'filtered: a message filtered out',
+  invalid_timestamps: 'times that cannot be used (ends before it starts, or in the future)',
+  missing_ids: 'no trace or span id',
+  too_old: 'older than the minutes Lookout keeps',
+  invalid_item_count: "its item_count differs from the lines it holds",
 };
 

@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { prng } from '../../test/helpers/prng.ts';
+import { addTransaction, groupKeyOf, groupPartsOf, mergeBuckets, N_PLUS_ONE, OTHER_SPANS, SPAN_GROUPS_MAX, sumBuckets, type Bucket } from './perf-buckets.ts';
+import { histogramCount, quantile } from './perf-math.ts';
+import type { SpanRecord, TransactionRecord } from './transactions.ts';
+
+function tx(random: () => number, extra: Partial<TransactionRecord> = {}): TransactionRecord {
+  const start = 1_795_953_540_000 + Math.floor(random() * 60_000);
+  const duration = Math.exp(random() * 9);
+  const spans: SpanRecord[] = Array.from({ length: Math.floor(random() * 8) }, (_, i) => ({
+    span_id: i.toString(16).padStart(16, '0'),
+    parent_span_id: null,
+    op: 'db.query',
+    description: `SELECT * FROM t WHERE id = ${Math.floor(random() * 3)}`,
+    start,
+    end: start + 1,
+    status: null,
+  }));
+  return {
+    event_id: 'e'.repeat(32),
+    trace_id: 'a'.repeat(32),
+    span_id: 'b'.repeat(16),
+    parent_span_id: null,
+    name: random() < 0.5 ? 'GET /a' : 'GET /b',
+    source: 'route',
+    op: 'http.server',
+    method: 'GET',
+    environment: 'production',
+    release: null,
+    start,
+    end: start + duration,
+    status: random() < 0.1 ? 'internal_error' : 'ok',
+    failed: false,
+    http_status: null,
+    vitals: random() < 0.3 ? { lcp: random() * 5000 } : {},
+    spans,
+    platform: null,
+    user: null,
+    url: null,
+    sample_rate: random() < 0.5 ? 0.5 : null,
+    notes: {},
+    ...extra,
+  };
+}
+
+function bucketOfAll(txs: TransactionRecord[]): Bucket {
+  const b: Bucket = {};
+  for (const t of txs) addTransaction(b, groupKeyOf(groupPartsOf(t)), { ...t, failed: t.status !== 'ok' });
+  return b;
+}
+
+describe('buckets', () => {
+  it('counts a transaction: its duration, failure, estimated count, vitals and span groups', () => {
+    const random = prng(1);
+    const t = tx(random, { status: 'internal_error', failed: true, sample_rate: 0.25, vitals: { lcp: 1200 } });
+    const b: Bucket = {};
+    const named = addTransaction(b, 'k', t);
+    expect(b.k).toMatchObject({ n: 1, x: 4, e: 1, v: { lcp: { good: 1, meh: 0, poor: 0 } } });
+    expect(histogramCount(b.k!.h)).toBe(1);
+    expect([...named.values()].every((s) => s.description === 'SELECT * FROM t WHERE id = %s')).toBe(true);
+  });
+
+  it('marks a query run N_PLUS_ONE times in one transaction', () => {
+    const random = prng(2);
+    const t = tx(random);
+    t.spans = Array.from({ length: N_PLUS_ONE }, (_, i) => ({ span_id: String(i).padStart(16, '0'), parent_span_id: null, op: 'db', description: `SELECT ${i}`, start: t.start, end: t.start + 2, status: null }));
+    const b: Bucket = {};
+    addTransaction(b, 'k', t);
+    expect(Object.values(b.k!.sp!)).toEqual([{ n: N_PLUS_ONE, t: 2 * N_PLUS_ONE, tx: 1, r: 1 }]);
+  });
+
+  it('keeps SPAN_GROUPS_MAX span groups per transaction group, the rest under `other`', () => {
+    const random = prng(3);
+    const t = tx(random);
+    t.spans = Array.from({ length: SPAN_GROUPS_MAX + 10 }, (_, i) => ({ span_id: String(i).padStart(16, '0'), parent_span_id: null, op: `op${i}`, description: 'x', start: t.start, end: t.start + 1, status: null }));
+    const b: Bucket = {};
+    addTransaction(b, 'k', t);
+    expect(Object.keys(b.k!.sp!)).toHaveLength(SPAN_GROUPS_MAX + 1);
+    expect(b.k!.sp![OTHER_SPANS]).toMatchObject({ n: 10 });
+  });
+
+  it('sums the same however the transactions were split into parts and merged (random streams)', () => {
+    for (let seed = 1; seed <= 40; seed++) {
+      const random = prng(seed);
+      const txs = Array.from({ length: 1 + Math.floor(random() * 60) }, () => tx(random));
+      const whole = bucketOfAll(txs);
+      // split into random parts, merged in a random order, some through an intermediate sum (a minute, then an hour)
+      const parts: TransactionRecord[][] = [];
+      for (const t of txs) {
+        if (parts.length === 0 || random() < 0.3) parts.push([]);
+        parts.at(-1)!.push(t);
+      }
+      const buckets = parts.map(bucketOfAll).sort(() => random() - 0.5);
+      const half = Math.floor(buckets.length / 2);
+      const merged = mergeBuckets(sumBuckets(buckets.slice(0, half)), sumBuckets(buckets.slice(half)));
+      expect(merged, `seed ${seed}`).toEqual(JSON.parse(JSON.stringify(whole)) as Bucket);
+      for (const key of Object.keys(whole)) expect(quantile(merged[key]!.h, 0.95)).toBe(quantile(whole[key]!.h, 0.95));
+    }
+  });
+});
