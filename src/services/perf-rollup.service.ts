@@ -28,6 +28,8 @@ const SETTLE_MS = 2 * 60_000;
 /** Parts merged in one pass at most. */
 const PASS_PARTS = 5000;
 const LEASE_MS = 60_000;
+/** Periods summed in one pass at most. */
+const ROLL_PER_PASS = 48;
 
 export function makePerfRollup(deps: { store: TracesStore; redis: RedisClient; prefix: string; projectIds: () => Promise<number[]>; log: Logger; config: Pick<Config, 'traces'> }) {
   const { store, log } = deps;
@@ -66,19 +68,23 @@ export function makePerfRollup(deps: { store: TracesStore; redis: RedisClient; p
     if (parts.length) await store.saveBucket(period, { _id: timeKey(project, start), b: sumBuckets(parts.map((p) => p.b)) });
   }
 
-  /** Sums every closed period not summed yet (at most the last two days of them on a first run). */
+  /**
+   * Sums the closed periods not summed yet, ROLL_PER_PASS at most (a first run starts from the oldest minutes
+   * kept, and catches up over a few passes); answers how far they are summed.
+   */
   async function roll(period: 'hour' | 'day', upTo: number): Promise<number> {
     const length = period === 'hour' ? HOUR_MS : DAY_MS;
     const closed = Math.floor(upTo / length) * length;
     let until = await store.rolledUntil(period);
-    if (until === 0) until = Math.max(0, closed - 2 * DAY_MS);
+    if (until === 0) until = Math.floor((closed - MINUTE_DAYS * DAY_MS) / length) * length;
     if (until >= closed) return until;
     const projects = await deps.projectIds();
-    for (let start = until; start < closed; start += length) {
+    const end = Math.min(closed, until + ROLL_PER_PASS * length);
+    for (let start = until; start < end; start += length) {
       for (const project of projects) await sum(period, project, start);
       await store.setRolledUntil(period, start + length);
     }
-    return closed;
+    return end;
   }
 
   async function pass(now: Date): Promise<void> {

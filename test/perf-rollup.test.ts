@@ -1,0 +1,65 @@
+/**
+ * The performance rollup (issue 69) on the real store: parts merge into minutes once their group is applied, a
+ * merge cut off between its write and its delete counts nothing twice, closed hours and days are sums of what they
+ * hold (summed again when a late part arrives), and a window read from days, hours, minutes and parts equals the sum
+ * of everything in it.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { mergeBuckets, sumBuckets, type Bucket } from '../src/domain/perf-buckets.ts';
+import { DAY_MS, HOUR_MS, MINUTE_MS, timeKey } from '../src/store/traces.store.ts';
+import { makeProject, startTestContext, type TestContext } from './helpers/context.ts';
+
+let ctx: TestContext;
+let P = 0;
+beforeAll(async () => {
+  ctx = await startTestContext();
+  P = Number((await makeProject(ctx)).project.id);
+});
+afterAll(() => ctx?.close());
+
+/** A bucket of one group with `n` transactions of `ms` each. */
+const counts = (n: number, ms = 100): Bucket => ({ g1: { n, x: n, e: 0, s: n * ms, h: { '27': n } } });
+const part = (minute: number, group: string, n: number) => ({ _id: `${timeKey(P, minute)}:${group}`, b: counts(n) });
+
+it('merges parts into minutes, hours and days; a cut-off merge and a late part count once', async () => {
+  const store = ctx.runtime.stores.traces;
+  const rollup = ctx.runtime.perfRollup;
+  const day = Math.floor(Date.now() / DAY_MS) * DAY_MS - 2 * DAY_MS; // two whole days ago
+  const m1 = day + 3 * HOUR_MS + 5 * MINUTE_MS;
+  const m2 = day + 3 * HOUR_MS + 6 * MINUTE_MS;
+  const m3 = day + DAY_MS + 10 * HOUR_MS;
+  // a group still waiting for its job: its part waits too
+  await store.insertGroup([]).then(async (g) => store.writeParts([part(m1, g.id, 100)]).then(() => g));
+  await store.writeParts([part(m1, 'g1', 1), part(m1, 'g2', 2), part(m2, 'g3', 4), part(m3, 'g4', 8)]);
+  // a merge cut off after its write: the minute lists g5's part as merged, which is still there
+  await store.saveBucket('minute', { _id: timeKey(P, m2), b: counts(16), merged: [`${timeKey(P, m2)}:g5`] });
+  await store.writeParts([part(m2, 'g5', 16)]);
+  // a first run sums the two weeks of minutes kept, a few days a pass
+  for (let i = 0; i < 8; i++) await rollup.pass(new Date());
+
+  expect((await store.bucket('minute', timeKey(P, m1)))?.b).toEqual(counts(3));
+  expect((await store.bucket('minute', timeKey(P, m2)))?.b).toEqual(counts(20));
+  expect((await store.pendingParts(100)).map((p) => p.b.g1!.n)).toEqual([100]);
+  // closed hours and days are sums
+  expect((await store.bucket('hour', timeKey(P, day + 3 * HOUR_MS)))?.b).toEqual(counts(23));
+  expect((await store.bucket('day', timeKey(P, day)))?.b).toEqual(counts(23));
+  expect((await store.bucket('day', timeKey(P, day + DAY_MS)))?.b).toEqual(counts(8));
+
+  // a late part of a summed hour: the hour and its day are summed again
+  await store.writeParts([part(m1, 'g6', 32)]);
+  await rollup.pass(new Date());
+  await rollup.pass(new Date()); // nothing more to do: the same result
+  expect((await store.bucket('hour', timeKey(P, day + 3 * HOUR_MS)))?.b).toEqual(counts(55));
+  expect((await store.bucket('day', timeKey(P, day)))?.b).toEqual(counts(55));
+
+  // a window read across days, hours, minutes and an unmerged part equals the sum of all it holds
+  const now = Date.now();
+  const recent = Math.floor(now / MINUTE_MS) * MINUTE_MS - MINUTE_MS;
+  await store.writeParts([part(recent, 'g7', 64)]);
+  const slices = await ctx.runtime.performance.slices(P, { from: day - HOUR_MS, to: now + 1 });
+  const total = sumBuckets(slices.map((s) => s.b));
+  expect(total).toEqual(mergeBuckets(counts(55 + 8 + 64), {}));
+  // a window that starts inside a day reads that day's hours and minutes, not the whole day
+  const inside = sumBuckets((await ctx.runtime.performance.slices(P, { from: m2, to: day + DAY_MS })).map((s) => s.b));
+  expect(inside).toEqual(counts(20));
+});
