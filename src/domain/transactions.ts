@@ -250,7 +250,9 @@ export function readSpanItem(payload: unknown, opts: { now: Date; traceHeader?: 
     if (Object.keys(vitals).length > 0) {
       const at = readTime(raw.timestamp ?? raw.end_timestamp) ?? readTime(raw.start_timestamp);
       checkTimes(at, at, opts.now.getTime());
-      const page = text(attrs.transaction ?? attrs['sentry.transaction'] ?? attrs['sentry.segment.name'], 1000) ?? text(raw.description ?? raw.name, 1000) ?? '<unknown page>';
+      // the page as its page-load is grouped: a path is parameterised as a URL-named transaction is
+      const named = text(attrs.transaction ?? attrs['sentry.transaction'] ?? attrs['sentry.segment.name'], 1000);
+      const page = named ? (named.startsWith('/') ? parameterizePath(named) : named) : '<unknown page>';
       out.push({ kind: 'vital', trace_id, page, environment: text(attrs['sentry.environment'], 64) ?? 'production', release: text(attrs['sentry.release'], 200), at: at!, vitals });
       continue;
     }
