@@ -82,12 +82,13 @@ export class RefusedError extends AppError {
   }
 }
 /** What a Sentry SDK should hold back when a project's quota of a category refuses. */
-const SENTRY_CATEGORIES = { error: ['error', 'default', 'security'], session: ['session'] } as const;
+const SENTRY_CATEGORIES = { error: ['error', 'default', 'security'], session: ['session'], transaction: ['transaction'], span: ['span'], log_item: ['log_item'] } as const;
+const CATEGORY_WORDS = { error: 'error events', session: 'sessions', transaction: 'transactions', span: 'spans', log_item: 'log lines' } as const;
 
 /** A project's quota, or spike protection, refusing its error events or its sessions for now. */
 export class QuotaRefusedError extends RefusedError {
-  constructor(reason: string, retryAfter: number, category: 'error' | 'session') {
-    const what = category === 'error' ? 'error events' : 'sessions';
+  constructor(reason: string, retryAfter: number, category: keyof typeof SENTRY_CATEGORIES) {
+    const what = CATEGORY_WORDS[category];
     super(
       429,
       reason,

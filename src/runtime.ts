@@ -131,7 +131,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const releases = makeReleasesService(stores.sessions);
   const checkIns = makeCheckInsService({ store: stores.checkins, queues, stats: ingestStats, log, writesInFlight });
   const monitorsState = makeMonitorsState(stateRedis, { prefix: config.queuePrefix });
-  const traces = makeTracesService({ store: stores.traces, queues, stats: ingestStats, log, writesInFlight });
+  const traces = makeTracesService({ store: stores.traces, queues, stats: ingestStats, quota, log, writesInFlight });
   const tracesState = makeTracesState(stateRedis, config.queuePrefix);
   const perfRollup = makePerfRollup({ store: stores.traces, redis: stateRedis, prefix: config.queuePrefix, projectIds: async () => (await stores.projects.list()).map((p) => p._id), log, config });
   const performance = makePerformanceService({ store: stores.traces, apdexMs: config.traces.apdexMs });

@@ -12,7 +12,7 @@
 
 import type { Quotas as QuotasAnswer } from '../generated/schema-types.ts';
 
-export type QuotaCategory = 'error' | 'session';
+export type QuotaCategory = 'error' | 'session' | 'transaction' | 'span' | 'log_item';
 export type QuotaWindow = 'minute' | 'hour' | 'month';
 
 /** A project's quotas and spike protection: schemas/answers/quotas.json, each field documented there. */
@@ -29,6 +29,15 @@ export const DEFAULT_QUOTAS: Quotas = {
   sessions_per_minute: 600_000,
   sessions_per_hour: null,
   sessions_per_month: null,
+  transactions_per_minute: 120_000,
+  transactions_per_hour: null,
+  transactions_per_month: null,
+  spans_per_minute: 3_000_000,
+  spans_per_hour: null,
+  spans_per_month: null,
+  log_items_per_minute: 1_200_000,
+  log_items_per_hour: null,
+  log_items_per_month: null,
   spike_protection: true,
 };
 
@@ -61,9 +70,12 @@ function windowMs(window: 'minute' | 'hour' | 'spike'): number {
   return window === 'minute' ? MINUTE_MS : window === 'hour' ? HOUR_MS : SPIKE.windowMs;
 }
 
+/** What each category's quotas are named by in a project's settings (`events_per_minute`, …). */
+const QUOTA_FIELD = { error: 'events', session: 'sessions', transaction: 'transactions', span: 'spans', log_item: 'log_items' } as const;
+
 /** The limit of a category in a window. */
 export function limitOf(q: Quotas, category: QuotaCategory, window: QuotaWindow): number | null {
-  return q[`${category === 'error' ? 'events' : 'sessions'}_per_${window}`];
+  return q[`${QUOTA_FIELD[category]}_per_${window}`] ?? null;
 }
 
 /** Items a project may send in one spike window: ten times its usual rate, and at least the floor's share. */

@@ -843,6 +843,42 @@ export interface QuotasBody {
    */
   sessions_per_month?: number | null;
   /**
+   * transactions a minute; null: no limit (default 120,000)
+   */
+  transactions_per_minute?: number | null;
+  /**
+   * transactions an hour; null: no limit (the default)
+   */
+  transactions_per_hour?: number | null;
+  /**
+   * transactions a calendar month; null: no limit (the default)
+   */
+  transactions_per_month?: number | null;
+  /**
+   * spans a minute, each transaction's own and its children; null: no limit (default 3,000,000)
+   */
+  spans_per_minute?: number | null;
+  /**
+   * spans an hour; null: no limit (the default)
+   */
+  spans_per_hour?: number | null;
+  /**
+   * spans a calendar month; null: no limit (the default)
+   */
+  spans_per_month?: number | null;
+  /**
+   * log lines a minute; null: no limit (default 1,200,000)
+   */
+  log_items_per_minute?: number | null;
+  /**
+   * log lines an hour; null: no limit (the default)
+   */
+  log_items_per_hour?: number | null;
+  /**
+   * log lines a calendar month; null: no limit (the default)
+   */
+  log_items_per_month?: number | null;
+  /**
    * hold error events to ten times the project's usual rate (the mean of its last 24 hours), never under 1,000 a second, per 10 seconds; notifies project.spike once per spike (default on)
    */
   spike_protection?: boolean;
@@ -2541,6 +2577,42 @@ export interface Quotas {
    * sessions a calendar month; null: no limit (the default)
    */
   sessions_per_month: number | null;
+  /**
+   * transactions a minute; null: no limit (default 120,000)
+   */
+  transactions_per_minute: number | null;
+  /**
+   * transactions an hour; null: no limit (the default)
+   */
+  transactions_per_hour: number | null;
+  /**
+   * transactions a calendar month; null: no limit (the default)
+   */
+  transactions_per_month: number | null;
+  /**
+   * spans a minute, each transaction's own and its children; null: no limit (default 3,000,000)
+   */
+  spans_per_minute: number | null;
+  /**
+   * spans an hour; null: no limit (the default)
+   */
+  spans_per_hour: number | null;
+  /**
+   * spans a calendar month; null: no limit (the default)
+   */
+  spans_per_month: number | null;
+  /**
+   * log lines a minute; null: no limit (default 1,200,000)
+   */
+  log_items_per_minute: number | null;
+  /**
+   * log lines an hour; null: no limit (the default)
+   */
+  log_items_per_hour: number | null;
+  /**
+   * log lines a calendar month; null: no limit (the default)
+   */
+  log_items_per_month: number | null;
   /**
    * hold error events to ten times the project's usual rate (the mean of its last 24 hours), never under 1,000 a second, per 10 seconds; notifies project.spike once per spike (default on)
    */

@@ -18,6 +18,7 @@ import type { IngestStats } from '../state/ingest-stats.ts';
 import type { JobTraces, Received, TracesStore } from '../store/traces.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
 import { makeGroupCommit } from '../util/group-commit.ts';
+import type { QuotaService } from './quota.service.ts';
 
 /** Most records stored in one group, and gathered in one job (a log container weighs its lines / 25). */
 const GROUP_MAX = 500;
@@ -29,8 +30,9 @@ export interface TraceItem {
   header: Record<string, unknown>;
 }
 
-/** Outcome categories, as Sentry's rate limits and client reports name them. */
+/** Outcome categories, as Sentry's rate limits and client reports name them (and quotas count them). */
 export const CATEGORY = { transaction: 'transaction', span: 'span', log: 'log_item', otel_log: 'log_item' } as const;
+type TraceCategory = (typeof CATEGORY)[keyof typeof CATEGORY];
 
 /** A domain reading error as the 400 an envelope item is dropped with. */
 function dropped(err: unknown): never {
@@ -49,7 +51,7 @@ function scrubbed(tx: TransactionRecord): TransactionRecord {
 /** Log lines scrubbed (attributes' secret keys and card numbers were taken out when read). */
 const lineCount = (r: Received) => (r.kind === 'logs' ? r.lines.length : 1);
 
-export function makeTracesService(deps: { store: TracesStore; queues: Queues; stats: IngestStats; log: Logger; writesInFlight: number }) {
+export function makeTracesService(deps: { store: TracesStore; queues: Queues; stats: IngestStats; quota: QuotaService; log: Logger; writesInFlight: number }) {
   const { store, queues, stats, log } = deps;
   const jobs = makeJobGather<JobTraces>((groups) => queues.enqueue('traces.process', { groups }, tracesJobId(groups[0]!.id)), {
     maxWeight: GROUP_MAX,
@@ -65,7 +67,7 @@ export function makeTracesService(deps: { store: TracesStore; queues: Queues; st
   );
 
   /** Reads one item into what is stored, counting what it holds and what it left out. */
-  function read(project: number, item: TraceItem, traceHeader: unknown, now: Date): { received: Received[]; counts: [string, number][] } {
+  function read(project: number, item: TraceItem, traceHeader: unknown, now: Date): { received: Received[]; counts: [TraceCategory, number][] } {
     try {
       switch (item.type) {
         case 'transaction': {
@@ -103,6 +105,10 @@ export function makeTracesService(deps: { store: TracesStore; queues: Queues; st
      */
     async accept(project: ProjectDoc, item: TraceItem, opts: { now: Date; traceHeader?: unknown; gone?: () => boolean }): Promise<'stored' | 'gone'> {
       const { received, counts } = read(project._id, item, opts.traceHeader, opts.now);
+      // the project's quotas of each category: an item over one is refused whole (429, X-Sentry-Rate-Limits by category)
+      const taken = counts.filter(([, n]) => n > 0);
+      for (const [category] of taken) deps.quota.refuseIfOver(project, { category, type: category, now: opts.now });
+      for (const [category, n] of taken) deps.quota.take(project, { category, type: category, now: opts.now }, n);
       const results = await Promise.all(received.map((r) => group.add(r, opts.gone)));
       const outcome = results.includes('gone') ? 'dropped' : 'accepted';
       for (const [category, n] of counts) if (n > 0) stats.record(project._id, outcome, category, outcome === 'dropped' ? 'client_gone' : '', n, opts.now);

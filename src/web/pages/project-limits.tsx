@@ -11,6 +11,15 @@ const QUOTA_FIELDS: [keyof Project['quotas'], string][] = [
   ['sessions_per_minute', 'Sessions a minute'],
   ['sessions_per_hour', 'Sessions an hour'],
   ['sessions_per_month', 'Sessions a month'],
+  ['transactions_per_minute', 'Transactions a minute'],
+  ['transactions_per_hour', 'Transactions an hour'],
+  ['transactions_per_month', 'Transactions a month'],
+  ['spans_per_minute', 'Spans a minute'],
+  ['spans_per_hour', 'Spans an hour'],
+  ['spans_per_month', 'Spans a month'],
+  ['log_items_per_minute', 'Log lines a minute'],
+  ['log_items_per_hour', 'Log lines an hour'],
+  ['log_items_per_month', 'Log lines a month'],
 ];
 const FILTER_SWITCHES: [keyof Pick<Project['filters'], 'browser_extensions' | 'localhost' | 'legacy_browsers'>, string][] = [
   ['browser_extensions', 'Errors thrown by browser extensions'],
