@@ -543,6 +543,52 @@ describe('the web dashboard', () => {
     await shot('monitor');
   }, 60_000);
 
+  it('Performance: the groups with their percentiles, a group with its N+1 query, a trace with its error and log line pinned, the logs searched', async () => {
+    const end = Date.now() / 1000;
+    const trace = eventId();
+    const root = eventId().slice(0, 16);
+    const query = (i: number) => ({ span_id: `${i}`.padStart(16, 'a'), parent_span_id: root, trace_id: trace, op: 'db.query', description: `SELECT * FROM items WHERE cart = ${i}`, start_timestamp: end - 0.2 + i * 0.01, timestamp: end - 0.195 + i * 0.01 });
+    const tx = (n: number, failed: boolean, id = eventId()) => ({
+      event_id: id,
+      type: 'transaction',
+      transaction: 'GET /cart/:id',
+      transaction_info: { source: 'route' },
+      start_timestamp: end - 0.25 - n * 0.01,
+      timestamp: end,
+      contexts: { trace: { trace_id: failed ? trace : eventId(), span_id: failed ? root : eventId().slice(0, 16), op: 'http.server', status: failed ? 'internal_error' : 'ok' } },
+      spans: Array.from({ length: 6 }, (_, i) => query(i)),
+    });
+    const items: unknown[] = [];
+    for (let n = 0; n < 5; n++) items.push({ type: 'transaction' }, tx(n, n === 0));
+    items.push({ type: 'event' }, { event_id: eventId(), message: 'the cart failed', contexts: { trace: { trace_id: trace, span_id: root } } });
+    items.push({ type: 'log', item_count: 1 }, { items: [{ timestamp: end - 0.1, level: 'warn', body: 'cart total is negative', trace_id: trace, attributes: { 'sentry.trace.parent_span_id': { type: 'string', value: root }, cart: { type: 'integer', value: 7 } } }] });
+    const body = [{}, ...items].map((p) => JSON.stringify(p)).join('\n');
+    expect((await fetch(`${ctx.api}/api/${project}/envelope/?sentry_key=${publicKey}`, { method: 'POST', body })).status).toBe(200);
+    await drained(ctx);
+    await open(`/projects/${project}/performance`, 'Performance');
+    const row = page.getByRole('row', { name: /GET \/cart\/:id/ });
+    expect(await row.textContent()).toContain('20%'); // one of five failed
+    await accessible('performance');
+    await shot('performance');
+    await page.getByRole('link', { name: 'GET /cart/:id' }).click();
+    await page.getByRole('heading', { level: 1, name: 'GET /cart/:id' }).waitFor();
+    expect(await page.getByRole('table', { name: 'Span groups by total time' }).textContent()).toContain('SELECT * FROM items WHERE cart = %s');
+    expect(await page.getByRole('heading', { name: 'N+1 queries' }).count()).toBe(1);
+    await accessible('performance group');
+    await shot('performance-group');
+    await page.getByRole('table', { name: 'Slowest samples' }).getByRole('link', { name: trace }).click();
+    await page.getByRole('heading', { level: 1, name: `Trace ${trace.slice(0, 8)}` }).waitFor();
+    const waterfall = page.getByRole('list', { name: 'Spans of the trace, in the order they ran' });
+    await waterfall.getByText('cart total is negative').waitFor();
+    expect(await waterfall.locator('li').count()).toBe(7);
+    expect(await waterfall.getByRole('link', { name: /^issue \d+$/ }).count()).toBe(1);
+    await accessible('trace');
+    await shot('trace');
+    await open(`/projects/${project}/logs?q=negative`, 'Logs');
+    expect(await page.getByRole('table', { name: 'Log lines' }).textContent()).toContain('cart=7');
+    await accessible('logs');
+  }, 60_000);
+
   it('Settings shows the DSN to copy, and what ingestion accepted and dropped, by reason', async () => {
     const envelope = [{}, { type: 'profile' }, {}, { type: 'client_report' }, { discarded_events: [{ reason: 'queue_overflow', category: 'error', quantity: 4 }] }]
       .map((p) => JSON.stringify(p))

@@ -268,10 +268,12 @@ function Request({ event }: { event: Obj }) {
   );
 }
 
-export function EventView({ event }: { event: Obj }) {
+/** `project`: the event's project, for the link to its trace (issue 69). */
+export function EventView({ event, project }: { event: Obj; project?: string }) {
   const [raw, setRaw] = useState(false);
   const meta = isObj(event._meta) ? Object.entries(event._meta) : [];
   const contexts = isObj(event.contexts) ? Object.entries(event.contexts) : [];
+  const trace = isObj(event.contexts) && isObj(event.contexts.trace) && typeof event.contexts.trace.trace_id === 'string' ? event.contexts.trace.trace_id : null;
   return (
     <div class="event">
       <dl class="fields">
@@ -286,6 +288,16 @@ export function EventView({ event }: { event: Obj }) {
         {(['release', 'environment', 'level', 'platform', 'logger', 'server_name', 'transaction'] as const)
           .filter((k) => event[k] !== undefined && event[k] !== null)
           .flatMap((k) => [<dt key={`${k}-t`}>{k.replace('_', ' ')}</dt>, <dd key={`${k}-d`}>{text(event[k])}</dd>])}
+        {trace && project && (
+          <>
+            <dt>Trace</dt>
+            <dd>
+              <a href={`/projects/${project}/traces/${trace}?at=${encodeURIComponent(text(event.timestamp))}`}>
+                <code>{trace}</code>
+              </a>
+            </dd>
+          </>
+        )}
       </dl>
       {typeof event.message === 'string' && !isObj(event.exception) && <p class="message">{event.message}</p>}
       <Exceptions event={event} />

@@ -49,7 +49,7 @@ export function EventPanel({ id, issue, event, total, expired }: { id: string; i
                     ))}
                   </p>
                 )}
-                <EventView event={e.event as Record<string, unknown>} />
+                <EventView event={e.event as Record<string, unknown>} project={id} />
                 {e.attachments.length > 0 && <Attachments base={`/api/dashboard${base}/events/${event}/attachments`} files={e.attachments} />}
               </>
             )

@@ -278,10 +278,12 @@ export function dsnOf(publicKey: string, project: string): string {
 }
 
 /** The tabs of a project's pages. */
-export function ProjectNav({ id, current }: { id: string; current: 'releases' | 'issues' | 'monitors' | 'alerts' | 'settings' }) {
+export function ProjectNav({ id, current }: { id: string; current: 'releases' | 'issues' | 'performance' | 'logs' | 'monitors' | 'alerts' | 'settings' }) {
   const tabs = [
     ['releases', 'Releases'],
     ['issues', 'Issues'],
+    ['performance', 'Performance'],
+    ['logs', 'Logs'],
     ['monitors', 'Monitors'],
     ['alerts', 'Alerts'],
     ['settings', 'Settings'],
