@@ -50,6 +50,8 @@ export interface Config {
   readonly sessionUpdateWindowMs: number;
   /** How often the flusher copies changed rollups from Redis to MongoDB. */
   readonly flushIntervalMs: number;
+  /** How often the workers check the performance.regressed rules (src/notify/perf-alerts.ts). */
+  readonly perfAlertsEveryMs: number;
   /** Days error events and sign-in attempts are kept after they were received (a project's owner may set its own). */
   readonly eventRetentionDays: number;
   /** Dashboard session cookies carry `Secure` (Lookout is served over TLS, directly or behind a proxy). */
@@ -157,6 +159,7 @@ export const DEFAULTS = {
   TRACE_SLOWEST_PER_HOUR: '3',
   TRACE_SAMPLE_MB_PER_DAY: '50',
   APDEX_THRESHOLD_MS: '300',
+  PERF_ALERT_INTERVAL_SECONDS: '60',
   ADMIT_BUFFER_ITEMS: '2500',
   ADMIT_BUFFER_SECONDS: '2',
   ADMIT_MAX_STALL_MS: '10000',
@@ -266,6 +269,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     admin: raw('ADMIN_PASSWORD') ? { username: raw('ADMIN_USERNAME'), password: raw('ADMIN_PASSWORD') } : null,
     sessionUpdateWindowMs: int('SESSION_UPDATE_WINDOW_HOURS', 1, 90 * 24) * 3600_000,
     flushIntervalMs: int('FLUSH_INTERVAL_MS', 50, 1000),
+    perfAlertsEveryMs: int('PERF_ALERT_INTERVAL_SECONDS', 1, 3600) * 1000,
     eventRetentionDays: int('EVENT_RETENTION_DAYS', 1, 3650),
     cookieSecure: raw('COOKIE_SECURE') === 'true',
     trustProxy,

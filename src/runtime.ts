@@ -133,7 +133,9 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const monitorsState = makeMonitorsState(stateRedis, { prefix: config.queuePrefix });
   const traces = makeTracesService({ store: stores.traces, queues, stats: ingestStats, quota, log, writesInFlight });
   const tracesState = makeTracesState(stateRedis, config.queuePrefix);
-  const perfRollup = makePerfRollup({ store: stores.traces, redis: stateRedis, prefix: config.queuePrefix, projectIds: async () => (await stores.projects.list()).map((p) => p._id), log, config });
+  /** Every project's id, read at most once a second per process (the rollup and the performance rules go over them). */
+  const projectIds = cachedFor(1000, async (_: void) => (await stores.projects.list()).map((p) => p._id));
+  const perfRollup = makePerfRollup({ store: stores.traces, redis: stateRedis, prefix: config.queuePrefix, projectIds: () => projectIds(), log, config });
   const performance = makePerformanceService({ store: stores.traces, apdexMs: config.traces.apdexMs });
   const sentry = makeSentryService({ events, sessions, feedback, checkIns, traces, attachments: stores.attachments, stats: ingestStats });
   /** The worker's parts of the session batches it applies (src/services/session-parts.ts). */
@@ -190,6 +192,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     tracesState,
     perfRollup,
     performance,
+    projectIds: () => projectIds(),
     monitorsState,
     monitors,
     monitorsAdmin,

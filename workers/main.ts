@@ -15,6 +15,7 @@ import { startPool } from '../src/queues/pool.ts';
 import { makeRuntime, type Runtime } from '../src/runtime.ts';
 import { onStopSignal } from '../src/signals.ts';
 import { makeDispatcher } from '../src/notify/dispatcher.ts';
+import { startPerfAlerts } from '../src/notify/perf-alerts.ts';
 import { makeFlusher } from '../src/state/flusher.ts';
 import { checkCrashFree } from '../src/notify/rules.ts';
 import { handlers, type Handler, type HandlerMap } from './handlers.ts';
@@ -89,6 +90,10 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
       })
     : null;
   dispatcher?.start();
+  // The performance rules, once a minute (src/notify/perf-alerts.ts).
+  const perfAlerts = opts.queues.includes('notifications')
+    ? startPerfAlerts({ notify: runtime.notify, performance: runtime.performance, projectIds: runtime.projectIds, channels: runtime.channels, log, everyMs: config.perfAlertsEveryMs })
+    : null;
   // The monitors' clock judges each minute's missed and timed-out runs (workers/monitor-clock.ts).
   const clock = opts.queues.includes('events')
     ? makeMonitorClock({
@@ -114,6 +119,7 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
       await clock?.stop();
       await prober?.stop();
       await rollup?.stop();
+      await perfAlerts?.stop();
       await pool.close(timeoutMs);
       await flusher?.stop();
       await dispatcher?.stop();

@@ -23,6 +23,7 @@ export const TRIGGERS = [
   'uptime.down',
   'uptime.up',
   'certificate.expiring',
+  'performance.regressed',
 ] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 /** The triggers of a channel added without `--on`. */
@@ -41,10 +42,17 @@ export interface ChannelRules {
   frequency: { count: number; minutes: number; interval_minutes: number };
   /** release.crash_free: the hour's crash-free sessions rate below `threshold` % with at least `min_sessions` sessions */
   crash_free: { threshold: number; min_sessions: number };
+  /**
+   * performance.regressed: a transaction group's p95 over `p95_ms`, or its failure rate over `failure_rate` %, in
+   * the last `window_minutes`, with at least `min_count` transactions (null: that half of the rule is off); channels
+   * made before it have none stored and follow DEFAULT_PERFORMANCE
+   */
+  performance?: { p95_ms: number | null; failure_rate: number | null; window_minutes: number; min_count: number };
 }
 
 export const DEFAULT_FREQUENCY = { count: 100, minutes: 60, interval_minutes: 30 } as const;
 export const DEFAULT_CRASH_FREE = { threshold: 99, min_sessions: 100 } as const;
+export const DEFAULT_PERFORMANCE = { p95_ms: 1000, failure_rate: 5, window_minutes: 10, min_count: 20 } as const;
 
 /** A trigger as the scripts record it in a project's outbox: what happened to which issue (or release), and when. */
 export interface TriggerRecord {
@@ -179,6 +187,11 @@ export function headline(body: NoticeBody): string {
       return `Installation silent: ${body.instance} (nothing heard for ${body.minutes} minutes)`;
     case 'release.crash_free':
       return `Crash-free sessions of ${body.release} at ${body.rate}% (below ${body.threshold}%)`;
+    case 'performance.regressed': {
+      const p95 = typeof body.p95_ms === 'number' ? `p95 ${Math.round(body.p95_ms)} ms` : 'p95 —';
+      const failures = typeof body.failure_rate === 'number' ? `${Number((body.failure_rate * 100).toFixed(1))}% failed` : '';
+      return `Slow or failing: ${body.transaction} (${[p95, failures].filter(Boolean).join(', ')} in ${body.window_minutes} min)`;
+    }
     case 'test':
       return 'Test notification from Lookout';
     default:
@@ -191,6 +204,7 @@ export function linkOf(body: NoticeBody, publicUrl: string): string {
   if (body.issue) return body.issue.url;
   if (body.event === 'release.crash_free') return `${publicUrl}/projects/${body.project.id}/releases/${encodeURIComponent(String(body.release))}`;
   if (body.event === 'project.spike') return `${publicUrl}/projects/${body.project.id}#ingestion`;
+  if (body.event === 'performance.regressed') return `${publicUrl}/projects/${body.project.id}/performance/${body.group}?range=1h`;
   return `${publicUrl}/projects/${body.project.id}/issues`;
 }
 

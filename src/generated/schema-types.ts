@@ -151,6 +151,7 @@ export type ChannelBody = {
       | "uptime.down"
       | "uptime.up"
       | "certificate.expiring"
+      | "performance.regressed"
     ),
     ...(
       | "issue.created"
@@ -168,6 +169,7 @@ export type ChannelBody = {
       | "uptime.down"
       | "uptime.up"
       | "certificate.expiring"
+      | "performance.regressed"
     )[]
   ];
   /**
@@ -201,6 +203,24 @@ export type ChannelBody = {
      * over the current hour, with at least this many sessions
      */
     min_sessions?: number;
+  };
+  performance?: {
+    /**
+     * performance.regressed fires when a transaction group's p95 is over this many ms (null: never for p95; default 1000)
+     */
+    p95_ms?: number | null;
+    /**
+     * or when its failure rate is over this % (null: never for failures; default 5)
+     */
+    failure_rate?: number | null;
+    /**
+     * over the last this many minutes (default 10)
+     */
+    window_minutes?: number;
+    /**
+     * with at least this many transactions (default 20)
+     */
+    min_count?: number;
   };
 } & unknown;
 
@@ -1340,6 +1360,12 @@ export interface Channel {
   crash_free: {
     threshold: number;
     min_sessions: number;
+  };
+  performance: {
+    p95_ms: number | null;
+    failure_rate: number | null;
+    window_minutes: number;
+    min_count: number;
   };
   paused: boolean;
   paused_at: string | null;

@@ -6,7 +6,7 @@
  */
 import crypto from 'node:crypto';
 import type { Config } from '../../config/index.ts';
-import { DEFAULT_CRASH_FREE, DEFAULT_FREQUENCY, DEFAULT_TRIGGERS, type NoticeBody, type Trigger } from '../domain/notifications.ts';
+import { DEFAULT_CRASH_FREE, DEFAULT_FREQUENCY, DEFAULT_PERFORMANCE, DEFAULT_TRIGGERS, type NoticeBody, type Trigger } from '../domain/notifications.ts';
 import { AppError, BadRequestError, NotFoundError } from '../errors.ts';
 import { checkHost, checkUrlForm, TargetRefused } from './outbound.ts';
 import type { Queues } from '../queues/registry.ts';
@@ -25,6 +25,7 @@ export interface ChannelInput {
   level?: string | null;
   frequency?: Partial<ChannelDoc['frequency']>;
   crash_free?: Partial<ChannelDoc['crash_free']>;
+  performance?: Partial<ChannelDoc['performance']>;
 }
 
 /** A target outside the outbound rules (or email without SMTP): 422, naming the rule. */
@@ -49,6 +50,8 @@ export function channelView(doc: ChannelDoc, opts: { fullUrl: boolean }) {
     level: doc.level,
     frequency: doc.frequency,
     crash_free: doc.crash_free,
+    // channels made before issue 69 have no performance rule stored: they show the defaults
+    performance: { ...DEFAULT_PERFORMANCE, ...doc.performance },
     paused: doc.paused_at !== null,
     paused_at: doc.paused_at?.toISOString() ?? null,
     created_at: doc.created_at.toISOString(),
@@ -102,6 +105,7 @@ export function makeNotifyService(deps: {
         level: input.level ?? null,
         frequency: { ...DEFAULT_FREQUENCY, ...input.frequency },
         crash_free: { ...DEFAULT_CRASH_FREE, ...input.crash_free },
+        performance: { ...DEFAULT_PERFORMANCE, ...input.performance },
         paused_at: null,
         created_at: new Date(),
       });

@@ -2,12 +2,13 @@
  * The notification rules checked where the counts move, each recorded with
  * a once-only step (src/notify/notify.state.ts): which triggers a project's
  * scripts record, a channel's frequency rule (the events worker, after a
- * job's events are counted) and its crash-free rule (the flusher, after the
- * hourly rollups are written). The dispatcher (./dispatcher.ts) sends what
+ * job's events are counted), its crash-free rule (the flusher, after the
+ * hourly rollups are written) and its performance rule (the workers' minute
+ * check, src/notify/perf-alerts.ts). The dispatcher (./dispatcher.ts) sends what
  * they record.
  */
 import { releaseSubject } from '../domain/client-keys.ts';
-import type { TriggerRecord } from '../domain/notifications.ts';
+import { DEFAULT_PERFORMANCE, type TriggerRecord } from '../domain/notifications.ts';
 import { freeRate, total } from '../domain/sessions.ts';
 import type { NotifyState } from './notify.state.ts';
 import type { RollupSnapshot } from '../state/sessions.state.ts';
@@ -92,6 +93,64 @@ export async function checkCrashFree(notify: NotifyState, project: number, chann
         hour: r.hour!.toISOString(),
       };
       raised = (await notify.raise(project, channel._id, subject, CRASH_FREE_HOLD_MS, trigger)) || raised;
+    }
+  }
+  return raised;
+}
+
+/** A transaction group as the performance rule reads it (src/services/performance.service.ts' rows). */
+export interface GroupFigures {
+  key: string;
+  name: string;
+  op: string;
+  count: number;
+  p95_ms: number | null;
+  failure_rate: number | null;
+}
+
+/** How long a performance rule stays quiet for a group after it fired, unless the group recovers first. */
+const PERFORMANCE_HOLD_MS = 6 * 3600_000;
+
+/**
+ * performance.regressed (issue 69): each channel's rule over the groups of its window: a p95 over `p95_ms` or a
+ * failure rate over `failure_rate` %, with at least `min_count` transactions, fires once per group, and again only
+ * after the group was seen back within both (or the hold passed). `groupsOf` reads a window's groups.
+ */
+export async function checkPerformance(
+  notify: NotifyState,
+  project: number,
+  channels: ChannelDoc[],
+  groupsOf: (windowMinutes: number, environment: string | null) => Promise<GroupFigures[]>,
+  now: Date,
+): Promise<boolean> {
+  let raised = false;
+  for (const channel of channels.filter((c) => c.on.includes('performance.regressed') && !c.paused_at)) {
+    const rule = { ...DEFAULT_PERFORMANCE, ...channel.performance };
+    for (const g of await groupsOf(rule.window_minutes, channel.environment)) {
+      if (g.count < rule.min_count) continue;
+      const slow = rule.p95_ms !== null && g.p95_ms !== null && g.p95_ms > rule.p95_ms;
+      const failing = rule.failure_rate !== null && g.failure_rate !== null && g.failure_rate * 100 > rule.failure_rate;
+      const subject = `perf:${g.key}`;
+      if (!slow && !failing) {
+        await notify.rearm(project, channel._id, subject);
+        continue;
+      }
+      const trigger: TriggerRecord = {
+        event: 'performance.regressed',
+        at: now.getTime(),
+        environment: channel.environment,
+        channel: channel._id,
+        transaction: g.name,
+        op: g.op,
+        group: g.key,
+        count: g.count,
+        p95_ms: g.p95_ms,
+        failure_rate: g.failure_rate,
+        window_minutes: rule.window_minutes,
+        thresholds: { p95_ms: rule.p95_ms, failure_rate: rule.failure_rate },
+        why: [slow && 'p95', failing && 'failure_rate'].filter(Boolean),
+      };
+      raised = (await notify.raise(project, channel._id, subject, PERFORMANCE_HOLD_MS, trigger)) || raised;
     }
   }
   return raised;

@@ -21,6 +21,7 @@ const TRIGGERS: [name: string, label: string][] = [
   ['uptime.down', 'Site down'],
   ['uptime.up', 'Site up again'],
   ['certificate.expiring', 'Certificate expiring'],
+  ['performance.regressed', 'Transactions slow or failing'],
 ];
 const LEVELS = ['debug', 'info', 'warning', 'error', 'fatal'];
 
@@ -63,6 +64,8 @@ export function Notifications({ id, owner }: { id: string; owner: boolean }) {
                     c.level && `${c.level} and above`,
                     c.on.includes('release.crash_free') && `crash-free sessions under ${c.crash_free.threshold}% (at least ${count(c.crash_free.min_sessions)} sessions an hour)`,
                     c.on.includes('issue.frequency') && `more than ${count(c.frequency.count)} events in ${c.frequency.minutes} min`,
+                    c.on.includes('performance.regressed') &&
+                      `p95 over ${c.performance.p95_ms ?? '—'} ms or failures over ${c.performance.failure_rate ?? '—'}% in ${c.performance.window_minutes} min (at least ${count(c.performance.min_count)} transactions)`,
                   ]
                     .filter(Boolean)
                     .join(', ') || 'none'}
@@ -128,6 +131,7 @@ function AddChannel({ id, onAdded }: { id: string; onAdded(): void }) {
       level: text('level') || null,
       frequency: { count: number('frequency_count'), minutes: number('frequency_minutes') },
       crash_free: { threshold: number('crash_free_threshold'), min_sessions: number('crash_free_sessions') },
+      performance: { p95_ms: number('performance_p95'), failure_rate: number('performance_failures') },
     };
     void act(async () => {
       const added = await api<Channel & { secret?: string }>('POST', `/projects/${id}/channels`, body);
@@ -183,6 +187,12 @@ function AddChannel({ id, onAdded }: { id: string; onAdded(): void }) {
           <span class="hint">with at least</span>
           <input name="crash_free_sessions" type="number" min={1} placeholder="100" aria-label="sessions in the hour" />
           <span class="hint">sessions in the hour</span>
+        </label>
+        <label>
+          Transactions slow: p95 over (ms)
+          <input name="performance_p95" type="number" min={1} placeholder="1000" />
+          <span class="hint">or failing over (%)</span>
+          <input name="performance_failures" type="number" min={0} max={100} step="0.1" placeholder="5" aria-label="failure rate (%)" />
         </label>
       </fieldset>
       <fieldset>
