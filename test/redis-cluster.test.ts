@@ -108,6 +108,49 @@ describe('Lookout on a Redis Cluster of three primaries', () => {
   }, 120_000);
 });
 
+describe('traces on a cluster', () => {
+  it('transactions sent through both APIs, applied by both workers and merged by their rollups, equal what was sent', async () => {
+    const byPrimary = await projectsOnEveryPrimary();
+    const names = ['GET /a', 'GET /b', 'POST /c', 'task d'];
+    for (const p of byPrimary.values()) {
+      const sent = new Map<string, { count: number; failures: number; spans: number }>();
+      const envelopes = Array.from({ length: 40 }, (_, i) => {
+        const name = names[i % names.length]!;
+        const failed = i % 7 === 0;
+        const spans = i % 5;
+        const s = sent.get(name) ?? { count: 0, failures: 0, spans: 0 };
+        sent.set(name, { count: s.count + 1, failures: s.failures + (failed ? 1 : 0), spans: s.spans + spans });
+        const end = Date.now() / 1000;
+        const trace = eventId();
+        const tx = {
+          type: 'transaction',
+          transaction: name,
+          start_timestamp: end - (10 + i) / 1000,
+          timestamp: end,
+          contexts: { trace: { trace_id: trace, span_id: eventId().slice(0, 16), op: 'http.server', status: failed ? 'internal_error' : 'ok' } },
+          spans: Array.from({ length: spans }, (_, k) => ({ span_id: eventId().slice(0, 16), trace_id: trace, op: 'db', description: `SELECT ${k}`, start_timestamp: end - 0.005, timestamp: end })),
+        };
+        return [{ event_id: eventId() }, { type: 'transaction' }, tx].map((x) => JSON.stringify(x)).join('\n');
+      });
+      const answers = await Promise.all(envelopes.map((body, i) => fetch(`${fleet.apis[i % 2]}/api/${p.project.id}/envelope/?sentry_key=${p.publicKey}`, { method: 'POST', body })));
+      expect(answers.map((a) => a.status)).toEqual(Array(40).fill(200));
+      await drained(ctx, 60_000);
+      // the fleet's two rollups (one lease) merge every part into its minute
+      for (let i = 0; i < 100 && (await ctx.runtime.stores.traces.pendingParts(1)).length > 0; i++) await sleep(200);
+      expect(await ctx.runtime.stores.traces.pendingParts(1)).toEqual([]);
+      const project = Number(p.project.id);
+      const groups = await ctx.runtime.performance.groups(project, { from: Date.now() - 3600_000, to: Date.now() + 1 });
+      expect(Object.fromEntries(groups.map((g) => [g.name, { count: g.count, failures: g.failures }]))).toEqual(
+        Object.fromEntries([...sent].map(([name, s]) => [name, { count: s.count, failures: s.failures }])),
+      );
+      for (const g of groups) {
+        const page = await ctx.runtime.performance.group(project, g.key, { from: Date.now() - 3600_000, to: Date.now() + 1 });
+        expect(page!.spans.reduce((n, s) => n + s.count, 0), g.name).toBe(sent.get(g.name)!.spans);
+      }
+    }
+  }, 120_000);
+});
+
 describe('the monitors\' clock on a cluster', () => {
   it('two clocks and both workers\' decide each minute once: every monitor on every primary missed once a minute', async () => {
     const byPrimary = await projectsOnEveryPrimary();
