@@ -2,12 +2,13 @@
  * The performance rollup (issue 69) on the real store: parts merge into minutes once their group is applied, a
  * merge cut off between its write and its delete counts nothing twice, closed hours and days are sums of what they
  * hold (summed again when a late part arrives), and a window read from days, hours, minutes and parts equals the sum
- * of everything in it.
+ * of everything in it; a job delivered again after it was applied counts nothing twice.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { mergeBuckets, sumBuckets, type Bucket } from '../src/domain/perf-buckets.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, timeKey } from '../src/store/traces.store.ts';
 import { makeProject, startTestContext, type TestContext } from './helpers/context.ts';
+import { processTraceGroups } from '../workers/digest/traces.ts';
 
 let ctx: TestContext;
 let P = 0;
@@ -62,4 +63,46 @@ it('merges parts into minutes, hours and days; a cut-off merge and a late part c
   // a window that starts inside a day reads that day's hours and minutes, not the whole day
   const inside = sumBuckets((await ctx.runtime.performance.slices(P, { from: m2, to: day + DAY_MS })).map((s) => s.b));
   expect(inside).toEqual(counts(20));
+});
+
+it('a job delivered again after its groups were applied and merged counts nothing twice', async () => {
+  const store = ctx.runtime.stores.traces;
+  const end = Date.now();
+  const tx = (i: number) => ({
+    project: P,
+    kind: 'transaction' as const,
+    tx: {
+      event_id: `${i}`.padStart(32, 'e'),
+      trace_id: `${i}`.padStart(32, 'a'),
+      span_id: `${i}`.padStart(16, 'b'),
+      parent_span_id: null,
+      name: 'GET /again',
+      source: 'route',
+      op: 'http.server',
+      method: 'GET',
+      environment: 'production',
+      release: null,
+      start: end - 100,
+      end,
+      status: 'ok',
+      failed: false,
+      http_status: null,
+      vitals: {},
+      spans: [],
+      platform: null,
+      user: null,
+      url: null,
+      sample_rate: null,
+      notes: {},
+    },
+  });
+  const group = await store.insertGroup([tx(1), tx(2), tx(3)]);
+  const payload = { groups: [group] };
+  await processTraceGroups(payload, ctx.runtime, new Date());
+  await ctx.runtime.perfRollup.pass(new Date());
+  // the worker died before BullMQ heard the job was done: it is delivered again, carrying its records
+  await processTraceGroups(payload, ctx.runtime, new Date());
+  await ctx.runtime.perfRollup.pass(new Date());
+  const [row] = await ctx.runtime.performance.groups(P, { from: end - 3600_000, to: Date.now() + 1 });
+  expect(row).toMatchObject({ name: 'GET /again', count: 3 });
 });

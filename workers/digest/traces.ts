@@ -1,7 +1,7 @@
 /**
  * The `traces.process` job: transactions, page vitals and log lines received together, kept as issue 69 says.
  *
- * 1. gather: the groups' records (a swept job reads its groups back);
+ * 1. gather: the groups' records (a swept job reads its groups back), of the groups still waiting in `trace_raw`;
  * 2. per project, decide in one script call which transaction names have a group of their own (a project keeps
  *    NAMES_MAX; later names count under OVERFLOW_NAME) and which transactions are kept whole: every failed one, a
  *    random share, and the slowest of each group in the hour, within the project's bytes a day;
@@ -30,11 +30,14 @@ const LOG_SKEW_MS = { past: 86_400_000, future: 5 * MINUTE_MS };
 
 export async function processTraceGroups(payload: TracesProcessPayload, deps: TracesProcessDeps, now: Date): Promise<{ records: number }> {
   const store = deps.stores.traces;
-  // 1. gather
-  const swept = payload.groups.filter((g) => !('items' in g) || !g.items).map((g) => g.id);
+  // 1. gather: only groups still in trace_raw; one that left was applied by an earlier delivery of this job (its
+  // parts may be merged and gone already: writing them again would count them twice)
+  const waiting = new Set(await store.ofGroupIds(payload.groups.map((g) => g.id)));
+  const swept = payload.groups.filter((g) => waiting.has(g.id) && (!('items' in g) || !g.items)).map((g) => g.id);
   const read = new Map((swept.length ? await store.ofGroups(swept) : []).map((g) => [g.id, g]));
   let records = 0;
   for (const g of payload.groups) {
+    if (!waiting.has(g.id)) continue;
     const group: JobTraces | undefined = 'items' in g && g.items ? g : read.get(g.id);
     if (!group?.items) continue; // a marker whose group was never written: its caller was not answered
     const byProject = new Map<number, Received[]>();
