@@ -8,7 +8,7 @@ import { apdex, bucketHigh, quantile, VITAL_NAMES, vitalP75, type Histogram, typ
 import { groupKeyOf, mergeBuckets, type Bucket, type GroupCounts, type GroupParts } from '../domain/perf-buckets.ts';
 import type { LogRecord } from '../domain/logs.ts';
 import type { TransactionRecord } from '../domain/transactions.ts';
-import { DAY_MS, HOUR_MS, MINUTE_MS, timeOfKey, unpack, type TracesStore } from '../store/traces.store.ts';
+import { DAY_MS, HOUR_MS, MINUTE_MS, timeOfKey, unpack, type BucketRead, type TracesStore } from '../store/traces.store.ts';
 
 /** A window of time, ms: [from, to). */
 export interface Window {
@@ -37,8 +37,11 @@ const LOG_CHUNKS_READ = 400;
 export function makePerformanceService(deps: { store: TracesStore; apdexMs: number }) {
   const { store } = deps;
 
-  /** The window's buckets: whole summed days, then whole summed hours, then minutes and unmerged parts. */
-  async function slices(project: number, w: Window): Promise<Slice[]> {
+  /**
+   * The window's buckets: whole summed days, then whole summed hours, then minutes and unmerged parts; `spans` whether
+   * the span groups are wanted (a group's page) or only the counts (the lists).
+   */
+  async function slices(project: number, w: Window, read: BucketRead = { spans: false }): Promise<Slice[]> {
     const [hoursRolled, daysRolled] = await Promise.all([store.rolledUntil('hour'), store.rolledUntil('day')]);
     const out: Slice[] = [];
     const ranges: [number, number][] = [];
@@ -46,7 +49,7 @@ export function makePerformanceService(deps: { store: TracesStore; apdexMs: numb
     const dayFrom = Math.ceil(w.from / DAY_MS) * DAY_MS;
     const dayTo = Math.min(Math.floor(w.to / DAY_MS) * DAY_MS, Math.floor(daysRolled / DAY_MS) * DAY_MS);
     if (dayTo > dayFrom) {
-      for (const d of await store.bucketsIn('day', project, dayFrom, dayTo)) out.push({ start: timeOfKey(d._id), length: DAY_MS, b: d.b });
+      for (const d of await store.bucketsIn('day', project, dayFrom, dayTo, read)) out.push({ start: timeOfKey(d._id), length: DAY_MS, b: d.b });
       ranges.push([w.from, dayFrom], [dayTo, w.to]);
     } else ranges.push([w.from, w.to]);
     for (const [from, to] of ranges) {
@@ -55,12 +58,12 @@ export function makePerformanceService(deps: { store: TracesStore; apdexMs: numb
       const hourTo = Math.min(Math.floor(to / HOUR_MS) * HOUR_MS, hoursRolled);
       const minuteRanges: [number, number][] = [];
       if (hourTo > hourFrom) {
-        for (const h of await store.bucketsIn('hour', project, hourFrom, hourTo)) out.push({ start: timeOfKey(h._id), length: HOUR_MS, b: h.b });
+        for (const h of await store.bucketsIn('hour', project, hourFrom, hourTo, read)) out.push({ start: timeOfKey(h._id), length: HOUR_MS, b: h.b });
         minuteRanges.push([from, hourFrom], [hourTo, to]);
       } else minuteRanges.push([from, to]);
       for (const [mFrom, mTo] of minuteRanges) {
         if (mTo <= mFrom) continue;
-        const [minutes, parts] = await Promise.all([store.bucketsIn('minute', project, mFrom, mTo), store.partsIn(project, mFrom, mTo)]);
+        const [minutes, parts] = await Promise.all([store.bucketsIn('minute', project, mFrom, mTo, read), store.partsIn(project, mFrom, mTo, read)]);
         for (const m of minutes) out.push({ start: timeOfKey(m._id), length: MINUTE_MS, b: m.b });
         // a part merged between the two reads is counted twice for that one answer; a part a minute lists is not
         const listed = new Set(minutes.flatMap((m) => m.merged ?? []));
@@ -133,7 +136,7 @@ export function makePerformanceService(deps: { store: TracesStore; apdexMs: numb
      * time goes (with N+1 repeats), and its slowest samples. Null when the window holds none of it.
      */
     async group(project: number, key: string, w: Window, filter: GroupFilter = {}) {
-      const all = await slices(project, w);
+      const all = await slices(project, w, { spans: true });
       const keys = [...new Set(all.flatMap((s) => Object.keys(s.b)))];
       const parts = await partsOf(project, keys, filter);
       const mine = new Set([...parts].filter(([, p]) => listKey(p) === key).map(([k]) => k));

@@ -16,9 +16,14 @@ const RANGE_MS: Record<string, number> = { '15m': 15 * 60_000, '1h': 3_600_000, 
 const GROUP = textParam('group', "the transaction group's key (from the Performance list)", { type: 'string', pattern: '^[A-Za-z0-9_-]{12}$' });
 const TRACE = textParam('trace', 'the trace id (32 hex digits)', { type: 'string', pattern: '^[0-9a-fA-F]{32}$' });
 
-/** The window a range names, ending now. */
+/**
+ * The window a range names, ending now. A window of a day or more starts at the top of its first hour, so it reads
+ * whole hours (and days) rather than the minutes of its first hour: the figures of a month do not need its first
+ * minute, and its read stays a few dozen documents.
+ */
 function windowOf(range: string, now: number) {
-  const from = now - RANGE_MS[range]!;
+  const length = RANGE_MS[range]!;
+  const from = length >= 86_400_000 ? Math.floor((now - length) / 3_600_000) * 3_600_000 : now - length;
   return { w: { from, to: now + 1 }, range, since: new Date(from).toISOString(), until: new Date(now).toISOString() };
 }
 
