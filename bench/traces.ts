@@ -1,5 +1,5 @@
 /**
- * npm run bench:traces -- [--seconds 60] [--tx-rate 500] [--spans 20] [--log-rate 2000] [--event-rate 1000] [--reads 50]
+ * npm run bench:traces -- [--seconds 60] [--tx-rate 500] [--spans 20] [--log-rate 2000] [--event-rate 1000] [--reads 50] [--store-trace DIR]
  *
  * Traces and logs beside the usual error events (issue 69), against a stack of its own (one API, one worker, defaults
  * as shipped), from a fresh start (no warm-up): `--tx-rate` transactions a second, each with `--spans` spans (Sentry
@@ -21,11 +21,20 @@ import { parseArgs } from 'node:util';
 import { addTransaction, groupKeyOf, type Bucket } from '../src/domain/perf-buckets.ts';
 import type { TransactionRecord } from '../src/domain/transactions.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, timeKey } from '../src/store/traces.store.ts';
-import { BENCH_INSTANCE, HOST_CPU, hostUse, hostUseWords, hostWorkMs, NO_ROOM_FROM, openBench, report, round, waitFor } from './lib.ts';
+import { BENCH_INSTANCE, HOST_CPU, hostUse, hostUseWords, hostWorkMs, NO_ROOM_FROM, openBench, refusalsByReason, report, round, waitFor } from './lib.ts';
 import { eventStream, openLoop, type Stream } from './load.ts';
 
 const { values } = parseArgs({
-  options: { seconds: { type: 'string' }, 'tx-rate': { type: 'string' }, spans: { type: 'string' }, 'log-rate': { type: 'string' }, 'event-rate': { type: 'string' }, reads: { type: 'string' } },
+  options: {
+    seconds: { type: 'string' },
+    'tx-rate': { type: 'string' },
+    spans: { type: 'string' },
+    'log-rate': { type: 'string' },
+    'event-rate': { type: 'string' },
+    reads: { type: 'string' },
+    // each process writes the commands it sends to the store there (src/store/command-trace.ts)
+    'store-trace': { type: 'string' },
+  },
   strict: true,
 });
 const SECONDS = Number(values.seconds ?? 60);
@@ -126,7 +135,7 @@ const pct = (xs: number[], p: number) => {
   return s.length === 0 ? null : round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!, 1);
 };
 
-const env = await openBench({ seconds: SECONDS, concurrency: 1, workers: 1, workerConcurrency: 4 });
+const env = await openBench({ seconds: SECONDS, concurrency: 1, workers: 1, workerConcurrency: 4 }, values['store-trace'] ? { STORE_TRACE_DIR: values['store-trace'] } : {});
 const { runtime, stack, project } = env;
 const db = runtime.mongo.db;
 const sizeOf = async (names: string[]) => {
@@ -151,6 +160,7 @@ try {
   const host = use();
   const loadEnded = performance.now();
   const acknowledged = Number(load.transactions!.statuses['200'] ?? 0);
+  progress(`refused by reason: ${JSON.stringify(await refusalsByReason(stack.apiUrls[0]!))}`);
   for (const [name, r] of Object.entries(load)) progress(`${name}: ${r.sent} sent, p50 ${r.p50_ms} / p99 ${r.p99_ms} ms, statuses ${JSON.stringify(r.statuses)}`);
   progress(`load over: ${acknowledged} transactions acknowledged; ${hostUseWords(host)}; waiting for the Performance read to count them`);
   // readable: the Performance read counts every acknowledged transaction (parts included: nothing waits for the rollup)

@@ -69,14 +69,15 @@ export function makePerfRollup(deps: { store: TracesStore; redis: RedisClient; p
   }
 
   /**
-   * Sums the closed periods not summed yet, ROLL_PER_PASS at most (a first run starts from the oldest minutes
-   * kept, and catches up over a few passes); answers how far they are summed.
+   * Sums the closed periods not summed yet, ROLL_PER_PASS at most (after a stop of days, it catches up over a few
+   * passes); answers how far they are summed.
    */
   async function roll(period: 'hour' | 'day', upTo: number): Promise<number> {
     const length = period === 'hour' ? HOUR_MS : DAY_MS;
     const closed = Math.floor(upTo / length) * length;
     let until = await store.rolledUntil(period);
-    if (until === 0) until = Math.floor((closed - MINUTE_DAYS * DAY_MS) / length) * length;
+    // never summed: a fresh store, or one from before traces were kept; nothing older than the last period to sum
+    if (until === 0) until = closed - length;
     if (until >= closed) return until;
     const projects = await deps.projectIds();
     const end = Math.min(closed, until + ROLL_PER_PASS * length);

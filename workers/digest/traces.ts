@@ -36,24 +36,36 @@ export async function processTraceGroups(payload: TracesProcessPayload, deps: Tr
   const swept = payload.groups.filter((g) => waiting.has(g.id) && (!('items' in g) || !g.items)).map((g) => g.id);
   const read = new Map((swept.length ? await store.ofGroups(swept) : []).map((g) => [g.id, g]));
   let records = 0;
+  const out: Written = { parts: [], samples: [], logs: [] };
   for (const g of payload.groups) {
     if (!waiting.has(g.id)) continue;
     const group: JobTraces | undefined = 'items' in g && g.items ? g : read.get(g.id);
     if (!group?.items) continue; // a marker whose group was never written: its caller was not answered
     const byProject = new Map<number, Received[]>();
     for (const r of group.items) (byProject.get(r.project) ?? byProject.set(r.project, []).get(r.project)!).push(r);
-    for (const [project, items] of byProject) await applyProject(deps, project, group, items, now);
+    for (const [project, items] of byProject) await applyProject(deps, project, group, items, now, out);
     records += group.items.length;
   }
+  // 4. kept, the job's documents of each kind in one write
+  await store.writeSamples(out.samples);
+  await store.writeLogChunks(out.logs);
+  await store.writeParts(out.parts);
   // 5. applied: the groups go
   await store.forgetGroups(payload.groups.map((g) => g.id));
   return { records };
 }
 
+/** What a job writes, gathered over its groups and projects. */
+interface Written {
+  parts: BucketDoc[];
+  samples: SampleDoc[];
+  logs: LogChunkDoc[];
+}
+
 /** The name under which a transaction's group is admitted (its environment and release do not count). */
 const nameKey = (g: Pick<GroupParts, 'name' | 'op' | 'method'>) => groupKeyOf({ environment: '', release: null, name: g.name, op: g.op, method: g.method });
 
-async function applyProject(deps: TracesProcessDeps, project: number, group: JobTraces, items: Received[], now: Date): Promise<void> {
+async function applyProject(deps: TracesProcessDeps, project: number, group: JobTraces, items: Received[], now: Date, out: Written): Promise<void> {
   const store = deps.stores.traces;
   const { traces: limits } = deps.config;
   const txs = items.filter((r): r is Extract<Received, { kind: 'transaction' }> => r.kind === 'transaction').map((r) => r.tx);
@@ -93,12 +105,11 @@ async function applyProject(deps: TracesProcessDeps, project: number, group: Job
     groups.set(key, parts);
     addVitalsOnly(bucketAt(v.at), key, v.vitals);
   }
-  const partDocs: BucketDoc[] = [...minutes].map(([minute, b]) => ({ _id: `${timeKey(project, minute)}:${group.id}`, b }));
-  // 4. kept: names first, so a part never names a group whose parts are not stored
+  // 4. kept: names now (a part never names a group whose parts are not stored); the rest by the caller, once a job
   await store.saveNames(project, groups, spans);
-  await store.writeSamples(samples);
-  await store.writeLogChunks(logChunks(project, group, items));
-  await store.writeParts(partDocs);
+  out.parts.push(...[...minutes].map(([minute, b]) => ({ _id: `${timeKey(project, minute)}:${group.id}`, b })));
+  out.samples.push(...samples);
+  out.logs.push(...logChunks(project, group, items));
 }
 
 function sampleDoc(project: number, group: string, tx: TransactionRecord, data: SampleDoc['data'], now: Date): SampleDoc {
