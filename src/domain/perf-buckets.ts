@@ -64,7 +64,17 @@ export const OVERFLOW_NAME = '<other transactions>';
 
 const hash = (parts: readonly unknown[]) => crypto.createHash('sha256').update(JSON.stringify(parts)).digest().subarray(0, 9).toString('base64url');
 export const groupKeyOf = (g: GroupParts) => hash([g.environment, g.release, g.name, g.op, g.method]);
-export const spanKeyOf = (s: SpanParts) => hash([s.op, s.description]);
+/** Span group keys computed lately (a worker sees the same few queries again and again: a hash each is most of its time). */
+const spanKeys = new Map<string, string>();
+export function spanKeyOf(s: SpanParts): string {
+  const id = `${s.op}\n${s.description}`;
+  let key = spanKeys.get(id);
+  if (key === undefined) {
+    if (spanKeys.size >= 10_000) spanKeys.clear();
+    spanKeys.set(id, (key = hash([s.op, s.description])));
+  }
+  return key;
+}
 
 export function groupPartsOf(tx: Pick<TransactionRecord, 'environment' | 'release' | 'name' | 'op' | 'method'>): GroupParts {
   return { environment: tx.environment, release: tx.release, name: tx.name, op: tx.op, method: tx.method };

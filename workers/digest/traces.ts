@@ -73,12 +73,13 @@ async function applyProject(deps: TracesProcessDeps, project: number, group: Job
   // 2. names admitted, samples chosen
   const parts = new Map<string, GroupParts>();
   for (const p of [...txs.map(groupPartsOf), ...vitals.map((v) => v.page)]) parts.set(nameKey(p), p);
-  const packed = txs.map((tx) => pack(tx));
+  // the budget weighs a transaction by its JSON (a quarter of it is about what it packs to); only samples are packed
+  const estimate = (tx: TransactionRecord) => Math.ceil((400 + tx.spans.length * 160 + tx.name.length) / 4);
   const { admitted, decisions } = await deps.tracesState.decide(
     project,
     now,
     [...parts.keys()],
-    txs.map((tx, i) => ({ group: nameKey(tx), duration: tx.end - tx.start, bytes: packed[i]!.length(), must: tx.failed || Math.random() < limits.sampleShare })),
+    txs.map((tx, i) => ({ group: nameKey(tx), duration: tx.end - tx.start, bytes: estimate(tx), must: tx.failed || Math.random() < limits.sampleShare })),
     { slowestPerHour: limits.slowestPerHour, bytesPerDay: limits.sampleBytesPerDay, maxNames: NAMES_MAX },
   );
   const groupOf = (p: GroupParts): [string, GroupParts] => {
@@ -98,7 +99,7 @@ async function applyProject(deps: TracesProcessDeps, project: number, group: Job
     const [key, parts] = groupOf(groupPartsOf(tx));
     groups.set(key, parts);
     for (const [sk, s] of addTransaction(bucketAt(tx.end), key, tx)) spans.set(sk, s);
-    if (decisions[i] === 'sample') samples.push(sampleDoc(project, key, tx, packed[i]!, now));
+    if (decisions[i] === 'sample') samples.push(sampleDoc(project, key, tx, pack(tx), now));
   });
   for (const v of vitals) {
     const [key, parts] = groupOf(v.page);
