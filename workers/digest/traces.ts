@@ -79,7 +79,7 @@ async function applyProject(deps: TracesProcessDeps, project: number, group: Job
     project,
     now,
     [...parts.keys()],
-    txs.map((tx, i) => ({ group: nameKey(tx), duration: tx.end - tx.start, bytes: estimate(tx), must: tx.failed || Math.random() < limits.sampleShare })),
+    txs.map((tx) => ({ group: nameKey(tx), duration: tx.end - tx.start, bytes: estimate(tx), must: tx.failed || Math.random() < limits.sampleShare })),
     { slowestPerHour: limits.slowestPerHour, bytesPerDay: limits.sampleBytesPerDay, maxNames: NAMES_MAX },
   );
   const groupOf = (p: GroupParts): [string, GroupParts] => {
