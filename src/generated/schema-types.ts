@@ -2380,6 +2380,40 @@ export type PerformanceGroup = {
  * A project's transaction groups over a window, busiest first
  */
 export interface PerformanceList {
+  /**
+   * every transaction of the window (and filters) together: a release's p95 and failure rate
+   */
+  total: {
+    /**
+     * transactions received
+     */
+    count: number;
+    /**
+     * transactions made, each received one weighed by its trace's sample rate
+     */
+    estimated_count: number;
+    per_minute: number;
+    failures: number;
+    failure_rate: number | null;
+    avg_ms: number | null;
+    p50_ms: number | null;
+    p75_ms: number | null;
+    p95_ms: number | null;
+    p99_ms: number | null;
+    apdex: number | null;
+    /**
+     * web vitals by name (lcp, fcp, ttfb, inp in ms; cls unitless): p75 and the shares good, meh (needs improvement) and poor
+     */
+    vitals: {
+      [k: string]: {
+        p75: number | null;
+        good: number;
+        meh: number;
+        poor: number;
+        count: number;
+      };
+    };
+  };
   range: string;
   since: string;
   until: string;

@@ -13,7 +13,8 @@ const GATHER_MS = 25;
 
 export function makeJobGather<T>(
   send: (items: T[]) => Promise<unknown>,
-  opts: { maxWeight: number; weight: (item: T) => number; log: Logger },
+  /** `gatherMs`: how long to gather (GATHER_MS unless given) */
+  opts: { maxWeight: number; weight: (item: T) => number; log: Logger; gatherMs?: number },
 ) {
   const gathered: T[] = [];
   let weight = 0;
@@ -42,7 +43,7 @@ export function makeJobGather<T>(
       gathered.push(item);
       weight += opts.weight(item);
       if (weight >= opts.maxWeight) flush();
-      else timer ??= setTimeout(flush, GATHER_MS);
+      else timer ??= setTimeout(flush, opts.gatherMs ?? GATHER_MS);
     },
     /** Sends what is gathered and waits for every send in flight (graceful shutdown). */
     async drain(): Promise<void> {

@@ -106,30 +106,40 @@ export function makePerformanceService(deps: { store: TracesStore; apdexMs: numb
     };
   }
 
+  /** Every group of the window with its figures and a sparkline, busiest first, and all of them together. */
+  async function list(project: number, w: Window, filter: GroupFilter = {}) {
+    const all = await slices(project, w);
+    const keys = [...new Set(all.flatMap((s) => Object.keys(s.b)))];
+    const parts = await partsOf(project, keys, filter);
+    const rows = new Map<string, { parts: GroupParts; counts: Bucket; spark: number[] }>();
+    const total: Bucket = {};
+    const slot = (t: number) => Math.min(POINTS - 1, Math.max(0, Math.floor(((t - w.from) / (w.to - w.from)) * POINTS)));
+    for (const s of all) {
+      for (const [k, c] of Object.entries(s.b)) {
+        const p = parts.get(k);
+        if (!p) continue;
+        const lk = listKey(p);
+        const row = rows.get(lk) ?? rows.set(lk, { parts: p, counts: {}, spark: Array(POINTS).fill(0) }).get(lk)!;
+        mergeBuckets(row.counts, { g: c });
+        mergeBuckets(total, { g: c });
+        row.spark[slot(s.start)]! += c.n;
+      }
+    }
+    const groups = [...rows]
+      .map(([key, r]) => ({ key, name: r.parts.name, op: r.parts.op, method: r.parts.method, ...figures(r.counts.g ?? emptyCounts(), w), sparkline: r.spark }))
+      .filter((r) => r.count > 0 || Object.keys(r.vitals).length > 0)
+      .sort((a, b) => b.count - a.count);
+    return { groups, total: figures(total.g ?? emptyCounts(), w) };
+  }
+
   return {
     slices,
     /** Every group of the window with its figures and a sparkline of its count, busiest first. */
     async groups(project: number, w: Window, filter: GroupFilter = {}) {
-      const all = await slices(project, w);
-      const keys = [...new Set(all.flatMap((s) => Object.keys(s.b)))];
-      const parts = await partsOf(project, keys, filter);
-      const rows = new Map<string, { parts: GroupParts; counts: Bucket; spark: number[] }>();
-      const slot = (t: number) => Math.min(POINTS - 1, Math.max(0, Math.floor(((t - w.from) / (w.to - w.from)) * POINTS)));
-      for (const s of all) {
-        for (const [k, c] of Object.entries(s.b)) {
-          const p = parts.get(k);
-          if (!p) continue;
-          const lk = listKey(p);
-          const row = rows.get(lk) ?? rows.set(lk, { parts: p, counts: {}, spark: Array(POINTS).fill(0) }).get(lk)!;
-          mergeBuckets(row.counts, { g: c });
-          row.spark[slot(s.start)]! += c.n;
-        }
-      }
-      return [...rows]
-        .map(([key, r]) => ({ key, name: r.parts.name, op: r.parts.op, method: r.parts.method, ...figures(r.counts.g ?? emptyCounts(), w), sparkline: r.spark }))
-        .filter((r) => r.count > 0 || Object.keys(r.vitals).length > 0)
-        .sort((a, b) => b.count - a.count);
+      return (await list(project, w, filter)).groups;
     },
+    /** The groups, and every transaction of the window together (`total`: a release's p95 and failure rate). */
+    list,
 
     /**
      * One group's page: its figures, percentiles over the window, its latency histogram, the span groups where its

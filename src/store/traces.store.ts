@@ -126,6 +126,9 @@ export const MINUTE_MS = 60_000;
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
 export type Period = 'minute' | 'hour' | 'day';
+const PERIOD_MS: Record<Period, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
+/** Most buckets read by their ids in one read (FerretDB's patched `$in` takes up to 1,000). */
+const BY_IDS_MAX = 1000;
 const COLLECTION: Record<Period, string> = { minute: 'perf_minutes', hour: 'perf_hours', day: 'perf_days' };
 
 /** The `_id` of a project's bucket (or part, chunk) starting at `ms`. */
@@ -205,7 +208,21 @@ export function makeTracesStore(db: Db) {
       const doc = await buckets(period).findOne({ _id: id });
       return doc && fromStored(doc);
     },
-    bucketsIn: (period: Period, project: number, from: number, to: number, read: BucketRead = { spans: true }) => bucketRange(buckets(period), project, from, to, read),
+    /**
+     * A project's buckets of a period in [from, to), read by their ids: FerretDB v1 serves a list of ids (`$in`) from
+     * its index but reads the whole collection for an `_id` range. A range longer than BY_IDS_MAX periods (a rollup
+     * that stopped for days) is read as a range.
+     */
+    async bucketsIn(period: Period, project: number, from: number, to: number, read: BucketRead = { spans: true }): Promise<BucketDoc[]> {
+      const length = PERIOD_MS[period];
+      const first = Math.ceil(from / length) * length;
+      if ((to - first) / length > BY_IDS_MAX) return bucketRange(buckets(period), project, from, to, read);
+      const ids: string[] = [];
+      for (let t = first; t < to; t += length) ids.push(timeKey(project, t));
+      if (ids.length === 0) return [];
+      const docs = await buckets(period).find({ _id: { $in: ids } }, read.spans ? {} : { projection: { s: 0 } }).toArray();
+      return docs.map(fromStored).sort((a, b) => (a._id < b._id ? -1 : 1));
+    },
     async saveBucket(period: Period, doc: BucketDoc): Promise<void> {
       await buckets(period).replaceOne({ _id: doc._id }, toStored(doc), { upsert: true });
     },

@@ -35,15 +35,15 @@ export function mountPerformanceReads<S extends object>(router: Router<S>, deps:
   routes.get(
     `${base}/performance`,
     contract({
-      summary: "The project's transaction groups over a window: throughput, p50/p75/p95/p99, failure rate, Apdex, web vitals and a sparkline, busiest first",
+      summary: "The project's transaction groups over a window: throughput, p50/p75/p95/p99, failure rate, Apdex, web vitals and a sparkline, busiest first; and all of them together",
       query: 'performance-query',
       ok: { 200: { description: 'the groups', schema: 'performance-list' } },
       errors: [400],
     }),
     async (ctx, { query }) => {
       const { w, ...window } = windowOf(query.range, Date.now());
-      const groups = await performance.groups(await way.projectOf(ctx), w, query);
-      ctx.body = { ...window, apdex_threshold_ms: deps.config.traces.apdexMs, groups };
+      const { groups, total } = await performance.list(await way.projectOf(ctx), w, query);
+      ctx.body = { ...window, apdex_threshold_ms: deps.config.traces.apdexMs, total, groups };
     },
   );
   routes.get(

@@ -3,7 +3,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from '../api.ts';
 import { count, percent, when } from '../format.ts';
 import { navigate } from '../router.ts';
-import type { Channel, HourPoint, Project, Release, ReleaseIssues as ReleaseIssuesAnswer } from '../types.ts';
+import type { Channel, HourPoint, PerformanceList, Project, Release, ReleaseIssues as ReleaseIssuesAnswer } from '../types.ts';
+import { ms } from './performance.tsx';
 import { Figures, Rate, Show, Time, Title, useLoad } from '../ui.tsx';
 import { releaseHref, term } from './issues.tsx';
 import { ProjectNav } from './projects.tsx';
@@ -168,6 +169,10 @@ export function ReleasePage({ id, release, query }: { id: string; release: strin
   );
   const to = (r: string) => `/projects/${id}/releases/${encodeURIComponent(release)}?${new URLSearchParams({ ...(environment ? { environment } : {}), range: r })}`;
   const threshold = useThreshold(id);
+  // its transactions over the chart's range: p95 and failure rate beside the crash-free rates (issue 69)
+  const perfParams = new URLSearchParams({ range, release, ...(environment ? { environment } : {}) });
+  const perf = useLoad(() => api<PerformanceList>('GET', `/projects/${id}/performance?${perfParams}`), `performance:${id}:${perfParams}`);
+  const tx = perf.data?.total;
   const noSessions = loaded.error instanceof ApiError && loaded.error.reason === 'release_not_found';
   return (
     <section>
@@ -186,6 +191,12 @@ export function ReleasePage({ id, release, query }: { id: string; release: strin
                 ['Adoption (24 h)', percent(r.adoption_sessions)],
                 ['Sessions', count(r.sessions.total)],
                 ['Users', count(r.users.total)],
+                ...(tx && tx.count > 0
+                  ? ([
+                      ['Transactions p95', <a href={`/projects/${id}/performance?${perfParams}`}>{ms(tx.p95_ms)}</a>],
+                      ['Failed transactions', percent(tx.failure_rate)],
+                    ] as [string, preact.ComponentChildren][])
+                  : []),
               ]}
             />
             <nav aria-label="Chart range" class="tabs">
