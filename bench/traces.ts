@@ -201,7 +201,7 @@ try {
     return out;
   };
   const write = async (period: 'minute' | 'hour' | 'day', list: { _id: string; b: Bucket }[]) => {
-    for (let i = 0; i < list.length; i += 200) await db.collection<{ _id: string; b: Bucket }>(`perf_${period}s`).insertMany(list.slice(i, i + 200));
+    for (let i = 0; i < list.length; i += 200) await runtime.stores.traces.insertBuckets(period, list.slice(i, i + 200));
   };
   // summed up to now, as on an install that has been running: the rollup does not sum the generated minutes again
   await runtime.stores.traces.setRolledUntil('hour', Math.floor((now - 3 * 60_000) / HOUR_MS) * HOUR_MS);

@@ -223,6 +223,8 @@ export function makeTracesStore(db: Db) {
       const docs = await buckets(period).find({ _id: { $in: ids } }, read.spans ? {} : { projection: { s: 0 } }).toArray();
       return docs.map(fromStored).sort((a, b) => (a._id < b._id ? -1 : 1));
     },
+    /** Buckets written in bulk, once per `_id` (a restore; the read benchmark's generated month). */
+    insertBuckets: (period: Period, docs: BucketDoc[]) => insertOnce(buckets(period), docs.map(toStored)),
     async saveBucket(period: Period, doc: BucketDoc): Promise<void> {
       await buckets(period).replaceOne({ _id: doc._id }, toStored(doc), { upsert: true });
     },
