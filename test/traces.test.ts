@@ -84,6 +84,13 @@ it('@sentry/node 10 with Koa: the Performance page, the N+1 query, and the trace
   expect(trace.body.errors).toEqual([expect.objectContaining({ id: detail.body.latest_event.event_id, issue: Number(issue.id) })]);
   expect(trace.body.logs).toEqual([expect.objectContaining({ level: 'warn', body: 'checkout about to fail', trace_id: traceId })]);
 
+  // a /users/:id request's trace: its transaction with the six queries and the outgoing call as spans, and its line
+  const usersTrace = (await p.get(`/traces/${byName.get('GET /users/:id')![0]!.trace_id}`)).body;
+  const ops = usersTrace.transactions.flatMap((t: { spans: { op: string }[] }) => t.spans.map((sp) => sp.op));
+  expect(ops.filter((op: string) => op === 'db.query')).toHaveLength(6);
+  expect(ops).toContain('http.client');
+  expect(usersTrace.logs).toEqual([expect.objectContaining({ body: expect.stringMatching(/^loading user \d+$/) })]);
+
   // the log lines: one per /users/:id request, each with its trace; searched by text and attribute
   const logs = await p.get('/logs?range=1h&q=loading%20user&attribute=route%3Dusers');
   expect(logs.body.lines).toHaveLength(20);
