@@ -80,7 +80,7 @@ export function groupPartsOf(tx: Pick<TransactionRecord, 'environment' | 'releas
   return { environment: tx.environment, release: tx.release, name: tx.name, op: tx.op, method: tx.method };
 }
 
-function emptyCounts(): GroupCounts {
+export function emptyCounts(): GroupCounts {
   return { n: 0, x: 0, e: 0, s: 0, h: {} };
 }
 
@@ -135,29 +135,33 @@ export function addVitalsOnly(bucket: Bucket, key: string, vitals: Partial<Recor
   addVitals((bucket[key] ??= emptyCounts()), vitals);
 }
 
-/** Adds `from` into `into` (in place), keeping each group's span groups under SPAN_GROUPS_MAX; returns `into`. */
-export function mergeBuckets(into: Bucket, from: Readonly<Bucket>): Bucket {
-  for (const [key, f] of Object.entries(from)) {
-    const c = (into[key] ??= emptyCounts());
-    c.n += f.n;
-    c.x += f.x;
-    c.e += f.e;
-    c.s += f.s;
-    addHistogram(c.h, f.h);
-    for (const [name, v] of Object.entries(f.v ?? {}) as [Vital, VitalCounts][]) {
-      c.v ??= {};
-      c.v[name] = mergeVital(c.v[name], v);
-    }
-    for (const [sk, s] of Object.entries(f.sp ?? {})) {
-      c.sp ??= {};
-      const kept = c.sp[sk] !== undefined || Object.keys(c.sp).length < SPAN_GROUPS_MAX ? sk : OTHER_SPANS;
-      const t = (c.sp[kept] ??= { n: 0, t: 0, tx: 0, r: 0 });
-      t.n += s.n;
-      t.t += s.t;
-      t.tx += s.tx;
-      t.r += s.r;
-    }
+/** One group's counts added into another's (in place; a new one when `into` is undefined), span groups kept under SPAN_GROUPS_MAX. */
+export function mergeCounts(into: GroupCounts | undefined, f: Readonly<GroupCounts>): GroupCounts {
+  const c = into ?? emptyCounts();
+  c.n += f.n;
+  c.x += f.x;
+  c.e += f.e;
+  c.s += f.s;
+  addHistogram(c.h, f.h);
+  for (const [name, v] of Object.entries(f.v ?? {}) as [Vital, VitalCounts][]) {
+    c.v ??= {};
+    c.v[name] = mergeVital(c.v[name], v);
   }
+  for (const [sk, s] of Object.entries(f.sp ?? {})) {
+    c.sp ??= {};
+    const kept = c.sp[sk] !== undefined || Object.keys(c.sp).length < SPAN_GROUPS_MAX ? sk : OTHER_SPANS;
+    const t = (c.sp[kept] ??= { n: 0, t: 0, tx: 0, r: 0 });
+    t.n += s.n;
+    t.t += s.t;
+    t.tx += s.tx;
+    t.r += s.r;
+  }
+  return c;
+}
+
+/** Adds `from` into `into` (in place), group by group; returns `into`. */
+export function mergeBuckets(into: Bucket, from: Readonly<Bucket>): Bucket {
+  for (const [key, f] of Object.entries(from)) into[key] = mergeCounts(into[key], f);
   return into;
 }
 

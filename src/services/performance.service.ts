@@ -5,7 +5,7 @@
  * parts not merged yet, so a transaction counts within seconds) for the rest.
  */
 import { apdex, bucketHigh, quantile, VITAL_NAMES, vitalP75, type Histogram, type Vital } from '../domain/perf-math.ts';
-import { groupKeyOf, mergeBuckets, type Bucket, type GroupCounts, type GroupParts } from '../domain/perf-buckets.ts';
+import { emptyCounts, groupKeyOf, mergeCounts, type Bucket, type GroupCounts, type GroupParts } from '../domain/perf-buckets.ts';
 import type { LogRecord } from '../domain/logs.ts';
 import type { TransactionRecord } from '../domain/transactions.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, timeOfKey, unpack, type BucketRead, type TracesStore } from '../store/traces.store.ts';
@@ -111,25 +111,24 @@ export function makePerformanceService(deps: { store: TracesStore; apdexMs: numb
     const all = await slices(project, w);
     const keys = [...new Set(all.flatMap((s) => Object.keys(s.b)))];
     const parts = await partsOf(project, keys, filter);
-    const rows = new Map<string, { parts: GroupParts; counts: Bucket; spark: number[] }>();
-    const total: Bucket = {};
-    const slot = (t: number) => Math.min(POINTS - 1, Math.max(0, Math.floor(((t - w.from) / (w.to - w.from)) * POINTS)));
+    const rows = new Map<string, { parts: GroupParts; counts: GroupCounts; spark: number[] }>();
+    const total = emptyCounts();
     for (const s of all) {
       for (const [k, c] of Object.entries(s.b)) {
         const p = parts.get(k);
         if (!p) continue;
         const lk = listKey(p);
-        const row = rows.get(lk) ?? rows.set(lk, { parts: p, counts: {}, spark: Array(POINTS).fill(0) }).get(lk)!;
-        mergeBuckets(row.counts, { g: c });
-        mergeBuckets(total, { g: c });
-        row.spark[slot(s.start)]! += c.n;
+        const row = rows.get(lk) ?? rows.set(lk, { parts: p, counts: emptyCounts(), spark: Array(POINTS).fill(0) }).get(lk)!;
+        mergeCounts(row.counts, c);
+        mergeCounts(total, c);
+        row.spark[slotOf(w, s.start)]! += c.n;
       }
     }
     const groups = [...rows]
-      .map(([key, r]) => ({ key, name: r.parts.name, op: r.parts.op, method: r.parts.method, ...figures(r.counts.g ?? emptyCounts(), w), sparkline: r.spark }))
+      .map(([key, r]) => ({ key, name: r.parts.name, op: r.parts.op, method: r.parts.method, ...figures(r.counts, w), sparkline: r.spark }))
       .filter((r) => r.count > 0 || Object.keys(r.vitals).length > 0)
       .sort((a, b) => b.count - a.count);
-    return { groups, total: figures(total.g ?? emptyCounts(), w) };
+    return { groups, total: figures(total, w) };
   }
 
   return {
@@ -151,17 +150,15 @@ export function makePerformanceService(deps: { store: TracesStore; apdexMs: numb
       const parts = await partsOf(project, keys, filter);
       const mine = new Set([...parts].filter(([, p]) => listKey(p) === key).map(([k]) => k));
       if (mine.size === 0) return null;
-      const total: Bucket = {};
-      const points = Array.from({ length: POINTS }, () => ({} as Bucket));
-      const slot = (t: number) => Math.min(POINTS - 1, Math.max(0, Math.floor(((t - w.from) / (w.to - w.from)) * POINTS)));
+      const c = emptyCounts();
+      const points = Array.from({ length: POINTS }, () => emptyCounts());
       for (const s of all) {
-        for (const [k, c] of Object.entries(s.b)) {
+        for (const [k, counts] of Object.entries(s.b)) {
           if (!mine.has(k)) continue;
-          mergeBuckets(total, { g: c });
-          mergeBuckets(points[slot(s.start)]!, { g: c });
+          mergeCounts(c, counts);
+          mergeCounts(points[slotOf(w, s.start)]!, counts);
         }
       }
-      const c = total.g ?? emptyCounts();
       const p = parts.get([...mine][0]!)!;
       const spanNames = await store.namesOf(project, 's', Object.keys(c.sp ?? {}));
       const spans = Object.entries(c.sp ?? {})
@@ -175,8 +172,7 @@ export function makePerformanceService(deps: { store: TracesStore; apdexMs: numb
         method: p.method,
         ...figures(c, w),
         histogram: histogramRows(c.h),
-        chart: points.map((b, i) => {
-          const g = b.g ?? emptyCounts();
+        chart: points.map((g, i) => {
           return { at: new Date(w.from + ((w.to - w.from) * i) / POINTS).toISOString(), count: g.n, p50_ms: quantile(g.h, 0.5), p95_ms: quantile(g.h, 0.95), failures: g.e };
         }),
         spans: spans.slice(0, 25),
@@ -241,8 +237,9 @@ export function makePerformanceService(deps: { store: TracesStore; apdexMs: numb
 }
 export type PerformanceService = ReturnType<typeof makePerformanceService>;
 
-function emptyCounts(): GroupCounts {
-  return { n: 0, x: 0, e: 0, s: 0, h: {} };
+/** Which of the window's POINTS slices a time falls in (a sparkline's bar, a chart's point). */
+function slotOf(w: Window, t: number): number {
+  return Math.min(POINTS - 1, Math.max(0, Math.floor(((t - w.from) / (w.to - w.from)) * POINTS)));
 }
 
 function vitalsOf(c: GroupCounts): Partial<Record<Vital, { p75: number | null; good: number; meh: number; poor: number; count: number }>> {

@@ -8,10 +8,10 @@ import { NotFoundError } from '../../errors.ts';
 import { contracted } from '../contract.ts';
 import type { AppDeps } from '../deps.ts';
 import { textParam } from '../params.ts';
-import type { WayIn } from './project-reads.ts';
-import { wayContract } from './project-reads.ts';
+import { DAY_MS, HOUR_MS, MINUTE_MS } from '../../store/traces.store.ts';
+import { wayContract, type WayIn } from './project-reads.ts';
 
-const RANGE_MS: Record<string, number> = { '15m': 15 * 60_000, '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000, '14d': 14 * 86_400_000, '30d': 30 * 86_400_000, '90d': 90 * 86_400_000 };
+const RANGE_MS: Record<string, number> = { '15m': 15 * MINUTE_MS, '1h': HOUR_MS, '24h': DAY_MS, '7d': 7 * DAY_MS, '14d': 14 * DAY_MS, '30d': 30 * DAY_MS, '90d': 90 * DAY_MS };
 
 const GROUP = textParam('group', "the transaction group's key (from the Performance list)", { type: 'string', pattern: '^[A-Za-z0-9_-]{12}$' });
 const TRACE = textParam('trace', 'the trace id (32 hex digits)', { type: 'string', pattern: '^[0-9a-fA-F]{32}$' });
@@ -23,7 +23,7 @@ const TRACE = textParam('trace', 'the trace id (32 hex digits)', { type: 'string
  */
 function windowOf(range: string, now: number) {
   const length = RANGE_MS[range]!;
-  const from = length >= 86_400_000 ? Math.floor((now - length) / 3_600_000) * 3_600_000 : now - length;
+  const from = length >= DAY_MS ? Math.floor((now - length) / HOUR_MS) * HOUR_MS : now - length;
   return { w: { from, to: now + 1 }, range, since: new Date(from).toISOString(), until: new Date(now).toISOString() };
 }
 

@@ -32,14 +32,21 @@ interface Row {
 
 /** The waterfall's rows: each transaction under the span that called it (or on its own: an orphan), its spans under theirs. */
 function rowsOf(trace: Trace): Row[] {
-  const errorsBySpan = new Map<string, TraceError[]>();
-  for (const e of trace.errors) if (e.span_id) errorsBySpan.set(e.span_id, [...(errorsBySpan.get(e.span_id) ?? []), e]);
-  const linesBySpan = new Map<string, Line[]>();
-  for (const l of trace.logs) if (l.span_id) linesBySpan.set(l.span_id, [...(linesBySpan.get(l.span_id) ?? []), l]);
+  /** `list` grouped by a key (items without one left out). */
+  const bySpan = <T,>(list: T[], key: (item: T) => string | null) => {
+    const out = new Map<string, T[]>();
+    for (const item of list) {
+      const k = key(item);
+      if (k) (out.get(k) ?? out.set(k, []).get(k)!).push(item);
+    }
+    return out;
+  };
+  const errorsBySpan = bySpan(trace.errors, (e) => e.span_id);
+  const linesBySpan = bySpan(trace.logs, (l) => l.span_id);
   const all: Row[] = [];
   const spanIds = new Set(trace.transactions.flatMap((t) => [t.span_id, ...t.spans.map((s) => s.span_id)]));
   const kids = new Map<string, (Tx | Tx['spans'][number])[]>();
-  const push = (parent: string, item: Tx | Tx['spans'][number]) => kids.set(parent, [...(kids.get(parent) ?? []), item]);
+  const push = (parent: string, item: Tx | Tx['spans'][number]) => (kids.get(parent) ?? kids.set(parent, []).get(parent)!).push(item);
   for (const t of trace.transactions) {
     if (t.parent_span_id && spanIds.has(t.parent_span_id)) push(t.parent_span_id, t);
     for (const s of t.spans) push(s.parent_span_id && spanIds.has(s.parent_span_id) ? s.parent_span_id : t.span_id, s);
