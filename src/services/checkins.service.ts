@@ -16,6 +16,7 @@ import type { IngestStats } from '../state/ingest-stats.ts';
 import type { CheckInsStore, JobCheckIns, ReceivedCheckIn } from '../store/checkins.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
 import { makeGroupCommit } from '../util/group-commit.ts';
+import { makeSlidingLimit } from '../util/sliding-limit.ts';
 
 /** Check-ins a monitor may send a minute, as Sentry's (CHECKIN_QUOTA_LIMIT); more are dropped and counted. */
 export const CHECKINS_PER_MINUTE = 6;
@@ -52,17 +53,9 @@ export function makeCheckInsService(deps: { store: CheckInsStore; queues: Queues
     { maxItems: GROUP_MAX, maxInFlight: deps.writesInFlight },
   );
 
-  /** Each monitor's check-ins in this process's current minute. */
-  let minute = 0;
-  let counts = new Map<string, number>();
-  function overRate(project: number, checkIn: CheckIn, now: Date): boolean {
-    const m = Math.floor(now.getTime() / 60_000);
-    if (m !== minute) [minute, counts] = [m, new Map()];
-    const key = `${project}:${checkIn.slug}`;
-    const n = (counts.get(key) ?? 0) + 1;
-    counts.set(key, n);
-    return n > CHECKINS_PER_MINUTE;
-  }
+  /** Each monitor's check-ins in this process's last minute. */
+  const perMonitor = makeSlidingLimit(CHECKINS_PER_MINUTE, 60_000);
+  const overRate = (project: number, checkIn: CheckIn, now: Date) => !perMonitor.take(`${project}:${checkIn.slug}`, now.getTime());
 
   return {
     /**
