@@ -14,6 +14,7 @@ import { makeAccountsService } from './services/accounts.service.ts';
 import { makeApiTokensService } from './services/api-tokens.service.ts';
 import { MISSING_TTL_MS, makeSourcemapLookup } from './services/sourcemap-lookup.ts';
 import { makeSourcemapsService } from './services/sourcemaps.service.ts';
+import { makeSentryApiService } from './services/sentry-api.service.ts';
 import { makeSymbolication } from './services/symbolication.ts';
 import { makeBurstsService } from './services/bursts.service.ts';
 import { makeIncidentsService } from './services/incidents.service.ts';
@@ -137,6 +138,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const projectIds = cachedFor(1000, async (_: void) => (await stores.projects.list()).map((p) => p._id));
   const perfRollup = makePerfRollup({ store: stores.traces, redis: stateRedis, prefix: config.queuePrefix, projectIds: () => projectIds(), log, config });
   const performance = makePerformanceService({ store: stores.traces, apdexMs: config.traces.apdexMs });
+  const sentryApi = makeSentryApiService({ stores, issues, releases, publicUrl: config.publicUrl });
   const sentry = makeSentryService({ events, sessions, feedback, checkIns, traces, attachments: stores.attachments, stats: ingestStats });
   /** The worker's parts of the session batches it applies (src/services/session-parts.ts). */
   const sessionParts = makePartWriter({ store: stores.sessions, list: state.partedList, log });
@@ -214,6 +216,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     decisions,
     bouncers,
     sourcemaps,
+    sentryApi,
     symbolication,
     async close() {
       await Promise.all([sessions.drain(), events.drain(), checkIns.drain(), traces.drain(), sessionParts.drain()]);

@@ -929,6 +929,46 @@ export interface ReleaseQuery {
 }
 
 /**
+ * A deploy of a release (sentry-cli deploys new)
+ */
+export interface SentryDeployBody {
+  environment: string;
+  name?: string | null;
+  url?: string | null;
+  dateStarted?: string | null;
+  dateFinished?: string | null;
+  /**
+   * slugs or ids; default every project that has the release
+   *
+   * @maxItems 100
+   */
+  projects?: string[];
+}
+
+/**
+ * A change to issues in Sentry's words (sentry-cli issues resolve|mute|unresolve; MCP update_issue)
+ */
+export interface SentryIssueUpdateBody {
+  status: "resolved" | "resolvedInNextRelease" | "unresolved" | "ignored" | "muted";
+  /**
+   * with ignored: minutes until it is unresolved again
+   */
+  ignoreDuration?: number;
+  /**
+   * with ignored: events until it is unresolved again
+   */
+  ignoreCount?: number;
+  assignedTo?: string | null;
+  substatus?: string | null;
+  ignoreWindow?: number;
+  ignoreUserCount?: number;
+  ignoreUserWindow?: number;
+  statusDetails?: {
+    [k: string]: unknown;
+  };
+}
+
+/**
  * Aggregate item (spec 4.4 form 3, and Sentry's sessions item): sessions counted by final status. exited (or ok) counts clean sessions; the buckets are mutually exclusive. did names the user all these sessions belong to.
  */
 export interface SessionAggregateBody {
@@ -2842,6 +2882,240 @@ export interface SeatsUsed {
 }
 
 /**
+ * A deploy as Sentry answers it
+ */
+export interface SentryDeploy {
+  id: string;
+  environment: string;
+  name: string | null;
+  url: string | null;
+  dateStarted: string | null;
+  dateFinished: string;
+}
+
+/**
+ * A release's deploys
+ */
+export type SentryDeploys = SentryDeploy[];
+
+/**
+ * Rows of the errors dataset with the fields asked
+ */
+export interface SentryDiscover {
+  data: {
+    [k: string]: unknown;
+  }[];
+  meta: {
+    [k: string]: unknown;
+  };
+}
+
+/**
+ * An event as Sentry lists it
+ */
+export interface SentryEventRow {
+  id: string;
+  eventID: string;
+  groupID?: string | null;
+  title: string;
+  message?: string;
+  dateCreated: string;
+  tags: {
+    [k: string]: unknown;
+  }[];
+  user?: {
+    [k: string]: unknown;
+  } | null;
+}
+
+/**
+ * One event, whole, with its parts as Sentry's entries
+ */
+export interface SentryEvent {
+  id: string;
+  eventID: string;
+  groupID?: string | null;
+  title: string;
+  message: string;
+  dateCreated: string;
+  tags?: {
+    [k: string]: unknown;
+  }[];
+  user?: {
+    [k: string]: unknown;
+  } | null;
+  culprit: string;
+  entries: {
+    type: "exception" | "message" | "request" | "breadcrumbs";
+  }[];
+  contexts?: {
+    [k: string]: unknown;
+  };
+}
+
+/**
+ * Whether an events search can be served (Sentry's events/validate)
+ */
+export interface SentryEventsValidate {
+  valid: boolean;
+  projects: {
+    [k: string]: unknown;
+  }[];
+  dataset: {
+    [k: string]: unknown;
+  }[];
+  environment: {
+    [k: string]: unknown;
+  }[];
+  field: {
+    [k: string]: unknown;
+  }[];
+  query: {
+    [k: string]: unknown;
+  };
+  orderby: {
+    [k: string]: unknown;
+  }[];
+}
+
+/**
+ * Events as Sentry lists them
+ */
+export type SentryEvents = SentryEventRow[];
+
+/**
+ * An issue as Sentry's web API answers it
+ */
+export interface SentryIssue {
+  id: string;
+  /**
+   * the project's slug in capitals and the id in base 36
+   */
+  shortId: string;
+  title: string;
+  culprit: string | null;
+  permalink: string;
+  level: string;
+  status: "unresolved" | "resolved" | "ignored";
+  substatus?: string | null;
+  statusDetails?: {
+    [k: string]: unknown;
+  };
+  /**
+   * events, as a string (Sentry's)
+   */
+  count: string;
+  userCount: number;
+  firstSeen: string;
+  lastSeen: string;
+  metadata?: {
+    [k: string]: unknown;
+  };
+  project: {
+    [k: string]: unknown;
+  };
+  assignedTo?: {
+    [k: string]: unknown;
+  } | null;
+}
+
+/**
+ * The status set on the issues named
+ */
+export interface SentryIssuesUpdated {
+  status: string;
+  statusDetails: {
+    [k: string]: unknown;
+  };
+}
+
+/**
+ * Issues as Sentry lists them
+ */
+export type SentryIssues = SentryIssue[];
+
+/**
+ * An organisation as Sentry's web API answers it
+ */
+export interface SentryOrganization {
+  id: string;
+  slug: string;
+  name: string;
+  dateCreated: string;
+  isEarlyAdopter: boolean;
+  require2FA: boolean;
+  requireEmailVerification: boolean;
+  features: string[];
+  links?: {
+    [k: string]: unknown;
+  };
+}
+
+/**
+ * Organisations as Sentry lists them
+ */
+export type SentryOrganizations = SentryOrganization[];
+
+/**
+ * A project as Sentry's web API answers it
+ */
+export interface SentryProject {
+  id: string;
+  slug: string;
+  name: string;
+  platform?: string | null;
+  dateCreated?: string;
+  status?: string;
+  organization?: {
+    [k: string]: unknown;
+  };
+}
+
+/**
+ * Projects as Sentry lists them
+ */
+export type SentryProjects = SentryProject[];
+
+/**
+ * A release as Sentry lists it
+ */
+export interface SentryRelease {
+  id: string;
+  version: string;
+  shortVersion: string;
+  dateCreated: string;
+  dateReleased: string | null;
+  firstEvent: string | null;
+  lastEvent: string | null;
+  newGroups: number;
+  deployCount?: number;
+  lastCommit: null;
+  lastDeploy: null | SentryDeploy;
+  projects: {
+    [k: string]: unknown;
+  }[];
+}
+
+/**
+ * Releases as Sentry lists them
+ */
+export type SentryReleases = SentryRelease[];
+
+/**
+ * Who a token acts for (Sentry's GET /api/0/)
+ */
+export interface SentryRoot {
+  version?: string;
+  user: {
+    id: string;
+    email: string;
+  };
+  auth: {
+    scopes: string[];
+  };
+}
+
+/**
  * Sessions stored durably
  */
 export interface SessionsAccepted {
@@ -3551,6 +3825,8 @@ export interface RequestSchemas {
   'quotas': QuotasBody;
   'release-chart-query': ReleaseChartQuery;
   'release-query': ReleaseQuery;
+  'sentry-deploy': SentryDeployBody;
+  'sentry-issue-update': SentryIssueUpdateBody;
   'session-aggregate': SessionAggregateBody;
   'session': SessionBody;
   'sessions': SessionsBody;
@@ -3649,6 +3925,23 @@ export interface AnswerSchemas {
   'revoked': Revoked;
   'sdk-config': SdkConfig;
   'seats-used': SeatsUsed;
+  'sentry-deploy': SentryDeploy;
+  'sentry-deploys': SentryDeploys;
+  'sentry-discover': SentryDiscover;
+  'sentry-event-row': SentryEventRow;
+  'sentry-event': SentryEvent;
+  'sentry-events-validate': SentryEventsValidate;
+  'sentry-events': SentryEvents;
+  'sentry-issue': SentryIssue;
+  'sentry-issues-updated': SentryIssuesUpdated;
+  'sentry-issues': SentryIssues;
+  'sentry-organization': SentryOrganization;
+  'sentry-organizations': SentryOrganizations;
+  'sentry-project': SentryProject;
+  'sentry-projects': SentryProjects;
+  'sentry-release': SentryRelease;
+  'sentry-releases': SentryReleases;
+  'sentry-root': SentryRoot;
   'sessions-accepted': SessionsAccepted;
   'signed-in': SignedIn;
   'sourcemap-bundles': SourcemapBundles;

@@ -25,6 +25,7 @@ import { performanceRoutes } from './routes/performance.route.ts';
 import { sdkRoutes } from './routes/sdk.route.ts';
 import { sentryRoutes } from './routes/sentry.route.ts';
 import { sentryToolsRoutes } from './routes/sentry-tools.route.ts';
+import { sentryWebRoutes } from './routes/sentry-web.route.ts';
 import { sessionsRoutes } from './routes/sessions.route.ts';
 import { crowdsecRoutes } from './routes/crowdsec.route.ts';
 
@@ -41,6 +42,7 @@ export function makeRouters(deps: AppDeps): Router<AppState>[] {
     cronRoutes(deps),
     pingRoutes(deps),
     sentryToolsRoutes(deps),
+    sentryWebRoutes(deps),
     ingestionRoutes(deps),
     releasesRoutes(deps),
     performanceRoutes(deps),

@@ -1,4 +1,5 @@
 /** Everything the routes and middleware are given: config, services and the stores' views (src/runtime.ts builds them). */
+import type { SentryApiService } from '../services/sentry-api.service.ts';
 import type { CheckInsService } from '../services/checkins.service.ts';
 import type { Queue } from 'bullmq';
 import type { Config } from '../../config/index.ts';
@@ -74,6 +75,8 @@ export interface AppDeps {
   bouncers: BouncersService;
   /** source map bundles and releases uploaded by sentry-cli */
   sourcemaps: SourcemapsService;
+  /** Sentry's web API for tools (sentry-cli, Sentry's MCP server), read from Lookout's own */
+  sentryApi: SentryApiService;
   /** the sessions endpoints' rate limit, shared through Redis */
   rateLimit: RateLimiter;
   /** each project's quotas and spike protection: the counts (a spike's state) */

@@ -65,6 +65,7 @@ export function makeApiDeps(runtime: Runtime, processId: string, lifecycle = { s
     decisions: runtime.decisions,
     bouncers: runtime.bouncers,
     sourcemaps: runtime.sourcemaps,
+    sentryApi: runtime.sentryApi,
     rateLimit: makeRateLimiter({
       redis: runtime.queues.connection,
       prefix: config.queuePrefix,

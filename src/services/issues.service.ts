@@ -158,6 +158,9 @@ export function makeIssuesService(deps: {
     /** Per release: how many issues have an event of it, and how many were first seen in it. */
     releaseIssues: (projectId: number, releases: string[]) => reads.releaseIssues(projectId, releases),
 
+    /** The releases the project's events named, each with the time of its first event. */
+    releasesSeen: (projectId: number) => reads.releasesSeen(projectId),
+
     /** A release's new issues (first seen in it) and those that last regressed in it: the 10 seen last of each, and how many. */
     async ofRelease(projectId: number, release: string) {
       const found = await reads.ofRelease(projectId, release, 100);
@@ -216,6 +219,13 @@ export function makeIssuesService(deps: {
       // An event counted but deleted since (retention) is left out of the page.
       const found = page.ids.flatMap((e) => rows.get(e) ?? []);
       return { events: found, total: page.total, limit, offset };
+    },
+
+    /** The newest `n` events of these issues together, newest first, each with its issue and stored document. */
+    async newestEvents(projectId: number, ids: number[], n: number) {
+      const newest = await reads.newestEvents(projectId, ids, n);
+      const docs = new Map((await events.getMany(newest.map((e) => eventKey(projectId, e.id)))).flatMap((d) => ('payload' in d ? [[d.event_id, d] as const] : [])));
+      return newest.flatMap((e) => (docs.has(e.id) ? [{ issue: e.issue, doc: docs.get(e.id)! }] : []));
     },
 
     /** One event of the issue, whole, with its place among the issue's events and the newer and older one. */

@@ -144,6 +144,12 @@ export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
       return new Map(releases.map((r, i) => [r, { with_events: Number(answers[2 * i]![1]), new: Number(answers[2 * i + 1]![1]) }]));
     },
 
+    /** The releases the project's events named, each with the time of its first event (the `rf` set). */
+    async releasesSeen(project: number): Promise<{ release: string; first: number }[]> {
+      const flat = await redis.zrange(`${keys(project).base}rf`, 0, -1, 'WITHSCORES');
+      return Array.from({ length: flat.length / 2 }, (_, i) => ({ release: flat[2 * i]!, first: Number(flat[2 * i + 1]) }));
+    },
+
     /** Up to `sample` ids of the issues first seen in a release (ff:) or last regressed in it (fg:), with how many there are. */
     async ofRelease(project: number, release: string, sample: number): Promise<Record<'new' | 'regressed', { total: number; ids: number[] }>> {
       const base = keys(project).base;
@@ -206,6 +212,22 @@ export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
       const key = `${keys(project).base}ie:${issue}`;
       const [ids, total] = await Promise.all([redis.zrevrange(key, offset, offset + limit - 1), redis.zcard(key)]);
       return { ids, total };
+    },
+
+    /**
+     * The newest `n` events of these issues together, newest first, with their times (each issue's events are scored
+     * by time): a project's newest events are all among those of its `n` issues seen last.
+     */
+    async newestEvents(project: number, issues: number[], n: number): Promise<{ id: string; issue: number; at: number }[]> {
+      if (issues.length === 0 || n <= 0) return [];
+      const pipe = redis.pipeline();
+      for (const issue of issues) pipe.zrevrange(`${keys(project).base}ie:${issue}`, 0, n - 1, 'WITHSCORES');
+      const answers = (await pipe.exec()) ?? [];
+      const all = answers.flatMap(([, flat], i) => {
+        const pairs = (flat as string[] | null) ?? [];
+        return Array.from({ length: pairs.length / 2 }, (_, j) => ({ id: pairs[2 * j]!, issue: issues[i]!, at: Number(pairs[2 * j + 1]) }));
+      });
+      return all.sort((a, b) => b.at - a.at || a.id.localeCompare(b.id)).slice(0, n);
     },
 
     /**

@@ -18,6 +18,7 @@ import { makeMaintenanceStore } from './maintenance.store.ts';
 import { makeSettingsStore } from './settings.store.ts';
 import { makeSlugsStore } from './slugs.store.ts';
 import { makeSourcemapsStore } from './sourcemaps.store.ts';
+import { makeDeploysStore } from './deploys.store.ts';
 import { makeTokensStore } from './tokens.store.ts';
 import { makeTracesStore } from './traces.store.ts';
 import { makeBouncersStore } from './bouncers.store.ts';
@@ -47,6 +48,7 @@ export function makeStores({ db, profile }: Pick<Mongo, 'db' | 'profile'>) {
     tokens: makeTokensStore(db),
     bouncers: makeBouncersStore(db),
     sourcemaps: makeSourcemapsStore(db),
+    deploys: makeDeploysStore(db),
     traces: makeTracesStore(db),
   };
   return {

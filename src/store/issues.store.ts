@@ -98,6 +98,11 @@ export function makeIssuesStore(db: Db) {
       const [top] = await issues.find({}, { projection: { _id: 1 } }).sort({ _id: -1 }).limit(1).toArray();
       return top ? Number(top._id) : 0;
     },
+    /** The project an issue id belongs to, once the issue is in MongoDB; null before. */
+    async projectOf(id: number): Promise<number | null> {
+      const doc = await issues.findOne({ _id: storedIssueId(id) }, { projection: { project_id: 1 } });
+      return doc?.project_id ?? null;
+    },
     /** Several by `_id` ($in, which FerretDB serves from its index: tools/ferretdb); another project's are left out. */
     async getMany(projectId: number, ids: number[]): Promise<IssueDoc[]> {
       if (ids.length === 0) return [];

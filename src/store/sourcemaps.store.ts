@@ -159,6 +159,10 @@ export function makeSourcemapsStore(db: Db) {
       );
       return doc!;
     },
+    /** The releases tools made of a project (a scan: there are few). */
+    releasesOf(project: number): Promise<ToolReleaseDoc[]> {
+      return releases.find({ project_id: project }).toArray();
+    },
     /** Every bundle's chunks and age: what retention needs to keep chunks in use. */
     allBundles(): Promise<Pick<BundleDoc, '_id' | 'project_id' | 'bundle_id' | 'chunks' | 'size' | 'uploaded_at'>[]> {
       return bundles.find({}, { projection: { _id: 1, project_id: 1, bundle_id: 1, chunks: 1, size: 1, uploaded_at: 1 } }).toArray();

@@ -25,7 +25,7 @@ export function errorsMiddleware(): Middleware<AppState> {
               ? { reason: status === 405 ? 'method_not_allowed' : 'method_not_implemented', message: `${ctx.path} does not take ${ctx.method}; it takes ${allowed.join(', ')}`, allowed }
               : null;
         if (body) {
-          ctx.body = body;
+          ctx.body = sentryShaped(ctx.path, body);
           ctx.status = status; // setting a body would otherwise turn Koa's implicit 404 into 200
         }
       }
@@ -33,7 +33,7 @@ export function errorsMiddleware(): Middleware<AppState> {
       if (err instanceof AppError) {
         ctx.status = err.status;
         ctx.set(err.headers);
-        ctx.body = { reason: err.reason, message: err.message, ...err.details };
+        ctx.body = sentryShaped(ctx.path, { reason: err.reason, message: err.message, ...err.details });
         ctx.state.log.info({ status: err.status, reason: err.reason }, 'request refused');
         return;
       }
@@ -61,6 +61,11 @@ export function errorsMiddleware(): Middleware<AppState> {
 }
 
 /** Why a store cannot serve the request now, if that is what the error says. */
+/** Sentry's web API (`/api/0`) answers errors with `detail`, which its tools print: the message is given there too. */
+function sentryShaped(path: string, body: { reason: string; message: string }) {
+  return path.startsWith('/api/0/') ? { detail: body.message, ...body } : body;
+}
+
 function storeAway(err: unknown): { reason: string; message: string; log: string; retryAfter: number } | null {
   if (err instanceof MongoServerSelectionError || err instanceof MongoNetworkError || err instanceof MongoNotConnectedError) {
     return { reason: 'store_unavailable', message: 'the database did not answer; retry later', log: 'database unavailable', retryAfter: 5 };
