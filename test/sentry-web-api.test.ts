@@ -97,6 +97,56 @@ describe('sentry-cli 3.8', () => {
   });
 });
 
+/** Sentry's MCP server started over stdio for the token, and a real MCP client; `tool` calls one and answers its text. */
+async function mcp(token: string) {
+  const modules = path.join(mcpDir, 'node_modules');
+  const { Client } = await import(path.join(modules, '@modelcontextprotocol/sdk/dist/esm/client/index.js'));
+  const { StdioClientTransport } = await import(path.join(modules, '@modelcontextprotocol/sdk/dist/esm/client/stdio.js'));
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [path.join(modules, '@sentry/mcp-server/dist/index.js'), `--access-token=${token}`, `--host=${new URL(ctx.api).host}`, '--insecure-http'],
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'lookout-test', version: '1.0.0' });
+  await client.connect(transport);
+  const tool = async (name: string, args: Record<string, unknown>) => {
+    const answer = (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: { type: string; text?: string }[] };
+    const text = answer.content.map((c) => c.text ?? '').join('\n');
+    if (answer.isError) throw new Error(`${name} failed: ${text}`);
+    return text;
+  };
+  return { tool, close: () => client.close() };
+}
+
+describe('Sentry’s MCP server 0.39 through a real MCP client', () => {
+  it('finds the organisation, projects, issues, an issue with its exception and breadcrumbs, releases and events; resolves an issue', { timeout: 180_000 }, async () => {
+    const s = await setUp();
+    const [locked] = await s.issues();
+    const m = await mcp(s.token);
+    try {
+      expect(await m.tool('find_organizations', {})).toContain(s.orgSlug);
+      expect(await m.tool('find_projects', { organizationSlug: s.orgSlug })).toContain(s.slug);
+      const found = await m.tool('search_issues', { organizationSlug: s.orgSlug, projectSlugOrId: s.slug, query: 'is:unresolved release:erp@17.0.4' });
+      expect(found).toContain('journal 7 is locked');
+      expect(found).not.toContain('partner_id');
+      const shortId = new RegExp(`${s.slug.toUpperCase()}-[0-9A-Z]+`).exec(found)![0];
+      const issue = await m.tool('get_sentry_resource', { resourceType: 'issue', resourceId: shortId, organizationSlug: s.orgSlug });
+      for (const text of ['JournalLocked', 'journal 7 is locked', 'post_entry', 'raise JournalLocked(entry)', 'cust-2@shop.test']) expect(issue).toContain(text);
+      // 0.39 shows an issue's breadcrumbs through its catalog tool, from the same latest event
+      const crumbs = await m.tool('execute_sentry_tool', { name: 'get_issue_breadcrumbs', arguments: { organizationSlug: s.orgSlug, issueId: shortId } });
+      expect(crumbs).toContain('SELECT * FROM journal WHERE id = 7');
+      expect(await m.tool('execute_sentry_tool', { name: 'find_releases', arguments: { organizationSlug: s.orgSlug } })).toContain('17.0.5');
+      const events = await m.tool('search_events', { organizationSlug: s.orgSlug, projectSlug: s.slug, dataset: 'errors', query: 'level:error' });
+      expect(events).toContain('partner_id');
+      await m.tool('update_issue', { organizationSlug: s.orgSlug, issueId: shortId, status: 'resolved' });
+      expect((await s.get(`/issues/${locked!.id}`)).body.status).toBe('resolved');
+    } finally {
+      await m.close();
+    }
+  });
+});
+
 describe('the API as tools read it', () => {
   it('pages with Sentry’s Link header, takes short ids, answers errors with detail, refuses a token without the scope', async () => {
     const s = await setUp();
@@ -116,5 +166,3 @@ describe('the API as tools read it', () => {
     expect(refused).toMatchObject({ status: 403, body: { detail: expect.stringContaining('project:write') } });
   });
 });
-
-export const MCP_DIR = () => path.join(mcpDir, 'node_modules');
