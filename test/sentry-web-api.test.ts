@@ -94,6 +94,9 @@ describe('sentry-cli 3.8', () => {
     expect(await s.sentryCli('deploys', 'list', '-r', 'erp@17.1.0')).toMatch(/blue[\s\S]*production|production[\s\S]*blue/);
     const res = await fetch(`${ctx.api}/api/0/organizations/${s.orgSlug}/releases/${encodeURIComponent('erp@17.1.0')}/`, { headers: { authorization: `Bearer ${s.token}` } });
     expect(await res.json()).toMatchObject({ version: 'erp@17.1.0', deployCount: 1, lastDeploy: { environment: 'production', name: 'blue' }, dateReleased: expect.any(String) });
+    // the release page shows it
+    const page = await call(ctx, 'GET', `/api/dashboard/projects/${s.id}/releases/${encodeURIComponent('erp@17.1.0')}/deploys`, { headers: { authorization: `Bearer ${s.token}` } });
+    expect(page.body.deploys).toEqual([{ environment: 'production', name: 'blue', url: null, started_at: null, finished_at: expect.any(String) }]);
   });
 });
 

@@ -2758,6 +2758,19 @@ export interface RecoveryCodes {
 }
 
 /**
+ * A release's deploys, newest first
+ */
+export interface ReleaseDeploys {
+  deploys: {
+    environment: string;
+    name: string | null;
+    url: string | null;
+    started_at: string | null;
+    finished_at: string;
+  }[];
+}
+
+/**
  * A release's new issues (first seen in it) and the issues that last regressed in it
  */
 export interface ReleaseIssues {
@@ -3916,6 +3929,7 @@ export interface AnswerSchemas {
   'quotas': Quotas;
   'ready': Ready;
   'recovery-codes': RecoveryCodes;
+  'release-deploys': ReleaseDeploys;
   'release-issues': ReleaseIssues;
   'release-list': ReleaseList;
   'release-page': ReleasePage;

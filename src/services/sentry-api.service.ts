@@ -308,6 +308,12 @@ export function makeSentryApiService(deps: {
       return sentryDeploy(made!);
     },
 
+    /** A project's release's deploys as the release page shows them, newest first. */
+    async deploysOf(project: number, version: string) {
+      const list = (await stores.deploys.ofReleases(project, [version])).get(version) ?? [];
+      return list.map((d) => ({ environment: d.environment, name: d.name, url: d.url, started_at: d.started_at?.toISOString() ?? null, finished_at: d.finished_at.toISOString() }));
+    },
+
     async deploys(org: OrgDoc, version: string, now: Date) {
       const release = (await releaseFacts(await stores.projects.list(org._id), now)).find((r) => r.version === version);
       if (!release) throw new NotFoundError('release_not_found', `no release ${version}`);

@@ -35,6 +35,7 @@ export type {
   Project,
   ProjectsHealth,
   Release,
+  ReleaseDeploys,
   ReleaseIssues,
   SignedIn,
   SourcemapBundles,

@@ -84,6 +84,21 @@ export function mountTriageRoutes({ router, routes, deps, projectId, way }: Dash
     },
   );
 
+  routes.get(
+    '/projects/:project/releases/:release/deploys',
+    {
+      tag: 'dashboard',
+      summary: "A release's deploys, newest first (recorded by `sentry-cli deploys new`)",
+      auth: 'dashboard',
+      params: [PARAMS.project, PARAMS.release],
+      ok: { 200: { description: 'the deploys', schema: 'release-deploys' } },
+      errors: [404],
+    },
+    async (ctx, { params }) => {
+      ctx.body = { deploys: await deps.sentryApi.deploysOf(await projectId(ctx), params.release) };
+    },
+  );
+
   /** A member of the organisation to assign to, by email (any case); null for no one. */
   const assignee = async (ctx: WebContext, email: string | null) => (email === null ? null : (await deps.accounts.userOf(ctx.state.web.org, email))._id);
   routes.post(

@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from '../api.ts';
 import { count, percent, when } from '../format.ts';
 import { navigate } from '../router.ts';
-import type { Channel, HourPoint, PerformanceList, Project, Release, ReleaseIssues as ReleaseIssuesAnswer } from '../types.ts';
+import type { Channel, HourPoint, PerformanceList, Project, Release, ReleaseDeploys as ReleaseDeploysAnswer, ReleaseIssues as ReleaseIssuesAnswer } from '../types.ts';
 import { ms } from './performance.tsx';
 import { Figures, Rate, Show, Time, Title, useLoad } from '../ui.tsx';
 import { releaseHref, term } from './issues.tsx';
@@ -242,7 +242,30 @@ export function ReleasePage({ id, release, query }: { id: string; release: strin
         )}
         </Show>
       )}
+      <ReleaseDeploys id={id} release={release} />
       <ReleaseIssues id={id} release={release} />
+    </section>
+  );
+}
+
+/** Where and when the release was deployed (sentry-cli deploys new); nothing when it never was. */
+function ReleaseDeploys({ id, release }: { id: string; release: string }) {
+  const loaded = useLoad(() => api<ReleaseDeploysAnswer>('GET', `/projects/${id}/releases/${encodeURIComponent(release)}/deploys`), `release-deploys:${id}:${release}`);
+  const deploys = loaded.data?.deploys ?? [];
+  if (deploys.length === 0) return null;
+  return (
+    <section aria-labelledby="release-deploys">
+      <h2 id="release-deploys">Deploys ({count(deploys.length)})</h2>
+      <ul>
+        {deploys.map((d, i) => (
+          <li key={i}>
+            <strong>{d.environment}</strong> {d.name && <>{d.url ? <a href={d.url}>{d.name}</a> : d.name} </>}
+            <span class="muted">
+              finished <Time at={d.finished_at} />
+            </span>
+          </li>
+        ))}
+      </ul>
     </section>
   );
 }
