@@ -25,6 +25,7 @@
  * to FILE.gc.csv, to tell a slow read from a stall of the stack, or of the load generator, that one read met.
  * The load generator is a process of its own (`read-client.ts`), holding only the reads: this one holds the fill.
  */
+import { shortIdOf } from '../src/domain/sentry-api.ts';
 import fs from 'node:fs';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -183,9 +184,16 @@ async function fill(name: string, size: { issues: number; events: number }, kind
   // the stack while it is measured.
   const top = byCount[0]!._id;
   const deep = byCount.filter((i) => i.event_count >= 1250).slice(0, 100).map((i) => i._id);
+  const org = Number(created.org);
+  const email = `bench-${name}@lookout.test`;
+  await runtime.accounts.addUser({ org, email, role: 'member', password: 'correct horse battery staple' });
+  const { token } = await runtime.tokens.create({ email, org }, { name: 'bench', scopes: ['project:read'] });
   return {
     project,
     name,
+    token,
+    orgSlug: (await runtime.admin.showOrg(org)).slug!,
+    slug: created.slug!,
     top,
     topEvents: perIssue.get(top)!,
     deep: deep.length > 0 ? deep : [top],
@@ -213,8 +221,9 @@ async function settle(): Promise<void> {
 type Filled = Awaited<ReturnType<typeof fill>>;
 
 /** A read's path on the API (the reads name theirs under /api/v1, the baseline /healthz) and the project's keys. */
-const apiPath = (path: string) => (path.startsWith('/healthz') ? path : `/api/v1${path}`);
-const keysOf = (p: Filled) => ({ 'X-Service-Key': p.secret, 'X-Service-Instance': p.instance });
+const apiPath = (path: string) => (path.startsWith('/healthz') || path.startsWith('/api/0/') ? path : `/api/v1${path}`);
+/** The installation's key for the native reads, a member's API token for Sentry's (`/api/0`, issue 70). */
+const keysOf = (p: Filled) => ({ 'X-Service-Key': p.secret, 'X-Service-Instance': p.instance, Authorization: `Bearer ${p.token}` });
 
 /** A search must apply every term it names (or it would measure less than it says). */
 async function checkApplied(p: Filled, path: string): Promise<void> {
@@ -250,7 +259,7 @@ function readClient(job: object): Promise<Measured> {
  */
 async function measureAll(p: Filled) {
   const named = reads(p);
-  for (const [, pathOf] of named) await checkApplied(p, pathOf(0));
+  for (const [, pathOf] of named) if (!pathOf(0).startsWith('/api/0/')) await checkApplied(p, pathOf(0));
   const job = {
     base: bench.stack.apiUrl,
     headers: keysOf(p),
@@ -302,6 +311,13 @@ function reads(p: Filled): [string, (i: number) => string][] {
     ['its events, page 1 (25)', (i) => `/issues/${deep[i % deep.length]}/events`],
     ['its events, page 50 (25)', (i) => `/issues/${deep[i % deep.length]}/events?offset=1225`],
     ['one event by id', (i) => `/issues/${top}/events/${sample[i % sample.length]}`],
+    // Sentry's web API, as sentry-cli and the MCP server read it (issue 70)
+    ['sentry: issues list (sentry-cli issues list)', () => `/api/0/projects/${p.orgSlug}/${p.slug}/issues/`],
+    ['sentry: issues ?query= (MCP search_issues)', (i) => `/api/0/organizations/${p.orgSlug}/issues/?limit=10&sort=date&statsPeriod=14d&project=${p.project}&query=${encodeURIComponent(`is:unresolved release:shop@1.${i % RELEASES}`)}`],
+    ['sentry: issue by short id', (i) => `/api/0/organizations/${p.orgSlug}/issues/${shortIdOf(p.slug, many[i % many.length]!)}/`],
+    ['sentry: its latest event', (i) => `/api/0/organizations/${p.orgSlug}/issues/${many[i % many.length]}/events/latest/`],
+    ['sentry: project events (sentry-cli events list)', () => `/api/0/projects/${p.orgSlug}/${p.slug}/events/`],
+    ['sentry: releases (sentry-cli releases list)', () => `/api/0/projects/${p.orgSlug}/${p.slug}/releases/`],
   ];
 }
 
