@@ -221,9 +221,9 @@ export function makeIssuesService(deps: {
       return { events: found, total: page.total, limit, offset };
     },
 
-    /** The newest `n` events of these issues together, newest first, each with its issue and stored document. */
-    async newestEvents(projectId: number, ids: number[], n: number) {
-      const newest = await reads.newestEvents(projectId, ids, n);
+    /** The newest `n` events of these issues together (none before `since`, ms), newest first, each with its issue and stored document. */
+    async newestEvents(projectId: number, ids: number[], n: number, since = 0) {
+      const newest = await reads.newestEvents(projectId, ids, n, since);
       const docs = new Map((await events.getMany(newest.map((e) => eventKey(projectId, e.id)))).flatMap((d) => ('payload' in d ? [[d.event_id, d] as const] : [])));
       return newest.flatMap((e) => (docs.has(e.id) ? [{ issue: e.issue, doc: docs.get(e.id)! }] : []));
     },

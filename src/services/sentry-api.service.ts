@@ -104,10 +104,13 @@ export function makeSentryApiService(deps: {
     const found = await Promise.all(
       projects.map(async (p) => {
         const list = await issues.list(p._id, listQuery({ query }, { offset: 0, limit: Math.min(500, want) }));
+        // the want newest events are no older than the want-th issue's last event
+        const since = list.issues.length >= want ? Date.parse(list.issues[want - 1]!.last_seen) : 0;
         const newest = await issues.newestEvents(
           p._id,
           list.issues.map((i) => Number(i.id)),
           want,
+          since,
         );
         return newest.map((e) => ({ ...e, project: p, title: list.issues.find((i) => Number(i.id) === e.issue)!.title }));
       }),

@@ -216,12 +216,13 @@ export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
 
     /**
      * The newest `n` events of these issues together, newest first, with their times (each issue's events are scored
-     * by time): a project's newest events are all among those of its `n` issues seen last.
+     * by time): a project's newest events are all among those of its `n` issues seen last, and none is older than
+     * `since` when the n-th of those was last seen then (each of the n has an event at or after it).
      */
-    async newestEvents(project: number, issues: number[], n: number): Promise<{ id: string; issue: number; at: number }[]> {
+    async newestEvents(project: number, issues: number[], n: number, since = 0): Promise<{ id: string; issue: number; at: number }[]> {
       if (issues.length === 0 || n <= 0) return [];
       const pipe = redis.pipeline();
-      for (const issue of issues) pipe.zrevrange(`${keys(project).base}ie:${issue}`, 0, n - 1, 'WITHSCORES');
+      for (const issue of issues) pipe.zrevrangebyscore(`${keys(project).base}ie:${issue}`, '+inf', since, 'WITHSCORES', 'LIMIT', 0, n);
       const answers = (await pipe.exec()) ?? [];
       const all = answers.flatMap(([, flat], i) => {
         const pairs = (flat as string[] | null) ?? [];

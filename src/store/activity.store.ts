@@ -9,8 +9,7 @@
  */
 import type { Db } from 'mongodb';
 import type { IssueChange } from '../state/issue-changes.ts';
-import { nextId } from './counters.store.ts';
-import { isDuplicateKey } from './mongo.ts';
+import { insertNumbered } from './counters.store.ts';
 
 export type ActivityKind = 'status' | 'assigned' | 'comment' | 'regressed' | 'unignored' | 'notified';
 
@@ -39,17 +38,8 @@ export function makeActivityStore(db: Db) {
   const counters = db.collection<{ _id: string; seq: number }>('counters');
   return {
     /** Adds an entry under the issue's next number (a number two writers both took is taken again). */
-    async add(project: number, issue: number, entry: NewActivity): Promise<ActivityDoc> {
-      for (;;) {
-        const n = await nextId(db, counterOf(project, issue));
-        const doc: ActivityDoc = { _id: `${project}:${issue}:${n}`, project_id: project, issue, ...entry };
-        try {
-          await activity.insertOne(doc);
-          return doc;
-        } catch (err) {
-          if (!isDuplicateKey(err)) throw err;
-        }
-      }
+    add(project: number, issue: number, entry: NewActivity): Promise<ActivityDoc> {
+      return insertNumbered(db, counterOf(project, issue), 'activity', (n): ActivityDoc => ({ _id: `${project}:${issue}:${n}`, project_id: project, issue, ...entry }));
     },
     /** Records the issue's regression number `n` once, however often it is written. */
     async regressed(project: number, issue: number, n: number, entry: NewActivity): Promise<void> {

@@ -4,8 +4,7 @@
  * release's counter (`deploys:<project>:<version>`), so a release's newest deploys are the ids below the counter.
  */
 import type { Db } from 'mongodb';
-import { nextId } from './counters.store.ts';
-import { isDuplicateKey } from './mongo.ts';
+import { insertNumbered } from './counters.store.ts';
 
 export interface DeployDoc {
   _id: string;
@@ -32,17 +31,8 @@ export function makeDeploysStore(db: Db) {
   const counters = db.collection<{ _id: string; seq: number }>('counters');
   return {
     /** Records a deploy of the project's release under the release's next number. */
-    async add(project: number, version: string, deploy: NewDeploy): Promise<DeployDoc> {
-      for (;;) {
-        const n = await nextId(db, counterOf(project, version));
-        const doc: DeployDoc = { _id: `${project}:${version}:${n}`, project_id: project, version, n, ...deploy };
-        try {
-          await deploys.insertOne(doc);
-          return doc;
-        } catch (err) {
-          if (!isDuplicateKey(err)) throw err;
-        }
-      }
+    add(project: number, version: string, deploy: NewDeploy): Promise<DeployDoc> {
+      return insertNumbered(db, counterOf(project, version), 'deploys', (n): DeployDoc => ({ _id: `${project}:${version}:${n}`, project_id: project, version, n, ...deploy }));
     },
     /** Each release's deploys, newest first (its last DEPLOYS_READ). */
     async ofReleases(project: number, versions: string[]): Promise<Map<string, DeployDoc[]>> {

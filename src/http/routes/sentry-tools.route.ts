@@ -11,13 +11,14 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { BadRequestError, ForbiddenError, UnauthorizedError } from '../../errors.ts';
+import { BadRequestError } from '../../errors.ts';
 import { REQUEST_BYTES } from '../../services/sourcemaps.service.ts';
 import { readMultipartFiles } from '../body.ts';
 import { contracted, paramsOf } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
 import { PARAMS, textParam } from '../params.ts';
 import type { WebState } from './dashboard-session.route.ts';
+import { toolToken } from './tool-token.ts';
 
 const ORG = textParam('org', "the organisation's slug or id");
 const PROJECT = textParam('project', "the project's slug or id");
@@ -33,16 +34,7 @@ export function sentryToolsRoutes(deps: AppDeps): Router<AppState> {
   const routes = contracted(router, deps);
 
   /** An API token with the project:releases scope, of a user still in the organisation. */
-  const token = async (ctx: Ctx, next: () => Promise<unknown>) => {
-    const bearer = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'))?.[1];
-    if (!bearer) throw new UnauthorizedError('missing_token', 'send an API token (Settings → Account) as Authorization: Bearer, or sentry-cli --auth-token');
-    const session = await deps.tokens.authenticate(bearer);
-    if (!session) throw new UnauthorizedError('invalid_token', 'this API token is unknown, revoked, or its user no longer has access');
-    if (!session.scopes.includes('project:releases')) throw new ForbiddenError('scope_required', 'this API token lacks the project:releases scope');
-    ctx.state.web = session;
-    ctx.state.webToken = null;
-    await next();
-  };
+  const token = toolToken(deps)('project:releases');
   /** The organisation of the path (ORG, read by the route's contract), the token's own. */
   const orgOf = (ctx: Ctx) => deps.sourcemaps.organisation(paramsOf(ctx).org as string, ctx.state.web.org);
   // the address the tool reached (behind a TRUST_PROXY proxy, the one it was sent to), where it sends its chunks

@@ -9,12 +9,12 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { linkHeader, readCursor } from '../../domain/sentry-api.ts';
-import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../errors.ts';
-import type { TokenScope } from '../../store/tokens.store.ts';
+import { BadRequestError, NotFoundError } from '../../errors.ts';
 import { contracted, paramsOf, type Contract } from '../contract.ts';
 import type { AppDeps, AppState } from '../deps.ts';
 import { textParam } from '../params.ts';
 import type { WebState } from './dashboard-session.route.ts';
+import { toolToken } from './tool-token.ts';
 
 const ORG = textParam('org', "the organisation's slug or id");
 const PROJECT = textParam('project', "the project's slug or id");
@@ -49,19 +49,7 @@ export function sentryWebRoutes(deps: AppDeps): Router<AppState> {
   const routes = contracted(router, deps);
   const api = deps.sentryApi;
 
-  /** An API token; with `scopes`, one of them (a token holding none is refused, naming them). */
-  const token =
-    (...scopes: TokenScope[]) =>
-    async (ctx: Ctx, next: () => Promise<unknown>) => {
-      const bearer = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'))?.[1];
-      if (!bearer) throw new UnauthorizedError('missing_token', 'send an API token (Settings → Account) as Authorization: Bearer, or sentry-cli --auth-token');
-      const session = await deps.tokens.authenticate(bearer);
-      if (!session) throw new UnauthorizedError('invalid_token', 'this API token is unknown, revoked, or its user no longer has access');
-      if (scopes.length > 0 && !scopes.some((s) => session.scopes.includes(s))) throw new ForbiddenError('scope_required', `this API token lacks the ${scopes.join(' or ')} scope`);
-      ctx.state.web = session;
-      ctx.state.webToken = null;
-      await next();
-    };
+  const token = toolToken(deps);
   const orgOf = (ctx: Ctx) => deps.sourcemaps.organisation(paramsOf(ctx).org as string, ctx.state.web.org);
   const projectOf = async (ctx: Ctx) => api.projectOf(await orgOf(ctx), paramsOf(ctx).project as string);
   const read = <C extends Omit<Contract, 'tag' | 'auth'>>(c: C) => ({ ...c, tag: 'releases' as const, auth: 'token' as const, errors: [...new Set([400, 404, ...(c.errors ?? [])])] });
