@@ -162,6 +162,10 @@ describe('the API as tools read it', () => {
     expect(second.headers.get('link')).toMatch(/rel="next"; results="false"/);
     const short = first.body[0].shortId as string;
     expect((await call(ctx, 'GET', `/api/0/organizations/${s.orgSlug}/issues/${short}/`, { headers: auth })).body).toMatchObject({ id: first.body[0].id, permalink: expect.stringMatching(/^https?:\/\//) });
+    // GitLab's paths name no organisation
+    expect((await call(ctx, 'GET', `/api/0/issues/${first.body[0].id}/`, { headers: auth })).body).toMatchObject({ shortId: short });
+    expect((await call(ctx, 'GET', `/api/0/issues/${short}/events/latest/`, { headers: auth })).body).toMatchObject({ groupID: first.body[0].id, entries: expect.arrayContaining([expect.objectContaining({ type: 'exception' })]) });
+    expect((await call(ctx, 'GET', '/api/0/projects/', { headers: auth })).body).toEqual([expect.objectContaining({ slug: s.slug, organization: expect.objectContaining({ slug: s.orgSlug }) })]);
     const missing = await call(ctx, 'GET', `/api/0/organizations/${s.orgSlug}/issues/999999999/`, { headers: auth });
     expect(missing).toMatchObject({ status: 404, body: { detail: expect.stringContaining('999999999'), reason: 'issue_not_found' } });
     const reader = await ctx.runtime.tokens.create({ email: s.email, org: Number(s.org.id) }, { name: 'read', scopes: ['project:read'] });

@@ -151,6 +151,30 @@ export function sentryWebRoutes(deps: AppDeps): Router<AppState> {
     },
   );
 
+  // GitLab's error tracking addresses issues without the organisation (issue ids are unique across Lookout)
+  const tokenOrg = (ctx: Ctx) => deps.sourcemaps.organisation(String(ctx.state.web.org), ctx.state.web.org);
+  routes.get('/projects/', read({ summary: "Every project of the token's organisation, each naming it (GitLab's project picker)", ok: { 200: { description: 'the projects', schema: 'sentry-projects' } } }), token('project:read'), async (ctx) => {
+    const rows = await api.projects(await tokenOrg(ctx));
+    paged(ctx, { offset: 0, limit: rows.length }, { rows, more: false });
+  });
+  routes.get('/issues/:issue/', read({ ...oneIssue, summary: 'One issue, by id or short id, in the token’s organisation (GitLab)', params: [ISSUE] }), token('project:read'), async (ctx) => {
+    ctx.body = await api.issue(await tokenOrg(ctx), paramsOf(ctx).issue as string);
+  });
+  routes.put(
+    '/issues/:issue/',
+    read({ ...oneIssue, summary: "Changes an issue's status, in the token's organisation (GitLab)", params: [ISSUE], body: { schema: 'sentry-issue-update' } }),
+    token('project:write'),
+    async (ctx, { body }) => {
+      const org = await tokenOrg(ctx);
+      const ref = await api.issueRef(org, paramsOf(ctx).issue as string);
+      await api.setStatus([ref], body, ctx.state.web.email, new Date());
+      ctx.body = await api.issue(org, String(ref.id));
+    },
+  );
+  routes.get('/issues/:issue/events/latest/', read({ summary: "An issue's latest event, whole (GitLab)", params: [ISSUE], ok: { 200: { description: 'the event', schema: 'sentry-event' } } }), token('project:read'), async (ctx) => {
+    ctx.body = await api.issueEvent(await tokenOrg(ctx), paramsOf(ctx).issue as string, 'latest');
+  });
+
   // events
   routes.get(
     '/projects/:org/:project/events/',
