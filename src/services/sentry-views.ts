@@ -86,8 +86,8 @@ export function sentryIssue(issue: IssueRow, p: ProjectDoc, base: string) {
   };
 }
 
-/** A release's version without its package (`shop@1.2.0` → `1.2.0`), as Sentry shows it. */
-export const shortVersion = (version: string) => version.replace(/^[^@]*@/, '');
+/** A release's version without its package (`shop@1.2.0`, `@acme/shop@1.2.0` → `1.2.0`), as Sentry shows it. */
+export const shortVersion = (version: string) => version.replace(/^@?[^@]*@/, '');
 
 /** A stack frame as Sentry's API names its fields, with its source lines as `[line number, text]` pairs. */
 function frameOf(f: Payload) {

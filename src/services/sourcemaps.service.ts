@@ -6,6 +6,7 @@
  * index of its files by debug ID and by URL. A project keeps up to `projectBytes` of bundles; past it, its oldest
  * go. Once stored, the project's recent events that found no map are mapped again (the `sourcemaps.remap` job).
  */
+import { shortVersion } from './sentry-views.ts';
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
 import { unzipSync } from 'fflate';
@@ -118,7 +119,7 @@ export function makeSourcemapsService(deps: {
       const released = docs.map((d) => d.released_at).find((d) => d) ?? null;
       return {
         version,
-        shortVersion: version.replace(/^[^@]*@/, ''),
+        shortVersion: shortVersion(version),
         dateCreated: docs[0]!.created_at.toISOString(),
         dateReleased: released?.toISOString() ?? null,
         projects: projects.map((p) => ({ id: String(p._id), slug: p.slug ?? String(p._id), name: p.name })),
