@@ -133,11 +133,11 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const checkIns = makeCheckInsService({ store: stores.checkins, queues, stats: ingestStats, log, writesInFlight });
   const monitorsState = makeMonitorsState(stateRedis, { prefix: config.queuePrefix });
   const traces = makeTracesService({ store: stores.traces, queues, stats: ingestStats, quota, log, writesInFlight });
-  const tracesState = makeTracesState(stateRedis, config.queuePrefix);
+  const tracesState = makeTracesState(stateRedis, config.queuePrefix, config.traces);
   /** Every project's id, read at most once a second per process (the rollup and the performance rules go over them). */
   const projectIds = cachedFor(1000, async (_: void) => (await stores.projects.list()).map((p) => p._id));
   const perfRollup = makePerfRollup({ store: stores.traces, redis: stateRedis, prefix: config.queuePrefix, projectIds: () => projectIds(), log, config });
-  const performance = makePerformanceService({ store: stores.traces, apdexMs: config.traces.apdexMs });
+  const performance = makePerformanceService({ store: stores.traces, index: tracesState, apdexMs: config.traces.apdexMs, sampleDays: config.traces.sampleDays });
   const sentryApi = makeSentryApiService({ stores, issues, releases, publicUrl: config.publicUrl });
   const sentry = makeSentryService({ events, sessions, feedback, checkIns, traces, attachments: stores.attachments, stats: ingestStats });
   /** The worker's parts of the session batches it applies (src/services/session-parts.ts). */

@@ -8,7 +8,8 @@ import { apdex, bucketHigh, quantile, VITAL_NAMES, vitalP75, type Histogram, typ
 import { emptyCounts, groupKeyOf, mergeCounts, type Bucket, type GroupCounts, type GroupParts } from '../domain/perf-buckets.ts';
 import type { LogRecord } from '../domain/logs.ts';
 import type { TransactionRecord } from '../domain/transactions.ts';
-import { DAY_MS, HOUR_MS, MINUTE_MS, timeOfKey, unpack, type BucketRead, type TracesStore } from '../store/traces.store.ts';
+import type { Numbered, TracesState } from '../state/traces.state.ts';
+import { DAY_MS, HOUR_MS, MINUTE_MS, timeKey, timeOfKey, unpack, type BucketRead, type TracesStore } from '../store/traces.store.ts';
 
 /** A window of time, ms: [from, to). */
 export interface Window {
@@ -33,9 +34,37 @@ const POINTS = 30;
 /** Most log lines one search answers; most chunks it reads. */
 const LOG_PAGE = 200;
 const LOG_CHUNKS_READ = 400;
+/** A window read through the index starts this long after the index began (a line may be filed up to 5 minutes ahead). */
+const INDEX_MARGIN_MS = 10 * MINUTE_MS;
 
-export function makePerformanceService(deps: { store: TracesStore; apdexMs: number }) {
-  const { store } = deps;
+export function makePerformanceService(deps: { store: TracesStore; index: Pick<TracesState, 'counts' | 'samplesOf' | 'indexedSince'>; apdexMs: number; sampleDays: number }) {
+  const { store, index } = deps;
+
+  /**
+   * The ids of the numbered documents (log chunks, trace errors) of the minutes of [from, to), newest minute first and,
+   * within a minute, newest first; `limit` at most. Null when the index does not cover the window (it began later,
+   * or Redis lost it): the caller reads by `_id` range instead.
+   */
+  async function numberedIds(kind: Numbered, project: number, from: number, to: number, limit = Infinity): Promise<string[] | null> {
+    const since = await index.indexedSince(project);
+    if (since === null || from < since + INDEX_MARGIN_MS) return null;
+    const first = Math.floor(from / MINUTE_MS) * MINUTE_MS;
+    const counts = await index.counts(kind, project, first, to);
+    const ids: string[] = [];
+    for (const minute of [...counts.keys()].sort((a, b) => b - a)) {
+      for (let n = counts.get(minute)!; n >= 1 && ids.length < limit; n--) ids.push(`${timeKey(project, minute)}:${n}`);
+    }
+    return ids;
+  }
+
+  /** A trace's samples: by their ids from the index, or by `_id` range where the index may not hold them. */
+  async function samplesOfTrace(project: number, traceId: string, now: number) {
+    const spans = await index.samplesOf(project, traceId, now);
+    if (spans.length > 0) return store.samplesOfSpans(project, traceId, spans);
+    const since = await index.indexedSince(project);
+    const whole = since !== null && since <= now - deps.sampleDays * DAY_MS;
+    return whole ? [] : store.samplesOfTrace(project, traceId);
+  }
 
   /**
    * The window's buckets: whole summed days, then whole summed hours, then minutes and unmerged parts; `spans` whether
@@ -192,14 +221,18 @@ export function makePerformanceService(deps: { store: TracesStore; apdexMs: numb
      * `at` (ms) says when to look for errors and lines when no transaction of it was sampled.
      */
     async trace(project: number, traceId: string, at?: number) {
-      const samples = await store.samplesOfTrace(project, traceId);
+      const samples = await samplesOfTrace(project, traceId, Date.now());
       const transactions = samples.map((s) => unpack<TransactionRecord>(s.data)).sort((a, b) => a.start - b.start);
       const times = transactions.flatMap((t) => [t.start, t.end]);
       if (at !== undefined) times.push(at);
       if (times.length === 0) return { trace_id: traceId, sampled: false, transactions: [], errors: [], logs: [] };
       const from = Math.floor((Math.min(...times) - 5 * MINUTE_MS) / MINUTE_MS) * MINUTE_MS;
       const to = Math.max(...times) + 5 * MINUTE_MS;
-      const [errorDocs, chunks] = await Promise.all([store.traceErrorsIn(project, from, to), store.logChunkTracesIn(project, from, to)]);
+      const [errorIds, chunkIds] = await Promise.all([numberedIds('te', project, from, to), numberedIds('tl', project, from, to)]);
+      const [errorDocs, chunks] = await Promise.all([
+        errorIds ? store.traceErrors(errorIds) : store.traceErrorsIn(project, from, to),
+        chunkIds ? store.logChunkTraces(chunkIds) : store.logChunkTracesIn(project, from, to),
+      ]);
       const errors = errorDocs.flatMap((d) => d.x[traceId] ?? []);
       const short = traceId.slice(0, 8);
       const matching = chunks.filter((c) => c.traces.split(',').includes(short)).map((c) => c._id);
@@ -216,7 +249,9 @@ export function makePerformanceService(deps: { store: TracesStore; apdexMs: numb
     /** Log lines of the window, newest first: by level, by text in the body, by an attribute's value, by trace. */
     async logs(project: number, w: Window, q: { levels?: string[]; text?: string; attribute?: { key: string; value: string }; trace?: string; limit?: number }) {
       const limit = Math.min(q.limit ?? LOG_PAGE, LOG_PAGE);
-      const chunks = await store.logChunksIn(project, Math.floor(w.from / MINUTE_MS) * MINUTE_MS, w.to, LOG_CHUNKS_READ);
+      const from = Math.floor(w.from / MINUTE_MS) * MINUTE_MS;
+      const ids = await numberedIds('tl', project, from, w.to, LOG_CHUNKS_READ);
+      const chunks = ids ? (await store.logChunks(ids)).sort((a, b) => (a._id < b._id ? 1 : -1)) : await store.logChunksIn(project, from, w.to, LOG_CHUNKS_READ);
       const text = q.text?.toLowerCase();
       const out: LogRecord[] = [];
       for (const c of chunks) {

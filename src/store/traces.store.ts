@@ -257,6 +257,8 @@ export function makeTracesStore(db: Db) {
     writeSamples: (docs: SampleDoc[]) => insertOnce(samples, docs),
     /** The samples of a trace. */
     samplesOfTrace: (project: number, trace: string) => samples.find({ _id: { $gte: `${project}:${trace}:`, $lt: `${project}:${trace};` } }).toArray(),
+    /** A trace's samples by their span ids. */
+    samplesOfSpans: (project: number, trace: string, spans: string[]) => (spans.length ? samples.find({ _id: { $in: spans.map((s) => `${project}:${trace}:${s}`) } }).toArray() : Promise.resolve([])),
     sample: (project: number, trace: string, span: string) => samples.findOne({ _id: `${project}:${trace}:${span}` }),
     /** A group's samples (a scan of the samples: they are few, held by their budget). */
     samplesOfGroup: (project: number, groups: string[], since: Date, limit: number) =>
@@ -280,12 +282,16 @@ export function makeTracesStore(db: Db) {
     /** Only the trace ids of a project's chunks in [from, to) (the trace page reads the matching ones whole). */
     logChunkTracesIn: (project: number, from: number, to: number) =>
       logs.find({ _id: { $gte: timeKey(project, from), $lt: timeKey(project, to) } }, { projection: { traces: 1 } }).toArray() as Promise<Pick<LogChunkDoc, '_id' | 'traces'>[]>,
-    logChunks: (ids: string[]) => logs.find({ _id: { $in: ids } }).toArray(),
+    logChunks: (ids: string[]) => (ids.length ? logs.find({ _id: { $in: ids } }).toArray() : Promise.resolve([])),
+    /** Only the trace ids of the chunks named. */
+    logChunkTraces: (ids: string[]) =>
+      (ids.length ? logs.find({ _id: { $in: ids } }, { projection: { traces: 1 } }).toArray() : Promise.resolve([])) as Promise<Pick<LogChunkDoc, '_id' | 'traces'>[]>,
     async forgetLogs(project: number, before: number): Promise<number> {
       return (await logs.deleteMany({ _id: { $gte: `${project}:`, $lt: timeKey(project, before) } })).deletedCount;
     },
 
     writeTraceErrors: (docs: TraceErrorsDoc[]) => insertOnce(errors, docs),
+    traceErrors: (ids: string[]) => (ids.length ? errors.find({ _id: { $in: ids } }).toArray() : Promise.resolve([])),
     traceErrorsIn: (project: number, from: number, to: number) => range(errors, project, from, to),
     async forgetTraceErrors(project: number, before: number): Promise<number> {
       return (await errors.deleteMany({ _id: { $gte: `${project}:`, $lt: timeKey(project, before) } })).deletedCount;

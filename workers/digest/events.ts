@@ -27,6 +27,7 @@ import type { Symbolication } from '../../src/services/symbolication.ts';
 import type { AppliedGroup } from '../../src/state/apply-events.ts';
 import { ATTEMPT_KINDS } from '../../src/state/bursts.state.ts';
 import type { IssuesState } from '../../src/state/issues.state.ts';
+import type { TracesState } from '../../src/state/traces.state.ts';
 import type { NotifyState } from '../../src/notify/notify.state.ts';
 import { StateMovedError, type StateKeeper } from '../../src/state/rebuild.ts';
 import type { ChannelDoc } from '../../src/store/channels.store.ts';
@@ -45,6 +46,8 @@ export interface EventsProcessDeps {
   channels: (project: number) => Promise<ChannelDoc[]>;
   bursts: BurstsService;
   notify: NotifyState;
+  /** numbers the trace-error documents in their minute (the trace page reads them by id) */
+  tracesState: Pick<TracesState, 'number'>;
 }
 
 /** A project's part of one group of the job. */
@@ -72,7 +75,9 @@ export async function processEventGroups(payload: EventsProcessPayload, runtime:
     if (code === 'unverified') throw new StateMovedError(project, 'the apply of its events');
     await runtime.stores.activity.changes(project, changes);
     // the error events that named a trace, for the trace page (issue 69)
-    await runtime.stores.traces.writeTraceErrors(traceErrorDocs(project, parts, ids));
+    const byTrace = traceErrorDocs(parts, ids);
+    const numbers = await runtime.tracesState.number('te', project, byTrace.map((d) => ({ minute: d.minute, group: d.group })), now.getTime());
+    await runtime.stores.traces.writeTraceErrors(byTrace.map((d, i) => ({ _id: `${timeKey(project, d.minute)}:${numbers[i]}`, x: d.x })));
     const attempts = groups.flatMap((g) => g.attempts.map((a) => ({ attempt: a, receivedAt: g.receivedAt })));
     if (attempts.length > 0) await runtime.stores.activity.changes(project, await runtime.bursts.detect(project, attempts, flags));
     if (flags === '') continue;
@@ -111,15 +116,15 @@ async function gather(payload: EventsProcessPayload, events: Stores['events'], n
 }
 
 /** Step 5's aside: a part's error events that named a trace, one document per minute they happened in. */
-function traceErrorDocs(project: number, parts: ProjectPart[], ids: Map<string, number>): TraceErrorsDoc[] {
-  const docs = new Map<string, TraceErrorsDoc>();
+function traceErrorDocs(parts: ProjectPart[], ids: Map<string, number>): { minute: number; group: string; x: TraceErrorsDoc['x'] }[] {
+  const docs = new Map<string, { minute: number; group: string; x: TraceErrorsDoc['x'] }>();
   for (const part of parts) {
     for (const e of part.events) {
       if (e.kind !== 'error' || !e.trace) continue;
       const [trace, span] = e.trace.split(':') as [string, string | undefined];
       const minute = Math.floor(e.at.getTime() / MINUTE_MS) * MINUTE_MS;
-      const id = `${timeKey(project, minute)}:${part.group}`;
-      const doc = docs.get(id) ?? docs.set(id, { _id: id, x: {} }).get(id)!;
+      const key = `${minute}:${part.group}`;
+      const doc = docs.get(key) ?? docs.set(key, { minute, group: part.group, x: {} }).get(key)!;
       (doc.x[trace] ??= []).push({ id: e.event_id, at: e.at.getTime(), issue: ids.get(e.fingerprint!) ?? null, span_id: span ?? null });
     }
   }

@@ -8,7 +8,8 @@
  * 3. count: each group's records into a part per project and minute (`<project>:<minute>:<group>`), written once
  *    per `_id` (a retried job's write is refused, not counted twice); the rollup merges parts into minutes once the
  *    group has left `trace_raw` (src/services/perf-rollup.service.ts);
- * 4. keep: the samples, the names of new groups and span groups, and the log lines packed per project and minute;
+ * 4. keep: the samples (listed under their trace), the names of new groups and span groups, and the log lines packed
+ *    per project and minute (each chunk numbered in its minute: src/state/traces.state.ts);
  * 5. the groups go from `trace_raw` and the backlog.
  */
 import { groupKeyOf, groupPartsOf, addTransaction, addVitalsOnly, OVERFLOW_NAME, NAMES_MAX, type Bucket, type GroupParts, type SpanParts } from '../../src/domain/perf-buckets.ts';
@@ -18,6 +19,7 @@ import type { TracesProcessPayload } from '../../src/queues/jobs/traces.job.ts';
 import type { TracesState } from '../../src/state/traces.state.ts';
 import { MINUTE_MS, pack, timeKey, type BucketDoc, type JobTraces, type LogChunkDoc, type Received, type SampleDoc, type TracesStore } from '../../src/store/traces.store.ts';
 import type { Config } from '../../config/index.ts';
+import { groupBy } from '../../src/util/group-by.ts';
 
 export interface TracesProcessDeps {
   stores: { traces: TracesStore };
@@ -46,8 +48,11 @@ export async function processTraceGroups(payload: TracesProcessPayload, deps: Tr
     for (const [project, items] of byProject) await applyProject(deps, project, group, items, now, out);
     records += group.items.length;
   }
-  // 4. kept, the job's documents of each kind in one write
+  // 4. kept, the job's documents of each kind in one write; samples listed under their trace once stored
   await store.writeSamples(out.samples);
+  for (const [project, samples] of groupBy(out.samples, (d) => d.project_id)) {
+    await deps.tracesState.indexSamples(project, samples.map((d) => ({ trace: d.trace_id, span: d._id.slice(d._id.lastIndexOf(':') + 1) })), now.getTime());
+  }
   await store.writeLogChunks(out.logs);
   await store.writeParts(out.parts);
   // 5. applied: the groups go
@@ -110,7 +115,10 @@ async function applyProject(deps: TracesProcessDeps, project: number, group: Job
   await store.saveNames(project, groups, spans);
   out.parts.push(...[...minutes].map(([minute, b]) => ({ _id: `${timeKey(project, minute)}:${group.id}`, b })));
   out.samples.push(...samples);
-  out.logs.push(...logChunks(project, group, items));
+  // log chunks are numbered in their minute (the trace page and the Logs page read them by id)
+  const chunks = logChunks(project, group, items);
+  const numbers = await deps.tracesState.number('tl', project, chunks.map((c) => ({ minute: c.minute, group: group.id })), now.getTime());
+  out.logs.push(...chunks.map(({ minute, doc }, i) => ({ _id: `${timeKey(project, minute)}:${numbers[i]}`, ...doc })));
 }
 
 function sampleDoc(project: number, group: string, tx: TransactionRecord, data: SampleDoc['data'], now: Date): SampleDoc {
@@ -129,7 +137,7 @@ function sampleDoc(project: number, group: string, tx: TransactionRecord, data: 
 }
 
 /** The group's log lines of one project, one chunk per minute they were written in, oldest line first. */
-function logChunks(project: number, group: JobTraces, items: Received[]): LogChunkDoc[] {
+function logChunks(project: number, group: JobTraces, items: Received[]): { minute: number; doc: Omit<LogChunkDoc, '_id'> }[] {
   const received = Date.parse(group.received_at);
   const byMinute = new Map<number, LogRecord[]>();
   for (const item of items) {
@@ -144,13 +152,8 @@ function logChunks(project: number, group: JobTraces, items: Received[]): LogChu
     lines.sort((a, b) => a.t - b.t);
     const traces = [...new Set(lines.map((l) => l.trace_id?.slice(0, 8)).filter((t): t is string => !!t))];
     return {
-      _id: `${timeKey(project, minute)}:${group.id}`,
-      project_id: project,
-      n: lines.length,
-      traces: traces.join(','),
-      from: new Date(lines[0]!.t),
-      to: new Date(lines.at(-1)!.t),
-      data: pack(lines),
+      minute,
+      doc: { project_id: project, n: lines.length, traces: traces.join(','), from: new Date(lines[0]!.t), to: new Date(lines.at(-1)!.t), data: pack(lines) },
     };
   });
 }
