@@ -70,6 +70,11 @@ describe('sentry-cli 3.8', () => {
     const events = await s.sentryCli('events', 'list', '-o', s.orgSlug, '-p', s.slug, '-U', '-T');
     expect(events.match(/journal 7 is locked/g)?.length).toBe(3);
     expect(events).toContain('cust-3@shop.test');
+    // more than a page (50): sentry-cli follows the Link header
+    for (let i = 0; i < 60; i++) expect((await s.send({ event_id: crypto.randomUUID().replace(/-/g, ''), timestamp: new Date().toISOString(), message: `batch ${i}` })).status).toBe(202);
+    await drained(ctx);
+    const many = await s.sentryCli('events', 'list', '-o', s.orgSlug, '-p', s.slug);
+    expect(many.match(/batch \d+/g)?.length).toBe(60);
   });
 
   it('issues resolve, mute and unresolve change what Lookout’s API reads', { timeout: 120_000 }, async () => {

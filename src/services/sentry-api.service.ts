@@ -101,15 +101,17 @@ export function makeSentryApiService(deps: {
   async function newestEvents(projects: ProjectDoc[], query: string | undefined, page: Page) {
     const want = page.offset + page.limit;
     if (want > EVENTS_DEPTH) throw new BadRequestError('too_deep', `events are listed to a depth of ${EVENTS_DEPTH}; narrow the query`);
+    // one more than the page, to say whether there are more
+    const need = want + 1;
     const found = await Promise.all(
       projects.map(async (p) => {
-        const list = await issues.list(p._id, listQuery({ query }, { offset: 0, limit: Math.min(500, want) }));
-        // the want newest events are no older than the want-th issue's last event
-        const since = list.issues.length >= want ? Date.parse(list.issues[want - 1]!.last_seen) : 0;
+        const list = await issues.list(p._id, listQuery({ query }, { offset: 0, limit: Math.min(500, need) }));
+        // the `need` newest events are no older than the need-th issue's last event
+        const since = list.issues.length >= need ? Date.parse(list.issues[need - 1]!.last_seen) : 0;
         const newest = await issues.newestEvents(
           p._id,
           list.issues.map((i) => Number(i.id)),
-          want,
+          need,
           since,
         );
         return newest.map((e) => ({ ...e, project: p, title: list.issues.find((i) => Number(i.id) === e.issue)!.title }));

@@ -24,6 +24,9 @@ const VERSION = textParam('version', 'a release version');
 
 type Ctx = Context & { state: WebState };
 
+/** Events a list page holds unless `per_page` asks otherwise (lists of issues and releases hold 100, as Sentry's). */
+const EVENTS_PAGE = 50;
+
 /** A query parameter's values (Sentry repeats `project`, `field` and `id`). */
 const many = (ctx: Context, name: string): string[] => {
   const v = ctx.query[name];
@@ -136,7 +139,7 @@ export function sentryWebRoutes(deps: AppDeps): Router<AppState> {
     read({ summary: "An issue's events, newest first", params: [ORG, ISSUE], ok: { 200: { description: 'a page of events', schema: 'sentry-events' } } }),
     token('project:read'),
     async (ctx) => {
-      const page = pageOf(ctx, 50);
+      const page = pageOf(ctx, EVENTS_PAGE);
       paged(ctx, page, await api.issueEvents(await orgOf(ctx), paramsOf(ctx).issue as string, page));
     },
   );
@@ -178,10 +181,11 @@ export function sentryWebRoutes(deps: AppDeps): Router<AppState> {
   // events
   routes.get(
     '/projects/:org/:project/events/',
-    read({ summary: "A project's newest events (sentry-cli events list)", params: [ORG, PROJECT], ok: { 200: { description: 'a page of events', schema: 'sentry-events' } } }),
+    read({ summary: "A project's newest events, 50 a page unless `per_page` says (sentry-cli events list)", params: [ORG, PROJECT], ok: { 200: { description: 'a page of events', schema: 'sentry-events' } } }),
     token('project:read'),
     async (ctx) => {
-      const page = pageOf(ctx);
+      // each row opens its stored event (its user and tags): a page of 50 answers in half the time of 100
+      const page = pageOf(ctx, EVENTS_PAGE);
       paged(ctx, page, await api.events([await projectOf(ctx)], one(ctx, 'query'), page));
     },
   );
@@ -202,7 +206,7 @@ export function sentryWebRoutes(deps: AppDeps): Router<AppState> {
     async (ctx) => {
       const dataset = one(ctx, 'dataset') ?? 'errors';
       if (dataset !== 'errors') throw new BadRequestError('unknown_dataset', `Lookout searches the errors dataset only, not ${dataset}`);
-      const page = pageOf(ctx, 50);
+      const page = pageOf(ctx, EVENTS_PAGE);
       const org = await orgOf(ctx);
       const found = await api.discover(await api.projectsNamed(org, many(ctx, 'project')), one(ctx, 'query'), many(ctx, 'field'), page);
       ctx.set('Link', linkHeader(new URL(ctx.href), page.offset, page.limit, found.more));
