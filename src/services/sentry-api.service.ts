@@ -198,6 +198,13 @@ export function makeSentryApiService(deps: {
       return change;
     },
 
+    /** Changes the status of the issue a path names; answers the issue as it is now. */
+    async updateIssue(org: OrgDoc, segment: string, body: SentryIssueUpdateBody, by: string, now: Date) {
+      const ref = await issueRef(org, segment);
+      await this.setStatus([ref], body, by, now);
+      return this.issue(org, String(ref.id));
+    },
+
     /** Every issue of the project with this status (`sentry-cli issues resolve --all`), up to 10,000. */
     async allIssues(project: ProjectDoc, status: string) {
       if (!['unresolved', 'resolved', 'ignored'].includes(status)) throw new BadRequestError('invalid_status', 'status is one of unresolved, resolved, ignored');

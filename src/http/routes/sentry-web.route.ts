@@ -108,10 +108,7 @@ export function sentryWebRoutes(deps: AppDeps): Router<AppState> {
     read({ ...oneIssue, summary: "Changes an issue's status: resolved, resolvedInNextRelease, unresolved, ignored (MCP update_issue)", params: [ORG, ISSUE], body: { schema: 'sentry-issue-update' } }),
     token('project:write'),
     async (ctx, { body }) => {
-      const org = await orgOf(ctx);
-      const ref = await api.issueRef(org, paramsOf(ctx).issue as string);
-      await api.setStatus([ref], body, ctx.state.web.email, new Date());
-      ctx.body = await api.issue(org, String(ref.id));
+      ctx.body = await api.updateIssue(await orgOf(ctx), paramsOf(ctx).issue as string, body, ctx.state.web.email, new Date());
     },
   );
   routes.put(
@@ -168,10 +165,7 @@ export function sentryWebRoutes(deps: AppDeps): Router<AppState> {
     read({ ...oneIssue, summary: "Changes an issue's status, in the token's organisation (GitLab)", params: [ISSUE], body: { schema: 'sentry-issue-update' } }),
     token('project:write'),
     async (ctx, { body }) => {
-      const org = await tokenOrg(ctx);
-      const ref = await api.issueRef(org, paramsOf(ctx).issue as string);
-      await api.setStatus([ref], body, ctx.state.web.email, new Date());
-      ctx.body = await api.issue(org, String(ref.id));
+      ctx.body = await api.updateIssue(await tokenOrg(ctx), paramsOf(ctx).issue as string, body, ctx.state.web.email, new Date());
     },
   );
   routes.get('/issues/:issue/events/latest/', read({ summary: "An issue's latest event, whole (GitLab)", params: [ISSUE], ok: { 200: { description: 'the event', schema: 'sentry-event' } } }), token('project:read'), async (ctx) => {
