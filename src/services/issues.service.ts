@@ -195,6 +195,12 @@ export function makeIssuesService(deps: {
       };
     },
 
+    /** The issue and how many users it has seen, without its events (what lists show of it). */
+    async summary(projectId: number, id: number) {
+      const [issue, users] = await Promise.all([issueOf(projectId, id), reads.users(projectId, id)]);
+      return { ...issueView(issue), users };
+    },
+
     /** Answers not found unless the project has the issue. */
     async mustExist(projectId: number, id: number): Promise<void> {
       await issueOf(projectId, id);

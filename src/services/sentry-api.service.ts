@@ -4,7 +4,7 @@
  * health, tool releases and deploys) and answers in Sentry's shapes (./sentry-views.ts); each change goes through
  * the same service a person's would (an issue's status through IssuesService.setStatus, with its activity).
  */
-import { readIssueRef, readStatsPeriod, statusChangeOf, issueOrderOf } from '../domain/sentry-api.ts';
+import { issueOrderOf, readIssueRef, readStatsPeriod, shortIdOf, statusChangeOf } from '../domain/sentry-api.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { IssueListQuery, IssueStatusBody, SentryIssueUpdateBody } from '../generated/schema-types.ts';
 import { eventKey, payloadOf, type EventDoc } from '../store/events.store.ts';
@@ -114,7 +114,8 @@ export function makeSentryApiService(deps: {
           need,
           since,
         );
-        return newest.map((e) => ({ ...e, project: p, title: list.issues.find((i) => Number(i.id) === e.issue)!.title }));
+        const titles = new Map(list.issues.map((i) => [Number(i.id), i.title]));
+        return newest.map((e) => ({ ...e, project: p, title: titles.get(e.issue)! }));
       }),
     );
     const all = found.flat().sort((a, b) => b.doc.at.getTime() - a.doc.at.getTime());
@@ -186,7 +187,7 @@ export function makeSentryApiService(deps: {
 
     async issue(org: OrgDoc, segment: string, within?: ProjectDoc) {
       const { project, id } = await issueRef(org, segment, within);
-      const found = await issues.get(project._id, id);
+      const found = await issues.summary(project._id, id);
       return sentryIssue(found, project, publicUrl);
     },
 
@@ -220,7 +221,7 @@ export function makeSentryApiService(deps: {
     /** The issue's latest event (`latest`) or one of its events, whole. */
     async issueEvent(org: OrgDoc, segment: string, eventId: string) {
       const { project, id } = await issueRef(org, segment);
-      const issue = await issues.get(project._id, id);
+      const issue = await issues.summary(project._id, id);
       // a named event is the issue's (issues.event answers 404 otherwise)
       const wanted: EventDoc | null | undefined = eventId === 'latest' ? (await issues.newestEvents(project._id, [id], 1))[0]?.doc : (await issues.event(project._id, id, eventId)) && (await stores.events.get(eventKey(project._id, eventId)));
       if (!wanted) throw new NotFoundError('event_not_found', `no event ${eventId} of issue ${segment}`);
@@ -230,7 +231,7 @@ export function makeSentryApiService(deps: {
     /** A page of the issue's events, newest first. */
     async issueEvents(org: OrgDoc, segment: string, page: Page) {
       const { project, id } = await issueRef(org, segment);
-      const issue = await issues.get(project._id, id);
+      const issue = await issues.summary(project._id, id);
       const found = await issues.newestEvents(project._id, [id], page.offset + page.limit);
       const rows = found.slice(page.offset).map((e) => sentryEventRow(payloadOf(e.doc), eventFacts({ ...e, project, title: issue.title })));
       return { rows, more: page.offset + page.limit < (issue.event_count ?? 0) };
@@ -252,7 +253,7 @@ export function makeSentryApiService(deps: {
         const exception = row.entries.find((x) => x.type === 'exception')?.data as { values: { type: string | null; value: string | null }[] } | undefined;
         const value: Record<string, unknown> = {
           id: row.id,
-          issue: `${slugOf(e.project).toUpperCase()}-${e.issue.toString(36).toUpperCase()}`,
+          issue: shortIdOf(slugOf(e.project), e.issue),
           'issue.id': String(e.issue),
           title: row.title,
           message: row.message,
@@ -327,16 +328,17 @@ export function makeSentryApiService(deps: {
     },
 
     async deploys(org: OrgDoc, version: string, now: Date) {
-      const release = (await releaseFacts(await stores.projects.list(org._id), now)).find((r) => r.version === version);
-      if (!release) throw new NotFoundError('release_not_found', `no release ${version}`);
+      const projects = await stores.projects.list(org._id);
       const seen = new Map<string, ReturnType<typeof sentryDeploy>>();
-      for (const p of release.projects) {
+      for (const p of projects) {
         for (const d of (await stores.deploys.ofReleases(p._id, [version])).get(version) ?? []) {
           // one deploy recorded in several projects shows once
           const key = `${d.environment}\n${d.name}\n${d.finished_at.getTime()}`;
           if (!seen.has(key)) seen.set(key, sentryDeploy(d));
         }
       }
+      // none: a release without deploys is an empty list, one that does not exist is not found
+      if (seen.size === 0 && !(await releaseFacts(projects, now)).some((r) => r.version === version)) throw new NotFoundError('release_not_found', `no release ${version}`);
       return [...seen.values()].sort((a, b) => b.dateFinished.localeCompare(a.dateFinished));
     },
   };

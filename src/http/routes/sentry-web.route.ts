@@ -54,6 +54,8 @@ export function sentryWebRoutes(deps: AppDeps): Router<AppState> {
 
   const token = toolToken(deps);
   const orgOf = (ctx: Ctx) => deps.sourcemaps.organisation(paramsOf(ctx).org as string, ctx.state.web.org);
+  /** The token's own organisation (for paths that name none). */
+  const tokenOrg = (ctx: Ctx) => deps.sourcemaps.organisation(String(ctx.state.web.org), ctx.state.web.org);
   const projectOf = async (ctx: Ctx) => api.projectOf(await orgOf(ctx), paramsOf(ctx).project as string);
   const read = <C extends Omit<Contract, 'tag' | 'auth'>>(c: C) => ({ ...c, tag: 'releases' as const, auth: 'token' as const, errors: [...new Set([400, 404, ...(c.errors ?? [])])] });
 
@@ -63,8 +65,7 @@ export function sentryWebRoutes(deps: AppDeps): Router<AppState> {
   });
 
   routes.get('/organizations/', read({ summary: "The token's organisation (sentry-cli organizations list; MCP find_organizations)", ok: { 200: { description: 'one organisation', schema: 'sentry-organizations' } } }), token('org:read', 'project:read'), async (ctx) => {
-    const org = await deps.sourcemaps.organisation(String(ctx.state.web.org), ctx.state.web.org);
-    paged(ctx, { offset: 0, limit: 100 }, { rows: [api.org(org)], more: false });
+    paged(ctx, { offset: 0, limit: 100 }, { rows: [api.org(await tokenOrg(ctx))], more: false });
   });
   routes.get('/organizations/:org/', read({ summary: 'One organisation', params: [ORG], ok: { 200: { description: 'the organisation', schema: 'sentry-organization' } } }), token('org:read', 'project:read'), async (ctx) => {
     ctx.body = api.org(await orgOf(ctx));
@@ -152,7 +153,6 @@ export function sentryWebRoutes(deps: AppDeps): Router<AppState> {
   );
 
   // GitLab's error tracking addresses issues without the organisation (issue ids are unique across Lookout)
-  const tokenOrg = (ctx: Ctx) => deps.sourcemaps.organisation(String(ctx.state.web.org), ctx.state.web.org);
   routes.get('/projects/', read({ summary: "Every project of the token's organisation, each naming it (GitLab's project picker)", ok: { 200: { description: 'the projects', schema: 'sentry-projects' } } }), token('project:read'), async (ctx) => {
     const rows = await api.projects(await tokenOrg(ctx));
     paged(ctx, { offset: 0, limit: rows.length }, { rows, more: false });
