@@ -105,7 +105,8 @@ export function makeSentryApiService(deps: {
     const need = want + 1;
     const found = await Promise.all(
       projects.map(async (p) => {
-        const list = await issues.list(p._id, listQuery({ query }, { offset: 0, limit: Math.min(500, need) }));
+        // which issues, by last seen: their rows' extras are not shown
+        const list = await issues.list(p._id, listQuery({ query }, { offset: 0, limit: Math.min(500, need) }), null, new Date(), 'bare');
         // the `need` newest events are no older than the need-th issue's last event
         const since = list.issues.length >= need ? Date.parse(list.issues[need - 1]!.last_seen) : 0;
         const newest = await issues.newestEvents(

@@ -60,6 +60,8 @@ export interface ListPage {
   order: IssueOrder;
   offset: number;
   limit: number;
+  /** rows without their extras (last24h empty, feedback and users 0, matching null): for reads needing only the issues */
+  bare?: boolean;
 }
 
 /** A row of a list: the issue, its events per hour over the last 24 hours, its feedback and users, and its events matching the plan's release and environment (null without). */
@@ -115,6 +117,7 @@ export function makeIssueReads(redis: RedisClient, opts: { prefix: string }) {
         q.limit,
         hourIndex(now),
         JSON.stringify(plan),
+        ...(q.bare ? ['bare'] : []),
       );
       if (answerOf(code, { 1: 'listed' } as const) === 'unverified') return 'unverified';
       const items: ListRow[] = [];

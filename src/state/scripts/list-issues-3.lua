@@ -38,6 +38,8 @@
           holding every other listed issue, where one is kept) and in no `out` set,
           with its score in each zset within [min, max] (integers as text); `count` names a field of each issue's
           spread (is:<issue>, 'r:<release>') whose events the row carries as its filtered count
+  ARGV[7] 'bare' (optional): rows without their extras (hours, feedback, users, count: empty, 0, 0, -1), for a
+          read that needs only which issues and their rows (the newest events of a project)
 
   Returns {1, total, estimated, id, row, hours, feedback, users, count, ...}: the total (estimated: 1 when it is
           an estimate) and each issue's row as snapshot-issues-3.lua last
@@ -52,6 +54,7 @@ local base, order = ARGV[1], KEYS[2]
 local desc = ARGV[2] == 'desc'
 local offset, limit, hour = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local plan = cjson.decode(ARGV[6])
+local bare = ARGV[7] == 'bare'
 local WALK_CHUNK_MAX = 1000
 -- Most members of a source read whole and sorted, or of the order's window walked to count a match that nothing
 -- else counts; past them, such a total is estimated.
@@ -254,7 +257,14 @@ for h = hour - 23, hour do hours[#hours + 1] = h end
 local out = {1, total, estimated}
 for _, id in ipairs(ids) do
   local row = redis.call('GET', base .. 'r:' .. id)
-  if row then
+  if row and bare then
+    out[#out + 1] = id
+    out[#out + 1] = row
+    out[#out + 1] = {}
+    out[#out + 1] = 0
+    out[#out + 1] = 0
+    out[#out + 1] = -1
+  elseif row then
     out[#out + 1] = id
     out[#out + 1] = row
     out[#out + 1] = redis.call('HMGET', base .. 'ih:' .. id, unpack(hours))
