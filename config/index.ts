@@ -42,6 +42,8 @@ export interface Config {
   readonly ssoAllowPrivate: boolean;
   /** How long stored work may wait unqueued before the sweeper enqueues it. */
   readonly sweepGraceMs: number;
+  /** scheduled backups (`BACKUP_EVERY_HOURS`, 0: none) into `dir`, the newest `keep` kept */
+  readonly backups: { readonly everyMs: number; readonly dir: string; readonly keep: number };
   /** BullMQ job lock: a job of a worker that died is retried after about this long. */
   readonly jobLockMs: number;
   /** HTTP Basic credential of the queue dashboard; null (no ADMIN_PASSWORD): the dashboard is off. */
@@ -173,6 +175,9 @@ export const DEFAULTS = {
   SOURCEMAPS_CACHE_MB: '256',
   LISTEN_BACKLOG: '4096',
   SPIKE_FLOOR_PER_MINUTE: '120000',
+  BACKUP_EVERY_HOURS: '0',
+  BACKUP_DIR: '',
+  BACKUP_KEEP: '7',
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -292,6 +297,12 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     },
     listenBacklog: int('LISTEN_BACKLOG', 1, 65535),
     spikeFloorPerMinute: int('SPIKE_FLOOR_PER_MINUTE', 1, 1_000_000_000),
+    backups: {
+      // 0: no scheduled backups
+      everyMs: int('BACKUP_EVERY_HOURS', 0, 24 * 365) * 3600_000,
+      dir: path.resolve(cwd, raw('BACKUP_DIR') || path.join(raw('LOOKOUT_DATA_DIR'), 'backups')),
+      keep: int('BACKUP_KEEP', 1, 10_000),
+    },
     sourcemaps: {
       projectBytes: int('SOURCEMAPS_PROJECT_MB', 1, 1_000_000) * 1024 * 1024,
       bundleBytes: int('SOURCEMAPS_BUNDLE_MB', 1, 2048) * 1024 * 1024,

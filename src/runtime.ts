@@ -170,6 +170,8 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     config,
     urls,
     redisTarget,
+    /** the connection the hot state is read and written on */
+    redis: stateRedis,
     log,
     mongo,
     stores,

@@ -7,6 +7,8 @@ import { deliverNotification } from '../src/notify/deliver.ts';
 import { processCheckIns } from './digest/checkins.ts';
 import { processEventGroups } from './digest/events.ts';
 import { runRepack, runRetention } from './digest/maintenance.ts';
+import { backupRunning } from '../src/backup/backup.ts';
+import { runScheduledBackup } from './digest/backups.ts';
 import { processSessionBatches } from './digest/sessions.ts';
 import { processTraceGroups } from './digest/traces.ts';
 import type { JobName, JobPayloads } from '../src/queues/registry.ts';
@@ -21,8 +23,10 @@ export const handlers: HandlerMap = {
   'sessions.process': (payload, runtime) => processSessionBatches(payload, runtime, new Date()),
   'checkins.process': (payload, runtime) => processCheckIns(payload, runtime, new Date()),
   'traces.process': (payload, runtime) => processTraceGroups(payload, runtime, new Date()),
-  'maintenance.retention': (_payload, runtime) => runRetention(runtime, new Date()),
-  'maintenance.repack': (_payload, runtime, _job, signal) => runRepack(runtime, new Date(), signal),
+  // both delete or move documents: they hold off while a backup reads the store (src/backup/backup.ts)
+  'maintenance.retention': async (_payload, runtime) => ((await backupRunning(runtime.redis, runtime.config.queuePrefix)) ? { held: 'backup' } : runRetention(runtime, new Date())),
+  'maintenance.repack': async (_payload, runtime, _job, signal) => ((await backupRunning(runtime.redis, runtime.config.queuePrefix)) ? { held: 'backup' } : runRepack(runtime, new Date(), signal)),
+  'maintenance.backup': (_payload, runtime) => runScheduledBackup(runtime, new Date()),
   'notify.deliver': (payload, runtime, job) => deliverNotification(payload, runtime, job),
   'sourcemaps.remap': (payload, runtime) => runtime.symbolication.remap(payload.project),
 };

@@ -50,6 +50,8 @@ export async function startWorkers(runtime: Runtime, opts: { queues: readonly Qu
     for (const [job, everyMs] of [
       ['maintenance.retention', RETENTION_EVERY_MS],
       ['maintenance.repack', REPACK_EVERY_MS],
+      // scheduled backups, when set (BACKUP_EVERY_HOURS)
+      ...(config.backups.everyMs > 0 ? [['maintenance.backup', config.backups.everyMs] as const] : []),
     ] as const) {
       await runtime.queues
         .schedule(job, {}, everyMs)

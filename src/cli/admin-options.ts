@@ -57,11 +57,17 @@ export const OPTIONS = {
   from: { type: 'string' },
   to: { type: 'string' },
   window: { type: 'string' },
+  out: { type: 'string' },
+  in: { type: 'string' },
+  'without-events': { type: 'boolean' },
+  replace: { type: 'boolean' },
 } as const;
 
-export type Values = Partial<Record<Exclude<keyof typeof OPTIONS, 'password-stdin'>, string>> & { 'password-stdin'?: boolean };
+/** The options that take no value. */
+type Flag = 'password-stdin' | 'without-events' | 'replace';
+export type Values = Partial<Record<Exclude<keyof typeof OPTIONS, Flag>, string>> & Partial<Record<Flag, boolean>>;
 
-export function need(values: Values, name: Exclude<keyof Values, 'password-stdin'>): string {
+export function need(values: Values, name: Exclude<keyof Values, Flag>): string {
   const value = values[name];
   if (value === undefined || value === '') throw new UsageError(`--${name} is required`);
   return value;
@@ -85,7 +91,7 @@ export function seats(values: Values): number | null | undefined {
   return Number(value);
 }
 /** A whole number; its bounds are the service's to check (schemas/alerts.json), as for the dashboard. */
-export function wholeNumber(values: Values, name: Exclude<keyof Values, 'password-stdin'>): number | undefined {
+export function wholeNumber(values: Values, name: Exclude<keyof Values, Flag>): number | undefined {
   const value = values[name];
   if (value === undefined) return undefined;
   if (!/^\d{1,9}$/.test(value)) throw new UsageError(`--${name} takes a whole number`);

@@ -7,7 +7,7 @@
  */
 import { ConfigError, loadConfig, QUEUE_NAMES } from '../../config/index.ts';
 import { StartError } from '../embedded/instance.ts';
-import { adminHelp } from './admin.ts';
+import { adminHelp } from './admin-commands.ts';
 import { parseOptions, UsageError } from './usage.ts';
 
 const COMMAND_HELP: Record<string, string> = {

@@ -24,6 +24,7 @@ export const TRIGGERS = [
   'uptime.up',
   'certificate.expiring',
   'performance.regressed',
+  'backup.failed',
 ] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 /** The triggers of a channel added without `--on`. */
@@ -192,6 +193,8 @@ export function headline(body: NoticeBody): string {
       const failures = typeof body.failure_rate === 'number' ? `${Number((body.failure_rate * 100).toFixed(1))}% failed` : '';
       return `Slow or failing: ${body.transaction} (${[p95, failures].filter(Boolean).join(', ')} in ${body.window_minutes} min)`;
     }
+    case 'backup.failed':
+      return `Backup failed: ${body.reason} (scheduled backups into ${body.dir})`;
     case 'test':
       return 'Test notification from Lookout';
     default:

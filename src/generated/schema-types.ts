@@ -152,6 +152,7 @@ export type ChannelBody = {
       | "uptime.up"
       | "certificate.expiring"
       | "performance.regressed"
+      | "backup.failed"
     ),
     ...(
       | "issue.created"
@@ -170,6 +171,7 @@ export type ChannelBody = {
       | "uptime.up"
       | "certificate.expiring"
       | "performance.regressed"
+      | "backup.failed"
     )[]
   ];
   /**

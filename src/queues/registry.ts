@@ -27,6 +27,7 @@ export interface JobPayloads {
   'maintenance.retention': Record<string, never>;
   /** rewrite the sign-in attempts of past minutes in large parts (scheduled, src/services/repack.service.ts) */
   'maintenance.repack': Record<string, never>;
+  'maintenance.backup': Record<string, never>;
   /** send one notification (a trigger's, a test) or a channel's digest, under its delivery id (src/notify/) */
   'notify.deliver': NotifyDeliverPayload;
   /** map a project's recent events that found no source map again, a bundle having arrived (src/services/symbolication.ts) */
@@ -61,6 +62,8 @@ export const JOBS: { readonly [N in JobName]: { queue: QueueKey; opts: JobsOptio
   },
   'maintenance.retention': { queue: 'maintenance', opts: { attempts: 3, backoff: { type: 'exponential', delay: 5000 }, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } } },
   'maintenance.repack': { queue: 'maintenance', opts: { attempts: 1, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } } },
+  // a failed backup is notified, not retried: the next one is due at its time
+  'maintenance.backup': { queue: 'maintenance', opts: { attempts: 1, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } } },
   'sourcemaps.remap': { queue: 'maintenance', opts: { attempts: 3, backoff: { type: 'exponential', delay: 2000 }, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } } },
 };
 

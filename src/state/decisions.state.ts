@@ -5,7 +5,7 @@
  * expiry), which keep each issue's ended ones (lib/end-decision.lua). Each change is appended to the project's change log (`dlog`, a
  * stream), which the feed reads from a client's cursor, never scanning.
  */
-import type { RedisClient } from '../redis/connect.ts';
+import { primaries, type RedisClient } from '../redis/connect.ts';
 import { defineScripts, projectKeys } from './scripts.ts';
 
 export interface Decision {
@@ -32,6 +32,27 @@ export interface Decision {
 export interface EndedDecision extends Decision {
   ended: 'lifted' | 'expired' | 'resolved' | 'ignored';
   ended_at: number;
+}
+
+/**
+ * Every key of a project's decisions (apply-burst-3.lua, end-decisions-2.lua): the decisions (`dc:`), those in force
+ * (`da`, `dw`), each issue's active one, history and last lift (`di:`, `dh:`, `dlift:`), each address' recent ones
+ * (`dip:`), the counter and the change log. A rebuild of the issue state leaves them; a backup keeps them.
+ */
+const DECISION_KEYS = /^(?:da|dw|dseq|dlog|(?:dc|di|dh|dlift|dip):.+)$/;
+
+/** Every decision key of every project, in one pass over the keys (each primary of a cluster): its project and its name under the project. */
+export async function* decisionKeys(redis: RedisClient, prefix: string): AsyncGenerator<{ key: string; project: number; name: string }> {
+  const tagged = /^(.*):\{p:(\d+)\}:(.*)$/;
+  const base = projectKeys(prefix, 0).base.replace(/\{p:0\}:$/, '');
+  for (const node of primaries(redis)) {
+    for await (const found of node.scanStream({ match: `${base}{p:*}:d*`, count: 1000 })) {
+      for (const key of found as string[]) {
+        const m = tagged.exec(key);
+        if (m && `${m[1]}:` === base && DECISION_KEYS.test(m[3]!)) yield { key, project: Number(m[2]), name: m[3]! };
+      }
+    }
+  }
 }
 
 /** A cursor: the id of a change log entry (`<ms>-<seq>`). */

@@ -3,6 +3,7 @@
  * same whether it runs from its TypeScript sources (this file, under tsx) or from the compiled bundle
  * (dist/server/lookout.mjs, where esbuild inlines this module): both sit two folders below the root.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -21,3 +22,6 @@ export const ENTRY_ARGS = COMPILED ? ['--enable-source-maps', HERE] : [path.join
 export function rootPath(...parts: string[]): string {
   return path.join(ROOT, ...parts);
 }
+
+/** Lookout's version, as package.json says (a backup records it). */
+export const PACKAGE_VERSION = (JSON.parse(fs.readFileSync(rootPath('package.json'), 'utf8')) as { version: string }).version;

@@ -22,6 +22,7 @@ const TRIGGERS: [name: string, label: string][] = [
   ['uptime.up', 'Site up again'],
   ['certificate.expiring', 'Certificate expiring'],
   ['performance.regressed', 'Transactions slow or failing'],
+  ['backup.failed', 'Scheduled backup failed'],
 ];
 const LEVELS = ['debug', 'info', 'warning', 'error', 'fatal'];
 
