@@ -58,3 +58,15 @@ it('002 gives organisations and projects made before slugs one from their name, 
   expect(await ctx.runtime.stores.projects.byIdOrSlug(9002, 'web-shop-2')).toBeNull();
   expect((await ctx.runtime.stores.orgs.byIdOrSlug('cafe-muller-2'))?._id).toBe(9002);
 });
+
+it('refuses a store a newer Lookout upgraded (a migration it does not know), writing nothing', async () => {
+  const { db } = ctx.runtime.mongo;
+  const log = makeLogger('silent', 'test');
+  await db.collection<{ _id: string; ran_at: Date }>('migrations').insertOne({ _id: '999-from-the-future', ran_at: new Date() });
+  const before = await db.collection('migrations').countDocuments();
+  await expect(runMigrations(db, log, [...MIGRATIONS, { name: '003-not-run', up: () => Promise.reject(new Error('must not run')) }])).rejects.toThrow(
+    /upgraded by a newer Lookout \(its migration 999-from-the-future is unknown to this one, \d+\.\d+\.\d+\): run that release or a later one/,
+  );
+  expect(await db.collection('migrations').countDocuments()).toBe(before);
+  await db.collection<{ _id: string }>('migrations').deleteOne({ _id: '999-from-the-future' });
+});

@@ -6,7 +6,9 @@
  */
 import type { Db } from 'mongodb';
 import type { Logger } from '../../log.ts';
+import { StartError } from '../../embedded/instance.ts';
 import { insertOnce } from '../mongo.ts';
+import { PACKAGE_VERSION } from '../../util/paths.ts';
 import * as dropPreReleaseLeftovers from './001-drop-pre-release-leftovers.ts';
 import * as slugs from './002-slugs.ts';
 
@@ -25,10 +27,22 @@ interface MigrationDoc {
   ran_at: Date;
 }
 
-/** Runs the migrations this store has not recorded, in order; returns the names it ran. */
+/** A store a newer Lookout wrote: it holds formats this one does not know, and this one must not write to it. */
+export class StoreTooNewError extends StartError {}
+
+/**
+ * Runs the migrations this store has not recorded, in order; returns the names it ran. A store that recorded a
+ * migration this Lookout does not know was upgraded by a newer release: refused, nothing written.
+ */
 export async function runMigrations(db: Db, log: Logger, migrations: readonly Migration[] = MIGRATIONS): Promise<string[]> {
   const done = db.collection<MigrationDoc>('migrations');
   const recorded = new Set((await done.find({}).toArray()).map((m) => m._id));
+  const unknown = [...recorded].filter((name) => !migrations.some((m) => m.name === name)).sort();
+  if (unknown.length > 0) {
+    throw new StoreTooNewError(
+      `this store was upgraded by a newer Lookout (its migration ${unknown.join(', ')} is unknown to this one, ${PACKAGE_VERSION}): run that release or a later one; an older release cannot read it`,
+    );
+  }
   const ran: string[] = [];
   for (const migration of migrations) {
     if (recorded.has(migration.name)) continue;
