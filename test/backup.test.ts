@@ -7,6 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { browserEvent, uploadBrowserBundle } from '../bench/sourcemaps.ts';
+import { payloadOf } from '../src/store/events.store.ts';
 import { startWorkers } from '../workers/main.ts';
 import { boundProject, call, drained, eventId, rollupsAndRecount, startTestContext, testEnv, type TestContext } from './helpers/context.ts';
 import { runCli } from './helpers/process.ts';
@@ -76,6 +78,7 @@ describe('backup and restore: the drill', () => {
     const sent = await fetch(`${a.api}${envelope}`, { method: 'POST', headers: { 'content-type': 'application/x-sentry-envelope' }, body: new Uint8Array(body) });
     expect(sent.status).toBe(200);
     before.push(withFile);
+    const bundle = await uploadBrowserBundle(a.runtime, p.id);
     const org = Number(p.org.id);
     await a.runtime.accounts.addUser({ org, email: 'dev@shop.test', role: 'member', password: 'correct horse battery staple' });
     const { token } = await a.runtime.tokens.create({ email: 'dev@shop.test', org }, { name: 'tools', scopes: ['org:read', 'project:read'] });
@@ -161,6 +164,12 @@ describe('backup and restore: the drill', () => {
     expect(again.status).toBe(202);
     expect((await call(b, 'GET', '/api/v1/sdk/decisions', { key: p.secret, instance: p.instance })).body.decisions).toHaveLength(1);
     expect((await call(b, 'POST', '/api/v1/sdk/activate', { key: p.secret, body: { instance_id: 'another-installation' } })).status).toBe(409);
+    // the source maps: an error thrown in the bundle is mapped to its sources
+    const thrown = eventId();
+    expect((await call(b, 'POST', '/api/v1/events', { key: p.secret, instance: p.instance, raw: browserEvent(bundle, 3, { event_id: thrown, timestamp: new Date().toISOString() }) })).status).toBe(202);
+    await drained(b);
+    const mapped = (await b.runtime.stores.events.getMany([`${p.id}:${thrown}`]))[0] as { payload: unknown };
+    expect(JSON.stringify(payloadOf(mapped as never))).toContain('checkoutStep3');
     // the token and the member's password work
     const projects = await fetch(`${b.api}/api/0/organizations/`, { headers: { authorization: `Bearer ${token}` } });
     expect(projects.status).toBe(200);

@@ -62,13 +62,23 @@ export async function openBackupWriter(file: string) {
   hashed.write(MAGIC);
   const piped = pipeline(gzip, hashed, out);
 
+  // Records go to the compressor a megabyte at a time: a write per record (two of a few bytes each) made each one a
+  // trip to zlib's thread, and the backup ran at a fifth of its speed.
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  async function flush(): Promise<void> {
+    if (pendingBytes === 0) return;
+    const chunk = Buffer.concat(pending, pendingBytes);
+    [pending, pendingBytes] = [[], 0];
+    if (!gzip.write(chunk)) await once(gzip, 'drain');
+  }
   async function put(kind: RecordKind, body: Buffer): Promise<void> {
     const head = Buffer.alloc(5);
     head.write(kind, 0, 'latin1');
     head.writeUInt32LE(body.length, 1);
-    const wroteHead = gzip.write(head);
-    const wroteBody = gzip.write(body);
-    if (!wroteHead || !wroteBody) await once(gzip, 'drain');
+    pending.push(head, body);
+    pendingBytes += head.length + body.length;
+    if (pendingBytes >= 1024 * 1024) await flush();
   }
 
   return {
@@ -78,6 +88,7 @@ export async function openBackupWriter(file: string) {
     redisKey: (key: { key: string; ttl_ms: number; value: Buffer }) => put('k', Buffer.from(BSON.serialize(key))),
     async finish(manifest: Manifest): Promise<{ bytes: number }> {
       await put('m', Buffer.from(BSON.serialize(manifest)));
+      await flush();
       gzip.end();
       await piped;
       const trailer = Buffer.from(`${TRAILER_WORD}${hash.digest('hex')}\n`);

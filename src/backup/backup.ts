@@ -107,7 +107,7 @@ export async function backup(deps: BackupDeps, file: string, opts: { withoutEven
     for (const name of readingOrder(chosen)) {
       await writer.collection(name);
       let count = 0;
-      for await (const raw of deps.db.collection(name).find({}, { raw: true, batchSize: 500 })) {
+      for await (const raw of deps.db.collection(name).find({}, { raw: true, batchSize: 2000 })) {
         await writer.document(raw as unknown as Buffer);
         count += 1;
       }
