@@ -4,7 +4,7 @@ import path from 'node:path';
 import { BSON, Binary, Long } from 'mongodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bodyOf, checkSum, openBackupWriter, readRecords, type Manifest } from './backup-file.ts';
-import { readingOrder } from './backup.ts';
+import { readingOrder, verifyBackup } from './backup.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-backup-file-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -69,5 +69,16 @@ describe('the order collections are read in', () => {
     [['orgs'], ['orgs']],
   ])('%j → %j', (names, order) => {
     expect(readingOrder(names)).toEqual(order);
+  });
+});
+
+describe('a backup a newer Lookout made', () => {
+  it('is refused before anything is written: its store has a migration this one does not know', async () => {
+    const file = path.join(dir, 'newer');
+    const w = await openBackupWriter(file);
+    await w.collection('migrations');
+    await w.document(Buffer.from(BSON.serialize({ _id: '999-from-the-future', ran_at: new Date() })));
+    await w.finish({ ...manifest, lookout_version: '9.0.0', collections: { migrations: 1 }, redis_keys: 0 });
+    await expect(verifyBackup(file)).rejects.toThrow(/made by a newer Lookout \(9\.0\.0; its store has migration 999-from-the-future\)/);
   });
 });

@@ -20,7 +20,7 @@ import { PACKAGE_VERSION } from '../util/paths.ts';
 import type { RedisClient } from '../redis/connect.ts';
 import { decisionKeys } from '../state/decisions.state.ts';
 import { projectKeys } from '../state/scripts.ts';
-import { runMigrations } from '../store/migrations/index.ts';
+import { MIGRATIONS, runMigrations } from '../store/migrations/index.ts';
 import { bodyOf, checkSum, openBackupWriter, readRecords, BACKUP_FORMAT, BackupFileError, type Manifest } from './backup-file.ts';
 
 /** What a backup `--without-events` keeps: the configuration an installation and its people need, no telemetry. */
@@ -151,12 +151,14 @@ export async function verifyBackup(file: string): Promise<Manifest> {
   let current: string | null = null;
   let keys = 0;
   let manifest: Manifest | null = null;
+  const migrations: string[] = [];
   for await (const { kind, body } of readRecords(file, bounds)) {
     if (manifest) throw new BackupFileError(`${file} is damaged: records follow its manifest`);
     if (kind === 'c') counted[(current = bodyOf<{ name: string }>(body).name)] = 0;
     else if (kind === 'd') {
       if (current === null) throw new BackupFileError(`${file} is damaged: a document outside any collection`);
       counted[current]! += 1;
+      if (current === 'migrations') migrations.push(bodyOf<{ _id: string }>(body)._id);
     } else if (kind === 'k') keys += 1;
     else manifest = bodyOf<Manifest>(body);
   }
@@ -164,6 +166,8 @@ export async function verifyBackup(file: string): Promise<Manifest> {
   if (manifest.format !== BACKUP_FORMAT) throw new BackupFileError(`${file} is a backup of format ${manifest.format}; this Lookout reads format ${BACKUP_FORMAT}`);
   const differ = Object.keys({ ...counted, ...manifest.collections }).filter((c) => counted[c] !== manifest!.collections[c]);
   if (differ.length || keys !== manifest.redis_keys) throw new BackupFileError(`${file} does not hold what its manifest says (${differ.join(', ') || 'Redis keys'})`);
+  const unknown = migrations.filter((name) => !MIGRATIONS.some((m) => m.name === name));
+  if (unknown.length) throw new BackupFileError(`${file} was made by a newer Lookout (${manifest.lookout_version}; its store has migration ${unknown.join(', ')}): restore it with that release or a later one`);
   return manifest;
 }
 
