@@ -30,6 +30,11 @@ describe('duration buckets', () => {
     }
   });
 
+  it('the first bucket (under 1 ms) stands for half a millisecond: a sub-millisecond quantile is within 0.5 ms', () => {
+    expect(bucketValue(0)).toBe(0.5);
+    for (const ms of [0, 0.05, 0.5, 0.83, 0.999]) expect(Math.abs(quantile(histogramOf([ms, ms, ms]), 0.5)! - ms)).toBeLessThanOrEqual(0.5);
+  });
+
   it('a quantile read from the buckets is within a bucket of the exact one (random streams)', () => {
     for (let seed = 1; seed <= 50; seed++) {
       const random = prng(seed);

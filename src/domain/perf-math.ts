@@ -22,9 +22,12 @@ export function bucketOf(ms: number): number {
   return Math.min(LAST_BUCKET, 1 + Math.floor(Math.log2(ms) * PER_DOUBLING));
 }
 
-/** The value a bucket stands for: the geometric middle of its bounds (0 for the first). */
+/**
+ * The value a bucket stands for: the geometric middle of its bounds; for the first (under 1 ms), half a millisecond,
+ * so a sub-millisecond percentile is off by half a millisecond at most, not reported as none.
+ */
 export function bucketValue(bucket: number): number {
-  if (bucket <= 0) return 0;
+  if (bucket <= 0) return 0.5;
   const low = 2 ** ((bucket - 1) / PER_DOUBLING);
   const high = 2 ** (bucket / PER_DOUBLING);
   return Math.sqrt(low * high);
