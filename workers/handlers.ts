@@ -18,14 +18,18 @@ import type { Runtime } from '../src/runtime.ts';
 export type Handler<N extends JobName> = (payload: JobPayloads[N], runtime: Runtime, job: Job, signal?: AbortSignal) => Promise<unknown>;
 export type HandlerMap = { [N in JobName]: Handler<N> };
 
+/** Jobs that delete or move documents hold off while a backup reads the store (src/backup/backup.ts). */
+async function unlessBackingUp(runtime: Runtime, run: () => Promise<unknown>): Promise<unknown> {
+  return (await backupRunning(runtime.redis, runtime.config.queuePrefix)) ? { held: 'backup' } : run();
+}
+
 export const handlers: HandlerMap = {
   'events.process': (payload, runtime) => processEventGroups(payload, runtime, new Date()),
   'sessions.process': (payload, runtime) => processSessionBatches(payload, runtime, new Date()),
   'checkins.process': (payload, runtime) => processCheckIns(payload, runtime, new Date()),
   'traces.process': (payload, runtime) => processTraceGroups(payload, runtime, new Date()),
-  // both delete or move documents: they hold off while a backup reads the store (src/backup/backup.ts)
-  'maintenance.retention': async (_payload, runtime) => ((await backupRunning(runtime.redis, runtime.config.queuePrefix)) ? { held: 'backup' } : runRetention(runtime, new Date())),
-  'maintenance.repack': async (_payload, runtime, _job, signal) => ((await backupRunning(runtime.redis, runtime.config.queuePrefix)) ? { held: 'backup' } : runRepack(runtime, new Date(), signal)),
+  'maintenance.retention': (_payload, runtime) => unlessBackingUp(runtime, () => runRetention(runtime, new Date())),
+  'maintenance.repack': (_payload, runtime, _job, signal) => unlessBackingUp(runtime, () => runRepack(runtime, new Date(), signal)),
   'maintenance.backup': (_payload, runtime) => runScheduledBackup(runtime, new Date()),
   'notify.deliver': (payload, runtime, job) => deliverNotification(payload, runtime, job),
   'sourcemaps.remap': (payload, runtime) => runtime.symbolication.remap(payload.project),

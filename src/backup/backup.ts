@@ -20,7 +20,7 @@ import { PACKAGE_VERSION } from '../util/paths.ts';
 import type { RedisClient } from '../redis/connect.ts';
 import { decisionKeys } from '../state/decisions.state.ts';
 import { projectKeys } from '../state/scripts.ts';
-import { MIGRATIONS, runMigrations } from '../store/migrations/index.ts';
+import { runMigrations, unknownMigrations } from '../store/migrations/index.ts';
 import { bodyOf, checkSum, openBackupWriter, readRecords, BACKUP_FORMAT, BackupFileError, type Manifest } from './backup-file.ts';
 
 /** What a backup `--without-events` keeps: the configuration an installation and its people need, no telemetry. */
@@ -146,6 +146,11 @@ export async function backup(deps: BackupDeps, file: string, opts: { withoutEven
 
 /** Reads the whole file: its checksum, every record, and the counts against the manifest. Writes nothing. */
 export async function verifyBackup(file: string): Promise<Manifest> {
+  return (await verified(file)).manifest;
+}
+
+/** verifyBackup, with where the file's records are: a restore reads them again without checking the sum twice. */
+async function verified(file: string): Promise<{ manifest: Manifest; bounds: { start: number; end: number } }> {
   const bounds = await checkSum(file);
   const counted: Record<string, number> = {};
   let current: string | null = null;
@@ -166,9 +171,9 @@ export async function verifyBackup(file: string): Promise<Manifest> {
   if (manifest.format !== BACKUP_FORMAT) throw new BackupFileError(`${file} is a backup of format ${manifest.format}; this Lookout reads format ${BACKUP_FORMAT}`);
   const differ = Object.keys({ ...counted, ...manifest.collections }).filter((c) => counted[c] !== manifest!.collections[c]);
   if (differ.length || keys !== manifest.redis_keys) throw new BackupFileError(`${file} does not hold what its manifest says (${differ.join(', ') || 'Redis keys'})`);
-  const unknown = migrations.filter((name) => !MIGRATIONS.some((m) => m.name === name));
+  const unknown = unknownMigrations(migrations);
   if (unknown.length) throw new BackupFileError(`${file} was made by a newer Lookout (${manifest.lookout_version}; its store has migration ${unknown.join(', ')}): restore it with that release or a later one`);
-  return manifest;
+  return { manifest, bounds };
 }
 
 export interface RestoreDeps {
@@ -182,7 +187,7 @@ export interface RestoreDeps {
 
 /** Restores a verified file onto an empty store (or, with `replace`, in place of what it holds). */
 export async function restore(deps: RestoreDeps, file: string, opts: { replace: boolean }): Promise<{ manifest: Manifest; projects: number }> {
-  const manifest = await verifyBackup(file);
+  const { manifest, bounds } = await verified(file);
   const occupied = [];
   for (const name of OCCUPIED_BY) if ((await deps.db.collection(name).estimatedDocumentCount()) > 0) occupied.push(name);
   if (occupied.length && !opts.replace) throw new BackupFileError(`the store is not empty (${occupied.join(', ')} hold documents); restore onto an empty one, or pass --replace to put the backup in place of what it holds`);
@@ -198,7 +203,7 @@ export async function restore(deps: RestoreDeps, file: string, opts: { replace: 
     } else await deps.db.collection(current).insertMany(docs, { ordered: true });
   };
   const decisions: { key: string; ttl_ms: number; value: Buffer }[] = [];
-  for await (const { kind, body } of readRecords(file, await checkSum(file))) {
+  for await (const { kind, body } of readRecords(file, bounds)) {
     if (kind === 'c') {
       await flush();
       current = bodyOf<{ name: string }>(body).name;

@@ -272,9 +272,9 @@ export function parseAdminCommand(args: string[]): AdminRun {
     }
     case 'restore': {
       const [file, replace] = [need(values, 'in'), values.replace === true];
-      const rebuild = (rt: Runtime) => (project: number) => rt.keeper.rebuild(project, new Date());
       return async (rt) => {
-        const { manifest, projects } = await restore({ db: rt.mongo.db, redis: rt.redis, prefix: rt.config.queuePrefix, log: rt.log, rebuild: rebuild(rt) }, file, { replace });
+        const rebuild = (project: number) => rt.keeper.rebuild(project, new Date());
+        const { manifest, projects } = await restore({ db: rt.mongo.db, redis: rt.redis, prefix: rt.config.queuePrefix, log: rt.log, rebuild }, file, { replace });
         return { restored: file, projects, manifest, next: 'restart Lookout: its processes read keys and settings at start' };
       };
     }

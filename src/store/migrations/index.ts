@@ -27,6 +27,11 @@ interface MigrationDoc {
   ran_at: Date;
 }
 
+/** The recorded migrations this Lookout does not know, sorted: a newer release ran them. */
+export function unknownMigrations(recorded: string[], migrations: readonly Migration[] = MIGRATIONS): string[] {
+  return recorded.filter((name) => !migrations.some((m) => m.name === name)).sort();
+}
+
 /** A store a newer Lookout wrote: it holds formats this one does not know, and this one must not write to it. */
 export class StoreTooNewError extends StartError {}
 
@@ -37,7 +42,7 @@ export class StoreTooNewError extends StartError {}
 export async function runMigrations(db: Db, log: Logger, migrations: readonly Migration[] = MIGRATIONS): Promise<string[]> {
   const done = db.collection<MigrationDoc>('migrations');
   const recorded = new Set((await done.find({}).toArray()).map((m) => m._id));
-  const unknown = [...recorded].filter((name) => !migrations.some((m) => m.name === name)).sort();
+  const unknown = unknownMigrations([...recorded], migrations);
   if (unknown.length > 0) {
     throw new StoreTooNewError(
       `this store was upgraded by a newer Lookout (its migration ${unknown.join(', ')} is unknown to this one, ${PACKAGE_VERSION}): run that release or a later one; an older release cannot read it`,
