@@ -39,23 +39,29 @@ describe('admission', () => {
   });
 
   // CoDel: over the target (250 ms) for a whole interval (1 s) while more arrived than the buffer holds (4,000), or
-  // within 16 intervals of the last shedding, starts shedding; under half the target ends it
-  const over = (since: number, arrived: number, shedding = false, lastShedAt: number | null = null): Shedding => ({ overSince: since, arrivedOver: arrived, shedding, lastShedAt });
-  const shedding = (at: number): Shedding => ({ ...CALM, shedding: true, lastShedAt: at });
-  it.each<[string, Shedding, number, number, number, Shedding]>([
-    ['under the target', CALM, 100, 50, 5000, CALM],
-    ['over it: since when is noted, and what arrives', CALM, 400, 300, 5000, over(5000, 300)],
-    ['over it for less than the interval: a burst draining', over(5000, 4500), 2000, 0, 5999, over(5000, 4500)],
-    ['over it for the interval, more arrived than the buffer: a standing queue', over(5000, 3900), 300, 200, 6000, over(5000, 4100, true, 6000)],
-    ['over it for seconds, less arrived than the buffer: a burst a slow store drains', over(5000, 2000), 3000, 0, 9000, over(5000, 2000)],
-    ['under it once: the interval starts again', over(5000, 5000), 200, 10, 5500, CALM],
-    ['shedding holds it near the target', shedding(6950), 200, 900, 7000, shedding(7000)],
-    ['shedding, over again', shedding(6950), 260, 900, 7000, over(7000, 900, true, 7000)],
-    ['shedding ends under half the target, and is remembered', shedding(6950), 100, 900, 7000, { ...CALM, lastShedAt: 7000 }],
-    ['standing again soon after: shed after the interval whatever arrived', over(20_000, 100, false, 7000), 300, 100, 21_000, over(20_000, 200, true, 21_000)],
-    ['standing again long after: a burst again', over(30_000, 100, false, 7000), 300, 100, 31_000, over(30_000, 200, false, 7000)],
-  ])('%s', (_, state, delayMs, arrived, now, next) => {
-    expect(nextShedding(state, { delayMs, arrived }, now, LIMITS)).toEqual(next);
+  // within 16 intervals of the last shedding, starts shedding; under half the target for a whole interval, or nothing
+  // in flight, ends it
+  const over = (since: number, arrived: number, shedding = false, lastShedAt: number | null = null): Shedding => ({ overSince: since, arrivedOver: arrived, shedding, underSince: null, lastShedAt });
+  const shedding = (at: number, underSince: number | null = null): Shedding => ({ ...CALM, shedding: true, underSince, lastShedAt: at });
+  const calm = (lastShedAt: number): Shedding => ({ ...CALM, lastShedAt });
+  // [why, state, delay (ms), arrived, in flight, now, next]
+  it.each<[string, Shedding, number, number, number, number, Shedding]>([
+    ['under the target', CALM, 100, 50, 20, 5000, CALM],
+    ['over it: since when is noted, and what arrives', CALM, 400, 300, 300, 5000, over(5000, 300)],
+    ['over it for less than the interval: a burst draining', over(5000, 4500), 2000, 0, 3000, 5999, over(5000, 4500)],
+    ['over it for the interval, more arrived than the buffer: a standing queue', over(5000, 3900), 300, 200, 500, 6000, over(5000, 4100, true, 6000)],
+    ['over it for seconds, less arrived than the buffer: a burst a slow store drains', over(5000, 2000), 3000, 0, 1500, 9000, over(5000, 2000)],
+    ['under it once: the interval starts again', over(5000, 5000), 200, 10, 400, 5500, CALM],
+    ['shedding holds it near the target', shedding(6950), 200, 900, 300, 7000, shedding(7000)],
+    ['shedding, over again', shedding(6950), 260, 900, 300, 7000, over(7000, 900, true, 7000)],
+    ['shedding, under half the target: since when is noted', shedding(6950), 100, 900, 300, 7000, shedding(7000, 7000)],
+    ['... and back near the target within the interval: shedding goes on', shedding(7950, 7000), 200, 900, 300, 7999, shedding(7999)],
+    ['under half the target for a whole interval: shedding ends, remembered', shedding(7950, 7000), 100, 900, 300, 8000, calm(8000)],
+    ['nothing in flight: shedding ends at once', shedding(6950), 0, 0, 0, 7000, calm(7000)],
+    ['standing again soon after: shed after the interval whatever arrived', over(20_000, 100, false, 7000), 300, 100, 200, 21_000, over(20_000, 200, true, 21_000)],
+    ['standing again long after: a burst again', over(30_000, 100, false, 7000), 300, 100, 200, 31_000, over(30_000, 200, false, 7000)],
+  ])('%s', (_, state, delayMs, arrived, inFlight, now, next) => {
+    expect(nextShedding(state, { delayMs, arrived, inFlight }, now, LIMITS)).toEqual(next);
   });
 
   it.each([

@@ -96,44 +96,53 @@ export function admission(s: AdmissionSignals, sender: SenderLoad, shedding: boo
 
 /**
  * CoDel's state: since when the delay has been over the target (null: it is not), how many requests arrived since
- * then, whether the queue is being shed, and when it last was (null: never).
+ * then, whether the queue is being shed, since when a queue being shed has been under half the target (null: it is
+ * not), and when it last was shed (null: never).
  */
 export interface Shedding {
   overSince: number | null;
   arrivedOver: number;
   shedding: boolean;
+  underSince: number | null;
   lastShedAt: number | null;
 }
-export const CALM: Shedding = { overSince: null, arrivedOver: 0, shedding: false, lastShedAt: null };
+export const CALM: Shedding = { overSince: null, arrivedOver: 0, shedding: false, underSince: null, lastShedAt: null };
 
 /** For this many intervals after it last shed, a queue standing again is a storm still on (CoDel's memory). */
 const RECENT_INTERVALS = 16;
 
 /**
  * The next state from one sample at `now` (ms): the queue's delay (ms; the longest any item taken has waited, for
- * the thread or for the store) and the requests that arrived since the last sample. Shedding starts once the delay
- * has stayed over the target for a whole interval while more requests arrived than the buffer holds (a burst the
- * buffer holds is never shed, however slowly it drains: a fresh store's first writes are slow), or, within
- * RECENT_INTERVALS of the last shedding, whatever arrived (the storm that was shed is still on: waiting for another
- * bufferful let each lull take one whole); it ends once the delay is under half the target (shedding holds it near
- * the target, so a lower delay means the senders sent less).
+ * the thread or for the store), the requests that arrived since the last sample and those in flight now.
+ *
+ * Shedding starts once the delay has stayed over the target for a whole interval while more requests arrived than
+ * the buffer holds (a burst the buffer holds is never shed, however slowly it drains: a fresh store's first writes
+ * are slow), or, within RECENT_INTERVALS of the last shedding, whatever arrived (the storm that was shed is still
+ * on). It ends once the delay has stayed under half the target for a whole interval (shedding holds the queue near
+ * the target, so a lower delay held that long means the senders sent less), or at once when nothing is in flight.
+ * Ending at the first low sample let the buffer's worth of the storm in at once, seconds of queue that then had to
+ * be shed whole: bench:storm swung between taking twice its capacity and refusing the storming project outright.
  */
 export function nextShedding(
   state: Shedding,
-  sample: { delayMs: number; arrived: number },
+  sample: { delayMs: number; arrived: number; inFlight: number },
   now: number,
   l: Pick<AdmissionLimits, 'targetDelayMs' | 'intervalMs' | 'bufferItems'>,
 ): Shedding {
   const lastShedAt = state.shedding ? now : state.lastShedAt;
-  if (sample.delayMs <= l.targetDelayMs) {
-    const shedding = state.shedding && sample.delayMs > l.targetDelayMs / 2;
-    return { ...CALM, shedding, lastShedAt };
+  if (state.shedding) {
+    if (sample.inFlight === 0) return { ...CALM, lastShedAt };
+    if (sample.delayMs > l.targetDelayMs) return { ...state, overSince: state.overSince ?? now, arrivedOver: state.arrivedOver + sample.arrived, underSince: null, lastShedAt };
+    const underSince = sample.delayMs <= l.targetDelayMs / 2 ? (state.underSince ?? now) : null;
+    if (underSince !== null && now - underSince >= l.intervalMs) return { ...CALM, lastShedAt };
+    return { ...CALM, shedding: true, underSince, lastShedAt };
   }
+  if (sample.delayMs <= l.targetDelayMs) return { ...CALM, lastShedAt };
   const overSince = state.overSince ?? now;
   const arrivedOver = state.arrivedOver + sample.arrived;
   const recent = lastShedAt !== null && now - lastShedAt < RECENT_INTERVALS * l.intervalMs;
-  const shedding = state.shedding || (now - overSince >= l.intervalMs && (arrivedOver > l.bufferItems || recent));
-  return { overSince, arrivedOver, shedding, lastShedAt: shedding ? now : lastShedAt };
+  const shedding = now - overSince >= l.intervalMs && (arrivedOver > l.bufferItems || recent);
+  return { overSince, arrivedOver, shedding, underSince: null, lastShedAt: shedding ? now : lastShedAt };
 }
 
 /**

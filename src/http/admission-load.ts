@@ -79,7 +79,7 @@ export function makeLoadSampler(sources: LoadSources, limits: AdmissionLimits, o
       [sendsPerS, sentNow, largestPerS] = [rates, new Map(), Math.max(0, ...rates.values())];
       lastMoment = now;
       const delayMs = oldest(sources.waiting);
-      state = nextShedding(state, { delayMs, arrived }, now, limits);
+      state = nextShedding(state, { delayMs, arrived, inFlight: total }, now, limits);
       onMoment?.({ delayMs, shedding: state.shedding, inFlight: total, answeredPerS });
     }),
     every(QUEUE_MS, async () => {

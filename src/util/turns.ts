@@ -5,11 +5,16 @@
  * is refused, a health check or a read is answered within one slice of it, and what waits for a turn shows as a
  * delay that admission can see (src/domain/admission.ts), rather than as a thread too busy to read its sockets.
  *
- * A slice is about SLICE_MS: how many turns fit is learned from what the last slices cost (a turn's work runs from
- * when it is given until its first wait for I/O). Short slices keep the loop turning often, and that is how fast
- * new connections come in: Node 20's libuv accepts one connection per turn of the loop (libuv#3696), so with 5 ms
- * slices a storm's new connections waited seconds in the kernel's accept queue (bench:storm prints it); 2 ms took
- * them about twice as fast for a few percent of the accepted work's throughput.
+ * A slice is about SLICE_MS. Short slices keep the loop turning often, and that is how fast new connections come
+ * in: Node 20's libuv accepts one connection per turn of the loop (libuv#3696). Longer slices when the loop is busy
+ * with other things (half the thread for the work taken) took more of a storm but let its new connections wait
+ * seconds in the kernel's accept queue, unseen by admission (bench:storm, 2026-11-30).
+ *
+ * How many turns fit a slice is learned from what the last slices cost: a turn's work runs from when it is given
+ * until its first wait for I/O, in the microtasks that follow the slice. The measure is an immediate queued right
+ * behind the slice's: Node runs both in one check phase, draining the microtasks between them, so it reads exactly
+ * that work (a timer, as before, could fire after the next poll phase and count its I/O as the work's, which drove
+ * the learned cost up and the slices down to one turn each).
  */
 import { performance } from 'node:perf_hooks';
 
@@ -22,23 +27,27 @@ export function makeTurns() {
   let armed = false;
   /** what one turn's work costs (ms), learned */
   let costMs = 0.5;
+  /** the slice being measured: when it began and the turns it gave */
+  let sliceAt = 0;
+  let given = 0;
 
   function slice(): void {
     armed = false;
-    const start = performance.now();
-    const n = Math.min(queue.length - head, Math.max(1, Math.min(MAX_PER_SLICE, Math.floor(SLICE_MS / costMs))));
-    for (let i = 0; i < n; i++) queue[head++]!.give();
+    sliceAt = performance.now();
+    given = Math.min(queue.length - head, Math.max(1, Math.min(MAX_PER_SLICE, Math.floor(SLICE_MS / costMs))));
+    for (let i = 0; i < given; i++) queue[head++]!.give();
     if (head > 1024 && head * 2 > queue.length) [queue, head] = [queue.slice(head), 0];
-    // the turns' work runs once this returns; a timer runs after it (and at most a little more)
-    setTimeout(() => {
-      costMs = 0.8 * costMs + (0.2 * Math.max(0.05, performance.now() - start)) / n;
-    }, 0);
     if (head < queue.length) arm();
+  }
+  function measure(): void {
+    if (given > 0) costMs = 0.8 * costMs + (0.2 * Math.max(0.02, performance.now() - sliceAt)) / given;
+    given = 0;
   }
   function arm(): void {
     if (armed) return;
     armed = true;
     setImmediate(slice);
+    setImmediate(measure);
   }
 
   return {
@@ -49,6 +58,8 @@ export function makeTurns() {
         arm();
       });
     },
+    /** What one turn's work costs (ms), as learned. */
+    costMs: () => costMs,
     /** Requests waiting for their turn, and how long the first has waited (ms). */
     waiting(): { items: number; oldestMs: number } {
       const items = queue.length - head;
