@@ -15,6 +15,30 @@ describe('turns', () => {
     expect(turns.waiting()).toEqual({ items: 0, oldestMs: 0 });
   });
 
+  it("serve senders in rotation: a calm one waits behind a turn of each, not behind a storm's queue", async () => {
+    const turns = makeTurns();
+    const order: string[] = [];
+    const storm = Array.from({ length: 300 }, (_, i) => turns.take(1).then(() => order.push(`storm ${i}`)));
+    const calm = [turns.take(2).then(() => order.push('calm 0')), turns.take(2).then(() => order.push('calm 1'))];
+    await Promise.all([...storm, ...calm]);
+    expect(order.indexOf('calm 0')).toBeLessThan(3);
+    expect(order.indexOf('calm 1')).toBeLessThan(5);
+    // each sender's own requests keep their order
+    expect(order.filter((o) => o.startsWith('storm'))).toEqual(Array.from({ length: 300 }, (_, i) => `storm ${i}`));
+    expect(turns.waiting()).toEqual({ items: 0, oldestMs: 0 });
+  });
+
+  it('say how long the longest-waiting request has waited, whichever sender it is', async () => {
+    const turns = makeTurns();
+    // a queue filled within one turn of the loop: nothing given yet
+    const all = [turns.take('a'), turns.take('b'), turns.take('b')];
+    const w = turns.waiting();
+    expect(w.items).toBe(3);
+    expect(w.oldestMs).toBeGreaterThanOrEqual(0);
+    await Promise.all(all);
+    expect(turns.waiting().items).toBe(0);
+  });
+
   // The work of a turn is what runs from its give until its first wait; the loop's other work (here a timer of
   // 8 ms each turn of the loop, as a storm's refusals would be) is not counted as the turns'. Counted, it drove the
   // learned cost past the slice and each slice gave one turn.

@@ -42,6 +42,9 @@ export function admissionMiddleware(deps: { quota: QuotaService; resolver: KeyRe
     try {
       const key = ingestKey(route, ctx);
       const project = key ? (await deps.resolver.resolve(key).catch(() => null))?.project : undefined;
+      // turns go to senders in rotation, as admission tells them apart (src/http/admission-gate.ts)
+      const sender = project?._id ?? key ?? '';
+      ctx.state.turn = () => deps.turns.take(sender);
       if (project && route.category) refuseIfOver(project, route, route.category, ctx);
       // What the native route and an envelope carry is known from the body alone. When its error events would be
       // refused, the body is read without waiting for a turn behind the work taken: a storm's refusals (the events'
