@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { prng } from '../../test/helpers/prng.ts';
-import { addTransaction, groupKeyOf, groupPartsOf, mergeBuckets, N_PLUS_ONE, OTHER_SPANS, SPAN_GROUPS_MAX, sumBuckets, type Bucket } from './perf-buckets.ts';
+import { addTransaction, DAY_MS, groupKeyOf, groupPartsOf, HOUR_MS, mergeBuckets, MINUTE_MS, N_PLUS_ONE, OTHER_SPANS, SPAN_GROUPS_MAX, sumBuckets, windowReads, type Bucket, type BucketRange } from './perf-buckets.ts';
 import { histogramCount, quantile } from './perf-math.ts';
 import type { SpanRecord, TransactionRecord } from './transactions.ts';
 
@@ -95,6 +95,52 @@ describe('buckets', () => {
       const merged = mergeBuckets(sumBuckets(buckets.slice(0, half)), sumBuckets(buckets.slice(half)));
       expect(merged, `seed ${seed}`).toEqual(JSON.parse(JSON.stringify(whole)) as Bucket);
       for (const key of Object.keys(whole)) expect(quantile(merged[key]!.h, 0.95)).toBe(quantile(whole[key]!.h, 0.95));
+    }
+  });
+});
+
+describe('the reads that cover a window', () => {
+  const D = DAY_MS;
+  const H = HOUR_MS;
+  const M = MINUTE_MS;
+  it.each<[string, { from: number; to: number }, number, number, BucketRange[]]>([
+    ['an hour inside a day, nothing summed', { from: 10 * D + 2 * H, to: 10 * D + 3 * H }, 0, 0, [{ period: 'minute', from: 10 * D + 2 * H, to: 10 * D + 3 * H }]],
+    ['an hour, hours summed', { from: 10 * D + 2 * H, to: 10 * D + 3 * H }, 11 * D, 11 * D, [{ period: 'hour', from: 10 * D + 2 * H, to: 10 * D + 3 * H }]],
+    [
+      'thirty days to now: days, hours at both edges, minutes at both edges',
+      { from: 10 * D + 5 * H + 30 * M, to: 40 * D + 7 * H + 20 * M },
+      40 * D + 6 * H,
+      40 * D,
+      [
+        { period: 'day', from: 11 * D, to: 40 * D },
+        { period: 'hour', from: 10 * D + 6 * H, to: 11 * D },
+        { period: 'minute', from: 10 * D + 5 * H + 30 * M, to: 10 * D + 6 * H },
+        { period: 'hour', from: 40 * D, to: 40 * D + 6 * H },
+        { period: 'minute', from: 40 * D + 6 * H, to: 40 * D + 7 * H + 20 * M },
+      ],
+    ],
+  ])('%s', (_, w, hoursRolled, daysRolled, reads) => {
+    expect(windowReads(w, hoursRolled, daysRolled)).toEqual(reads);
+  });
+
+  it('cover every minute of the window once, whole days and hours only where summed', () => {
+    const rand = prng(71);
+    for (let i = 0; i < 2000; i++) {
+      const from = Math.floor(rand() * 40 * 24 * 60) * M;
+      const to = from + Math.floor(rand() * 35 * 24 * 60 + 1) * M;
+      const hoursRolled = Math.floor(rand() * 45 * 24) * H;
+      const daysRolled = Math.floor(rand() * 45) * D;
+      const reads = windowReads({ from, to }, hoursRolled, daysRolled);
+      const covered = reads.reduce((n, r) => n + (r.to - r.from), 0);
+      expect(covered).toBe(to - from);
+      const sorted = [...reads].sort((a, b) => a.from - b.from);
+      sorted.forEach((r, k) => {
+        expect(r.to).toBeGreaterThan(r.from);
+        expect(r.from).toBeGreaterThanOrEqual(k === 0 ? from : sorted[k - 1]!.to);
+        if (r.period === 'day') expect([r.from % D, r.to % D, r.to <= daysRolled]).toEqual([0, 0, true]);
+        if (r.period === 'hour') expect([r.from % H, r.to % H, r.to <= hoursRolled]).toEqual([0, 0, true]);
+      });
+      expect(sorted.at(-1)!.to).toBe(to);
     }
   });
 });

@@ -13,6 +13,41 @@ import { addHistogram, addVital, bucketOf, mergeVital, type Histogram, type Vita
 import { spanGroupDescription } from './parameterize.ts';
 import type { TransactionRecord } from './transactions.ts';
 
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+
+/** One read of a window's buckets: summed days or hours, or minutes (with the parts not merged into them yet). */
+export interface BucketRange {
+  period: 'day' | 'hour' | 'minute';
+  from: number;
+  to: number;
+}
+
+/**
+ * The reads that cover a window [from, to) once: the whole days in it up to the last day summed, the whole hours
+ * of what is left up to the last hour summed, and minutes for the rest. Each can be read at once.
+ */
+export function windowReads(w: { from: number; to: number }, hoursRolled: number, daysRolled: number): BucketRange[] {
+  const out: BucketRange[] = [];
+  /** what is left of [from, to) once `period`'s whole buckets in [first, last) are read: its two edges */
+  const around = (period: BucketRange['period'], from: number, to: number, first: number, last: number): [number, number][] => {
+    if (last <= first) return [[from, to]];
+    out.push({ period, from: first, to: last });
+    return [
+      [from, first],
+      [last, to],
+    ];
+  };
+  const days = around('day', w.from, w.to, Math.ceil(w.from / DAY_MS) * DAY_MS, Math.min(Math.floor(w.to / DAY_MS), Math.floor(daysRolled / DAY_MS)) * DAY_MS);
+  for (const [from, to] of days) {
+    if (to <= from) continue;
+    const hours = around('hour', from, to, Math.ceil(from / HOUR_MS) * HOUR_MS, Math.min(Math.floor(to / HOUR_MS) * HOUR_MS, hoursRolled));
+    for (const [mFrom, mTo] of hours) if (mTo > mFrom) out.push({ period: 'minute', from: mFrom, to: mTo });
+  }
+  return out;
+}
+
 export interface GroupParts {
   environment: string;
   release: string | null;

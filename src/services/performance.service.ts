@@ -5,7 +5,7 @@
  * parts not merged yet, so a transaction counts within seconds) for the rest.
  */
 import { apdex, bucketHigh, quantile, VITAL_NAMES, vitalP75, type Histogram, type Vital } from '../domain/perf-math.ts';
-import { emptyCounts, groupKeyOf, mergeCounts, type Bucket, type GroupCounts, type GroupParts } from '../domain/perf-buckets.ts';
+import { emptyCounts, groupKeyOf, mergeCounts, windowReads, type Bucket, type BucketRange, type GroupCounts, type GroupParts } from '../domain/perf-buckets.ts';
 import type { LogRecord } from '../domain/logs.ts';
 import type { TransactionRecord } from '../domain/transactions.ts';
 import type { Numbered, TracesState } from '../state/traces.state.ts';
@@ -67,39 +67,25 @@ export function makePerformanceService(deps: { store: TracesStore; index: Pick<T
   }
 
   /**
-   * The window's buckets: whole summed days, then whole summed hours, then minutes and unmerged parts; `spans` whether
-   * the span groups are wanted (a group's page) or only the counts (the lists).
+   * The window's buckets: whole summed days, then whole summed hours, then minutes and unmerged parts, all read at
+   * once; `spans` whether the span groups are wanted (a group's page) or only the counts (the lists).
    */
   async function slices(project: number, w: Window, read: BucketRead = { spans: false }): Promise<Slice[]> {
     const [hoursRolled, daysRolled] = await Promise.all([store.rolledUntil('hour'), store.rolledUntil('day')]);
-    const out: Slice[] = [];
-    const ranges: [number, number][] = [];
-    // days: from the first whole day in the window to the last whole summed one
-    const dayFrom = Math.ceil(w.from / DAY_MS) * DAY_MS;
-    const dayTo = Math.min(Math.floor(w.to / DAY_MS) * DAY_MS, Math.floor(daysRolled / DAY_MS) * DAY_MS);
-    if (dayTo > dayFrom) {
-      for (const d of await store.bucketsIn('day', project, dayFrom, dayTo, read)) out.push({ start: timeOfKey(d._id), length: DAY_MS, b: d.b });
-      ranges.push([w.from, dayFrom], [dayTo, w.to]);
-    } else ranges.push([w.from, w.to]);
-    for (const [from, to] of ranges) {
-      if (to <= from) continue;
-      const hourFrom = Math.ceil(from / HOUR_MS) * HOUR_MS;
-      const hourTo = Math.min(Math.floor(to / HOUR_MS) * HOUR_MS, hoursRolled);
-      const minuteRanges: [number, number][] = [];
-      if (hourTo > hourFrom) {
-        for (const h of await store.bucketsIn('hour', project, hourFrom, hourTo, read)) out.push({ start: timeOfKey(h._id), length: HOUR_MS, b: h.b });
-        minuteRanges.push([from, hourFrom], [hourTo, to]);
-      } else minuteRanges.push([from, to]);
-      for (const [mFrom, mTo] of minuteRanges) {
-        if (mTo <= mFrom) continue;
-        const [minutes, parts] = await Promise.all([store.bucketsIn('minute', project, mFrom, mTo, read), store.partsIn(project, mFrom, mTo, read)]);
-        for (const m of minutes) out.push({ start: timeOfKey(m._id), length: MINUTE_MS, b: m.b });
-        // a part merged between the two reads is counted twice for that one answer; a part a minute lists is not
-        const listed = new Set(minutes.flatMap((m) => m.merged ?? []));
-        for (const p of parts) if (!listed.has(p._id)) out.push({ start: timeOfKey(p._id), length: MINUTE_MS, b: p.b });
-      }
-    }
-    return out.sort((a, b) => a.start - b.start);
+    const each = await Promise.all(windowReads(w, hoursRolled, daysRolled).map((r) => (r.period === 'minute' ? minuteSlices(project, r, read) : summedSlices(project, r, read))));
+    return each.flat().sort((a, b) => a.start - b.start);
+  }
+  async function summedSlices(project: number, r: BucketRange, read: BucketRead): Promise<Slice[]> {
+    const length = r.period === 'day' ? DAY_MS : HOUR_MS;
+    return (await store.bucketsIn(r.period, project, r.from, r.to, read)).map((d) => ({ start: timeOfKey(d._id), length, b: d.b }));
+  }
+  async function minuteSlices(project: number, r: BucketRange, read: BucketRead): Promise<Slice[]> {
+    const [minutes, parts] = await Promise.all([store.bucketsIn('minute', project, r.from, r.to, read), store.partsIn(project, r.from, r.to, read)]);
+    const out: Slice[] = minutes.map((m) => ({ start: timeOfKey(m._id), length: MINUTE_MS, b: m.b }));
+    // a part merged between the two reads is counted twice for that one answer; a part a minute lists is not
+    const listed = new Set(minutes.flatMap((m) => m.merged ?? []));
+    for (const p of parts) if (!listed.has(p._id)) out.push({ start: timeOfKey(p._id), length: MINUTE_MS, b: p.b });
+    return out;
   }
 
   /** Which of a window's group keys pass the filter, with their parts. */
@@ -140,13 +126,15 @@ export function makePerformanceService(deps: { store: TracesStore; index: Pick<T
     const all = await slices(project, w);
     const keys = [...new Set(all.flatMap((s) => Object.keys(s.b)))];
     const parts = await partsOf(project, keys, filter);
+    // a group's list key once per group, not once per bucket (a hash each: half the list's time at 30 days)
+    const listKeys = new Map([...parts].map(([k, p]) => [k, listKey(p)]));
     const rows = new Map<string, { parts: GroupParts; counts: GroupCounts; spark: number[] }>();
     const total = emptyCounts();
     for (const s of all) {
       for (const [k, c] of Object.entries(s.b)) {
         const p = parts.get(k);
         if (!p) continue;
-        const lk = listKey(p);
+        const lk = listKeys.get(k)!;
         const row = rows.get(lk) ?? rows.set(lk, { parts: p, counts: emptyCounts(), spark: Array(POINTS).fill(0) }).get(lk)!;
         mergeCounts(row.counts, c);
         mergeCounts(total, c);

@@ -122,9 +122,7 @@ export const unpack = <T>(b: Binary): T => JSON.parse(zlib.inflateRawSync(b.buff
 /** Names a process remembers having written; past this it forgets them all and learns them again. */
 const NAMES_REMEMBERED = 100_000;
 
-export const MINUTE_MS = 60_000;
-export const HOUR_MS = 3_600_000;
-export const DAY_MS = 86_400_000;
+export { DAY_MS, HOUR_MS, MINUTE_MS } from '../domain/perf-buckets.ts';
 export type Period = 'minute' | 'hour' | 'day';
 const PERIOD_MS: Record<Period, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
 /** Most buckets read by their ids in one read (FerretDB's patched `$in` takes up to 1,000). */
