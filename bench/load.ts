@@ -95,7 +95,9 @@ export async function openLoop(
   while (performance.now() < endAt) {
     const now = performance.now();
     for (const s of streams) {
-      const due = Math.floor(((now - start) / 1000) * s.rate);
+      // request i is due at i / rate: sent by the first pass at or after that, not one period later (which added a
+      // whole period to every latency: 20 ms to a stream of 50 a second, a second to one of 1 a second)
+      const due = Math.floor(((now - start) / 1000) * s.rate) + 1;
       while (next[s.name]! < due) {
         const i = next[s.name]!++;
         post(s, i, start + (i / s.rate) * 1000);
