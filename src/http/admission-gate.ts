@@ -64,6 +64,14 @@ export function ingestKey(route: IngestRoute, from: KeyCarrier): string | undefi
   return route.sentry ? sentryKey(from) : serviceKey(from);
 }
 
+/**
+ * Who an ingest request is from, as admission tells senders apart: its project once this process knows the key's, or
+ * the key itself (a flood of made-up keys is not one project's share).
+ */
+export function senderOf(project: number | undefined, key: string | undefined): string | number {
+  return project ?? key ?? '';
+}
+
 /** A raw request as a key carrier: its headers, and its query string parsed only when a key is looked for there. */
 function carrierOf(req: IncomingMessage): KeyCarrier {
   const url = req.url ?? '';
@@ -147,7 +155,7 @@ export function makeAdmissionGate(deps: { load: LoadSampler; resolver: KeyResolv
       const key = ingestKey(route, carrierOf(req));
       // shared fairly among projects: a project's keys are one sender once this process has resolved them
       const project = key === undefined ? undefined : deps.resolver.cached(key)?.project._id;
-      const sender = project ?? key ?? '';
+      const sender = senderOf(project, key);
       const verdict = deps.load.verdict(sender);
       if (verdict.admit) {
         res.once('close', () => deps.load.answered(sender));

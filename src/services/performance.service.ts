@@ -9,7 +9,7 @@ import { emptyCounts, groupKeyOf, mergeCounts, windowReads, type Bucket, type Bu
 import type { LogRecord } from '../domain/logs.ts';
 import type { TransactionRecord } from '../domain/transactions.ts';
 import type { Numbered, TracesState } from '../state/traces.state.ts';
-import { DAY_MS, HOUR_MS, MINUTE_MS, timeKey, timeOfKey, unpack, type BucketRead, type TracesStore } from '../store/traces.store.ts';
+import { DAY_MS, MINUTE_MS, PERIOD_MS, timeKey, timeOfKey, unpack, type BucketRead, type TracesStore } from '../store/traces.store.ts';
 
 /** A window of time, ms: [from, to). */
 export interface Window {
@@ -76,8 +76,7 @@ export function makePerformanceService(deps: { store: TracesStore; index: Pick<T
     return each.flat().sort((a, b) => a.start - b.start);
   }
   async function summedSlices(project: number, r: BucketRange, read: BucketRead): Promise<Slice[]> {
-    const length = r.period === 'day' ? DAY_MS : HOUR_MS;
-    return (await store.bucketsIn(r.period, project, r.from, r.to, read)).map((d) => ({ start: timeOfKey(d._id), length, b: d.b }));
+    return (await store.bucketsIn(r.period, project, r.from, r.to, read)).map((d) => ({ start: timeOfKey(d._id), length: PERIOD_MS[r.period], b: d.b }));
   }
   async function minuteSlices(project: number, r: BucketRange, read: BucketRead): Promise<Slice[]> {
     const [minutes, parts] = await Promise.all([store.bucketsIn('minute', project, r.from, r.to, read), store.partsIn(project, r.from, r.to, read)]);

@@ -18,7 +18,7 @@
  */
 import zlib from 'node:zlib';
 import { Binary, type Db } from 'mongodb';
-import type { Bucket, GroupParts, SpanParts } from '../domain/perf-buckets.ts';
+import { DAY_MS, HOUR_MS, MINUTE_MS, type Bucket, type GroupParts, type SpanParts } from '../domain/perf-buckets.ts';
 import type { LogRecord } from '../domain/logs.ts';
 import type { TransactionRecord } from '../domain/transactions.ts';
 import { makeBacklog } from './backlog.ts';
@@ -122,9 +122,9 @@ export const unpack = <T>(b: Binary): T => JSON.parse(zlib.inflateRawSync(b.buff
 /** Names a process remembers having written; past this it forgets them all and learns them again. */
 const NAMES_REMEMBERED = 100_000;
 
-export { DAY_MS, HOUR_MS, MINUTE_MS } from '../domain/perf-buckets.ts';
+export { DAY_MS, HOUR_MS, MINUTE_MS };
 export type Period = 'minute' | 'hour' | 'day';
-const PERIOD_MS: Record<Period, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
+export const PERIOD_MS: Record<Period, number> = { minute: MINUTE_MS, hour: HOUR_MS, day: DAY_MS };
 /** Most buckets read by their ids in one read (FerretDB's patched `$in` takes up to 1,000). */
 const BY_IDS_MAX = 1000;
 const COLLECTION: Record<Period, string> = { minute: 'perf_minutes', hour: 'perf_hours', day: 'perf_days' };

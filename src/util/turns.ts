@@ -5,8 +5,8 @@
  * is refused, a health check or a read is answered within one slice of it, and what waits for a turn shows as a
  * delay that admission can see (src/domain/admission.ts), rather than as a thread too busy to read its sockets.
  *
- * Turns go to senders (projects) in rotation, a turn each, so a calm project beside a storm waits for a turn behind
- * what the others have waiting at that moment, a turn each, and not behind the storm's whole queue.
+ * Turns go to senders (projects) in rotation, so a calm project beside a storm waits behind one turn of each other
+ * sender, not behind the storm's whole queue.
  *
  * A slice is about SLICE_MS. Short slices keep the loop turning often, and that is how fast new connections come
  * in: Node 20's libuv accepts one connection per turn of the loop (libuv#3696). Longer slices when the loop is busy

@@ -17,7 +17,7 @@ import type { KeyResolver } from '../key-resolver.ts';
 import type { QuotaService } from '../../services/quota.service.ts';
 import type { ProjectDoc } from '../../store/projects.store.ts';
 import type { Turns } from '../../util/turns.ts';
-import { ingestKey, ingestRoute, type IngestRoute } from '../admission-gate.ts';
+import { ingestKey, ingestRoute, senderOf, type IngestRoute } from '../admission-gate.ts';
 import type { AppState } from '../state.ts';
 import { CORS_ANSWER_HEADERS } from './cors.middleware.ts';
 
@@ -37,13 +37,11 @@ export function admissionMiddleware(deps: { quota: QuotaService; resolver: KeyRe
   return async (ctx, next) => {
     const route = ingestRoute(ctx.method, ctx.path);
     if (!route) return next();
-    // its work waits for its turn of the thread once its body is read (src/http/body.ts)
-    ctx.state.turn = deps.turns.take;
     try {
       const key = ingestKey(route, ctx);
       const project = key ? (await deps.resolver.resolve(key).catch(() => null))?.project : undefined;
-      // turns go to senders in rotation, as admission tells them apart (src/http/admission-gate.ts)
-      const sender = project?._id ?? key ?? '';
+      // its work waits for its turn of the thread once its body is read (src/http/body.ts), senders in rotation
+      const sender = senderOf(project?._id, key);
       ctx.state.turn = () => deps.turns.take(sender);
       if (project && route.category) refuseIfOver(project, route, route.category, ctx);
       // What the native route and an envelope carry is known from the body alone. When its error events would be
