@@ -1,5 +1,5 @@
 /**
- * npm run bench:backup -- [--sessions 1000000] [--events 200000] [--seconds 20]
+ * npm run bench:backup -- [--sessions 1000000] [--events 200000] [--seconds 20] [--restore false]
  *
  * Backups and restores at size (issue 71), on a stack of its own (embedded FerretDB and Redis, one API, one
  * worker): `--sessions` sessions (100 a batch) and `--events` events (one in five a ~3.5 KB error event, the others
@@ -8,7 +8,8 @@
  * 1. ingestion alone for `--seconds` (events at 200/s, sessions at 1,000/s): each stream's p99 (the baseline);
  * 2. the same load again while `lookout admin backup` runs, started two seconds in: the p99 of the requests sent
  *    while it ran, the backup's time, and its rate over the database's size;
- * 3. `lookout admin restore` of the file into an empty database on the same stores: its time.
+ * 3. `lookout admin restore` of the file into an empty database on the same stores: its time (`--restore false`:
+ *    none, when tuning the backup).
  *
  * Printed beside the data folder's size (FerretDB's SQLite files) and the backup file's. Targets (issue 71): the
  * backup reads at least 20 MB/s of stored data, ingestion p99 while it runs within 1.5× of the baseline, the file at
@@ -23,7 +24,8 @@ import { fileURLToPath } from 'node:url';
 import { eventStream, openLoop, sessionStreams } from './load.ts';
 import { BENCH_INSTANCE, hostUse, hostUseWords, hostWorkMs, openBench, report, round, waitFor } from './lib.ts';
 
-const { values } = parseArgs({ options: { sessions: { type: 'string' }, events: { type: 'string' }, seconds: { type: 'string' } }, strict: true });
+const { values } = parseArgs({ options: { sessions: { type: 'string' }, events: { type: 'string' }, seconds: { type: 'string' }, restore: { type: 'string' } }, strict: true });
+const RESTORE = values.restore !== 'false';
 const SESSIONS = Number(values.sessions ?? 1_000_000);
 const EVENTS = Number(values.events ?? 200_000);
 const SECONDS = Number(values.seconds ?? 20);
@@ -64,16 +66,24 @@ function folderBytes(folder: string): number {
   return bytes;
 }
 
-/** p99 of the traced requests of `load` due within [from, to] (epoch ms). */
-function p99Within(trace: string, load: string, from: number, to: number): { p99_ms: number; requests: number } {
-  const ms = fs
+/** Latencies (ms) of the traced requests of `load` due within [from, to] (epoch ms), sorted. */
+function tracedWithin(trace: string, load: string, from: number, to: number): number[] {
+  return fs
     .readFileSync(trace, 'utf8')
     .split('\n')
     .map((l) => l.split(','))
     .filter((f) => f[0] === load && Number(f[2]) >= from && Number(f[2]) <= to)
     .map((f) => Number(f[3]))
     .sort((a, b) => a - b);
-  return { p99_ms: round(ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.99))] ?? 0), requests: ms.length };
+}
+
+const p99Of = (ms: number[]) => round(ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.99))] ?? 0);
+
+function p99Within(trace: string, load: string, from: number, to: number): { p99_ms: number; requests: number; by_second: number[] } {
+  const ms = tracedWithin(trace, load, from, to);
+  const bySecond = [];
+  for (let at = from; at < to; at += 1000) bySecond.push(p99Of(tracedWithin(trace, load, at, Math.min(to, at + 999))));
+  return { p99_ms: p99Of(ms), requests: ms.length, by_second: bySecond };
 }
 
 try {
@@ -101,10 +111,14 @@ try {
   const fileBytes = fs.statSync(file).size;
   const whileBackup = { events: p99Within(trace, 'events', began, ended), sessions: p99Within(trace, 'sessions', began, ended) };
 
-  log('restore into an empty database');
-  const target = { ...stack.env, MONGODB_DB: 'lookout_restored', QUEUE_PREFIX: 'restored' };
-  const restored = await cli(['admin', 'restore', '--in', file], target);
-  if (restored.code !== 0) throw new Error(`restore failed: ${restored.stderr}`);
+  let restored = { ms: NaN };
+  if (RESTORE) {
+    log('restore into an empty database');
+    const target = { ...stack.env, MONGODB_DB: 'lookout_restored', QUEUE_PREFIX: 'restored' };
+    const made = await cli(['admin', 'restore', '--in', file], target);
+    if (made.code !== 0) throw new Error(`restore failed: ${made.stderr}`);
+    restored = made;
+  }
 
   const mb = (b: number) => round(b / 1024 / 1024, 1);
   const backupS = (ended - began) / 1000;
@@ -114,8 +128,9 @@ try {
     ['backup', `${round(backupS, 1)} s, ${round(dataBytes / 1024 / 1024 / backupS, 1)} MB/s of stored data (target ≥ 20)`],
     ['backup file', `${mb(fileBytes)} MB, ${round((100 * fileBytes) / dataBytes, 1)}% of the data folder (target ≤ 50%)`],
     ['events p99', `${baseline.events.p99_ms} ms alone → ${whileBackup.events.p99_ms} ms during the backup (${whileBackup.events.requests} requests; target ≤ 1.5×)`],
+    ['… each second', `${whileBackup.events.by_second.join(', ')} ms`],
     ['session batches p99', `${baseline.sessions.p99_ms} ms alone → ${whileBackup.sessions.p99_ms} ms during the backup (${whileBackup.sessions.requests} requests; target ≤ 1.5×)`],
-    ['restore', `${round(restored.ms / 1000, 1)} s (checked whole, written, recounted)`],
+    ['restore', RESTORE ? `${round(restored.ms / 1000, 1)} s (checked whole, written, recounted)` : 'not run (--restore false)'],
   ];
   report('bench:backup', { host_work_ms: workMs, data_bytes: dataBytes, file_bytes: fileBytes, backup_s: backupS, restore_s: restored.ms / 1000, baseline, while_backup: whileBackup, manifest: JSON.parse(made.stdout) }, rows);
 } finally {

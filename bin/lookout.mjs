@@ -3,6 +3,19 @@
 // server (dist/server/lookout.mjs, scripts/build-server.mjs) where no sources ship, as in the image. `npm start`
 // builds and runs the compiled server itself (scripts/bootstrap.mjs).
 import fs from 'node:fs';
+import os from 'node:os';
+
+// `lookout admin backup` runs on the CPU Lookout's own processes leave, its start included: every thread of this
+// process at the lowest priority (Linux sets it per thread; the ones started later inherit it).
+if (process.argv[2] === 'admin' && process.argv[3] === 'backup') {
+  for (const task of fs.existsSync('/proc/self/task') ? fs.readdirSync('/proc/self/task') : [String(process.pid)]) {
+    try {
+      os.setPriority(Number(task), 19);
+    } catch {
+      /* a thread gone since, or a system without per-thread priorities */
+    }
+  }
+}
 
 const sources = new URL('../src/cli/main.ts', import.meta.url);
 if (fs.existsSync(sources)) {

@@ -36,7 +36,7 @@ it('keeps the newest BACKUP_KEEP backups, each read back whole', async () => {
   expect(made.map((m) => path.basename(m.file))).toEqual(['lookout-20261130T000000Z.backup', 'lookout-20261130T010000Z.backup', 'lookout-20261130T020000Z.backup']);
   expect(made[2]!.deleted).toEqual(['lookout-20261130T000000Z.backup']);
   expect(fs.readdirSync(path.join(dir, 'kept')).sort()).toEqual(['lookout-20261130T010000Z.backup', 'lookout-20261130T020000Z.backup']);
-  expect((await verifyBackup(made[2]!.file)).collections.orgs).toBe(1);
+  expect((await verifyBackup(made[2]!.file, ctx.runtime.config.cacheDir)).collections.orgs).toBe(1);
 });
 
 it('a backup that fails leaves no file and notifies the channels listening for backup.failed', { timeout: 60_000 }, async () => {

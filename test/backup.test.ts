@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { browserEvent, uploadBrowserBundle } from '../bench/sourcemaps.ts';
+import { backup, backupDepsOf, restore } from '../src/backup/backup.ts';
 import { payloadOf } from '../src/store/events.store.ts';
 import { startWorkers } from '../workers/main.ts';
 import { boundProject, call, drained, eventId, rollupsAndRecount, startTestContext, testEnv, type TestContext } from './helpers/context.ts';
@@ -109,7 +110,9 @@ describe('backup and restore: the drill', () => {
     await sending;
     expect(made.stderr).toBe('');
     expect(made.code).toBe(0);
-    const manifest = JSON.parse(made.stdout) as { collections: Record<string, number>; redis_keys: number; bytes: number };
+    const manifest = JSON.parse(made.stdout) as { collections: Record<string, number>; redis_keys: number; bytes: number; snapshot?: unknown };
+    // on the embedded store, a copy of its SQLite file
+    if (a.runtime.mongo.profile.singleWriter) expect(manifest.snapshot).toMatchObject({ store: 'ferretdb-sqlite' });
     expect(manifest.collections.events).toBeGreaterThanOrEqual(before.length);
     expect(manifest.redis_keys).toBeGreaterThan(0);
     expect(fs.existsSync(`${out}.partial`)).toBe(false);
@@ -173,5 +176,34 @@ describe('backup and restore: the drill', () => {
     // the token and the member's password work
     const projects = await fetch(`${b.api}/api/0/organizations/`, { headers: { authorization: `Bearer ${token}` } });
     expect(projects.status).toBe(200);
+  });
+
+  it("reads the same through the driver (as from MongoDB) as from the embedded store's copy", { timeout: 120_000 }, async () => {
+    const a = await stack();
+    const p = await boundProject(a);
+    for (let i = 0; i < 20; i++) expect((await p.send(errorEvent(i))).status).toBe(202);
+    for (let i = 0; i < 10; i++) await call(a, 'POST', '/api/v1/sessions', { key: p.publicKey, body: { sid: `same-${i}`, release: '1.0.0', status: 'ok', started: new Date().toISOString() } });
+    await drained(a);
+    const deps = backupDepsOf(a.runtime);
+    if (a.runtime.mongo.profile.singleWriter) expect(deps.sqliteFile).toMatch(/\.sqlite$/);
+    const [copied, read] = [path.join(dir, 'copied.lookout-backup'), path.join(dir, 'read.lookout-backup')];
+    const viaCopy = await backup(deps, copied, { withoutEvents: false });
+    const viaDriver = await backup({ ...deps, sqliteFile: null }, read, { withoutEvents: false });
+    expect(viaDriver.snapshot).toBeUndefined();
+    expect(viaCopy.collections).toEqual(viaDriver.collections);
+    // each restored into a store of its own: the same documents
+    const restored = [];
+    for (const file of [copied, read]) {
+      const env = testEnv();
+      const t = await startTestContext({ MONGODB_DB: env.MONGODB_DB!, QUEUE_PREFIX: env.QUEUE_PREFIX! });
+      closing.push(() => t.close());
+      const rt = t.runtime;
+      await restore({ db: rt.mongo.db, redis: rt.redis, prefix: rt.config.queuePrefix, log: rt.log, cacheDir: rt.config.cacheDir, rebuild: (project) => rt.keeper.rebuild(project, new Date()) }, file, { replace: false });
+      const contents: Record<string, string[]> = {};
+      for (const name of Object.keys(viaDriver.collections).sort()) contents[name] = (await rt.mongo.db.collection(name).find({}).toArray()).map((d) => JSON.stringify(d)).sort();
+      restored.push(contents);
+    }
+    expect(Object.keys(restored[0]!)).toEqual(Object.keys(restored[1]!));
+    for (const name of Object.keys(restored[0]!)) expect([name, restored[0]![name]]).toEqual([name, restored[1]![name]]);
   });
 });

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -5,6 +6,10 @@ import { BSON, Binary, Long } from 'mongodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bodyOf, checkSum, openBackupWriter, readRecords, type Manifest } from './backup-file.ts';
 import { readingOrder, verifyBackup } from './backup.ts';
+import { rootPath } from '../util/paths.ts';
+
+/** only a file holding the embedded store's copy needs the FerretDB binary built there */
+const CACHE_DIR = rootPath('.cache');
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-backup-file-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -62,6 +67,25 @@ describe('the backup file', () => {
   });
 });
 
+/** `file` rewritten as format `format` wrote it: its first line's number changed, its checksum made again. */
+function asFormat(file: string, format: number): string {
+  const bytes = fs.readFileSync(file);
+  const head = Buffer.from(`LOOKOUT-BACKUP ${format}\n`);
+  const body = Buffer.concat([head, bytes.subarray(head.length, bytes.length - 'LOOKOUT-SHA256 '.length - 65)]);
+  const out = `${file}.format-${format}`;
+  fs.writeFileSync(out, Buffer.concat([body, Buffer.from(`LOOKOUT-SHA256 ${crypto.createHash('sha256').update(body).digest('hex')}\n`)]));
+  return out;
+}
+
+describe('formats', () => {
+  it('reads a file of format 1 (before the embedded store was copied whole) and refuses one of a later format', async () => {
+    const { file } = await written('formats');
+    expect(fs.readFileSync(file).subarray(0, 17).toString()).toBe('LOOKOUT-BACKUP 2\n');
+    expect((await verifyBackup(asFormat(file, 1), CACHE_DIR)).collections).toEqual({ events: 2 });
+    await expect(checkSum(asFormat(file, 3))).rejects.toThrow(/a backup of another format \(LOOKOUT-BACKUP 3\); this Lookout reads formats 1 and 2/);
+  });
+});
+
 describe('the order collections are read in', () => {
   it.each([
     [['events', 'counters', 'issues', 'event_backlog', 'orgs'], ['event_backlog', 'issues', 'events', 'orgs', 'counters']],
@@ -79,6 +103,6 @@ describe('a backup a newer Lookout made', () => {
     await w.collection('migrations');
     await w.document(Buffer.from(BSON.serialize({ _id: '999-from-the-future', ran_at: new Date() })));
     await w.finish({ ...manifest, lookout_version: '9.0.0', collections: { migrations: 1 }, redis_keys: 0 });
-    await expect(verifyBackup(file)).rejects.toThrow(/made by a newer Lookout \(9\.0\.0; its store has migration 999-from-the-future\)/);
+    await expect(verifyBackup(file, CACHE_DIR)).rejects.toThrow(/made by a newer Lookout \(9\.0\.0; its store has migration 999-from-the-future\)/);
   });
 });

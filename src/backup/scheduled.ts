@@ -17,6 +17,8 @@ export const scheduledName = (at: Date) => `lookout-${at.toISOString().replace(/
 export interface ScheduledDeps {
   dir: string;
   keep: number;
+  /** where the embedded FerretDB's binary is built (it unpacks the embedded store's copies) */
+  cacheDir: string;
   log: Logger;
   backup: (file: string) => Promise<Manifest & { bytes: number }>;
   /** tells the channels listening for `backup.failed` */
@@ -28,7 +30,7 @@ export async function scheduledBackup(deps: ScheduledDeps, now: Date): Promise<{
   try {
     await fs.promises.mkdir(deps.dir, { recursive: true });
     const { bytes } = await deps.backup(file);
-    await verifyBackup(file);
+    await verifyBackup(file, deps.cacheDir);
     const kept = (await fs.promises.readdir(deps.dir)).filter((n) => NAME.test(n)).sort().reverse();
     const deleted = kept.slice(deps.keep);
     for (const name of deleted) await fs.promises.rm(path.join(deps.dir, name), { force: true });

@@ -274,7 +274,7 @@ export function parseAdminCommand(args: string[]): AdminRun {
       const [file, replace] = [need(values, 'in'), values.replace === true];
       return async (rt) => {
         const rebuild = (project: number) => rt.keeper.rebuild(project, new Date());
-        const { manifest, projects } = await restore({ db: rt.mongo.db, redis: rt.redis, prefix: rt.config.queuePrefix, log: rt.log, rebuild }, file, { replace });
+        const { manifest, projects } = await restore({ db: rt.mongo.db, redis: rt.redis, prefix: rt.config.queuePrefix, log: rt.log, cacheDir: rt.config.cacheDir, rebuild }, file, { replace });
         return { restored: file, projects, manifest, next: 'restart Lookout: its processes read keys and settings at start' };
       };
     }

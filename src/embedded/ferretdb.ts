@@ -14,7 +14,7 @@ import { spawnManaged, type ManagedProcess } from './process.ts';
 import { rootPath } from '../util/paths.ts';
 
 const SOURCE_DIR = rootPath('tools', 'ferretdb');
-const SOURCES = ['main.go', 'go.mod', 'go.sum', 'patches.json'];
+const SOURCES = ['main.go', 'snapshot.go', 'go.mod', 'go.sum', 'patches.json'];
 
 function findGo(): string {
   const found = spawnSync('sh', ['-c', 'command -v go'], { encoding: 'utf8' });
@@ -129,4 +129,41 @@ export async function startFerret(opts: {
     logFile: path.join(dir, 'ferretdb.log'),
     timeoutMs: 60_000,
   });
+}
+
+/**
+ * The SQLite file holding database `db` when `mongoUrl` is served by a FerretDB of Lookout's on this machine (found
+ * by the command line it was started with), or null: another server, or one this process cannot see. A backup
+ * copies that file directly (src/backup/snapshot.ts).
+ */
+export function localSqliteFile(mongoUrl: string, db: string): string | null {
+  let port: string;
+  try {
+    const url = new URL(mongoUrl);
+    if (!['127.0.0.1', 'localhost'].includes(url.hostname)) return null;
+    port = url.port || '27017';
+  } catch {
+    return null;
+  }
+  let pids: string[];
+  try {
+    pids = fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return null; // not Linux
+  }
+  for (const pid of pids) {
+    let argv: string[];
+    try {
+      argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue;
+    }
+    if (!path.basename(argv[0] ?? '').startsWith('ferretdb-embedded-')) continue;
+    const arg = (flag: string) => argv[argv.indexOf(flag) + 1] ?? '';
+    if (arg('-listen-addr') !== `127.0.0.1:${port}`) continue;
+    const dir = /^file:(.*?)\/?(\?.*)?$/.exec(arg('-sqlite-url'))?.[1];
+    const file = dir ? path.join(dir, `${db}.sqlite`) : null;
+    return file && fs.existsSync(file) ? file : null;
+  }
+  return null;
 }

@@ -26,7 +26,24 @@ func main() {
 	postgresURL := flag.String("postgresql-url", "", "PostgreSQL URL (postgresql handler)")
 	logLevel := flag.String("log-level", "warn", "debug, info, warn or error")
 	debugAddr := flag.String("debug-addr", "", "address for Go's profiling handlers (/debug/pprof/); off when empty")
+	snapshotFrom := flag.String("snapshot", "", "copy this SQLite database file (to -to) and exit: snapshot.go")
+	snapshotTo := flag.String("to", "", "where -snapshot and -unpack write")
+	unpackFrom := flag.String("unpack", "", "decompress this snapshot (to -to) and exit: snapshot.go")
 	flag.Parse()
+
+	if *snapshotFrom != "" || *unpackFrom != "" {
+		var err error
+		if *snapshotFrom != "" {
+			err = snapshot(*snapshotFrom, *snapshotTo)
+		} else {
+			err = unpack(*unpackFrom, *snapshotTo)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ferretdb: %s\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {

@@ -14,6 +14,7 @@ export function runScheduledBackup(runtime: Runtime, now: Date) {
     {
       dir,
       keep,
+      cacheDir: runtime.config.cacheDir,
       log: runtime.log,
       backup: (file) => backup(backupDepsOf(runtime), file, { withoutEvents: false }),
       async failed(reason, at) {
