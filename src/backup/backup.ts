@@ -107,7 +107,8 @@ export function readingOrder(names: string[]): string[] {
   return [...FIRST.filter((n) => names.includes(n)), ...rest, ...LAST.filter((n) => names.includes(n))];
 }
 
-export async function backup(deps: BackupDeps, file: string, opts: { withoutEvents: boolean }): Promise<Manifest & { bytes: number }> {
+/** The manifest, the file's size, and how long the backup waited for maintenance jobs that move documents. */
+export async function backup(deps: BackupDeps, file: string, opts: { withoutEvents: boolean }): Promise<Manifest & { bytes: number; waited_ms: number }> {
   const started = new Date();
   const key = holdKey(deps.prefix);
   await deps.redis.set(key, started.toISOString(), 'PX', HOLD_MS);
@@ -116,6 +117,7 @@ export async function backup(deps: BackupDeps, file: string, opts: { withoutEven
   const writer = await openBackupWriter(file, { compressed: copied !== null });
   try {
     await deps.maintenanceIdle();
+    const waitedMs = Date.now() - started.getTime();
     let collections: Counts = {};
     let snapshot: Pick<Manifest, 'snapshot' | 'migrations'> = {};
     if (copied) {
@@ -163,8 +165,8 @@ export async function backup(deps: BackupDeps, file: string, opts: { withoutEven
       ...snapshot,
     };
     const { bytes } = await writer.finish(manifest);
-    deps.log.info({ file, bytes, collections: Object.keys(collections).length }, 'backup written');
-    return { ...manifest, bytes };
+    deps.log.info({ file, bytes, collections: Object.keys(collections).length, waited_ms: waitedMs }, 'backup written');
+    return { ...manifest, bytes, waited_ms: waitedMs };
   } catch (err) {
     await writer.abandon();
     throw err;

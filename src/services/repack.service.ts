@@ -56,7 +56,10 @@ export interface RepackOptions {
   budgetMs?: number;
   /** how long a run caught up spreads its work over */
   spreadMs?: number;
-  /** aborts when the worker stops: the run then no longer spreads its work */
+  /**
+   * aborts when the worker stops or a backup begins: the run ends the minute it is in, unspread, and stops there (the
+   * rest stays listed for the next run)
+   */
   signal?: AbortSignal;
 }
 
@@ -83,6 +86,9 @@ async function leasedRun<T>(take: (ms: number) => Promise<Lease | null>, opts: R
   }
 }
 
+/** Asked to stop (the worker stopping, a backup beginning), a run ends with the minute it is in; asked before, after one. */
+const stopped = (opts: Run, done: { minutes: number }) => opts.signal?.aborted === true && done.minutes > 0;
+
 async function repackMinutes(deps: RepackDeps, now: Date, opts: Run) {
   const { attempts, backlog } = deps.stores.events;
   const done = { minutes: 0, groups: 0 };
@@ -102,7 +108,7 @@ async function repackMinutes(deps: RepackDeps, now: Date, opts: Run) {
   for (const project of projects) {
     const list = deps.issuesState.repackList(project._id);
     for (let due = first.get(project._id) ?? null; due; due = await list.due(before)) {
-      if (!caughtUp && Date.now() - started > opts.budgetMs) return done;
+      if ((!caughtUp && Date.now() - started > opts.budgetMs) || stopped(opts, done)) return done;
       const waiting = await backlog.waiting(due.ids);
       done.groups += await attempts.repack(project._id, due.bucket, due.ids.filter((group) => !waiting.has(group)), paced);
       await list.done(due.ids);
@@ -131,7 +137,7 @@ async function deleteParted(deps: SessionRepackDeps, now: Date, opts: Run) {
   const caughtUp = due?.bucket === Math.floor(before / REPACK_BUCKET_MS) - 1;
   const paced = makePace({ spread: caughtUp ? { ms: opts.spreadMs, units: due!.ids.length } : undefined, signal: opts.signal });
   for (; due; due = await list.due(before)) {
-    if (!caughtUp && Date.now() - started > opts.budgetMs) break;
+    if ((!caughtUp && Date.now() - started > opts.budgetMs) || stopped(opts, done)) break;
     const waiting = await sessions.backlog.waiting(due.ids);
     done.batches += await sessions.deleteBatches(due.ids.filter((id) => !waiting.has(id)), paced);
     await list.done(due.ids);
