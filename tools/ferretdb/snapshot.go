@@ -27,6 +27,7 @@ const collectionsTable = "_ferretdb_collections"
 
 func snapshot(from, to string) error {
 	raw := to + ".sqlite"
+	_ = os.Remove(raw) // one a killed backup left: VACUUM INTO writes only into a new file
 	defer os.Remove(raw)
 	db, err := sql.Open("sqlite", "file:"+from+"?mode=rw&_pragma=busy_timeout(10000)")
 	if err != nil {
