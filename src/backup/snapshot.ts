@@ -22,8 +22,8 @@ export type Counts = Record<string, number>;
 
 /**
  * How the copy is run on the CPU ingestion leaves: under SCHED_IDLE (`chrt`), which any other process preempts at
- * once (at nice 19 the kernel's scheduler let it finish its slice first: ingestion's p99 doubled while it ran), or
- * at nice 19 where chrt is missing.
+ * once (at nice 19 ingestion's p99 still doubled in some runs while it ran: docs/decisions.md, "Backups"), or at
+ * nice 19 where chrt is missing. `bin/lookout.mjs` puts the CLI's own backup under the same policy.
  */
 const LOW_PRIORITY = ((): string[] => {
   const found = (name: string) => ['/usr/bin', '/bin'].map((dir) => path.join(dir, name)).find((p) => fs.existsSync(p));
