@@ -45,7 +45,7 @@ import { partsOf } from '../src/state/rebuild.ts';
 import type { Runtime } from '../src/runtime.ts';
 import { exceptionType } from './events.ts';
 import { eventStream, makeProbes, openLoop, PROBE_CHANNELS, PROBE_KIND, sessionStreams, type OpenLoopResult, type Probes, type Stream } from './load.ts';
-import { BENCH_INSTANCE, hostUse, hostUseWords, openBench, report, round, startBareServer, waitFor, type Stack } from './lib.ts';
+import { BENCH_INSTANCE, hostUse, hostUseWords, hostWorkMs, openBench, refusalsByReason, report, round, startBareServer, waitFor, type Stack } from './lib.ts';
 import { uploadBrowserBundle } from './sourcemaps.ts';
 
 const { values } = parseArgs({
@@ -133,6 +133,7 @@ async function sessionsRun(rate: number, singleRate: number) {
     const use = hostUse(env.stack);
     const load = await openLoop(`lookout sessions ${rate}/s`, env.stack.apiUrls, { 'content-type': 'application/json', 'x-service-key': env.project.public_key }, sessionStreams(rate, singleRate), SECONDS, WARMUP_SECONDS, TRACE_FILE);
     const host = use();
+    const refused_by = await refusalsByReason(env.stack.apiUrls[0]!);
     progress('sessions: load over, waiting for the pipeline');
     const settle = await sessionsSettled(env.runtime);
     if (settle === null) await reportFailures(env.runtime, 'sessions');
@@ -140,7 +141,7 @@ async function sessionsRun(rate: number, singleRate: number) {
     const accepted = accepted2xx(load['session batches']!) * 100 + accepted2xx(load['single sessions']!);
     const targets =
       allAccepted(load['session batches']!) && allAccepted(load['single sessions']!) && load['single sessions']!.p99_ms < 50 && load['session batches']!.p99_ms < 200 && settle !== null && settle <= 2 && exact.equal;
-    return { offered_sessions_per_s: rate + singleRate, load, host, settled_seconds_after_last_request: settle, accepted_sessions: accepted, ...exact, targets_met: targets, baseline: await rawBaseline(env.stack, env.runtime, 5) };
+    return { offered_sessions_per_s: rate + singleRate, load, host, refused_by, settled_seconds_after_last_request: settle, accepted_sessions: accepted, ...exact, targets_met: targets, baseline: await rawBaseline(env.stack, env.runtime, 5) };
   } finally {
     await env.close();
   }
@@ -199,6 +200,7 @@ async function eventsRun(rate: number) {
     const use = hostUse(env.stack);
     const load = await openLoop('lookout events', env.stack.apiUrls, { 'content-type': 'application/json', 'x-service-key': env.project.secret_key, 'x-service-instance': BENCH_INSTANCE }, [eventStream(rate, probes, { browser })], SECONDS, WARMUP_SECONDS, TRACE_FILE);
     const host = use();
+    const refused_by = await refusalsByReason(env.stack.apiUrls[0]!);
     progress('events: load over, waiting for the pipeline');
     const settle = await eventsSettled(env.runtime);
     if (settle === null) await reportFailures(env.runtime, 'events');
@@ -209,6 +211,7 @@ async function eventsRun(rate: number) {
     return {
       load,
       host,
+      refused_by,
       settled_seconds_after_last_request: settle,
       issues: { error: issues.filter((i) => i.kind === 'error').length, security: issues.filter((i) => i.kind === 'security').length, error_events_counted: issues.filter((i) => i.kind === 'error').reduce((n, i) => n + i.event_count, 0) },
       notifications,
@@ -247,8 +250,10 @@ async function bareRun(streams: Stream[]) {
 }
 
 const STACK = CLUSTER ? 'Redis Cluster (3 primaries, 3 replicas), 2 API and 2 worker processes' : 'one redis-server, 1 API and 1 worker process';
-const result: Record<string, unknown> = { seconds: SECONDS, stack: STACK };
-const rows: [string, string | number | null][] = [['stack', STACK]];
+const HOST_WORK = hostWorkMs();
+const result: Record<string, unknown> = { seconds: SECONDS, stack: STACK, host_work_ms: HOST_WORK };
+const rows: [string, string | number | null][] = [['stack', STACK], ['host work baseline (ms)', HOST_WORK]];
+const refusals = (by: Record<string, number>) => Object.entries(by).map(([reason, n]) => `${reason} ${n}`).join(', ') || 'none';
 const line = (name: string, r: OpenLoopResult) =>
   rows.push([
     name,
@@ -265,6 +270,7 @@ if (SCENARIO === 'sessions' || SCENARIO === 'all') {
   line('lookout: session batches', run.load['session batches']!);
   line('lookout: single sessions', run.load['single sessions']!);
   rows.push(['host while loaded', hostUseWords(run.host)]);
+  rows.push(['refused, by reason', refusals(run.refused_by)]);
   rows.push(['sessions accepted / in rollups', `${run.accepted_sessions} / ${run.sessions_in_rollups} (rollups equal a recount: ${run.equal})`]);
   rows.push(['sessions settled after last request (s)', run.settled_seconds_after_last_request]);
   rows.push(['raw insertMany + addBulk (sessions/s)', run.baseline.sessions_per_s]);
@@ -277,6 +283,7 @@ if (SCENARIO === 'events' || SCENARIO === 'all') {
   line('bare server: events', bare.events!);
   line('lookout: events', run.load.events!);
   rows.push(['host while loaded', hostUseWords(run.host)]);
+  rows.push(['refused, by reason', refusals(run.refused_by)]);
   rows.push(['events settled after last request (s)', run.settled_seconds_after_last_request]);
   if (run.sourcemaps) {
     const m = run.sourcemaps;
