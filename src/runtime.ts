@@ -136,7 +136,7 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const tracesState = makeTracesState(stateRedis, config.queuePrefix, config.traces);
   /** Every project's id, read at most once a second per process (the rollup and the performance rules go over them). */
   const projectIds = cachedFor(1000, async (_: void) => (await stores.projects.list()).map((p) => p._id));
-  const perfRollup = makePerfRollup({ store: stores.traces, redis: stateRedis, prefix: config.queuePrefix, projectIds: () => projectIds(), log, config });
+  const perfRollup = makePerfRollup({ store: stores.traces, redis: stateRedis, prefix: config.queuePrefix, projectIds: () => projectIds(), changed: tracesState.bucketsChanged, log, config });
   const performance = makePerformanceService({ store: stores.traces, index: tracesState, apdexMs: config.traces.apdexMs, sampleDays: config.traces.sampleDays });
   const sentryApi = makeSentryApiService({ stores, issues, releases, publicUrl: config.publicUrl });
   const sentry = makeSentryService({ events, sessions, feedback, checkIns, traces, attachments: stores.attachments, stats: ingestStats });

@@ -108,3 +108,35 @@ it('a job delivered again after its groups were applied and merged counts nothin
   const [row] = await ctx.runtime.performance.groups(P, { from: end - 3600_000, to: Date.now() + 1 });
   expect(row).toMatchObject({ name: 'GET /again', count: 3 });
 });
+
+it('a reader keeps settled buckets and reads them again once a late part or retention changes one', async () => {
+  const store = ctx.runtime.stores.traces;
+  const { perfRollup, performance } = ctx.runtime;
+  const Q = Number((await makeProject(ctx)).project.id);
+  const latePart = (minute: number, group: string, n: number) => ({ _id: `${timeKey(Q, minute)}:${group}`, b: counts(n) });
+  const read = async () => sumBuckets((await performance.slices(Q, { from: Date.now() - HOUR_MS, to: Date.now() })).map((s) => s.b));
+  const m1 = Math.floor(Date.now() / MINUTE_MS) * MINUTE_MS - 30 * MINUTE_MS;
+  const m2 = m1 - 10 * MINUTE_MS;
+  await store.writeParts([latePart(m1, 'g1', 5)]);
+  await perfRollup.pass(new Date());
+  expect(await read()).toEqual(counts(5));
+
+  // changed behind the reader's back (no writer does this): the reader answers what it kept
+  await store.saveBucket('minute', { _id: timeKey(Q, m1), b: counts(7) });
+  expect(await read()).toEqual(counts(5));
+  // a late part rewrites the settled minute: the pass raises the generation and the reader reads it again
+  await store.writeParts([latePart(m1, 'g2', 1)]);
+  await perfRollup.pass(new Date());
+  expect(await read()).toEqual(counts(8));
+  // a settled minute that held nothing when it was read, then a late part for it
+  await store.writeParts([latePart(m2, 'g3', 2)]);
+  await perfRollup.pass(new Date());
+  expect(await read()).toEqual(counts(10));
+
+  // retention forgets the minutes (a clock two weeks ahead): so does the reader
+  const before = await ctx.runtime.tracesState.bucketsGeneration(Q);
+  await new Promise((resolve) => setTimeout(resolve, 1100)); // the process' list of projects, read once a second
+  await perfRollup.expire(new Date(Date.now() + 15 * DAY_MS));
+  expect(await ctx.runtime.tracesState.bucketsGeneration(Q)).not.toBe(before);
+  expect(await read()).toEqual({});
+});

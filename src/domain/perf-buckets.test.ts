@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { prng } from '../../test/helpers/prng.ts';
-import { addTransaction, DAY_MS, groupKeyOf, groupPartsOf, HOUR_MS, mergeBuckets, MINUTE_MS, N_PLUS_ONE, OTHER_SPANS, SPAN_GROUPS_MAX, sumBuckets, windowReads, type Bucket, type BucketRange } from './perf-buckets.ts';
+import { addTransaction, DAY_MS, groupKeyOf, groupPartsOf, HOUR_MS, mergeBuckets, MINUTE_MS, N_PLUS_ONE, OTHER_SPANS, SPAN_GROUPS_MAX, NOTED_AFTER_MS, rewriteNoted, SETTLED_MS, splitSettled, sumBuckets, windowReads, type Bucket, type BucketRange } from './perf-buckets.ts';
 import { histogramCount, quantile } from './perf-math.ts';
 import type { SpanRecord, TransactionRecord } from './transactions.ts';
 
@@ -142,5 +142,45 @@ describe('the reads that cover a window', () => {
       });
       expect(sorted.at(-1)!.to).toBe(to);
     }
+  });
+});
+
+describe('what a reader keeps between reads', () => {
+  const H = HOUR_MS;
+  const M = MINUTE_MS;
+  const now = 100 * H + 37 * M + 12_000;
+  it.each<[string, BucketRange, { settled: BucketRange | null; fresh: BucketRange | null }]>([
+    ['minutes of the last hour: those that ended ten minutes ago kept', { period: 'minute', from: 99 * H + 40 * M, to: now }, { settled: { period: 'minute', from: 99 * H + 40 * M, to: 100 * H + 27 * M }, fresh: { period: 'minute', from: 100 * H + 27 * M, to: now } }],
+    ['a window starting inside a minute keeps from the minute after', { period: 'minute', from: 99 * H + 40 * M + 5, to: 99 * H + 50 * M }, { settled: { period: 'minute', from: 99 * H + 40 * M + 5, to: 99 * H + 50 * M }, fresh: null }],
+    ['the last ten minutes: nothing kept', { period: 'minute', from: 100 * H + 28 * M, to: now }, { settled: null, fresh: { period: 'minute', from: 100 * H + 28 * M, to: now } }],
+    ['summed hours are all settled', { period: 'hour', from: 90 * H, to: 100 * H }, { settled: { period: 'hour', from: 90 * H, to: 100 * H }, fresh: null }],
+    ['an hour that ended five minutes ago is not', { period: 'hour', from: 90 * H, to: 101 * H }, { settled: { period: 'hour', from: 90 * H, to: 100 * H }, fresh: { period: 'hour', from: 100 * H, to: 101 * H } }],
+  ])('%s', (_, r, split) => {
+    expect(splitSettled(r, r.period === 'hour' ? H : M, now)).toEqual(split);
+  });
+
+  it('keeps only buckets that ended SETTLED_MS ago, each on one side once', () => {
+    const rand = prng(69);
+    for (let i = 0; i < 2000; i++) {
+      const length = [M, H, DAY_MS][Math.floor(rand() * 3)]!;
+      const from = Math.floor(rand() * 1e6) * 1000;
+      const r: BucketRange = { period: 'minute', from, to: from + 1 + Math.floor(rand() * 10 * length) };
+      const at = from + Math.floor(rand() * 12 * length);
+      const { settled, fresh } = splitSettled(r, length, at);
+      const starts = (x: BucketRange | null) => {
+        const out: number[] = [];
+        for (let t = x ? Math.ceil(x.from / length) * length : 0; x && t < x.to; t += length) out.push(t);
+        return out;
+      };
+      for (const t of starts(settled)) expect(t + length).toBeLessThanOrEqual(at - SETTLED_MS);
+      expect([...starts(settled), ...starts(fresh)]).toEqual(starts(r));
+    }
+  });
+
+  it('a writer raises the generation for what a reader with a clock up to eight minutes ahead may keep', () => {
+    const end = 50 * H;
+    expect(rewriteNoted(end, end + NOTED_AFTER_MS)).toBe(true);
+    expect(rewriteNoted(end, end + NOTED_AFTER_MS - 1)).toBe(false);
+    expect(SETTLED_MS - NOTED_AFTER_MS).toBe(8 * M);
   });
 });

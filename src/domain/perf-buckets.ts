@@ -48,6 +48,29 @@ export function windowReads(w: { from: number; to: number }, hoursRolled: number
   return out;
 }
 
+/**
+ * Which buckets a reader keeps between reads: those that ended SETTLED_MS or more before its clock. Such a bucket
+ * changes only when a transaction arrives late for it (an SDK sending hours later, a backlog applied after the
+ * workers were down) or when retention forgets it, and whoever rewrites or forgets a bucket that ended
+ * NOTED_AFTER_MS before its own clock raises the project's generation, under which readers keep what they read. The
+ * gap between the two lets the reader's and the writer's clocks differ by eight minutes.
+ */
+export const SETTLED_MS = 10 * MINUTE_MS;
+export const NOTED_AFTER_MS = 2 * MINUTE_MS;
+
+/** Whether a writer at `now` that rewrites a bucket ending at `end` must raise the project's generation. */
+export const rewriteNoted = (end: number, now: number) => end <= now - NOTED_AFTER_MS;
+
+/**
+ * A range split at what a reader at `now` may keep: the buckets that ended SETTLED_MS before it (kept between reads),
+ * and the rest (read each time, the minutes with their unmerged parts). A bucket of `length` starting at t covers
+ * [t, t + length); the range's buckets are those starting in [ceil(from), to).
+ */
+export function splitSettled(r: BucketRange, length: number, now: number): { settled: BucketRange | null; fresh: BucketRange | null } {
+  const cut = Math.max(r.from, Math.min(r.to, Math.floor((now - SETTLED_MS) / length) * length));
+  return { settled: cut > r.from ? { ...r, to: cut } : null, fresh: cut < r.to ? { ...r, from: cut } : null };
+}
+
 export interface GroupParts {
   environment: string;
   release: string | null;

@@ -7,12 +7,14 @@
  * again). A minute's write lists the parts it merged (`merged`); they are deleted after it, and a merge that was cut
  * off between the two finds them listed and deletes them without counting them again. An hour or a day is
  * recomputed whole from what it sums, so writing it twice changes nothing; a part that arrives for an hour already
- * summed has that hour (and its day) summed again.
+ * summed has that hour (and its day) summed again. A pass that rewrote a settled bucket (src/domain/perf-buckets.ts,
+ * `rewriteNoted`), and retention when it forgets some, raise the project's generation after the writes, so readers
+ * keeping settled buckets read them again.
  *
  * Retention (the hourly maintenance job): minutes after MINUTE_DAYS (two weeks), hours and days after
  * PERF_RETENTION_DAYS, samples after TRACE_SAMPLE_RETENTION_DAYS, log lines after LOG_RETENTION_DAYS.
  */
-import { mergeBuckets, sumBuckets } from '../domain/perf-buckets.ts';
+import { MINUTE_MS, mergeBuckets, rewriteNoted, sumBuckets } from '../domain/perf-buckets.ts';
 import type { Logger } from '../log.ts';
 import type { RedisClient } from '../redis/connect.ts';
 import { takeLease } from '../state/lease.ts';
@@ -31,17 +33,30 @@ const LEASE_MS = 60_000;
 /** Periods summed in one pass at most. */
 const ROLL_PER_PASS = 48;
 
-export function makePerfRollup(deps: { store: TracesStore; redis: RedisClient; prefix: string; projectIds: () => Promise<number[]>; log: Logger; config: Pick<Config, 'traces'> }) {
+export function makePerfRollup(deps: {
+  store: TracesStore;
+  redis: RedisClient;
+  prefix: string;
+  projectIds: () => Promise<number[]>;
+  /** raises the generation of these projects' settled buckets (readers keep them under it) */
+  changed: (projects: Iterable<number>) => Promise<void>;
+  log: Logger;
+  config: Pick<Config, 'traces'>;
+}) {
   const { store, log } = deps;
   const leaseKey = `${deps.prefix.replace(/[{}]/g, '')}:perf-rollup`;
 
-  /** Merges ready parts into their minutes; answers the hours touched that were already summed. */
-  async function mergeParts(rolledHours: number): Promise<{ merged: number; resum: Map<number, Set<number>> }> {
+  /**
+   * Merges ready parts into their minutes; answers the hours touched that were already summed, and the projects
+   * with a settled minute rewritten (a part that came late).
+   */
+  async function mergeParts(rolledHours: number, now: number): Promise<{ merged: number; resum: Map<number, Set<number>>; noted: Set<number> }> {
     const pending = await store.pendingParts(PASS_PARTS);
     const groupOf = (id: string) => id.split(':')[2]!;
     const unapplied = new Set((await store.ofGroupIds([...new Set(pending.map((p) => groupOf(p._id)))])).map(String));
     const ready = pending.filter((p) => !unapplied.has(groupOf(p._id)));
     const resum = new Map<number, Set<number>>();
+    const noted = new Set<number>();
     for (const [minuteId, parts] of groupBy(ready, (p) => p._id.split(':').slice(0, 2).join(':'))) {
       const existing = await store.bucket('minute', minuteId);
       const before = new Set(existing?.merged ?? []);
@@ -52,13 +67,12 @@ export function makePerfRollup(deps: { store: TracesStore; redis: RedisClient; p
       const merged = fresh.map((p) => p._id);
       await store.saveBucket('minute', { _id: minuteId, b, merged });
       await store.deleteParts(merged);
+      const project = Number(minuteId.split(':')[0]);
+      if (rewriteNoted(timeOfKey(minuteId) + MINUTE_MS, now)) noted.add(project);
       const hour = Math.floor(timeOfKey(minuteId) / HOUR_MS) * HOUR_MS;
-      if (hour + HOUR_MS <= rolledHours) {
-        const project = Number(minuteId.split(':')[0]);
-        (resum.get(project) ?? resum.set(project, new Set()).get(project)!).add(hour);
-      }
+      if (hour + HOUR_MS <= rolledHours) (resum.get(project) ?? resum.set(project, new Set()).get(project)!).add(hour);
     }
-    return { merged: ready.length, resum };
+    return { merged: ready.length, resum, noted };
   }
 
   /** Sums a project's hour (or day) from its minutes (or hours); an empty one is not written. */
@@ -92,7 +106,7 @@ export function makePerfRollup(deps: { store: TracesStore; redis: RedisClient; p
     const lease = await takeLease(deps.redis, leaseKey, LEASE_MS);
     if (!lease) return;
     try {
-      const { resum } = await mergeParts(await store.rolledUntil('hour'));
+      const { resum, noted } = await mergeParts(await store.rolledUntil('hour'), now.getTime());
       for (const [project, hours] of resum) {
         const days = new Set<number>();
         for (const hour of hours) {
@@ -101,7 +115,10 @@ export function makePerfRollup(deps: { store: TracesStore; redis: RedisClient; p
         }
         const daysRolled = await store.rolledUntil('day');
         for (const day of days) if (day + DAY_MS <= daysRolled) await sum('day', project, day);
+        noted.add(project);
       }
+      // after the writes: a reader that kept the old bucket under the old generation reads it again
+      await deps.changed(noted);
       const hours = await roll('hour', now.getTime() - SETTLE_MS);
       await roll('day', hours);
     } finally {
@@ -122,14 +139,22 @@ export function makePerfRollup(deps: { store: TracesStore; redis: RedisClient; p
       const { traces } = deps.config;
       const t = now.getTime();
       const out = { perf_minutes: 0, perf_hours: 0, perf_days: 0, log_chunks: 0, trace_errors: 0, trace_samples: 0 };
+      const forgot = new Set<number>();
       for (const project of await deps.projectIds()) {
-        out.perf_minutes += await store.forgetBuckets('minute', project, t - MINUTE_DAYS * DAY_MS);
-        out.perf_hours += await store.forgetBuckets('hour', project, t - traces.aggregateDays * DAY_MS);
-        out.perf_days += await store.forgetBuckets('day', project, t - traces.aggregateDays * DAY_MS);
+        const buckets = [
+          await store.forgetBuckets('minute', project, t - MINUTE_DAYS * DAY_MS),
+          await store.forgetBuckets('hour', project, t - traces.aggregateDays * DAY_MS),
+          await store.forgetBuckets('day', project, t - traces.aggregateDays * DAY_MS),
+        ];
+        out.perf_minutes += buckets[0]!;
+        out.perf_hours += buckets[1]!;
+        out.perf_days += buckets[2]!;
+        if (buckets.some((n) => n > 0)) forgot.add(project);
         out.log_chunks += await store.forgetLogs(project, t - traces.logDays * DAY_MS);
         out.trace_errors += await store.forgetTraceErrors(project, t - traces.sampleDays * DAY_MS);
       }
       out.trace_samples = await store.forgetSamples(new Date(t - traces.sampleDays * DAY_MS));
+      await deps.changed(forgot);
       return out;
     },
   };

@@ -2,11 +2,14 @@
  * Reading traces and logs (issue 69): the Performance list, a transaction group's page, web vitals per page, one
  * trace joined across its transactions, errors and log lines, and the log search. Every figure of a window comes
  * from its buckets (src/domain/perf-buckets.ts): whole days and hours where they are summed, minutes (and the
- * parts not merged yet, so a transaction counts within seconds) for the rest.
+ * parts not merged yet, so a transaction counts within seconds) for the rest; the settled ones as this process
+ * kept them (src/services/perf-bucket-cache.ts).
  */
 import { apdex, bucketHigh, quantile, VITAL_NAMES, vitalP75, type Histogram, type Vital } from '../domain/perf-math.ts';
-import { emptyCounts, groupKeyOf, mergeCounts, windowReads, type Bucket, type BucketRange, type GroupCounts, type GroupParts } from '../domain/perf-buckets.ts';
+import { emptyCounts, groupKeyOf, mergeCounts, splitSettled, windowReads, type Bucket, type BucketRange, type GroupCounts, type GroupParts } from '../domain/perf-buckets.ts';
 import type { LogRecord } from '../domain/logs.ts';
+import { makeBucketCache } from './perf-bucket-cache.ts';
+import { cachedFor } from '../util/cached.ts';
 import type { TransactionRecord } from '../domain/transactions.ts';
 import type { Numbered, TracesState } from '../state/traces.state.ts';
 import { DAY_MS, MINUTE_MS, PERIOD_MS, timeKey, timeOfKey, unpack, type BucketRead, type TracesStore } from '../store/traces.store.ts';
@@ -29,6 +32,8 @@ interface Slice {
   b: Bucket;
 }
 
+/** How long a process goes by how far the hours and days were summed before it asks again. */
+const ROLLED_READ_MS = 10_000;
 /** Points in a sparkline or a chart. */
 const POINTS = 30;
 /** Most log lines one search answers; most chunks it reads. */
@@ -37,8 +42,11 @@ const LOG_CHUNKS_READ = 400;
 /** A window read through the index starts this long after the index began (a line may be filed up to 5 minutes ahead). */
 const INDEX_MARGIN_MS = 10 * MINUTE_MS;
 
-export function makePerformanceService(deps: { store: TracesStore; index: Pick<TracesState, 'counts' | 'samplesOf' | 'indexedSince'>; apdexMs: number; sampleDays: number }) {
+export function makePerformanceService(deps: { store: TracesStore; index: Pick<TracesState, 'counts' | 'samplesOf' | 'indexedSince' | 'bucketsGeneration'>; apdexMs: number; sampleDays: number }) {
   const { store, index } = deps;
+  const kept = makeBucketCache(store);
+  // an older answer only has a window read its last summed hour (or day) as the minutes (or hours) it sums, which stay
+  const rolledUntil = cachedFor(ROLLED_READ_MS, (period: 'hour' | 'day') => store.rolledUntil(period));
 
   /**
    * The ids of the numbered documents (log chunks, trace errors) of the minutes of [from, to), newest minute first and,
@@ -71,9 +79,16 @@ export function makePerformanceService(deps: { store: TracesStore; index: Pick<T
    * once; `spans` whether the span groups are wanted (a group's page) or only the counts (the lists).
    */
   async function slices(project: number, w: Window, read: BucketRead = { spans: false }): Promise<Slice[]> {
-    const [hoursRolled, daysRolled] = await Promise.all([store.rolledUntil('hour'), store.rolledUntil('day')]);
-    const each = await Promise.all(windowReads(w, hoursRolled, daysRolled).map((r) => (r.period === 'minute' ? minuteSlices(project, r, read) : summedSlices(project, r, read))));
-    return each.flat().sort((a, b) => a.start - b.start);
+    const now = Date.now();
+    const [hoursRolled, daysRolled, generation] = await Promise.all([rolledUntil('hour'), rolledUntil('day'), index.bucketsGeneration(project)]);
+    const reads = windowReads(w, hoursRolled, daysRolled).flatMap((r) => {
+      const { settled, fresh } = splitSettled(r, PERIOD_MS[r.period], now);
+      return [...(settled ? [keptSlices(project, settled, read, generation)] : []), ...(fresh ? [r.period === 'minute' ? minuteSlices(project, fresh, read) : summedSlices(project, fresh, read)] : [])];
+    });
+    return (await Promise.all(reads)).flat().sort((a, b) => a.start - b.start);
+  }
+  async function keptSlices(project: number, r: BucketRange, read: BucketRead, generation: string): Promise<Slice[]> {
+    return (await kept.read(r.period, project, r.from, r.to, read, generation)).map((d) => ({ start: timeOfKey(d._id), length: PERIOD_MS[r.period], b: d.b }));
   }
   async function summedSlices(project: number, r: BucketRange, read: BucketRead): Promise<Slice[]> {
     return (await store.bucketsIn(r.period, project, r.from, r.to, read)).map((d) => ({ start: timeOfKey(d._id), length: PERIOD_MS[r.period], b: d.b }));

@@ -11,6 +11,10 @@
  * job run again writes the same ids), and each sample is listed under its trace (`tsx:<day>`, members
  * `<trace>:<span>`, read by lexical range). `tix` says since when the index is whole; what is older (stored before
  * it, or before Redis lost it) is read as before, by range.
+ *
+ * `tgen` counts the rewrites of a project's settled performance buckets, so the API processes may keep them between
+ * reads (src/services/perf-bucket-cache.ts); losing it with Redis costs a stale read until each kept bucket's
+ * minutes run out.
  */
 import type { RedisClient } from '../redis/connect.ts';
 import { defineScripts, projectKeys } from './scripts.ts';
@@ -118,6 +122,16 @@ export function makeTracesState(redis: RedisClient, prefix: string, keep: { logD
     async indexedSince(project: number): Promise<number | null> {
       const since = await redis.get(`${base(project)}tix`);
       return since === null ? null : Number(since);
+    },
+
+    /**
+     * The generation of a project's settled buckets (`tgen`): performance reads keep the settled buckets they read
+     * under it, and it goes up whenever one is rewritten or forgotten (src/domain/perf-buckets.ts, `settled`).
+     */
+    bucketsGeneration: async (project: number): Promise<string> => (await redis.get(`${base(project)}tgen`)) ?? '0',
+    /** Raises the generation of each project's settled buckets, after they were rewritten or forgotten. */
+    async bucketsChanged(projects: Iterable<number>): Promise<void> {
+      await Promise.all([...projects].map((project) => redis.incr(`${base(project)}tgen`)));
     },
 
     /** Which of `names` are admitted, and each candidate's decision, in order. */

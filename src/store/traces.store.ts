@@ -18,6 +18,7 @@
  */
 import zlib from 'node:zlib';
 import { Binary, type Db } from 'mongodb';
+import { LRUCache } from 'lru-cache';
 import { DAY_MS, HOUR_MS, MINUTE_MS, type Bucket, type GroupParts, type SpanParts } from '../domain/perf-buckets.ts';
 import type { LogRecord } from '../domain/logs.ts';
 import type { TransactionRecord } from '../domain/transactions.ts';
@@ -119,14 +120,14 @@ export interface TraceErrorsDoc {
 export const pack = (value: unknown) => new Binary(zlib.deflateRawSync(JSON.stringify(value)));
 export const unpack = <T>(b: Binary): T => JSON.parse(zlib.inflateRawSync(b.buffer).toString('utf8')) as T;
 
-/** Names a process remembers having written; past this it forgets them all and learns them again. */
+/** Names a process remembers having written (past this it forgets them all and learns them again), and having read. */
 const NAMES_REMEMBERED = 100_000;
 
 export { DAY_MS, HOUR_MS, MINUTE_MS };
 export type Period = 'minute' | 'hour' | 'day';
 export const PERIOD_MS: Record<Period, number> = { minute: MINUTE_MS, hour: HOUR_MS, day: DAY_MS };
 /** Most buckets read by their ids in one read (FerretDB's patched `$in` takes up to 1,000). */
-const BY_IDS_MAX = 1000;
+export const BY_IDS_MAX = 1000;
 const COLLECTION: Record<Period, string> = { minute: 'perf_minutes', hour: 'perf_hours', day: 'perf_days' };
 
 /** The `_id` of a project's bucket (or part, chunk) starting at `ms`. */
@@ -142,12 +143,16 @@ export function makeTracesStore(db: Db) {
   /** A project's buckets (or parts) in [from, to), with their span groups or without. */
   const bucketRange = async (coll: import('mongodb').Collection<StoredBucket>, project: number, from: number, to: number, read: BucketRead) =>
     (await coll.find({ _id: { $gte: timeKey(project, from), $lt: timeKey(project, to) } }, read.spans ? {} : { projection: { s: 0 } }).toArray()).map(fromStored);
+  /** The buckets of a period with these ids (BY_IDS_MAX at most), those that exist. */
+  const bucketsByIds = async (period: Period, ids: string[], read: BucketRead = { spans: true }): Promise<BucketDoc[]> =>
+    ids.length === 0 ? [] : (await buckets(period).find({ _id: { $in: ids } }, read.spans ? {} : { projection: { s: 0 } }).toArray()).map(fromStored);
   const names = db.collection<{ _id: string } & Partial<GroupParts & SpanParts>>('perf_names');
   const samples = db.collection<SampleDoc>('trace_samples');
   const logs = db.collection<LogChunkDoc>('log_chunks');
   const errors = db.collection<TraceErrorsDoc>('trace_errors');
   const rollup = db.collection<{ _id: string; until: number }>('perf_rollup');
   /** The names this process has written (or found written), so a job naming known groups writes nothing. */
+  const namesRead = new LRUCache<string, GroupParts & SpanParts>({ max: NAMES_REMEMBERED });
   const namesWritten = new Set<string>();
 
   /** Inserts documents once: one already there (a retried job's) is left as it is. */
@@ -217,10 +222,9 @@ export function makeTracesStore(db: Db) {
       if ((to - first) / length > BY_IDS_MAX) return bucketRange(buckets(period), project, from, to, read);
       const ids: string[] = [];
       for (let t = first; t < to; t += length) ids.push(timeKey(project, t));
-      if (ids.length === 0) return [];
-      const docs = await buckets(period).find({ _id: { $in: ids } }, read.spans ? {} : { projection: { s: 0 } }).toArray();
-      return docs.map(fromStored).sort((a, b) => (a._id < b._id ? -1 : 1));
+      return (await bucketsByIds(period, ids, read)).sort((a, b) => (a._id < b._id ? -1 : 1));
     },
+    bucketsByIds,
     /** Buckets written in bulk, once per `_id` (a restore; the read benchmark's generated month). */
     insertBuckets: (period: Period, docs: BucketDoc[]) => insertOnce(buckets(period), docs.map(toStored)),
     async saveBucket(period: Period, doc: BucketDoc): Promise<void> {
@@ -246,10 +250,22 @@ export function makeTracesStore(db: Db) {
       if (namesWritten.size + docs.length > NAMES_REMEMBERED) namesWritten.clear();
       for (const d of docs) namesWritten.add(d._id);
     },
+    /** The parts of these groups (or span groups) that have them; a name never changes once written, so what was read is kept. */
     async namesOf(project: number, kind: 'g' | 's', keys: string[]): Promise<Map<string, GroupParts & SpanParts>> {
-      if (keys.length === 0) return new Map();
-      const docs = await names.find({ _id: { $in: keys.map((k) => `${project}:${kind}:${k}`) } }).toArray();
-      return new Map(docs.map(({ _id, ...rest }) => [_id.slice(`${project}:${kind}:`.length), rest as GroupParts & SpanParts]));
+      const prefix = `${project}:${kind}:`;
+      const out = new Map<string, GroupParts & SpanParts>();
+      const missing: string[] = [];
+      for (const k of keys) {
+        const known = namesRead.get(prefix + k);
+        if (known) out.set(k, known);
+        else missing.push(prefix + k);
+      }
+      if (missing.length === 0) return out;
+      for (const { _id, ...rest } of await names.find({ _id: { $in: missing } }).toArray()) {
+        namesRead.set(_id, rest as GroupParts & SpanParts);
+        out.set(_id.slice(prefix.length), rest as GroupParts & SpanParts);
+      }
+      return out;
     },
 
     writeSamples: (docs: SampleDoc[]) => insertOnce(samples, docs),
