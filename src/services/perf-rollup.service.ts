@@ -7,7 +7,8 @@
  * again). A minute's write lists the parts it merged (`merged`); they are deleted after it, and a merge that was cut
  * off between the two finds them listed and deletes them without counting them again. An hour or a day is
  * recomputed whole from what it sums, so writing it twice changes nothing; a part that arrives for an hour already
- * summed has that hour (and its day) summed again. A pass that rewrote a settled bucket (src/domain/perf-buckets.ts,
+ * summed has that hour (and its day) summed again, noted in the store before the minute is written so a pass cut
+ * off between the two leaves the note to the next. A pass that rewrote a settled bucket (src/domain/perf-buckets.ts,
  * `rewriteNoted`), and retention when it forgets some, raise the project's generation after the writes, so readers
  * keeping settled buckets read them again.
  *
@@ -47,15 +48,15 @@ export function makePerfRollup(deps: {
   const leaseKey = `${deps.prefix.replace(/[{}]/g, '')}:perf-rollup`;
 
   /**
-   * Merges ready parts into their minutes; answers the hours touched that were already summed, and the projects
-   * with a settled minute rewritten (a part that came late).
+   * Merges ready parts into their minutes; an hour already summed that a minute's write changes is noted to be
+   * summed again before that write (a pass cut off after it finds the note). Answers the projects with a settled
+   * minute rewritten (a part that came late).
    */
-  async function mergeParts(rolledHours: number, now: number): Promise<{ merged: number; resum: Map<number, Set<number>>; noted: Set<number> }> {
+  async function mergeParts(rolledHours: number, now: number): Promise<Set<number>> {
     const pending = await store.pendingParts(PASS_PARTS);
     const groupOf = (id: string) => id.split(':')[2]!;
     const unapplied = new Set((await store.ofGroupIds([...new Set(pending.map((p) => groupOf(p._id)))])).map(String));
     const ready = pending.filter((p) => !unapplied.has(groupOf(p._id)));
-    const resum = new Map<number, Set<number>>();
     const noted = new Set<number>();
     for (const [minuteId, parts] of groupBy(ready, (p) => p._id.split(':').slice(0, 2).join(':'))) {
       const existing = await store.bucket('minute', minuteId);
@@ -65,14 +66,14 @@ export function makePerfRollup(deps: {
       if (fresh.length === 0) continue;
       const b = fresh.reduce((sum, p) => mergeBuckets(sum, p.b), existing?.b ?? {});
       const merged = fresh.map((p) => p._id);
+      const project = Number(minuteId.split(':')[0]);
+      const hour = Math.floor(timeOfKey(minuteId) / HOUR_MS) * HOUR_MS;
+      if (hour + HOUR_MS <= rolledHours) await store.noteResum(project, hour);
       await store.saveBucket('minute', { _id: minuteId, b, merged });
       await store.deleteParts(merged);
-      const project = Number(minuteId.split(':')[0]);
       if (rewriteNoted(timeOfKey(minuteId) + MINUTE_MS, now)) noted.add(project);
-      const hour = Math.floor(timeOfKey(minuteId) / HOUR_MS) * HOUR_MS;
-      if (hour + HOUR_MS <= rolledHours) (resum.get(project) ?? resum.set(project, new Set()).get(project)!).add(hour);
     }
-    return { merged: ready.length, resum, noted };
+    return noted;
   }
 
   /** Sums a project's hour (or day) from its minutes (or hours); an empty one is not written. */
@@ -106,10 +107,12 @@ export function makePerfRollup(deps: {
     const lease = await takeLease(deps.redis, leaseKey, LEASE_MS);
     if (!lease) return;
     try {
-      const { resum, noted } = await mergeParts(await store.rolledUntil('hour'), now.getTime());
-      for (const [project, hours] of resum) {
+      const noted = await mergeParts(await store.rolledUntil('hour'), now.getTime());
+      // the hours noted, by this pass or one cut off, summed again with their days
+      const resums = await store.resumsNoted();
+      for (const [project, hours] of groupBy(resums, (r) => r.project)) {
         const days = new Set<number>();
-        for (const hour of hours) {
+        for (const { hour } of hours) {
           await sum('hour', project, hour);
           days.add(Math.floor(hour / DAY_MS) * DAY_MS);
         }
@@ -119,6 +122,7 @@ export function makePerfRollup(deps: {
       }
       // after the writes: a reader that kept the old bucket under the old generation reads it again
       await deps.changed(noted);
+      for (const r of resums) await store.resumDone(r.project, r.hour);
       const hours = await roll('hour', now.getTime() - SETTLE_MS);
       await roll('day', hours);
     } finally {

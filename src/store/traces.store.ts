@@ -11,6 +11,8 @@
  *   perf-buckets.ts); a minute lists the parts merged into it last (`merged`), so a merge cut off between its
  *   write and its delete is not counted again.
  * - `perf_names`: the parts of each transaction group (`<project>:g:<key>`) and span group (`<project>:s:<key>`).
+ * - `perf_rollup`: how far hours and days are summed (`hour`, `day`), and the hours to sum again
+ *   (`resum:<project>:<hour>`).
  * - `trace_samples`: transactions kept whole for the waterfall (`<project>:<trace>:<span>`).
  * - `log_chunks`: a job's log lines of one project and minute (`<project>:<minute>:<group>`), packed, with the
  *   trace ids they name (their first 8 hex digits) for the trace page.
@@ -236,6 +238,16 @@ export function makeTracesStore(db: Db) {
     },
     /** How far the hours (or days) have been summed: every period before it is written. */
     rolledUntil: async (period: 'hour' | 'day') => (await rollup.findOne({ _id: period }))?.until ?? 0,
+    /** An hour already summed that a late part changes, to be summed again (`resum:<project>:<hour>`). */
+    noteResum: async (project: number, hour: number) => {
+      await rollup.replaceOne({ _id: `resum:${project}:${hour}` }, { until: hour }, { upsert: true });
+    },
+    /** The hours noted and not yet summed again. */
+    resumsNoted: async () =>
+      (await rollup.find({ _id: { $gte: 'resum:', $lt: 'resum;' } }).toArray()).map((d) => ({ project: Number(d._id.split(':')[1]), hour: d.until })),
+    resumDone: async (project: number, hour: number) => {
+      await rollup.deleteOne({ _id: `resum:${project}:${hour}` });
+    },
     setRolledUntil: async (period: 'hour' | 'day', until: number) => {
       await rollup.replaceOne({ _id: period }, { until }, { upsert: true });
     },
