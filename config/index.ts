@@ -90,6 +90,8 @@ export interface Config {
   readonly spikeFloorPerMinute: number;
   /** Connections the kernel holds for the API before it accepts them (listen backlog). */
   readonly listenBacklog: number;
+  /** Rounds of taking events an API process rehearses before it listens (src/services/warm-up.ts); 0: none. */
+  readonly ingestRehearsals: number;
   /** Source maps (issue 52): bytes of bundles a project keeps (its oldest go first), of one bundle, of parsed maps a worker caches. */
   readonly sourcemaps: { readonly projectBytes: number; readonly bundleBytes: number; readonly cacheBytes: number };
   /**
@@ -174,6 +176,7 @@ export const DEFAULTS = {
   SOURCEMAPS_BUNDLE_MB: '200',
   SOURCEMAPS_CACHE_MB: '256',
   LISTEN_BACKLOG: '4096',
+  INGEST_REHEARSALS: '300',
   SPIKE_FLOOR_PER_MINUTE: '120000',
   BACKUP_EVERY_HOURS: '0',
   BACKUP_DIR: '',
@@ -296,6 +299,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       diskFloorBytes: int('DISK_FLOOR_MB', 0, 100_000_000) * 1024 * 1024,
     },
     listenBacklog: int('LISTEN_BACKLOG', 1, 65535),
+    ingestRehearsals: int('INGEST_REHEARSALS', 0, 100_000),
     spikeFloorPerMinute: int('SPIKE_FLOOR_PER_MINUTE', 1, 1_000_000_000),
     backups: {
       // 0: no scheduled backups

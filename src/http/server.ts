@@ -9,6 +9,7 @@ import { QUEUE_NAMES } from '../../config/index.ts';
 import { makeFleetScrape, publishMetrics } from '../metrics/fleet.ts';
 import type { Runtime } from '../runtime.ts';
 import { makeHealthService } from '../services/health.service.ts';
+import { rehearseIngest } from '../services/warm-up.ts';
 import { makeAdmissionGate } from './admission-gate.ts';
 import { makeApp } from './app.ts';
 import type { AppDeps } from './deps.ts';
@@ -101,6 +102,10 @@ export async function startApi(runtime: Runtime, listen: { host: string; port: n
   const app = makeApp(makeApiDeps(runtime, publisher.id, lifecycle, turns));
   const gate = makeAdmissionGate({ load, resolver: runtime.resolver, stats: runtime.ingestStats, metrics: runtime.metrics, log: runtime.log });
   const handle = app.callback();
+  // the first burst a fresh process takes costs what a later one does (src/services/warm-up.ts)
+  const rehearsal = rehearseIngest(runtime, config.ingestRehearsals);
+  if (rehearsal.error) runtime.log.warn({ err: rehearsal.error }, 'the rehearsal of taking events failed; the API starts without it');
+  else runtime.log.info({ ms: Math.round(rehearsal.ms), rounds: config.ingestRehearsals }, 'taking events rehearsed');
   // what this process cannot take now is refused before Koa (src/http/admission-gate.ts)
   const server = http.createServer((req, res) => {
     if (!gate.refused(req, res)) void handle(req, res);

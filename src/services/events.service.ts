@@ -237,6 +237,16 @@ export function makeEventsService(deps: {
       return ingest(project, body, opts.now, opts.gone);
     },
 
+    /**
+     * What taking `raw` costs the thread, nothing written: prepared, its document and job entry made
+     * (src/services/warm-up.ts runs it before the API takes requests).
+     */
+    rehearse(raw: unknown, now: Date): void {
+      const body = prepareEvent(deps.validator, raw, { now, untitled: 'rehearsal' });
+      const item = body.security ? attemptItem(0, body as AttemptBody, now) : errorItem(0, body, now);
+      jobEvent(item.entry);
+    },
+
     /** Items waiting for the next write, and the age of the oldest (admission reads it). */
     waiting: () => group.waiting(),
 

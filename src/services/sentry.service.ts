@@ -13,7 +13,7 @@
 import type { CheckInsService } from './checkins.service.ts';
 import crypto from 'node:crypto';
 import { cutText } from '../domain/client-keys.ts';
-import type { Envelope, EnvelopeItem } from '../domain/envelope.ts';
+import { parseEnvelope, type Envelope, type EnvelopeItem } from '../domain/envelope.ts';
 import { isObj } from '../domain/obj.ts';
 import { AppError, BadRequestError, RefusedError } from '../errors.ts';
 import { readFeedback } from '../domain/feedback.ts';
@@ -63,6 +63,15 @@ export function makeSentryService(deps: {
   }
 
   return {
+    /** What taking an envelope's events costs the thread, nothing written (src/services/warm-up.ts). */
+    rehearse(body: Buffer, now: Date): void {
+      const envelope = parseEnvelope(body);
+      for (const item of envelope.items) {
+        const raw = parseJson(item.payload.toString('utf8'), 'item', false);
+        if (item.type === 'event') events.rehearse(isObj(raw) ? fromSentry(raw, envelope.header.event_id) : raw, now);
+      }
+    },
+
     /** A store endpoint's event (parsed JSON); an event that cannot be used is counted and refused with its reason. */
     async store(project: ProjectDoc, raw: unknown, opts: SentryOptions & { receivedBytes: number }): Promise<{ id: string }> {
       try {
