@@ -437,7 +437,8 @@ try {
   const takenPerS = round(stormPhase.all.accepted / STORM_S, 0);
   const targets = {
     storm_refused_before_bodies: stormPhase.storm.refused > 0,
-    takes_80_percent_of_capacity: calibration === null ? null : takenPerS >= 0.8 * calibration.capacity_per_s,
+    // no step held: the capacity is under the first step and unknown, so no share of it can be judged
+    takes_80_percent_of_capacity: calibration === null || calibration.capacity_per_s === 0 ? null : takenPerS >= 0.8 * calibration.capacity_per_s,
     calm_never_refused: perPhase.every((p) => p.calm.accepted === p.calm.sent),
     refusals_p99_within_3x_floor: floor === null ? null : perPhase.every((p) => p.all.refused === 0 || (p.all.refused_p99_ms ?? Infinity) <= 3 * (floor.refused_p99_ms ?? 0)),
     healthz_never_silent_over_500_ms: silence <= 500,
@@ -469,7 +470,7 @@ try {
       ...(calibration
         ? [['capacity (calibration)', `${calibration.capacity_per_s}/s taken with no refusal at p99 < 250 ms (${calibration.steps.map((st) => `${st.rate}/s: p99 ${st.p99_ms} ms, ${st.refused} refused`).join('; ')})`] as [string, string]]
         : []),
-      ['taken a second in the storm', `${takenPerS}/s${calibration ? ` (${round((100 * takenPerS) / Math.max(1, calibration.capacity_per_s), 0)}% of capacity; target ≥ 80%)` : ''}`],
+      ['taken a second in the storm', `${takenPerS}/s${calibration?.capacity_per_s ? ` (${round((100 * takenPerS) / calibration.capacity_per_s, 0)}% of capacity; target ≥ 80%)` : calibration ? ' (no calibration step held: the capacity is unknown, the share not judged)' : ''}`],
       ['storm refusals over 20 ms', `${slow.over_20_ms} (1% of them is ${Math.round(perPhase[1]!.all.refused / 100)}), ${slow.in_first_second} in its first second`],
       ['storm refusals by connection', `on connections already open: ${byConnection.open.refused}, p99 ${byConnection.open.p99_ms} ms; on new connections: ${byConnection.new.refused}, p99 ${byConnection.new.p99_ms} ms (the API's accept queue held up to ${acceptQueueMax})`],
       ['refused, by route and reason', Object.entries(refusedBy).map(([k, n]) => `${k} ${n}`).join(', ')],

@@ -102,7 +102,7 @@ export async function startApi(runtime: Runtime, listen: { host: string; port: n
   const app = makeApp(makeApiDeps(runtime, publisher.id, lifecycle, turns));
   const gate = makeAdmissionGate({ load, resolver: runtime.resolver, stats: runtime.ingestStats, metrics: runtime.metrics, log: runtime.log });
   const handle = app.callback();
-  // the first burst a fresh process takes costs what a later one does (src/services/warm-up.ts)
+  // so a fresh process takes its first burst nearer what a later one costs (src/services/warm-up.ts)
   const rehearsal = rehearseIngest(runtime, config.ingestRehearsals);
   if (rehearsal.error) runtime.log.warn({ err: rehearsal.error }, 'the rehearsal of taking events failed; the API starts without it');
   else runtime.log.info({ ms: Math.round(rehearsal.ms), rounds: config.ingestRehearsals }, 'taking events rehearsed');
