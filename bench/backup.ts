@@ -117,7 +117,10 @@ try {
   }
   const pooled = (stream: string, window: 'alone' | 'during') =>
     runs.flatMap((r) => (window === 'alone' ? tracedWithin(r.alone, stream, 0, Infinity) : tracedWithin(r.trace, stream, r.began, r.ended))).sort((a, b) => a - b);
-  const p99s = (stream: string) => ({ alone: p99Of(pooled(stream, 'alone')), during: p99Of(pooled(stream, 'during')), requests: pooled(stream, 'during').length });
+  const p99s = (stream: string) => {
+    const during = pooled(stream, 'during');
+    return { alone: p99Of(pooled(stream, 'alone')), during: p99Of(during), requests: during.length };
+  };
   const [events, sessions] = [p99s('events'), p99s('sessions')];
   const file = runs.at(-1)!.file;
   const fileBytes = fs.statSync(file).size;

@@ -11,7 +11,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { Bucket } from '../domain/perf-buckets.ts';
-import { BY_IDS_MAX, PERIOD_MS, timeKey, type BucketDoc, type BucketRead, type Period, type TracesStore } from '../store/traces.store.ts';
+import { BY_IDS_MAX, bucketIds, type BucketDoc, type BucketRead, type Period, type TracesStore } from '../store/traces.store.ts';
 
 const KEPT_MS = 10 * 60_000;
 /** About what the kept buckets may take of the process' memory. */
@@ -29,12 +29,10 @@ export function makeBucketCache(store: Pick<TracesStore, 'bucketsByIds'>) {
   return {
     /** A project's settled buckets of a period in [from, to), as kept under `generation` or else read and kept. */
     async read(period: Period, project: number, from: number, to: number, read: BucketRead, generation: string): Promise<BucketDoc[]> {
-      const length = PERIOD_MS[period];
       const keyOf = (id: string) => `${period}:${read.spans ? 'spans' : 'counts'}:${id}`;
       const out: BucketDoc[] = [];
       const missing: string[] = [];
-      for (let t = Math.ceil(from / length) * length; t < to; t += length) {
-        const id = timeKey(project, t);
+      for (const id of bucketIds(period, project, from, to)) {
         const k = kept.get(keyOf(id));
         if (k?.generation !== generation) missing.push(id);
         else if (k.b) out.push({ _id: id, b: k.b });

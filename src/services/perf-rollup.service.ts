@@ -145,15 +145,13 @@ export function makePerfRollup(deps: {
       const out = { perf_minutes: 0, perf_hours: 0, perf_days: 0, log_chunks: 0, trace_errors: 0, trace_samples: 0 };
       const forgot = new Set<number>();
       for (const project of await deps.projectIds()) {
-        const buckets = [
-          await store.forgetBuckets('minute', project, t - MINUTE_DAYS * DAY_MS),
-          await store.forgetBuckets('hour', project, t - traces.aggregateDays * DAY_MS),
-          await store.forgetBuckets('day', project, t - traces.aggregateDays * DAY_MS),
-        ];
-        out.perf_minutes += buckets[0]!;
-        out.perf_hours += buckets[1]!;
-        out.perf_days += buckets[2]!;
-        if (buckets.some((n) => n > 0)) forgot.add(project);
+        const minutes = await store.forgetBuckets('minute', project, t - MINUTE_DAYS * DAY_MS);
+        const hours = await store.forgetBuckets('hour', project, t - traces.aggregateDays * DAY_MS);
+        const days = await store.forgetBuckets('day', project, t - traces.aggregateDays * DAY_MS);
+        out.perf_minutes += minutes;
+        out.perf_hours += hours;
+        out.perf_days += days;
+        if (minutes + hours + days > 0) forgot.add(project);
         out.log_chunks += await store.forgetLogs(project, t - traces.logDays * DAY_MS);
         out.trace_errors += await store.forgetTraceErrors(project, t - traces.sampleDays * DAY_MS);
       }

@@ -126,7 +126,7 @@ export function makeTracesState(redis: RedisClient, prefix: string, keep: { logD
 
     /**
      * The generation of a project's settled buckets (`tgen`): performance reads keep the settled buckets they read
-     * under it, and it goes up whenever one is rewritten or forgotten (src/domain/perf-buckets.ts, `settled`).
+     * under it, and it goes up whenever one is rewritten or forgotten (src/domain/perf-buckets.ts, `splitSettled`).
      */
     bucketsGeneration: async (project: number): Promise<string> => (await redis.get(`${base(project)}tgen`)) ?? '0',
     /** Raises the generation of each project's settled buckets, after they were rewritten or forgotten. */

@@ -134,6 +134,14 @@ const COLLECTION: Record<Period, string> = { minute: 'perf_minutes', hour: 'perf
 
 /** The `_id` of a project's bucket (or part, chunk) starting at `ms`. */
 export const timeKey = (project: number, ms: number) => `${project}:${sortableMs(ms)}`;
+
+/** The ids of a project's buckets of a period starting in [from, to), oldest first. */
+export function bucketIds(period: Period, project: number, from: number, to: number): string[] {
+  const length = PERIOD_MS[period];
+  const ids: string[] = [];
+  for (let t = Math.ceil(from / length) * length; t < to; t += length) ids.push(timeKey(project, t));
+  return ids;
+}
 /** The start of a time key's period. */
 export const timeOfKey = (key: string) => Number(key.split(':')[1]);
 
@@ -219,11 +227,8 @@ export function makeTracesStore(db: Db) {
      * that stopped for days) is read as a range.
      */
     async bucketsIn(period: Period, project: number, from: number, to: number, read: BucketRead = { spans: true }): Promise<BucketDoc[]> {
-      const length = PERIOD_MS[period];
-      const first = Math.ceil(from / length) * length;
-      if ((to - first) / length > BY_IDS_MAX) return bucketRange(buckets(period), project, from, to, read);
-      const ids: string[] = [];
-      for (let t = first; t < to; t += length) ids.push(timeKey(project, t));
+      const ids = bucketIds(period, project, from, to);
+      if (ids.length > BY_IDS_MAX) return bucketRange(buckets(period), project, from, to, read);
       return (await bucketsByIds(period, ids, read)).sort((a, b) => (a._id < b._id ? -1 : 1));
     },
     bucketsByIds,
