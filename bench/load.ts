@@ -1,14 +1,15 @@
 /**
  * The load the benchmarks drive: fixed offered rates over HTTP (open loop:
  * requests leave on a timetable, whatever the answers do), and the streams of
- * sessions and events they send.
+ * sessions and events they send. Requests go through the lean client of
+ * bench/raw-http.ts: the generator shares the host's two cores with the stack.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import { realisticErrorEvent } from './events.ts';
 import { browserEvent, type BrowserBundle } from './sourcemaps.ts';
 import { round } from './lib.ts';
+import { headLines, rawPool } from './raw-http.ts';
 
 export interface Stream {
   name: string;
@@ -35,6 +36,9 @@ export interface OpenLoopResult extends Latencies {
   warmup: Latencies;
 }
 
+/** An answer not come this long after its request was written counts as none (status 0). */
+const ANSWER_TIMEOUT_MS = 120_000;
+
 interface Tally {
   latencies: number[];
   statuses: Record<string, number>;
@@ -56,8 +60,8 @@ export async function openLoop(
   /** appends one CSV line per request (load, stream, when it was due as epoch ms, latency ms, status) */
   traceFile?: string,
 ): Promise<Record<string, OpenLoopResult>> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
-  const targets = bases.map((base) => new URL(base));
+  const targets = bases.map((base) => rawPool(new URL(base), { maxSockets: 512, timeoutMs: ANSWER_TIMEOUT_MS }));
+  const head = headLines(headers);
   const start = performance.now();
   const epochOf = (t: number) => Math.round(performance.timeOrigin + t);
   const trace: string[] = [];
@@ -80,12 +84,7 @@ export async function openLoop(
         resolve();
       };
       const target = targets[i % targets.length]!; // round robin, as a load balancer in front of the API processes
-      const req = http.request(
-        { host: target.hostname, port: target.port, path: stream.path, method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } },
-        (res) => res.resume().on('end', () => finish(res.statusCode ?? 0)),
-      );
-      req.on('error', () => finish(0));
-      req.end(body);
+      void target.post(stream.path, head, body).then((a) => finish(a.status));
     });
     inFlight.add(done);
     void done.then(() => inFlight.delete(done));
@@ -106,7 +105,7 @@ export async function openLoop(
     await new Promise((r) => setTimeout(r, 2));
   }
   await Promise.all([...inFlight]);
-  agent.destroy();
+  targets.forEach((t) => t.close());
   if (traceFile) writeTrace(traceFile, trace);
   return Object.fromEntries(streams.map((s) => [s.name, { offered_per_s: s.rate, ...latencies(results[s.name]!.measured), warmup: latencies(results[s.name]!.warm) }]));
 }

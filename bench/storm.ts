@@ -27,10 +27,10 @@
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { realisticErrorEvent } from './events.ts';
+import { headLines, rawPool, type RawPool } from './raw-http.ts';
 import { BENCH_INSTANCE, countedOnce, HOST_CPU, hostUse, hostUseWords, hostWorkMs, NO_ROOM_FROM, openBench, refusalsByReason, report, round, settled, startBareServer, type HostUse } from './lib.ts';
 
 const { values } = parseArgs({
@@ -64,9 +64,10 @@ const { runtime, stack } = env;
 interface Sender {
   name: 'storm' | 'calm';
   project: number;
-  native: Record<string, string>;
+  /** header lines (bench/raw-http.ts) */
+  native: string;
   envelopePath: string;
-  envelopeHeaders: Record<string, string>;
+  envelopeHeaders: string;
 }
 
 async function sender(name: 'storm' | 'calm', project: { id: string; secret_key: string; public_key: string }, instance: string): Promise<Sender> {
@@ -75,9 +76,9 @@ async function sender(name: 'storm' | 'calm', project: { id: string; secret_key:
   return {
     name,
     project: id,
-    native: { 'content-type': 'application/json', 'x-service-key': project.secret_key, 'x-service-instance': instance },
+    native: headLines({ 'content-type': 'application/json', 'x-service-key': project.secret_key, 'x-service-instance': instance }),
     envelopePath: `/api/${id}/envelope/`,
-    envelopeHeaders: { 'content-type': 'application/x-sentry-envelope', 'x-sentry-auth': `Sentry sentry_version=7, sentry_key=${project.public_key}, sentry_client=bench/1.0` },
+    envelopeHeaders: headLines({ 'content-type': 'application/x-sentry-envelope', 'x-sentry-auth': `Sentry sentry_version=7, sentry_key=${project.public_key}, sentry_client=bench/1.0` }),
   };
 }
 
@@ -94,63 +95,36 @@ interface Sent {
   fresh: boolean;
 }
 
-/** Where the requests go: the server, the clients' connections to it, and why requests got no answer (the client's timeout, a reset connection, ...). */
+/** Where the requests go: the server and the clients' connections to it (bench/raw-http.ts), with the refusals read. */
 interface Target {
   url: URL;
-  agent: http.Agent;
-  failures: Record<string, number>;
+  pool: RawPool;
   /** refusals by status and reason */
   reasons: Record<string, number>;
-  /** the connections used so far */
-  seen: WeakSet<object>;
 }
 // at most 2,048 connections: more overflowed the API's listen queue (4,096) while accepted requests held theirs, and
 // the kernel's dropped handshakes left requests unanswered for 10 s (TcpExtListenOverflows)
-const targetOf = (url: string): Target => ({ url: new URL(url), agent: new http.Agent({ keepAlive: true, maxSockets: 2048 }), failures: {}, reasons: {}, seen: new WeakSet() });
+const refusal = (status: number) => status === 429 || status === 503;
+const targetOf = (url: string): Target => ({ url: new URL(url), pool: rawPool(new URL(url), { maxSockets: 2048, timeoutMs: CLIENT_TIMEOUT_MS, bodyOf: refusal }), reasons: {} });
 /** Each sender its own client (the calm project is another application, on other machines): no pool shared with the storm. */
 type Targets = Map<string, Target>;
 const targetsOf = (url: string): Targets => new Map(['storm', 'calm'].map((name) => [name, targetOf(url)]));
-const closeTargets = (targets: Targets) => targets.forEach((t) => t.agent.destroy());
+const closeTargets = (targets: Targets) => targets.forEach((t) => t.pool.close());
 function failuresOf(targets: Targets): Record<string, number> {
   const all: Record<string, number> = {};
-  for (const t of targets.values()) for (const [code, n] of Object.entries(t.failures)) all[code] = (all[code] ?? 0) + n;
+  for (const t of targets.values()) for (const [code, n] of Object.entries(t.pool.failures)) all[code] = (all[code] ?? 0) + n;
   return all;
 }
 
 /** A request's status (0: no answer) and how long it waited for a connection: a free one of the pool, or a new one's handshake. */
-function post(to: Target, path: string, headers: Record<string, string>, body: string): Promise<{ status: number; connectMs: number; fresh: boolean }> {
-  const sentAt = performance.now();
-  let connectedAt = NaN;
-  let fresh = false;
-  return new Promise((resolve) => {
-    const options = { host: to.url.hostname, port: to.url.port, path, method: 'POST', agent: to.agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) }, timeout: CLIENT_TIMEOUT_MS };
-    const req = http.request(options, (res) => {
-      // a refusal's reason, as the client reads it (the gate's are in /metrics; a quota's only here)
-      let text = '';
-      if (res.statusCode === 429 || res.statusCode === 503) res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-      else res.resume();
-      res.on('end', () => {
-        if (text) {
-          const reason = `${res.statusCode} ${/"reason":"([^"]*)"/.exec(text)?.[1] ?? '?'}`;
-          to.reasons[reason] = (to.reasons[reason] ?? 0) + 1;
-        }
-        resolve({ status: res.statusCode ?? 0, connectMs: connectedAt - sentAt, fresh });
-      });
-    });
-    req.on('socket', (socket) => {
-      // a socket not seen before is a new connection (its handshake may be done before this event)
-      fresh = !to.seen.has(socket);
-      to.seen.add(socket);
-      if (!socket.connecting) connectedAt = performance.now();
-      else socket.once('connect', () => (connectedAt = performance.now()));
-    });
-    req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'CLIENT_TIMEOUT' })));
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      to.failures[err.code ?? 'other'] = (to.failures[err.code ?? 'other'] ?? 0) + 1;
-      resolve({ status: 0, connectMs: connectedAt - sentAt, fresh });
-    });
-    req.end(body);
-  });
+async function post(to: Target, path: string, head: string, body: string): Promise<{ status: number; connectMs: number; fresh: boolean }> {
+  const a = await to.pool.post(path, head, body);
+  if (refusal(a.status)) {
+    // a refusal's reason, as the client reads it (the gate's are in /metrics; a quota's only here)
+    const reason = `${a.status} ${/"reason":"([^"]*)"/.exec(a.body)?.[1] ?? '?'}`;
+    to.reasons[reason] = (to.reasons[reason] ?? 0) + 1;
+  }
+  return a;
 }
 
 let seq = 0;
@@ -159,7 +133,7 @@ let seq = 0;
  * Each kind's JSON is made once and given a fresh event_id per request: the load generator shares the host's
  * two cores with Lookout, and stringifying 6,000 events a second would take much of one.
  */
-function request(s: Sender, i: number): [string, Record<string, string>, string] {
+function request(s: Sender, i: number): [string, string, string] {
   const id = (++seq).toString(16).padStart(32, '0');
   const payload = templates(s.name)[i % 50]!.replace(ID, id);
   if (i % 2 === 0) return ['/api/v1/events', s.native, payload];

@@ -1,5 +1,6 @@
 /**
  * npm run bench:traces -- [--seconds 60] [--tx-rate 500] [--spans 20] [--log-rate 2000] [--event-rate 1000] [--reads 50] [--store-trace DIR]
+ *   [--answers FILE]
  *
  * Traces and logs beside the usual error events (issue 69), against a stack of its own (one API, one worker, defaults
  * as shipped), from a fresh start (no warm-up): `--tx-rate` transactions a second, each with `--spans` spans (Sentry
@@ -34,6 +35,8 @@ const { values } = parseArgs({
     reads: { type: 'string' },
     // each process writes the commands it sends to the store there (src/store/command-trace.ts)
     'store-trace': { type: 'string' },
+    // one CSV line per request: when it was due, its latency and status (bench/load.ts openLoop)
+    answers: { type: 'string' },
   },
   strict: true,
 });
@@ -156,7 +159,7 @@ try {
   ];
   progress(`${TX_RATE} transactions/s (${SPANS} spans each), ${LOG_RATE} log lines/s, ${EVENT_RATE} events/s for ${SECONDS} s, starting ${round((performance.now() - stack.listeningAt()) / 1000, 1)} s after the API's listening line`);
   const use = hostUse(stack);
-  const load = await openLoop('traces', stack.apiUrls, { 'content-type': 'application/json', 'x-service-key': project.secret_key, 'x-service-instance': BENCH_INSTANCE }, streams, SECONDS, 0);
+  const load = await openLoop('traces', stack.apiUrls, { 'content-type': 'application/json', 'x-service-key': project.secret_key, 'x-service-instance': BENCH_INSTANCE }, streams, SECONDS, 0, values.answers);
   const host = use();
   const loadEnded = performance.now();
   const acknowledged = Number(load.transactions!.statuses['200'] ?? 0);
