@@ -92,6 +92,8 @@ export interface Config {
   readonly listenBacklog: number;
   /** Rounds of taking events an API process rehearses before it listens (src/services/warm-up.ts); 0: none. */
   readonly ingestRehearsals: number;
+  /** How long (ms) an idle writer to a one-writer store waits for more items while they come often (src/util/group-commit.ts); 0: never. */
+  readonly writeLingerMs: number;
   /** Source maps (issue 52): bytes of bundles a project keeps (its oldest go first), of one bundle, of parsed maps a worker caches. */
   readonly sourcemaps: { readonly projectBytes: number; readonly bundleBytes: number; readonly cacheBytes: number };
   /**
@@ -177,6 +179,7 @@ export const DEFAULTS = {
   SOURCEMAPS_CACHE_MB: '256',
   LISTEN_BACKLOG: '4096',
   INGEST_REHEARSALS: '300',
+  WRITE_LINGER_MS: '5',
   SPIKE_FLOOR_PER_MINUTE: '120000',
   BACKUP_EVERY_HOURS: '0',
   BACKUP_DIR: '',
@@ -300,6 +303,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     },
     listenBacklog: int('LISTEN_BACKLOG', 1, 65535),
     ingestRehearsals: int('INGEST_REHEARSALS', 0, 100_000),
+    writeLingerMs: int('WRITE_LINGER_MS', 0, 1000),
     spikeFloorPerMinute: int('SPIKE_FLOOR_PER_MINUTE', 1, 1_000_000_000),
     backups: {
       // 0: no scheduled backups

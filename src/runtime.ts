@@ -59,6 +59,7 @@ import { makeSessionState } from './state/sessions.state.ts';
 import { makeStores } from './store/index.ts';
 import { alertsOf, type AlertSettings } from './store/projects.store.ts';
 import { cachedFor } from './util/cached.ts';
+import type { GroupWrites } from './util/group-commit.ts';
 import { connectMongo } from './store/mongo.ts';
 import { runMigrations } from './store/migrations/index.ts';
 
@@ -93,14 +94,17 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
   const admin = makeAdminService(stores, sdk, changes, validator);
   const queues = makeQueues(redisTarget, config.queuePrefix);
   const metrics = makeMetrics();
-  /** Raw writes in flight at once: 1 on FerretDB (SQLite has one writer), more on MongoDB. */
-  const writesInFlight = mongo.profile.singleWriter ? 1 : 4;
+  /**
+   * Raw writes: on FerretDB one at a time (SQLite has one writer, each write a commit), an idle writer waiting a
+   * moment for more items while they come often (src/util/group-commit.ts); on MongoDB four at once, none waiting.
+   */
+  const writes: GroupWrites = mongo.profile.singleWriter ? { maxInFlight: 1, lingerMs: config.writeLingerMs } : { maxInFlight: 4, lingerMs: 0 };
   const ingestStats = makeIngestStats(stateRedis, { prefix: config.queuePrefix, onDropped: (type, reason, n) => metrics.dropped(type, reason, n) });
   const notify = makeNotifyState(stateRedis, { prefix: config.queuePrefix });
   /** Each project's quotas and spike protection, counted here and shared through Redis; a spike notifies its channels. */
   const quotas = makeQuotaCounter(stateRedis, { prefix: config.queuePrefix, spikeFloorPerMinute: config.spikeFloorPerMinute, onNotified: (project) => void notify.markProject(project).catch(() => {}) });
   const quota = makeQuotaService({ quotas, stats: ingestStats });
-  const events = makeEventsService({ validator, events: stores.events, queues, log, metrics, stats: ingestStats, quota, writesInFlight });
+  const events = makeEventsService({ validator, events: stores.events, queues, log, metrics, stats: ingestStats, quota, writes });
   if (opts.storeTimeoutMs !== undefined) await answersWithin(stateRedis, opts.storeTimeoutMs);
   const state = makeSessionState(stateRedis, { prefix: config.queuePrefix, windowMs: config.sessionUpdateWindowMs });
   const issuesState = makeIssuesState(stateRedis, { prefix: config.queuePrefix });
@@ -128,11 +132,11 @@ export async function makeRuntime(config: Config, urls: RuntimeUrls, log: Logger
     uploadedSince: (project, event) => sourcemaps.uploadedSince(project, event),
   });
   const didKey = config.didHashKey ?? (await stores.settings.getOrCreate('did_hash_key', () => crypto.randomBytes(32).toString('hex')));
-  const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, stats: ingestStats, quota, windowMs: config.sessionUpdateWindowMs, writesInFlight });
+  const sessions = makeSessionsService({ store: stores.sessions, queues, validator, hashDid: makeDidHasher(didKey), log, metrics, stats: ingestStats, quota, windowMs: config.sessionUpdateWindowMs, writes });
   const releases = makeReleasesService(stores.sessions);
-  const checkIns = makeCheckInsService({ store: stores.checkins, queues, stats: ingestStats, log, writesInFlight });
+  const checkIns = makeCheckInsService({ store: stores.checkins, queues, stats: ingestStats, log, writes });
   const monitorsState = makeMonitorsState(stateRedis, { prefix: config.queuePrefix });
-  const traces = makeTracesService({ store: stores.traces, queues, stats: ingestStats, quota, log, writesInFlight });
+  const traces = makeTracesService({ store: stores.traces, queues, stats: ingestStats, quota, log, writes });
   const tracesState = makeTracesState(stateRedis, config.queuePrefix, config.traces);
   /** Every project's id, read at most once a second per process (the rollup and the performance rules go over them). */
   const projectIds = cachedFor(1000, async (_: void) => (await stores.projects.list()).map((p) => p._id));

@@ -15,7 +15,7 @@ import { makeSweep } from '../queues/sweep.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
 import type { CheckInsStore, JobCheckIns, ReceivedCheckIn } from '../store/checkins.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
-import { makeGroupCommit } from '../util/group-commit.ts';
+import { makeGroupCommit, type GroupWrites } from '../util/group-commit.ts';
 import { makeSlidingLimit } from '../util/sliding-limit.ts';
 
 /** Check-ins a monitor may send a minute, as Sentry's (CHECKIN_QUOTA_LIMIT); more are dropped and counted. */
@@ -38,7 +38,7 @@ function readInput(input: CheckInInput): CheckIn {
 /** How a check-in came: an envelope item or the `/cron/` endpoint's JSON body, that endpoint's query, or a heartbeat's ping. */
 export type CheckInInput = { body: unknown; slug?: string } | { query: Record<string, unknown>; slug: string } | { signal: string; query: Record<string, unknown>; slug: string };
 
-export function makeCheckInsService(deps: { store: CheckInsStore; queues: Queues; stats: IngestStats; log: Logger; writesInFlight: number }) {
+export function makeCheckInsService(deps: { store: CheckInsStore; queues: Queues; stats: IngestStats; log: Logger; writes: GroupWrites }) {
   const { store, queues, stats, log } = deps;
   const jobs = makeJobGather<JobCheckIns>((groups) => queues.enqueue('checkins.process', { groups }, checkInsJobId(groups[0]!.id)), {
     maxWeight: GROUP_MAX,
@@ -50,7 +50,7 @@ export function makeCheckInsService(deps: { store: CheckInsStore; queues: Queues
       // stored: the callers are answered now, the job added on the side
       jobs.add(await store.insertGroup(items));
     },
-    { maxItems: GROUP_MAX, maxInFlight: deps.writesInFlight },
+    { maxItems: GROUP_MAX, ...deps.writes },
   );
 
   /** Each monitor's check-ins in this process's last minute. */

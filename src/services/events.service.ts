@@ -25,7 +25,7 @@ import { eventKey, packPayload, type EventDoc, type EventsStore } from '../store
 import type { ProjectDoc } from '../store/projects.store.ts';
 import type { QuotaService } from './quota.service.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
-import { makeGroupCommit } from '../util/group-commit.ts';
+import { makeGroupCommit, type GroupWrites } from '../util/group-commit.ts';
 import type { Validator } from '../validation/validator.ts';
 
 export interface EventBody extends ErrorEventShape {
@@ -170,7 +170,7 @@ export function makeEventsService(deps: {
   metrics: Metrics;
   stats: IngestStats;
   quota: QuotaService;
-  writesInFlight: number;
+  writes: GroupWrites;
 }) {
   const { events, queues, log, metrics, stats, quota } = deps;
   const jobs = makeJobGather<JobPayloads['events.process']['groups'][number]>(
@@ -191,7 +191,7 @@ export function makeEventsService(deps: {
       // The events are durable: callers are answered now; the job is added on the side.
       jobs.add({ id, received_at: receivedAt.toISOString(), events: stored });
     },
-    { maxItems: GROUP_MAX_EVENTS, maxInFlight: deps.writesInFlight },
+    { maxItems: GROUP_MAX_EVENTS, ...deps.writes },
   );
 
   /**

@@ -32,7 +32,7 @@ import type { Queues } from '../queues/registry.ts';
 import { makeJobGather } from '../queues/gather.ts';
 import { makeSweep } from '../queues/sweep.ts';
 import { packRequest, type JobBatch, type SessionsStore } from '../store/sessions.store.ts';
-import { makeGroupCommit } from '../util/group-commit.ts';
+import { makeGroupCommit, type GroupWrites } from '../util/group-commit.ts';
 import { batchJobId } from '../queues/jobs/sessions.job.ts';
 
 /** A skipped entry as the answer names it: its index in the list, and why (its first problem; all in `message`). */
@@ -95,7 +95,7 @@ export function makeSessionsService(deps: {
   metrics: Metrics;
   windowMs: number;
   /** raw batch writes in flight at once: 1 on FerretDB (SQLite has one writer), more on MongoDB */
-  writesInFlight: number;
+  writes: GroupWrites;
 }) {
   const { store, queues, validator, log, metrics } = deps;
   const entries = (r: { sessions: SessionUpdate[]; aggregates: AggregateUpdate[] }) => r.sessions.length + r.aggregates.length;
@@ -112,7 +112,7 @@ export function makeSessionsService(deps: {
     },
     {
       maxItems: GROUP_MAX_SESSIONS,
-      maxInFlight: deps.writesInFlight,
+      ...deps.writes,
       weight: entries,
     },
   );

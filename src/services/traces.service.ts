@@ -17,7 +17,7 @@ import { makeSweep } from '../queues/sweep.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
 import type { JobTraces, Received, TracesStore } from '../store/traces.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
-import { makeGroupCommit } from '../util/group-commit.ts';
+import { makeGroupCommit, type GroupWrites } from '../util/group-commit.ts';
 import type { QuotaService } from './quota.service.ts';
 
 /** Most records stored in one group, and gathered in one job (a log container weighs its lines / 25). */
@@ -53,7 +53,7 @@ function scrubbed(tx: TransactionRecord): TransactionRecord {
 /** Log lines scrubbed (attributes' secret keys and card numbers were taken out when read). */
 const lineCount = (r: Received) => (r.kind === 'logs' ? r.lines.length : 1);
 
-export function makeTracesService(deps: { store: TracesStore; queues: Queues; stats: IngestStats; quota: QuotaService; log: Logger; writesInFlight: number }) {
+export function makeTracesService(deps: { store: TracesStore; queues: Queues; stats: IngestStats; quota: QuotaService; log: Logger; writes: GroupWrites }) {
   const { store, queues, stats, log } = deps;
   const jobs = makeJobGather<JobTraces>((groups) => queues.enqueue('traces.process', { groups }, tracesJobId(groups[0]!.id)), {
     maxWeight: GROUP_MAX,
@@ -68,7 +68,7 @@ export function makeTracesService(deps: { store: TracesStore; queues: Queues; st
       // stored: the callers are answered now, the job added on the side
       jobs.add(await store.insertGroup(items));
     },
-    { maxItems: GROUP_MAX, maxInFlight: deps.writesInFlight, weight: (r) => Math.ceil(lineCount(r) / 25) },
+    { maxItems: GROUP_MAX, ...deps.writes, weight: (r) => Math.ceil(lineCount(r) / 25) },
   );
 
   /** Reads one item into what is stored, counting what it holds and what it left out. */

@@ -44,4 +44,40 @@ describe('makeGroupCommit', () => {
     expect(writes).toEqual([[1], [3]]);
     expect(group.waiting()).toEqual({ items: 0, oldestMs: 0 });
   });
+
+  it('with a linger, writes a lone item at once and a steady stream in groups; drain writes what lingers', async () => {
+    const writes: number[][] = [];
+    const group = makeGroupCommit<number>(async (items) => void writes.push(items), { maxItems: 100, maxInFlight: 1, lingerMs: 20 });
+    // nothing came before: the first is written at once
+    await group.add(0);
+    expect(writes).toEqual([[0]]);
+    // ten items 1 ms apart: the mean gap falls under the linger, and the rest wait for each other
+    const sent: Promise<unknown>[] = [];
+    for (let n = 1; n <= 30; n++) {
+      sent.push(group.add(n));
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    await Promise.all(sent);
+    expect(writes.flat()).toEqual(Array.from({ length: 31 }, (_, n) => n));
+    expect(writes.length).toBeLessThan(20);
+    // an item lingering is written by drain, not after the linger
+    const lingering = group.add(31);
+    const started = performance.now();
+    await group.drain();
+    await lingering;
+    expect(performance.now() - started).toBeLessThan(15);
+    expect(writes.at(-1)).toEqual([31]);
+  });
+
+  it('with a linger, writes at once what fills a group', async () => {
+    const writes: number[][] = [];
+    const group = makeGroupCommit<number>(async (items) => void writes.push(items), { maxItems: 3, maxInFlight: 1, lingerMs: 10_000 });
+    for (let n = 0; n < 10; n++) await Promise.race([group.add(n), new Promise((r) => setTimeout(r, 1))]);
+    // a full group never waits out the 10 s linger
+    const started = performance.now();
+    await Promise.all([group.add(10), group.add(11), group.add(12)]);
+    expect(performance.now() - started).toBeLessThan(1000);
+    await group.drain();
+    expect(writes.flat().sort((a, b) => a - b)).toEqual(Array.from({ length: 13 }, (_, n) => n));
+  });
 });

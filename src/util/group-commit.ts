@@ -5,6 +5,13 @@
  * What waits (items, and the age of the oldest) is what admission reads
  * (src/domain/admission.ts); an item whose caller has gone by the time its
  * group is formed is not written (nobody would hear that it was).
+ *
+ * With `lingerMs`, a writer with nothing in flight holds its first item up
+ * to that long while items come faster than one in that time, so a steady
+ * stream is written in groups too. On a store with one writer (FerretDB)
+ * each write is a commit of its own: at 600 events a second a write took
+ * about 1 ms, so nearly every event was a commit of its own, and the store
+ * spent as much CPU on them as on three times as many in a storm's groups.
  */
 import crypto from 'node:crypto';
 
@@ -30,7 +37,15 @@ export interface GroupCommitOptions<T> {
   maxInFlight: number;
   /** how many units an item weighs towards maxItems (default 1) */
   weight?: (item: T) => number;
+  /** how long (ms) an idle writer waits for more items while they come more often than that (default 0: never) */
+  lingerMs?: number;
 }
+
+/** How much one gap between items moves the mean gap the linger is decided on. */
+const GAP_WEIGHT = 0.1;
+
+/** How a store takes writes: how many at once, and how long an idle writer waits for more items (src/runtime.ts). */
+export type GroupWrites = Pick<GroupCommitOptions<unknown>, 'maxInFlight' | 'lingerMs'>;
 
 /** Whether an item was written, or left out because its caller had gone before its group was formed. */
 export type Committed = 'written' | 'gone';
@@ -49,8 +64,29 @@ export function makeGroupCommit<T>(write: (items: T[]) => Promise<void>, opts: G
   /** when the oldest item of each write in flight was added: a write the store holds is waited for too */
   const writing = new Set<{ since: number }>();
   let idle: (() => void) | null = null;
+  const lingerMs = opts.lingerMs ?? 0;
+  /** the mean gap between items lately (ms), and when the last came */
+  let meanGapMs = Infinity;
+  let lastAdded = -Infinity;
+  let lingering: NodeJS.Timeout | null = null;
+  let draining = false;
+
+  /** Whether an idle writer waits for more items before it writes what is pending: they come often, and the oldest is young. */
+  function lingers(now: number): boolean {
+    if (lingerMs <= 0 || draining || inFlight > 0 || meanGapMs >= lingerMs) return false;
+    let units = 0;
+    for (const p of pending) if ((units += weight(p.item)) >= opts.maxItems) return false;
+    const waited = now - pending[0]!.since;
+    if (waited >= lingerMs) return false;
+    lingering ??= setTimeout(() => {
+      lingering = null;
+      pump();
+    }, lingerMs - waited);
+    return true;
+  }
 
   function pump(): void {
+    if (pending.length > 0 && lingers(performance.now())) return;
     while (inFlight < opts.maxInFlight && pending.length > 0) {
       // callers that went away are answered (to no one) and left out
       if (pending.some((p) => p.gone?.())) {
@@ -87,7 +123,11 @@ export function makeGroupCommit<T>(write: (items: T[]) => Promise<void>, opts: G
      */
     add(item: T, gone?: () => boolean): Promise<Committed> {
       return new Promise<Committed>((resolve, reject) => {
-        pending.push({ item, since: performance.now(), gone, resolve, reject });
+        const now = performance.now();
+        const gap = now - lastAdded;
+        meanGapMs = meanGapMs === Infinity ? gap : meanGapMs + GAP_WEIGHT * (gap - meanGapMs);
+        lastAdded = now;
+        pending.push({ item, since: now, gone, resolve, reject });
         pump();
       });
     },
@@ -99,9 +139,20 @@ export function makeGroupCommit<T>(write: (items: T[]) => Promise<void>, opts: G
     },
     /** Resolves when nothing is pending or in flight. */
     drain(): Promise<void> {
-      if (inFlight === 0 && pending.length === 0) return Promise.resolve();
+      // what lingers is written now
+      draining = true;
+      if (lingering) clearTimeout(lingering);
+      lingering = null;
+      pump();
+      if (inFlight === 0 && pending.length === 0) {
+        draining = false;
+        return Promise.resolve();
+      }
       return new Promise<void>((resolve) => {
-        idle = resolve;
+        idle = () => {
+          draining = false;
+          resolve();
+        };
       });
     },
   };
