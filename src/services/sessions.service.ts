@@ -94,7 +94,7 @@ export function makeSessionsService(deps: {
   log: Logger;
   metrics: Metrics;
   windowMs: number;
-  /** raw batch writes in flight at once: 1 on FerretDB (SQLite has one writer), more on MongoDB */
+  /** how raw batches are written: how many at once, how long an idle writer waits for more (src/runtime.ts) */
   writes: GroupWrites;
 }) {
   const { store, queues, validator, log, metrics } = deps;
