@@ -47,7 +47,6 @@ interface Conn {
   socket: net.Socket;
   buf: Buffer;
   current: Request | null;
-  dead: boolean;
   /** closed by the client's timeout */
   timedOut: boolean;
 }
@@ -101,14 +100,13 @@ export function rawPool(url: URL, opts: { maxSockets: number; timeoutMs: number;
     opened += 1;
     const socket = net.connect({ host, port });
     socket.setNoDelay(true);
-    const conn: Conn = { socket, buf: Buffer.alloc(0), current: null, dead: false, timedOut: false };
+    const conn: Conn = { socket, buf: Buffer.alloc(0), current: null, timedOut: false };
     r.fresh = true;
     socket.once('connect', () => (r.connectMs = performance.now() - r.postedAt));
     socket.on('data', (chunk: Buffer) => read(conn, chunk));
     let error = 'CLOSED';
     socket.on('error', (err: NodeJS.ErrnoException) => (error = err.code ?? 'ERROR'));
     socket.on('close', () => {
-      conn.dead = true;
       open -= 1;
       busy.delete(conn);
       const at = free.indexOf(conn);
@@ -164,8 +162,8 @@ export function rawPool(url: URL, opts: { maxSockets: number; timeoutMs: number;
       return new Promise((resolve) => {
         const text = `POST ${path} HTTP/1.1\r\n${hostLine}${head}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
         const r: Request = { text, postedAt: performance.now(), writtenAt: 0, connectMs: NaN, fresh: false, resolve };
-        let conn = free.pop();
-        while (conn?.dead) conn = free.pop();
+        // a connection leaves the free list when it closes (its 'close' handler in `connect`)
+        const conn = free.pop();
         if (conn) {
           r.connectMs = 0;
           write(conn, r);

@@ -97,7 +97,6 @@ interface Sent {
 
 /** Where the requests go: the server and the clients' connections to it (bench/raw-http.ts), with the refusals read. */
 interface Target {
-  url: URL;
   pool: RawPool;
   /** refusals by status and reason */
   reasons: Record<string, number>;
@@ -105,7 +104,7 @@ interface Target {
 // at most 2,048 connections: more overflowed the API's listen queue (4,096) while accepted requests held theirs, and
 // the kernel's dropped handshakes left requests unanswered for 10 s (TcpExtListenOverflows)
 const refusal = (status: number) => status === 429 || status === 503;
-const targetOf = (url: string): Target => ({ url: new URL(url), pool: rawPool(new URL(url), { maxSockets: 2048, timeoutMs: CLIENT_TIMEOUT_MS, bodyOf: refusal }), reasons: {} });
+const targetOf = (url: string): Target => ({ pool: rawPool(new URL(url), { maxSockets: 2048, timeoutMs: CLIENT_TIMEOUT_MS, bodyOf: refusal }), reasons: {} });
 /** Each sender its own client (the calm project is another application, on other machines): no pool shared with the storm. */
 type Targets = Map<string, Target>;
 const targetsOf = (url: string): Targets => new Map(['storm', 'calm'].map((name) => [name, targetOf(url)]));

@@ -74,10 +74,10 @@ export function makeGroupCommit<T>(write: (items: T[]) => Promise<void>, opts: G
   /** Whether an idle writer waits for more items before it writes what is pending: they come often, and the oldest is young. */
   function lingers(now: number): boolean {
     if (lingerMs <= 0 || draining || inFlight > 0 || meanGapMs >= lingerMs) return false;
-    let units = 0;
-    for (const p of pending) if ((units += weight(p.item)) >= opts.maxItems) return false;
     const waited = now - pending[0]!.since;
     if (waited >= lingerMs) return false;
+    let units = 0;
+    for (const p of pending) if ((units += weight(p.item)) >= opts.maxItems) return false;
     lingering ??= setTimeout(() => {
       lingering = null;
       pump();
