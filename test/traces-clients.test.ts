@@ -128,6 +128,11 @@ describe('@sentry/browser 10 in Chromium', () => {
       browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'] });
       const tab = await browser.newPage();
       await tab.goto(`http://127.0.0.1:${(page.address() as AddressInfo).port}/shop/item/42?dsn=${encodeURIComponent(p.dsn)}`);
+      // the banner's shift and the largest paint first: a click before them keeps them out of CLS and LCP
+      await tab.waitForFunction(() => {
+        const seen = window as unknown as { shifted: boolean; painted: boolean };
+        return seen.shifted && seen.painted;
+      }, undefined, { timeout: 10_000 });
       await tab.click('#buy');
       await tab.waitForFunction(() => (window as unknown as { sent: unknown[] }).sent.length > 0, undefined, { timeout: 20_000 });
       sent = await tab.evaluate(() => (window as unknown as { sent: typeof sent }).sent);

@@ -23,6 +23,11 @@ document.querySelector('#buy').addEventListener('click', () => {
   while (performance.now() < until); // a slow handler: the interaction's INP
   document.querySelector('#buy').textContent = 'Added';
 });
+// what the test waits for before it clicks: a shift or a paint after an input would not count for CLS or LCP
+window.shifted = false;
+window.painted = false;
+new PerformanceObserver(() => (window.shifted = true)).observe({ type: 'layout-shift', buffered: true });
+new PerformanceObserver(() => (window.painted = true)).observe({ type: 'largest-contentful-paint', buffered: true });
 setTimeout(() => {
   const banner = document.createElement('div');
   banner.style.height = '200px';
