@@ -59,6 +59,8 @@ export async function openLoop(
   warmup: number,
   /** appends one CSV line per request (load, stream, when it was due as epoch ms, latency ms, status) */
   traceFile?: string,
+  /** told of each answer: its stream, when it was due (ms since the measured load began) and its latency */
+  observe?: (stream: string, dueMs: number, latencyMs: number, status: number) => void,
 ): Promise<Record<string, OpenLoopResult>> {
   const targets = bases.map((base) => rawPool(new URL(base), { maxSockets: 512, timeoutMs: ANSWER_TIMEOUT_MS }));
   const head = headLines(headers);
@@ -80,6 +82,7 @@ export async function openLoop(
         if (status !== 0) r.latencies.push(ms);
         r.statuses[status] = (r.statuses[status] ?? 0) + 1;
         if (traceFile) trace.push(`${load},${stream.name},${epochOf(due)},${ms.toFixed(1)},${status}`);
+        observe?.(stream.name, due - measuredFrom, ms, status);
         stream.answered?.(i, status);
         resolve();
       };

@@ -9,7 +9,8 @@
  * for `--seconds`, open loop.
  *
  * Printed: each stream's answers (p50/p99, refused) with each process' CPU (the two cores are 200%: at 180% or more
- * the run had no room, and its latency is not judged); how long after the load the Performance read counted every
+ * the run had no room, and its latency is not judged); the answers and the host's CPU by 10 s window too (a fresh
+ * start's first seconds apart: the verdict stays the whole run's); how long after the load the Performance read counted every
  * acknowledged transaction; bytes on disk per counted transaction in the aggregates and per log line; then, for a
  * second project given 30 days of such aggregates written straight into the store (days and hours; minutes of the
  * last two days, all a window's edges read), the Performance read's p50/p99 over windows of 1 h, 24 h, 7 d and 30 d.
@@ -22,7 +23,7 @@ import { parseArgs } from 'node:util';
 import { addTransaction, groupKeyOf, type Bucket } from '../src/domain/perf-buckets.ts';
 import type { TransactionRecord } from '../src/domain/transactions.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, timeKey } from '../src/store/traces.store.ts';
-import { BENCH_INSTANCE, HOST_CPU, hostUse, hostUseWords, hostWorkMs, NO_ROOM_FROM, openBench, refusalsByReason, report, round, waitFor } from './lib.ts';
+import { BENCH_INSTANCE, HOST_CPU, hostUse, hostUseWords, hostWorkMs, NO_ROOM_FROM, openBench, refusalsByReason, report, round, waitFor, type HostUse } from './lib.ts';
 import { eventStream, openLoop, type Stream } from './load.ts';
 
 const { values } = parseArgs({
@@ -47,6 +48,8 @@ const LOG_RATE = Number(values['log-rate'] ?? 2000);
 const EVENT_RATE = Number(values['event-rate'] ?? 1000);
 const READS = Number(values.reads ?? 50);
 const LINES_PER_CONTAINER = 25;
+/** the answers' p99 and the host's CPU are printed by window of this many seconds too */
+const WINDOW_S = 10;
 const GROUPS = 20;
 const READS_INSTANCE = 'bench-reads-0001';
 const progress = (line: string) => process.stderr.write(`bench:traces: ${line}\n`);
@@ -159,8 +162,28 @@ try {
   ];
   progress(`${TX_RATE} transactions/s (${SPANS} spans each), ${LOG_RATE} log lines/s, ${EVENT_RATE} events/s for ${SECONDS} s, starting ${round((performance.now() - stack.listeningAt()) / 1000, 1)} s after the API's listening line`);
   const use = hostUse(stack);
-  const load = await openLoop('traces', stack.apiUrls, { 'content-type': 'application/json', 'x-service-key': project.secret_key, 'x-service-instance': BENCH_INSTANCE }, streams, SECONDS, 0, values.answers);
+  // the answers and the host's CPU by window of WINDOW_S: a fresh start's first seconds apart from the rest
+  const windowLatencies: number[][] = [];
+  const windowUse: HostUse[] = [];
+  let windowStarted = hostUse(stack);
+  const windowTimer = setInterval(() => {
+    windowUse.push(windowStarted());
+    windowStarted = hostUse(stack);
+  }, WINDOW_S * 1000);
+  const observe = (_stream: string, dueMs: number, latencyMs: number, status: number) => {
+    if (status !== 0) (windowLatencies[Math.max(0, Math.floor(dueMs / 1000 / WINDOW_S))] ??= []).push(latencyMs);
+  };
+  const load = await openLoop('traces', stack.apiUrls, { 'content-type': 'application/json', 'x-service-key': project.secret_key, 'x-service-instance': BENCH_INSTANCE }, streams, SECONDS, 0, values.answers, observe);
+  clearInterval(windowTimer);
   const host = use();
+  const windows = windowLatencies.map((ms, w) => ({
+    from_s: w * WINDOW_S,
+    answered: ms.length,
+    p50_ms: pct(ms, 50),
+    p99_ms: pct(ms, 99),
+    over_50_ms: ms.filter((x) => x > 50).length,
+    host: windowUse[w] ?? null,
+  }));
   const loadEnded = performance.now();
   const acknowledged = Number(load.transactions!.statuses['200'] ?? 0);
   progress(`refused by reason: ${JSON.stringify(await refusalsByReason(stack.apiUrls[0]!))}`);
@@ -242,11 +265,15 @@ try {
   };
   report(
     'bench:traces',
-    { seconds: SECONDS, host_work_ms: hostWork, load, host, acknowledged_transactions: acknowledged, counted_transactions: counted, readable_after_s: readableAfter, bytes: { aggregates: aggregateBytes, per_transaction: perTx, logs: logBytes, per_log_line: perLine, samples: sampleBytes }, reads: readTimes, targets, latency_judged: host.room },
+    { seconds: SECONDS, host_work_ms: hostWork, load, host, windows, acknowledged_transactions: acknowledged, counted_transactions: counted, readable_after_s: readableAfter, bytes: { aggregates: aggregateBytes, per_transaction: perTx, logs: logBytes, per_log_line: perLine, samples: sampleBytes }, reads: readTimes, targets, latency_judged: host.room },
     [
       ['host', `work baseline ${hostWork} ms; the two cores are ${HOST_CPU}%, at ${NO_ROOM_FROM}% or more the run had no room`],
       ...Object.entries(load).map(([name, r]): [string, string] => [name, `${r.sent} sent at ${round(r.offered_per_s, 1)}/s, ${r.non_2xx} not 2xx, p50 ${r.p50_ms} / p99 ${r.p99_ms} ms`]),
       ['CPU', hostUseWords(host)],
+      ...windows.map((w): [string, string] => [
+        `answers due ${w.from_s}–${w.from_s + WINDOW_S} s`,
+        `p50 ${w.p50_ms} / p99 ${w.p99_ms} ms, ${w.over_50_ms} of ${w.answered} over 50 ms; ${w.host ? `CPU ${w.host.cpu_percent_sum}% of ${HOST_CPU}${w.host.room ? '' : ' (no room)'}` : 'CPU not read'}`,
+      ]),
       ['Performance read counted every transaction after', `${readableAfter ?? '> 120'} s (${counted} of ${acknowledged})`],
       ['aggregates on disk', `${aggregateBytes} B: ${perTx} B per counted transaction`],
       ['log lines on disk', `${logBytes} B: ${perLine} B per line (${lines} lines)`],
