@@ -314,14 +314,15 @@ async function floorRun(senders: Sender[]) {
 async function calibrate(to: Targets, stormer: Sender) {
   progress(`calibration: the storming project alone, ${CALIBRATE_STEP}/s more each ${CALIBRATE_S} s, until a refusal or p99 ≥ 250 ms`);
   await drive(to, [stormer], [{ seconds: WARMUP_S, rates: { storm: BASE_RATE / 5 } }], () => {});
-  const steps: { rate: number; accepted: number; refused: number; p99_ms: number | null; room: boolean }[] = [];
+  const steps: { rate: number; accepted: number; refused: number; p99_ms: number | null; room: boolean; cpu_percent: number; api_cpu_percent: number }[] = [];
   for (let rate = CALIBRATE_STEP; ; rate += CALIBRATE_STEP) {
     await new Promise((r) => setTimeout(r, 3000)); // what the last step left is processed
     const use = hostUse(stack);
     const { sent } = await drive(to, [stormer], [{ seconds: CALIBRATE_S, rates: { storm: rate } }], () => {});
     const f = figures(sent);
-    steps.push({ rate, accepted: f.accepted, refused: f.sent - f.accepted, p99_ms: f.accepted_p99_ms, room: use().room });
-    progress(`calibration: ${rate}/s: ${f.accepted} of ${f.sent} taken, p99 ${f.accepted_p99_ms} ms`);
+    const used = use();
+    steps.push({ rate, accepted: f.accepted, refused: f.sent - f.accepted, p99_ms: f.accepted_p99_ms, room: used.room, cpu_percent: used.cpu_percent_sum, api_cpu_percent: used.cpu_percent.api ?? 0 });
+    progress(`calibration: ${rate}/s: ${f.accepted} of ${f.sent} taken, p99 ${f.accepted_p99_ms} ms; ${hostUseWords(used)}`);
     if (f.accepted < f.sent || (f.accepted_p99_ms ?? Infinity) >= 250 || rate >= STORM_RATE) break;
   }
   const held = steps.filter((st) => st.refused === 0 && (st.p99_ms ?? Infinity) < 250);
@@ -441,7 +442,7 @@ try {
         [`phase ${p.phase}: host`, `${hostUseWords(p)}; the load generator's own event-loop delay p99 ${p.load_generator_delay_p99_ms} ms`],
       ]),
       ...(calibration
-        ? [['capacity (calibration)', `${calibration.capacity_per_s}/s taken with no refusal at p99 < 250 ms (${calibration.steps.map((st) => `${st.rate}/s: p99 ${st.p99_ms} ms, ${st.refused} refused`).join('; ')})`] as [string, string]]
+        ? [['capacity (calibration)', `${calibration.capacity_per_s}/s taken with no refusal at p99 < 250 ms (${calibration.steps.map((st) => `${st.rate}/s: p99 ${st.p99_ms} ms, ${st.refused} refused, CPU ${st.cpu_percent}% (api ${st.api_cpu_percent})`).join('; ')})`] as [string, string]]
         : []),
       ['taken a second in the storm', `${takenPerS}/s${calibration?.capacity_per_s ? ` (${round((100 * takenPerS) / calibration.capacity_per_s, 0)}% of capacity; target ≥ 80%)` : calibration ? ' (no calibration step held: the capacity is unknown, the share not judged)' : ''}`],
       ['storm refusals over 20 ms', `${slow.over_20_ms} (1% of them is ${Math.round(perPhase[1]!.all.refused / 100)}), ${slow.in_first_second} in its first second`],
