@@ -10,10 +10,11 @@
  *
  * Printed: each stream's answers (p50/p99, refused) with each process' CPU (the two cores are 200%: at 180% or more
  * the run had no room, and its latency is not judged); the answers and the host's CPU by 10 s window too (a fresh
- * start's first seconds apart: the verdict stays the whole run's); how long after the load the Performance read counted every
- * acknowledged transaction; bytes on disk per counted transaction in the aggregates and per log line; then, for a
- * second project given 30 days of such aggregates written straight into the store (days and hours; minutes of the
- * last two days, all a window's edges read), the Performance read's p50/p99 over windows of 1 h, 24 h, 7 d and 30 d.
+ * start's first seconds apart: the verdict stays the whole run's); how long after the load the Performance read
+ * counted every acknowledged transaction; bytes on disk per counted transaction in the aggregates and per log line;
+ * then, for a second project given 30 days of such aggregates written straight into the store (days and hours;
+ * minutes of the last two days, all a window's edges read), the Performance read's p50/p99 over windows of 1 h,
+ * 24 h, 7 d and 30 d.
  *
  * Targets: 0 refused; answers p99 < 50 ms (with room); aggregates readable within 2 s; ≤ 60 B per counted
  * transaction in aggregates, ≤ 150 B per log line; Performance reads p99 < 50 ms at 30 days.
