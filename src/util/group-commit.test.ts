@@ -51,7 +51,7 @@ describe('makeGroupCommit', () => {
     // nothing came before: the first is written at once
     await group.add(0);
     expect(writes).toEqual([[0]]);
-    // ten items 1 ms apart: the mean gap falls under the linger, and the rest wait for each other
+    // thirty items 1 ms apart: the mean gap falls under the linger, and the rest wait for each other
     const sent: Promise<unknown>[] = [];
     for (let n = 1; n <= 30; n++) {
       sent.push(group.add(n));

@@ -71,13 +71,19 @@ export function makeGroupCommit<T>(write: (items: T[]) => Promise<void>, opts: G
   let lingering: NodeJS.Timeout | null = null;
   let draining = false;
 
+  /** How many pending items the next write takes (at least one, then as many as fit `maxItems`), and whether they fill it. */
+  function nextGroup(): { n: number; full: boolean } {
+    let units = 0;
+    let n = 0;
+    while (n < pending.length && (n === 0 || units + weight(pending[n]!.item) <= opts.maxItems)) units += weight(pending[n++]!.item);
+    return { n, full: n < pending.length || units >= opts.maxItems };
+  }
+
   /** Whether an idle writer waits for more items before it writes what is pending: they come often, and the oldest is young. */
   function lingers(now: number): boolean {
     if (lingerMs <= 0 || draining || inFlight > 0 || meanGapMs >= lingerMs) return false;
     const waited = now - pending[0]!.since;
-    if (waited >= lingerMs) return false;
-    let units = 0;
-    for (const p of pending) if ((units += weight(p.item)) >= opts.maxItems) return false;
+    if (waited >= lingerMs || nextGroup().full) return false;
     lingering ??= setTimeout(() => {
       lingering = null;
       pump();
@@ -94,10 +100,7 @@ export function makeGroupCommit<T>(write: (items: T[]) => Promise<void>, opts: G
         pending = pending.filter((p) => !p.gone?.());
         if (pending.length === 0) break;
       }
-      let units = 0;
-      let n = 0;
-      while (n < pending.length && (n === 0 || units + weight(pending[n]!.item) <= opts.maxItems)) units += weight(pending[n++]!.item);
-      const group = pending.splice(0, n);
+      const group = pending.splice(0, nextGroup().n);
       const started = { since: group[0]!.since };
       writing.add(started);
       inFlight += 1;
