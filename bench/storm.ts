@@ -225,11 +225,18 @@ function watchHealth() {
   };
 }
 
-/** The API process' largest resident set (MB), sampled every 250 ms. */
+/** The API process' largest resident set (MB), sampled every 250 ms; an API that died is sampled no more. */
 function watchRss(pid: number) {
   let max = 0;
   const timer = setInterval(() => {
-    const m = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    let status: string;
+    try {
+      status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    } catch {
+      // gone: an exception in this timer would end the benchmark without stopping its stack
+      return clearInterval(timer);
+    }
+    const m = /VmRSS:\s+(\d+)/.exec(status);
     if (m) max = Math.max(max, Number(m[1]) / 1024);
   }, 250);
   return () => {
