@@ -75,7 +75,11 @@ export function makeGroupCommit<T>(write: (items: T[]) => Promise<void>, opts: G
   function nextGroup(): { n: number; full: boolean } {
     let units = 0;
     let n = 0;
-    while (n < pending.length && (n === 0 || units + weight(pending[n]!.item) <= opts.maxItems)) units += weight(pending[n++]!.item);
+    for (; n < pending.length; n++) {
+      const w = weight(pending[n]!.item);
+      if (n > 0 && units + w > opts.maxItems) break;
+      units += w;
+    }
     return { n, full: n < pending.length || units >= opts.maxItems };
   }
 
