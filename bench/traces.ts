@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { addTransaction, groupKeyOf, type Bucket } from '../src/domain/perf-buckets.ts';
 import type { TransactionRecord } from '../src/domain/transactions.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, timeKey } from '../src/store/traces.store.ts';
+import { clientUrl } from './front.ts';
 import { BENCH_INSTANCE, HOST_CPU, hostUse, hostUseWords, hostWorkMs, NO_ROOM_FROM, openBench, refusalsByReason, report, round, waitFor, type HostUse } from './lib.ts';
 import { eventStream, openLoop, type Stream } from './load.ts';
 
@@ -174,7 +175,7 @@ try {
   const observe = (_stream: string, dueMs: number, latencyMs: number, status: number) => {
     if (status !== 0) (windowLatencies[Math.max(0, Math.floor(dueMs / 1000 / WINDOW_S))] ??= []).push(latencyMs);
   };
-  const load = await openLoop('traces', stack.apiUrls, { 'content-type': 'application/json', 'x-service-key': project.secret_key, 'x-service-instance': BENCH_INSTANCE }, streams, SECONDS, 0, values.answers, observe);
+  const load = await openLoop('traces', process.env.BENCH_FRONT ? [await clientUrl(stack)] : stack.apiUrls, { 'content-type': 'application/json', 'x-service-key': project.secret_key, 'x-service-instance': BENCH_INSTANCE }, streams, SECONDS, 0, values.answers, observe);
   clearInterval(windowTimer);
   const host = use();
   const windows = windowLatencies.map((ms, w) => ({
