@@ -1,7 +1,7 @@
 /**
- * An experiment (bench:storm and bench:burst, `BENCH_FRONT=<connections>,<queue>`): HAProxy in front of the API,
- * as a production set-up puts a reverse proxy there, doing what the API's one thread does least well on two
- * cores: holding the clients' connections and refusing a storm's excess before it reaches Node.
+ * An experiment (bench:storm, bench:burst and bench:traces, `BENCH_FRONT=<connections>,<queue>`): HAProxy in
+ * front of the API, as a production set-up puts a reverse proxy there, doing what the API's one thread does least
+ * well on two cores: holding the clients' connections and refusing a storm's excess before it reaches Node.
  *
  * It keeps at most `<connections>` requests in the API at once (kept-alive connections) and holds the rest in its
  * own queue. The queue may take a burst (up to BURST) until it has stood above `<queue>` for INTERVAL_MS; from then
@@ -18,7 +18,7 @@ import path from 'node:path';
 import { freePort } from '../src/embedded/process.ts';
 import type { Stack } from './lib.ts';
 
-/** in flight for one key before its requests may be refused while the queue is over its bound (and lose their priority) */
+/** in flight for one key before its requests may be refused over the bound (and lose their place at the head) */
 const FAIR_FEW = 32;
 
 /** the queue a burst may fill before anything is refused (the API's own buffer, ADMIT_BUFFER_ITEMS) */

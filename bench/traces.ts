@@ -163,6 +163,7 @@ try {
     ...(EVENT_RATE > 0 ? [eventStream(EVENT_RATE)] : []),
   ];
   progress(`${TX_RATE} transactions/s (${SPANS} spans each), ${LOG_RATE} log lines/s, ${EVENT_RATE} events/s for ${SECONDS} s, starting ${round((performance.now() - stack.listeningAt()) / 1000, 1)} s after the API's listening line`);
+  const clients = process.env.BENCH_FRONT ? [await clientUrl(stack)] : stack.apiUrls;
   const use = hostUse(stack);
   // the answers and the host's CPU by window of WINDOW_S: a fresh start's first seconds apart from the rest
   const windowLatencies: number[][] = [];
@@ -175,7 +176,7 @@ try {
   const observe = (_stream: string, dueMs: number, latencyMs: number, status: number) => {
     if (status !== 0) (windowLatencies[Math.max(0, Math.floor(dueMs / 1000 / WINDOW_S))] ??= []).push(latencyMs);
   };
-  const load = await openLoop('traces', process.env.BENCH_FRONT ? [await clientUrl(stack)] : stack.apiUrls, { 'content-type': 'application/json', 'x-service-key': project.secret_key, 'x-service-instance': BENCH_INSTANCE }, streams, SECONDS, 0, values.answers, observe);
+  const load = await openLoop('traces', clients, { 'content-type': 'application/json', 'x-service-key': project.secret_key, 'x-service-instance': BENCH_INSTANCE }, streams, SECONDS, 0, values.answers, observe);
   clearInterval(windowTimer);
   const host = use();
   const windows = windowLatencies.map((ms, w) => ({
