@@ -18,7 +18,7 @@
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { realisticErrorEvent } from './events.ts';
-import { clientUrl } from './front.ts';
+import { clientUrls } from './front.ts';
 import { BENCH_INSTANCE, countedOnce, HOST_CPU, hostUse, hostUseWords, hostWorkMs, NO_ROOM_FROM, openBench, refusalsByReason, report, round, settled, waitFor, type HostUse } from './lib.ts';
 
 const { values } = parseArgs({
@@ -36,7 +36,7 @@ const progress = (line: string) => process.stderr.write(`bench:burst: ${line}\n`
 
 const env = await openBench({ seconds: 0, concurrency: 1, workers: 1, workerConcurrency: 4 });
 const { runtime, stack, project } = env;
-const api = new URL(await clientUrl(stack));
+const api = new URL((await clientUrls(stack))[0]!);
 const native = { 'content-type': 'application/json', 'x-service-key': project.secret_key, 'x-service-instance': BENCH_INSTANCE };
 const envelopeHeaders = { 'content-type': 'application/x-sentry-envelope', 'x-sentry-auth': `Sentry sentry_version=7, sentry_key=${project.public_key}, sentry_client=bench/1.0` };
 

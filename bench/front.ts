@@ -57,7 +57,7 @@ end)
 `;
 }
 
-export function frontConfig(api: URL, port: number, connections: number, files: { lua: string; map: string }): string {
+export function frontConfig(apis: URL[], port: number, connections: number, files: { lua: string; map: string }): string {
   return `global
   nbthread 1
   maxconn 8000
@@ -82,30 +82,30 @@ frontend fe
   default_backend api
 backend api
   http-reuse always
-  server api ${api.hostname}:${api.port} maxconn ${connections}
+${apis.map((api, i) => `  server api${i} ${api.hostname}:${api.port} maxconn ${connections}`).join('\n')}
 backend keys
   stick-table type string len 64 size 10k expire 60s
 `;
 }
 
 /**
- * Where a benchmark's clients send: HAProxy in front of the stack's API when `BENCH_FRONT` is set (its CPU counted
- * among the stack's processes, as `front`), else the API.
+ * Where a benchmark's clients send: HAProxy in front of the stack's APIs when `BENCH_FRONT` is set (its CPU counted
+ * among the stack's processes, as `front`), else the APIs.
  */
-export async function clientUrl(stack: Stack): Promise<string> {
-  if (!process.env.BENCH_FRONT) return stack.apiUrl;
+export async function clientUrls(stack: Stack): Promise<string[]> {
+  if (!process.env.BENCH_FRONT) return stack.apiUrls;
   const [connections, queue] = process.env.BENCH_FRONT.split(',').map(Number) as [number, number];
   const port = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-front-'));
   const [file, lua, map] = ['front.cfg', 'front.lua', 'bound.map'].map((name) => path.join(dir, name)) as [string, string, string];
   fs.writeFileSync(map, `bound ${BURST}\n`);
   fs.writeFileSync(lua, frontLua(map, queue));
-  fs.writeFileSync(file, frontConfig(new URL(stack.apiUrl), port, connections, { lua, map }));
+  fs.writeFileSync(file, frontConfig(stack.apiUrls.map((url) => new URL(url)), port, connections, { lua, map }));
   const child = spawn('haproxy', ['-db', '-f', file], { stdio: ['ignore', 'ignore', 'inherit'] });
   await new Promise((r) => setTimeout(r, 500));
   if (child.exitCode !== null) throw new Error(`haproxy exited (${child.exitCode})`);
   process.on('exit', () => child.kill());
   const processes = stack.processes;
   stack.processes = () => [...processes(), { role: 'front', pid: child.pid! }];
-  return `http://127.0.0.1:${port}`;
+  return [`http://127.0.0.1:${port}`];
 }

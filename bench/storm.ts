@@ -30,7 +30,7 @@ import fs from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { realisticErrorEvent } from './events.ts';
-import { clientUrl } from './front.ts';
+import { clientUrls } from './front.ts';
 import { headLines, rawPool, type RawPool } from './raw-http.ts';
 import { BENCH_INSTANCE, countedOnce, HOST_CPU, hostUse, hostUseWords, hostWorkMs, NO_ROOM_FROM, openBench, refusalsByReason, report, round, settled, startBareServer, type HostUse } from './lib.ts';
 
@@ -343,7 +343,7 @@ try {
   const created = await runtime.admin.createProject({ org: Number((await runtime.admin.listOrgs())[0]!.id), name: 'calm', securityMonitoring: true });
   const calm = await sender('calm', created, 'bench-instance-calm');
   const floor = BASELINE_S > 0 ? await floorRun([storm, calm]) : null;
-  const api = targetsOf(await clientUrl(stack));
+  const api = targetsOf((await clientUrls(stack))[0]!);
   const calibration = CALIBRATE_STEP > 0 ? await calibrate(api, storm) : null;
   const phases = [
     { seconds: WARMUP_S, rates: { storm: BASE_RATE / 5, calm: CALM_RATE / 5 } },

@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import { addTransaction, groupKeyOf, type Bucket } from '../src/domain/perf-buckets.ts';
 import type { TransactionRecord } from '../src/domain/transactions.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, timeKey } from '../src/store/traces.store.ts';
-import { clientUrl } from './front.ts';
+import { clientUrls } from './front.ts';
 import { BENCH_INSTANCE, HOST_CPU, hostUse, hostUseWords, hostWorkMs, NO_ROOM_FROM, openBench, refusalsByReason, report, round, waitFor, type HostUse } from './lib.ts';
 import { eventStream, openLoop, type Stream } from './load.ts';
 
@@ -163,7 +163,7 @@ try {
     ...(EVENT_RATE > 0 ? [eventStream(EVENT_RATE)] : []),
   ];
   progress(`${TX_RATE} transactions/s (${SPANS} spans each), ${LOG_RATE} log lines/s, ${EVENT_RATE} events/s for ${SECONDS} s, starting ${round((performance.now() - stack.listeningAt()) / 1000, 1)} s after the API's listening line`);
-  const clients = process.env.BENCH_FRONT ? [await clientUrl(stack)] : stack.apiUrls;
+  const clients = await clientUrls(stack);
   const use = hostUse(stack);
   // the answers and the host's CPU by window of WINDOW_S: a fresh start's first seconds apart from the rest
   const windowLatencies: number[][] = [];
