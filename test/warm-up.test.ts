@@ -1,6 +1,6 @@
 /**
- * The rehearsal an API process runs before it listens (src/services/warm-up.ts): the events it rehearses are valid
- * as SDKs send them, nothing is written or counted, and a rehearsal that fails stops nothing.
+ * The rehearsal an API process runs before it listens (src/services/warm-up.ts): the events, transactions and log
+ * lines it rehearses are valid as SDKs send them (an item that is not stops the rehearsal with its error), nothing is written or counted, and a rehearsal that fails stops nothing.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { rehearseIngest } from '../src/services/warm-up.ts';
@@ -12,7 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => ctx?.close());
 
-it('rehearses native events, sign-in attempts and envelopes, writing and counting nothing', async () => {
+it('rehearses native events, sign-in attempts and envelopes (events, transactions, logs), writing and counting nothing', async () => {
   const { project } = await makeProject(ctx);
   const rehearsal = rehearseIngest(ctx.runtime, 20);
   expect(rehearsal.error).toBeUndefined();
@@ -20,6 +20,7 @@ it('rehearses native events, sign-in attempts and envelopes, writing and countin
   await new Promise((resolve) => setTimeout(resolve, 200)); // a group commit would have written by now
   expect(await ctx.runtime.stores.events.collection.countDocuments({})).toBe(0);
   expect(await ctx.runtime.stores.events.backlog.size()).toBe(0);
+  expect(await ctx.runtime.stores.traces.backlog.size()).toBe(0);
   const res = await fetch(`${ctx.api}/api/v1/ingestion`, { headers: { 'x-service-key': project.secret_key } });
   expect(res.status).toBe(200);
   const counts = (await res.json()) as { accepted: Record<string, number>; hourly: { accepted: number; dropped: number }[] };

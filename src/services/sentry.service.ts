@@ -26,7 +26,7 @@ import type { ProjectDoc } from '../store/projects.store.ts';
 import type { EventsService } from './events.service.ts';
 import type { FeedbackService } from './feedback.service.ts';
 import type { ReadSessions, SessionsService } from './sessions.service.ts';
-import { CATEGORY, type TracesService } from './traces.service.ts';
+import { CATEGORY, isTraceType, type TracesService } from './traces.service.ts';
 
 export interface SentryOptions {
   now: Date;
@@ -63,12 +63,13 @@ export function makeSentryService(deps: {
   }
 
   return {
-    /** What taking an envelope's events costs the thread, nothing written (src/services/warm-up.ts). */
+    /** What taking an envelope's events and trace items costs the thread, nothing written (src/services/warm-up.ts). */
     rehearse(body: Buffer, now: Date): void {
       const envelope = parseEnvelope(body);
       for (const item of envelope.items) {
         const raw = parseJson(item.payload.toString('utf8'), 'item', false);
         if (item.type === 'event') events.rehearse(isObj(raw) ? fromSentry(raw, envelope.header.event_id) : raw, now);
+        else if (isTraceType(item.type)) traces.rehearse({ type: item.type, payload: raw, header: { ...item.header, event_id: envelope.header.event_id } }, envelope.header.trace, now);
       }
     },
 

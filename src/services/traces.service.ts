@@ -15,7 +15,7 @@ import { tracesJobId } from '../queues/jobs/traces.job.ts';
 import type { Queues } from '../queues/registry.ts';
 import { makeSweep } from '../queues/sweep.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
-import type { JobTraces, Received, TracesStore } from '../store/traces.store.ts';
+import { pack, type JobTraces, type Received, type TracesStore } from '../store/traces.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
 import { makeGroupCommit, type GroupWrites } from '../util/group-commit.ts';
 import type { QuotaService } from './quota.service.ts';
@@ -35,6 +35,7 @@ export interface TraceItem {
 /** Outcome categories, as Sentry's rate limits and client reports name them (and quotas count them). */
 export const CATEGORY = { transaction: 'transaction', span: 'span', log: 'log_item', otel_log: 'log_item' } as const;
 type TraceCategory = (typeof CATEGORY)[keyof typeof CATEGORY];
+export const isTraceType = (type: string): type is TraceItem['type'] => Object.hasOwn(CATEGORY, type);
 
 /** A domain reading error as the 400 an envelope item is dropped with. */
 function dropped(err: unknown): never {
@@ -118,6 +119,11 @@ export function makeTracesService(deps: { store: TracesStore; queues: Queues; st
       const outcome = results.includes('gone') ? 'dropped' : 'accepted';
       for (const [category, n] of counts) if (n > 0) stats.record(project._id, outcome, category, outcome === 'dropped' ? 'client_gone' : '', n, opts.now);
       return outcome === 'dropped' ? 'gone' : 'stored';
+    },
+
+    /** What taking `item` costs the thread, nothing written: read, scrubbed, packed (src/services/warm-up.ts). */
+    rehearse(item: TraceItem, traceHeader: unknown, now: Date): void {
+      pack(read(0, item, traceHeader, now).received);
     },
 
     /** Items waiting for the next write, and the age of the oldest (admission reads it). */
