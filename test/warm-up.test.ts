@@ -1,6 +1,7 @@
 /**
- * The rehearsal an API process runs before it listens (src/services/warm-up.ts): the events, transactions and log
- * lines it rehearses are valid as SDKs send them (an item that is not stops the rehearsal with its error), nothing is written or counted, and a rehearsal that fails stops nothing.
+ * The rehearsal an API process runs before it listens (src/services/warm-up.ts): the events, sessions, transactions
+ * and log lines it rehearses are valid as SDKs send them (an item that is not stops the rehearsal with its error),
+ * nothing is written or counted, and a rehearsal that fails stops nothing.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { rehearseIngest } from '../src/services/warm-up.ts';
@@ -12,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => ctx?.close());
 
-it('rehearses native events, sign-in attempts and envelopes (events, transactions, logs), writing and counting nothing', async () => {
+it('rehearses native events, sign-in attempts, sessions and envelopes (events, sessions, transactions, logs), writing and counting nothing', async () => {
   const { project } = await makeProject(ctx);
   const rehearsal = rehearseIngest(ctx.runtime, 20);
   expect(rehearsal.error).toBeUndefined();
@@ -21,6 +22,7 @@ it('rehearses native events, sign-in attempts and envelopes (events, transaction
   expect(await ctx.runtime.stores.events.collection.countDocuments({})).toBe(0);
   expect(await ctx.runtime.stores.events.backlog.size()).toBe(0);
   expect(await ctx.runtime.stores.traces.backlog.size()).toBe(0);
+  expect(await ctx.runtime.stores.sessions.backlog.size()).toBe(0);
   const res = await fetch(`${ctx.api}/api/v1/ingestion`, { headers: { 'x-service-key': project.secret_key } });
   expect(res.status).toBe(200);
   const counts = (await res.json()) as { accepted: Record<string, number>; hourly: { accepted: number; dropped: number }[] };
@@ -34,5 +36,5 @@ it('a rehearsal that fails says why and stops nothing', () => {
       throw new Error('no such schema');
     },
   };
-  expect(rehearseIngest({ events: failing, sentry: failing }, 3)).toMatchObject({ error: 'no such schema' });
+  expect(rehearseIngest({ events: failing, sessions: failing, sentry: failing }, 3)).toMatchObject({ error: 'no such schema' });
 });

@@ -63,12 +63,13 @@ export function makeSentryService(deps: {
   }
 
   return {
-    /** What taking an envelope's events and trace items costs the thread, nothing written (src/services/warm-up.ts). */
+    /** What taking an envelope's events, sessions and trace items costs the thread, nothing written (src/services/warm-up.ts). */
     rehearse(body: Buffer, now: Date): void {
       const envelope = parseEnvelope(body);
       for (const item of envelope.items) {
         const raw = parseJson(item.payload.toString('utf8'), 'item', false);
         if (item.type === 'event') events.rehearse(isObj(raw) ? fromSentry(raw, envelope.header.event_id) : raw, now);
+        else if (item.type === 'session' || item.type === 'sessions') sessions.rehearse(raw, now);
         else if (isTraceType(item.type)) traces.rehearse({ type: item.type, payload: raw, header: { ...item.header, event_id: envelope.header.event_id } }, envelope.header.trace, now);
       }
     },
@@ -179,7 +180,7 @@ export function makeSentryService(deps: {
           }
           if (!(err instanceof AppError) || err.status >= 500) throw err;
           // a trace item is counted in its category (transaction, span, log_item) with the reason its reader named
-          if (Object.hasOwn(CATEGORY, item.type)) drop(item.type, err.status === 413 ? 'too_large' : err.reason, CATEGORY[item.type as keyof typeof CATEGORY]);
+          if (isTraceType(item.type)) drop(item.type, err.status === 413 ? 'too_large' : err.reason, CATEGORY[item.type]);
           else drop(item.type, dropReason(err));
           opts.log.info({ item: i + 1, type: item.type, reason: err.reason, why: err.message }, 'envelope item dropped');
         }

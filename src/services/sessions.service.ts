@@ -185,6 +185,14 @@ export function makeSessionsService(deps: {
       return { accepted: read.accepted, skipped, ...(skipped ? { skipped_entries: read.skipped.slice(0, SKIPPED_SHOWN) } : {}) };
     },
 
+    /** What taking `value` costs the thread, nothing written: read and packed (src/services/warm-up.ts). */
+    rehearse(value: unknown, now: Date): void {
+      const { sessions, aggregates, skipped } = service.read(0, value, now);
+      // a rehearsal takes the way of valid entries; one that skips any rehearses the wrong thing
+      if (skipped.length) throw new Error(`a rehearsed session was skipped: ${skipped[0]!.message}`);
+      packRequest(0, sessions, aggregates);
+    },
+
     /** Items waiting for the next write, and the age of the oldest (admission reads it). */
     waiting: () => group.waiting(),
 
