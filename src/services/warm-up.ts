@@ -1,16 +1,12 @@
 /**
  * Before an API process takes requests it rehearses taking events (issue 66: a fresh instance's first burst). V8
  * compiles a function for speed only once it has run many times, so a fresh process took the first 120 error events
- * sent at once in about twice the time of the same burst later. The rehearsal runs the work of taking an event that
- * is this process' own (parsing, normalising, scrubbing, checking against the schema, fingerprinting, packing, the
- * job's entry) on events shaped as SDKs send them: native error events, sign-in attempts and envelopes. It writes
- * nothing and counts nothing. bench:burst's first 120 on a slow host, in one sitting, four fresh starts each: p50
- * 401–609 ms and p99 625–839 without it; with 300 rounds p50 352–479, p99 536–631 (docs/performance.md).
- * Transactions (20 spans) and log containers (25 lines) are rehearsed too (issue 69): bench:traces' first 10 s at a
- * tenth of its rates on a slow host, three fresh starts each, p50 14.6–22.5 ms with them against 24.1–31.5 without,
- * a third as many answers over 50 ms, for about a second more before listening there. Sessions (a batch of five, a
- * single one, an envelope's) likewise: bench:pipeline's sessions at 1,500 a second, the first 5 s' p50 17–20 ms
- * against 18–25 without them.
+ * sent at once in about twice the time of the same burst later, and a fresh start's first seconds of transactions
+ * and sessions queued likewise (issue 69). The rehearsal runs the work of taking each kind that is this process' own
+ * (parsing, normalising, scrubbing, checking against the schema, fingerprinting, packing, the job's entry) on items
+ * shaped as SDKs send them: native error events, sign-in attempts and sessions, and envelopes of an error event, a
+ * session, a transaction and a log container. It writes nothing and counts nothing. What it saves and costs, measured:
+ * docs/decisions.md ("An API process rehearses taking events before it listens").
  */
 import type { EventsService } from './events.service.ts';
 import type { SentryService } from './sentry.service.ts';
