@@ -26,7 +26,12 @@ import type { ProjectDoc } from '../store/projects.store.ts';
 import type { EventsService } from './events.service.ts';
 import type { FeedbackService } from './feedback.service.ts';
 import type { ReadSessions, SessionsService } from './sessions.service.ts';
-import { CATEGORY, isTraceType, type TracesService } from './traces.service.ts';
+import { CATEGORY, isTraceType, type TraceItem, type TracesService } from './traces.service.ts';
+
+/** An envelope's trace item as the traces service reads it: its header carries the envelope's event id. */
+function traceItem(envelope: Envelope, type: TraceItem['type'], item: EnvelopeItem, payload: unknown): TraceItem {
+  return { type, payload, header: { ...item.header, event_id: envelope.header.event_id } };
+}
 
 export interface SentryOptions {
   now: Date;
@@ -70,7 +75,7 @@ export function makeSentryService(deps: {
         const raw = parseJson(item.payload.toString('utf8'), 'item', false);
         if (item.type === 'event') events.rehearse(isObj(raw) ? fromSentry(raw, envelope.header.event_id) : raw, now);
         else if (item.type === 'session' || item.type === 'sessions') sessions.rehearse(raw, now);
-        else if (isTraceType(item.type)) traces.rehearse({ type: item.type, payload: raw, header: { ...item.header, event_id: envelope.header.event_id } }, envelope.header.trace, now);
+        else if (isTraceType(item.type)) traces.rehearse(traceItem(envelope, item.type, item, raw), envelope.header.trace, now);
       }
     },
 
@@ -159,7 +164,7 @@ export function makeSentryService(deps: {
             case 'otel_log': {
               // traces and logs (issue 69): counted per transaction, span and log line
               const payload = parseJson(item.payload.toString('utf8'), where, false);
-              await traces.accept(project, { type: item.type, payload, header: { ...item.header, event_id: envelope.header.event_id } }, { now: opts.now, traceHeader: envelope.header.trace, gone: opts.gone });
+              await traces.accept(project, traceItem(envelope, item.type, item, payload), { now: opts.now, traceHeader: envelope.header.trace, gone: opts.gone });
               kept += 1;
               break;
             }

@@ -120,7 +120,7 @@ function envelope(eventId: string, at: Date, items: [string, unknown][], trace?:
   const lines = [JSON.stringify({ event_id: eventId, sent_at: at.toISOString(), ...(trace ? { trace } : {}) })];
   for (const [type, payload] of items) {
     const text = JSON.stringify(payload);
-    const count = type === 'log' ? { item_count: 25, content_type: 'application/vnd.sentry.items.log+json' } : {};
+    const count = type === 'log' ? { item_count: (payload as { items: unknown[] }).items.length, content_type: 'application/vnd.sentry.items.log+json' } : {};
     lines.push(JSON.stringify({ type, length: Buffer.byteLength(text), ...count }), text);
   }
   return Buffer.from(`${lines.join('\n')}\n`);
