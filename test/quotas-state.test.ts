@@ -44,3 +44,16 @@ it('what one process took counts against the other after a sync', async () => {
   expect(a.take(8, QUOTAS, 'error', 1, now).admit).toBe(true);
   await Promise.all([a.close(), b.close()]);
 });
+
+it('what a process takes while its sync is on the way still counts', async () => {
+  const [a] = twoProcesses();
+  const now = Date.now();
+  for (let i = 0; i < 3; i++) expect(a.take(9, QUOTAS, 'error', 1, now).admit).toBe(true);
+  const syncing = a.sync();
+  expect(a.take(9, QUOTAS, 'error', 2, now).admit).toBe(true); // taken while Redis adds the first three
+  await syncing;
+  expect(a.peek(9, QUOTAS, 'error', now)).toMatchObject({ admit: false, reason: 'quota_hour' });
+  await a.sync();
+  expect(a.peek(9, QUOTAS, 'error', now)).toMatchObject({ admit: false, reason: 'quota_hour' });
+  await a.close();
+});

@@ -104,7 +104,7 @@ export function makeQuotaCounter(redis: RedisClient, opts: { prefix: string; spi
       live.forEach((c, i) => {
         const [err, total] = results[2 * i] ?? [];
         if (err) return; // added again at the next sync
-        c.known = Number(total) - c.local; // what this process took meanwhile counts on top, locally
+        c.known = Number(total); // what this process took meanwhile is in `local`, on top
         c.knownAt = now;
         c.adding = 0;
       });
