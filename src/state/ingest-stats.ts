@@ -3,12 +3,13 @@
  * dropped, by item type and reason, per hour, so nothing is dropped without a
  * trace. Each API process adds its counts up in memory and writes them once
  * a second (count-ingest-1.lua), so counting costs a request nothing; a
- * process killed loses at most its last second of counts, never an item.
+ * process killed loses at most its last second of counts, never an item, and
+ * counts Redis could not take are written once it can.
  * Kept 15 days in Redis under the project's prefix: `ing:<hour>`, a hash of
  * JSON [outcome, type, reason] -> count.
  */
 import { ingestField, readIngestField } from '../domain/client-keys.ts';
-import type { RedisClient } from '../redis/connect.ts';
+import { isRedisUnavailable, type RedisClient } from '../redis/connect.ts';
 import { HOUR_MS, hourIndex } from './issue-hash.ts';
 import { projectKeys } from './scripts.ts';
 
@@ -40,15 +41,36 @@ export function makeIngestStats(redis: RedisClient, opts: { prefix: string; onDr
   let pending = new Map<number, Map<number, Map<string, number>>>();
   const hourKey = (project: number, hour: number) => `${projectKeys(opts.prefix, project).base}ing:${hour}`;
 
+  function add(project: number, hour: number, field: string, n: number): void {
+    const hours = pending.get(project) ?? new Map<number, Map<string, number>>();
+    pending.set(project, hours);
+    const fields = hours.get(hour) ?? new Map<string, number>();
+    hours.set(hour, fields);
+    fields.set(field, (fields.get(field) ?? 0) + n);
+  }
+
+  /** Writes what was counted since the last flush; when Redis cannot take it, it is written at the next one. */
   async function flush(): Promise<void> {
     if (pending.size === 0) return;
     const taken = pending;
     pending = new Map();
-    const pipe = redis.pipeline() as unknown as { countIngest(...a: (string | number)[]): unknown; exec(): Promise<unknown> };
+    const pipe = redis.pipeline() as unknown as { countIngest(...a: (string | number)[]): unknown; exec(): Promise<[Error | null, unknown][] | null> };
+    const written: { project: number; hour: number; fields: Map<string, number> }[] = [];
     for (const [project, hours] of taken) {
-      for (const [hour, fields] of hours) pipe.countIngest(hourKey(project, hour), KEPT_MS, MAX_FIELDS, OVERFLOW, ...[...fields].flat());
+      for (const [hour, fields] of hours) {
+        pipe.countIngest(hourKey(project, hour), KEPT_MS, MAX_FIELDS, OVERFLOW, ...[...fields].flat());
+        written.push({ project, hour, fields });
+      }
     }
-    await pipe.exec();
+    const errors = await pipe.exec().then(
+      (results) => written.map((_, i) => results?.[i]?.[0] ?? null),
+      (err: Error) => written.map(() => err),
+    );
+    written.forEach(({ project, hour, fields }, i) => {
+      if (isRedisUnavailable(errors[i])) for (const [field, n] of fields) add(project, hour, field, n);
+    });
+    const failed = errors.find((err) => err !== null);
+    if (failed) throw failed;
   }
   const timer = setInterval(() => void flush().catch(() => {}), FLUSH_MS);
   timer.unref();
@@ -58,12 +80,7 @@ export function makeIngestStats(redis: RedisClient, opts: { prefix: string; onDr
     record(project: number, outcome: IngestOutcome, type: string, reason = '', n = 1, now = new Date()): void {
       if (n <= 0) return;
       const [t, why] = [countedName(type), reason === '' ? '' : countedName(reason)];
-      const hours = pending.get(project) ?? new Map<number, Map<string, number>>();
-      pending.set(project, hours);
-      const fields = hours.get(hourIndex(now)) ?? new Map<string, number>();
-      hours.set(hourIndex(now), fields);
-      const field = ingestField(outcome, t, why);
-      fields.set(field, (fields.get(field) ?? 0) + n);
+      add(project, hourIndex(now), ingestField(outcome, t, why), n);
       if (outcome === 'dropped') opts.onDropped?.(t, why, n);
     },
     flush,
