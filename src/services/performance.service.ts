@@ -12,7 +12,8 @@ import { makeBucketCache } from './perf-bucket-cache.ts';
 import { cachedFor } from '../util/cached.ts';
 import type { TransactionRecord } from '../domain/transactions.ts';
 import type { Numbered, TracesState } from '../state/traces.state.ts';
-import { DAY_MS, MINUTE_MS, PERIOD_MS, timeKey, timeOfKey, unpack, type BucketRead, type TracesStore } from '../store/traces.store.ts';
+import { unpackJson } from '../store/packing.ts';
+import { DAY_MS, MINUTE_MS, PERIOD_MS, timeKey, timeOfKey, type BucketRead, type TracesStore } from '../store/traces.store.ts';
 
 /** A window of time, ms: [from, to). */
 export interface Window {
@@ -224,7 +225,7 @@ export function makePerformanceService(deps: { store: TracesStore; index: Pick<T
      */
     async trace(project: number, traceId: string, at?: number) {
       const samples = await samplesOfTrace(project, traceId, Date.now());
-      const transactions = samples.map((s) => unpack<TransactionRecord>(s.data)).sort((a, b) => a.start - b.start);
+      const transactions = samples.map((s) => unpackJson<TransactionRecord>(s.data)).sort((a, b) => a.start - b.start);
       const times = transactions.flatMap((t) => [t.start, t.end]);
       if (at !== undefined) times.push(at);
       if (times.length === 0) return { trace_id: traceId, sampled: false, transactions: [], errors: [], logs: [] };
@@ -238,7 +239,7 @@ export function makePerformanceService(deps: { store: TracesStore; index: Pick<T
       const errors = errorDocs.flatMap((d) => d.x[traceId] ?? []);
       const short = traceId.slice(0, 8);
       const matching = chunks.filter((c) => c.traces.split(',').includes(short)).map((c) => c._id);
-      const logs = (matching.length ? await store.logChunks(matching) : []).flatMap((c) => unpack<LogRecord[]>(c.data).filter((l) => l.trace_id === traceId)).sort((a, b) => a.t - b.t);
+      const logs = (matching.length ? await store.logChunks(matching) : []).flatMap((c) => unpackJson<LogRecord[]>(c.data).filter((l) => l.trace_id === traceId)).sort((a, b) => a.t - b.t);
       return {
         trace_id: traceId,
         sampled: transactions.length > 0,
@@ -258,7 +259,7 @@ export function makePerformanceService(deps: { store: TracesStore; index: Pick<T
       const out: LogRecord[] = [];
       for (const c of chunks) {
         if (q.trace && !c.traces.split(',').includes(q.trace.slice(0, 8))) continue;
-        for (const line of unpack<LogRecord[]>(c.data)) {
+        for (const line of unpackJson<LogRecord[]>(c.data)) {
           if (line.t < w.from || line.t >= w.to) continue;
           if (q.levels?.length && !q.levels.includes(line.level)) continue;
           if (q.trace && line.trace_id !== q.trace) continue;

@@ -15,7 +15,8 @@ import { tracesJobId } from '../queues/jobs/traces.job.ts';
 import type { Queues } from '../queues/registry.ts';
 import { makeSweep } from '../queues/sweep.ts';
 import type { IngestStats } from '../state/ingest-stats.ts';
-import { pack, type JobTraces, type Received, type TracesStore } from '../store/traces.store.ts';
+import { packJson } from '../store/packing.ts';
+import { type JobTraces, type Received, type TracesStore } from '../store/traces.store.ts';
 import type { ProjectDoc } from '../store/projects.store.ts';
 import { makeGroupCommit, type GroupWrites } from '../util/group-commit.ts';
 import type { QuotaService } from './quota.service.ts';
@@ -123,7 +124,7 @@ export function makeTracesService(deps: { store: TracesStore; queues: Queues; st
 
     /** What taking `item` costs the thread, nothing written: read, scrubbed, packed (src/services/warm-up.ts). */
     rehearse(item: TraceItem, traceHeader: unknown, now: Date): void {
-      pack(read(0, item, traceHeader, now).received);
+      packJson(read(0, item, traceHeader, now).received, 'fast');
     },
 
     /** Items waiting for the next write, and the age of the oldest (admission reads it). */

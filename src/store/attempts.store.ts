@@ -14,11 +14,11 @@
  * group (a duplicate) is not read back: `owned` keeps only the owners'.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import zlib from 'node:zlib';
-import { Binary, type Db, type IndexDescription } from 'mongodb';
+import { type Binary, type Db, type IndexDescription } from 'mongodb';
 import { attemptGroupKey } from '../domain/client-keys.ts';
 import { groupTime } from '../util/group-commit.ts';
 import { ensureIndexes, insertOnce, type StoreProfile } from './mongo.ts';
+import { packJson, unpackJson } from './packing.ts';
 
 /** What Lookout reads of a sign-in attempt's event (spec 2.6); the rest of the event is kept as sent. */
 export interface AttemptBody {
@@ -161,7 +161,7 @@ interface PartContents {
 
 /** A document's events, and the group of each. */
 function contents(doc: AttemptsDoc): { bodies: AttemptBody[]; groups: string[] } {
-  const data = JSON.parse(zlib.inflateRawSync(doc.packed.buffer).toString('utf8')) as AttemptBody[] | PartContents;
+  const data = unpackJson<AttemptBody[] | PartContents>(doc.packed);
   if (Array.isArray(data)) return { bodies: data, groups: data.map(() => doc.batch) };
   return { bodies: data.events, groups: data.groups.flatMap((group, i) => Array.from({ length: data.sizes[i]! }, () => group)) };
 }
@@ -218,7 +218,7 @@ export function makeAttemptsStore(db: Db, profile: StoreProfile) {
         received_at: receivedAt,
         at_max: new Date(Math.max(...bodies.map((b) => new Date(b.timestamp).getTime()))),
         count: bodies.length,
-        packed: new Binary(zlib.deflateRawSync(JSON.stringify(bodies))),
+        packed: packJson(bodies, 'fast'),
       }));
       if (docs.length > 0) await packs.insertMany(docs);
     },
@@ -323,7 +323,7 @@ export function makeAttemptsStore(db: Db, profile: StoreProfile) {
         received_at: new Date(part.received),
         at_max: new Date(part.at),
         count: part.bodies.length,
-        packed: new Binary(zlib.deflateRawSync(JSON.stringify({ groups: part.groups, sizes: part.sizes, events: part.bodies } satisfies PartContents))),
+        packed: packJson({ groups: part.groups, sizes: part.sizes, events: part.bodies } satisfies PartContents, 'small'),
       };
       parts.push({ doc, first: part.groups[0]! });
       part = null;

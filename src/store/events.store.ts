@@ -12,11 +12,11 @@
  * the issues the events changed are in MongoDB. The events of a marker are
  * found by their `batch` field (recovery only).
  */
-import zlib from 'node:zlib';
 import { Binary, type Collection, type Db, type IndexDescription } from 'mongodb';
 import { makeAttemptsStore, type AttemptBody, type AttemptKey, type StoredAttempt } from './attempts.store.ts';
 import { makeBacklog } from './backlog.ts';
 import { ensureIndexes, isDuplicateKey, type StoreProfile } from './mongo.ts';
+import { packText, unpackText } from './packing.ts';
 
 export interface EventDoc {
   _id: string;
@@ -65,12 +65,12 @@ const PACK_FROM_BYTES = 1024;
 /** An event's JSON as it is stored. */
 export function packPayload(event: unknown): Binary | string {
   const json = JSON.stringify(event);
-  return json.length < PACK_FROM_BYTES ? json : new Binary(zlib.deflateRawSync(json));
+  return json.length < PACK_FROM_BYTES ? json : packText(json, 'fast');
 }
 
 /** The stored event, whichever form it was stored in. */
 export function payloadOf(doc: Pick<EventDoc, 'payload'>): Record<string, unknown> {
-  const json = typeof doc.payload === 'string' ? doc.payload : zlib.inflateRawSync(doc.payload.buffer).toString('utf8');
+  const json = typeof doc.payload === 'string' ? doc.payload : unpackText(doc.payload);
   return JSON.parse(json) as Record<string, unknown>;
 }
 

@@ -21,11 +21,11 @@
  *   a Redis that comes back behind it lost state and is rebuilt.
  */
 import crypto from 'node:crypto';
-import zlib from 'node:zlib';
 import { Binary, type Db } from 'mongodb';
 import type { HourRollup, ReleaseRollup } from '../domain/release-health.ts';
 import type { AggregateUpdate, SessionStatus, SessionUpdate } from '../domain/sessions.ts';
 import { makeBacklog } from './backlog.ts';
+import { packJson, unpackJson } from './packing.ts';
 import { makePace, type Pace } from './attempts.store.ts';
 import { ensureIndexes, insertOnce, type StoreProfile } from './mongo.ts';
 import { makeFlushMarks, writeNewer } from './versioned.ts';
@@ -164,7 +164,7 @@ const DELETES_PER_CALL = 25;
 
 function packBatch(doc: SessionBatchDoc): StoredBatch {
   const projects = [...new Set(doc.requests.map((r) => r.project_id))];
-  return { _id: doc._id, received_at: doc.received_at, projects, packed: new Binary(zlib.deflateRawSync(JSON.stringify(doc.requests))) };
+  return { _id: doc._id, received_at: doc.received_at, projects, packed: packJson(doc.requests, 'fast') };
 }
 
 /**
@@ -179,18 +179,17 @@ export interface JobBatch {
 }
 
 export function batchOfJob(job: JobBatch): SessionBatchDoc {
-  return { _id: job.id, received_at: new Date(job.received_at), requests: inflate(Binary.createFromBase64(job.packed)) as RawRequest[] };
+  return { _id: job.id, received_at: new Date(job.received_at), requests: unpackJson<unknown>(Binary.createFromBase64(job.packed)) as RawRequest[] };
 }
 
-const inflate = (packed: Binary) => JSON.parse(zlib.inflateRawSync(packed.buffer).toString('utf8')) as unknown;
 
 /** The batches a stored document holds: itself, or a part's. */
 function unpackStored(stored: StoredBatch): SessionBatchDoc[] {
   if (stored.merged) {
-    const { batches } = inflate(stored.packed) as PartContents;
+    const { batches } = unpackJson<PartContents>(stored.packed);
     return batches.map((b) => ({ _id: b._id, received_at: new Date(b.received_at), requests: b.requests }));
   }
-  return [{ _id: stored._id, received_at: stored.received_at, requests: inflate(stored.packed) as RawRequest[] }];
+  return [{ _id: stored._id, received_at: stored.received_at, requests: unpackJson<RawRequest[]>(stored.packed) }];
 }
 
 /** A rollup as the flusher writes it: `v` is the project's change counter it was read at. */
@@ -285,7 +284,7 @@ export function makeSessionsStore(db: Db, profile: StoreProfile) {
         received_at: new Date(Math.max(...sorted.map((b) => b.received_at.getTime()))),
         projects: [...new Set(sorted.flatMap((b) => b.requests.map((r) => r.project_id)))],
         merged: ids,
-        packed: new Binary(zlib.deflateRawSync(JSON.stringify(contents))),
+        packed: packJson(contents, 'small'),
       });
       return _id;
     },

@@ -18,13 +18,13 @@
  *   trace ids they name (their first 8 hex digits) for the trace page.
  * - `trace_errors`: a job's error events that named a trace, per project and minute (`<project>:<minute>:<group>`).
  */
-import zlib from 'node:zlib';
-import { Binary, type Db } from 'mongodb';
+import { type Binary, type Db } from 'mongodb';
 import { LRUCache } from 'lru-cache';
 import { DAY_MS, HOUR_MS, MINUTE_MS, type Bucket, type GroupParts, type SpanParts } from '../domain/perf-buckets.ts';
 import type { LogRecord } from '../domain/logs.ts';
 import type { TransactionRecord } from '../domain/transactions.ts';
 import { makeBacklog } from './backlog.ts';
+import { packJson, unpackJson } from './packing.ts';
 import { isDuplicateKey, sortableMs } from './mongo.ts';
 
 /** One thing the API received: a transaction, vitals of a page, or log lines, with its project. */
@@ -74,12 +74,12 @@ function toStored(doc: BucketDoc): StoredBucket {
     counts[key] = rest;
     if (sp) spans[key] = sp;
   }
-  return { _id: doc._id, c: pack(counts), ...(Object.keys(spans).length > 0 && { s: pack(spans) }), ...(doc.merged && { merged: doc.merged }) };
+  return { _id: doc._id, c: packJson(counts, 'small'), ...(Object.keys(spans).length > 0 && { s: packJson(spans, 'small') }), ...(doc.merged && { merged: doc.merged }) };
 }
 
 function fromStored(doc: StoredBucket): BucketDoc {
-  const b = unpack<Bucket>(doc.c);
-  if (doc.s) for (const [key, sp] of Object.entries(unpack<Record<string, NonNullable<Bucket[string]['sp']>>>(doc.s))) if (b[key]) b[key].sp = sp;
+  const b = unpackJson<Bucket>(doc.c);
+  if (doc.s) for (const [key, sp] of Object.entries(unpackJson<Record<string, NonNullable<Bucket[string]['sp']>>>(doc.s))) if (b[key]) b[key].sp = sp;
   return { _id: doc._id, b, ...(doc.merged && { merged: doc.merged }) };
 }
 
@@ -119,8 +119,6 @@ export interface TraceErrorsDoc {
   x: Record<string, { id: string; at: number; issue: number | null; span_id: string | null }[]>;
 }
 
-export const pack = (value: unknown) => new Binary(zlib.deflateRawSync(JSON.stringify(value)));
-export const unpack = <T>(b: Binary): T => JSON.parse(zlib.inflateRawSync(b.buffer).toString('utf8')) as T;
 
 /** Names a process remembers having written (past this it forgets them all and learns them again), and having read. */
 const NAMES_REMEMBERED = 100_000;
@@ -191,13 +189,13 @@ export function makeTracesStore(db: Db) {
     async insertGroup(items: Received[]): Promise<JobTraces> {
       const { _id } = await backlog.take();
       const received_at = new Date();
-      await raw.insertOne({ _id, received_at, data: pack(items) });
+      await raw.insertOne({ _id, received_at, data: packJson(items, 'fast') });
       return { id: _id, received_at: received_at.toISOString(), items };
     },
     /** Groups by id (a swept job carries only ids). */
     async ofGroups(ids: string[]): Promise<JobTraces[]> {
       const docs = await raw.find({ _id: { $in: ids } }).toArray();
-      return docs.map((d) => ({ id: d._id, received_at: d.received_at.toISOString(), items: unpack<Received[]>(d.data) }));
+      return docs.map((d) => ({ id: d._id, received_at: d.received_at.toISOString(), items: unpackJson<Received[]>(d.data) }));
     },
     /** Which of these groups are still waiting for their job. */
     ofGroupIds: async (ids: string[]) => (ids.length ? (await raw.find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray()).map((d) => d._id) : []),

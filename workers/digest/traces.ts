@@ -17,7 +17,8 @@ import type { LogRecord } from '../../src/domain/logs.ts';
 import type { TransactionRecord } from '../../src/domain/transactions.ts';
 import type { TracesProcessPayload } from '../../src/queues/jobs/traces.job.ts';
 import type { TracesState } from '../../src/state/traces.state.ts';
-import { MINUTE_MS, pack, timeKey, type BucketDoc, type JobTraces, type LogChunkDoc, type Received, type SampleDoc, type TracesStore } from '../../src/store/traces.store.ts';
+import { packJson } from '../../src/store/packing.ts';
+import { MINUTE_MS, timeKey, type BucketDoc, type JobTraces, type LogChunkDoc, type Received, type SampleDoc, type TracesStore } from '../../src/store/traces.store.ts';
 import type { Config } from '../../config/index.ts';
 import { groupBy } from '../../src/util/group-by.ts';
 
@@ -104,7 +105,7 @@ async function applyProject(deps: TracesProcessDeps, project: number, group: Job
     const [key, parts] = groupOf(groupPartsOf(tx));
     groups.set(key, parts);
     for (const [sk, s] of addTransaction(bucketAt(tx.end), key, tx)) spans.set(sk, s);
-    if (decisions[i] === 'sample') samples.push(sampleDoc(project, key, tx, pack(tx), now));
+    if (decisions[i] === 'sample') samples.push(sampleDoc(project, key, tx, packJson(tx, 'small'), now));
   });
   for (const v of vitals) {
     const [key, parts] = groupOf(v.page);
@@ -153,7 +154,7 @@ function logChunks(project: number, group: JobTraces, items: Received[]): { minu
     const traces = [...new Set(lines.map((l) => l.trace_id?.slice(0, 8)).filter((t): t is string => !!t))];
     return {
       minute,
-      doc: { project_id: project, n: lines.length, traces: traces.join(','), from: new Date(lines[0]!.t), to: new Date(lines.at(-1)!.t), data: pack(lines) },
+      doc: { project_id: project, n: lines.length, traces: traces.join(','), from: new Date(lines[0]!.t), to: new Date(lines.at(-1)!.t), data: packJson(lines, 'small') },
     };
   });
 }
