@@ -154,6 +154,7 @@ export async function startStack(args: BenchArgs, extraEnv: Record<string, strin
       SESSIONS_RATE_LIMIT_PER_MINUTE: '100000000',
       KEY_CACHE_SECONDS: '5',
       ...extraEnv,
+      ...(process.env.STORE_TRACE_DIR ? { STORE_TRACE_DIR: process.env.STORE_TRACE_DIR } : {}),
     };
     // the workers first: a load can then start within a moment of the API's "listening" line, as it would against
     // a fresh `npm start` (issue 66: no process is exempt from admission in its first seconds)
