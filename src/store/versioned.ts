@@ -14,7 +14,8 @@ const WRITE_CHUNK = 10;
 
 /**
  * Writes each document unless the stored one is as new or newer: an older
- * write finds no match, its upsert collides on `_id` and is dropped.
+ * write finds no match, its upsert collides on `_id` and is dropped, and the
+ * others of its write are written all the same.
  *
  * Paced: in writes of WRITE_CHUNK documents, each followed by a pause as long
  * as it took, so the flusher holds the store's one writer (FerretDB on
@@ -35,6 +36,10 @@ async function replaceOlder<T extends { _id: string | number; v: number }>(colle
     await collection.bulkWrite(ops as unknown as AnyBulkWriteOperation<T>[], { ordered: false });
   } catch (err) {
     if (!onlyDuplicates(err)) throw err;
+    // An older document collided. The embedded FerretDB stops an update at its first failing statement whatever
+    // `ordered` says, and names the wrong one: the documents after it were not written. So each is written again on
+    // its own; one already written is as new as itself, and writing it again changes nothing.
+    if (docs.length > 1) for (const doc of docs) await replaceOlder(collection, [doc]);
   }
 }
 
