@@ -179,9 +179,8 @@ export interface JobBatch {
 }
 
 export function batchOfJob(job: JobBatch): SessionBatchDoc {
-  return { _id: job.id, received_at: new Date(job.received_at), requests: unpackJson<unknown>(Binary.createFromBase64(job.packed)) as RawRequest[] };
+  return { _id: job.id, received_at: new Date(job.received_at), requests: unpackJson<RawRequest[]>(Binary.createFromBase64(job.packed)) };
 }
-
 
 /** The batches a stored document holds: itself, or a part's. */
 function unpackStored(stored: StoredBatch): SessionBatchDoc[] {

@@ -119,7 +119,6 @@ export interface TraceErrorsDoc {
   x: Record<string, { id: string; at: number; issue: number | null; span_id: string | null }[]>;
 }
 
-
 /** Names a process remembers having written (past this it forgets them all and learns them again), and having read. */
 const NAMES_REMEMBERED = 100_000;
 
