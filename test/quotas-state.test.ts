@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { DEFAULT_QUOTAS } from '../src/domain/quotas.ts';
-import { makeQuotaCounter, type QuotaCounter } from '../src/state/quotas.ts';
+import { makeQuotaCounter } from '../src/state/quotas.ts';
 
 let redis: Redis;
 beforeAll(() => {
@@ -19,15 +19,16 @@ afterAll(async () => {
 });
 
 const QUOTAS = { ...DEFAULT_QUOTAS, events_per_hour: 5, spike_protection: false };
-/** API processes' counters on one Redis (`n` of them), syncing only when told. */
-function processes(n: number) {
+/** Makes API processes' counters that share one Redis state, syncing only when told. */
+function sharedCounters() {
   const prefix = `quota-test-${crypto.randomUUID()}`;
   const opts = { prefix, spikeFloorPerMinute: 60_000, syncMs: 3_600_000 };
-  return Array.from({ length: n }, () => makeQuotaCounter(redis, opts));
+  return () => makeQuotaCounter(redis, opts);
 }
 
 it('what one process took counts against the other after a sync', async () => {
-  const [a, b] = processes(2) as [QuotaCounter, QuotaCounter];
+  const counter = sharedCounters();
+  const [a, b] = [counter(), counter()];
   const now = Date.now();
   for (let i = 0; i < 3; i++) expect(a.take(7, QUOTAS, 'error', 1, now).admit).toBe(true);
   expect(b.peek(7, QUOTAS, 'error', now).admit).toBe(true); // b meets the project
@@ -46,7 +47,7 @@ it('what one process took counts against the other after a sync', async () => {
 });
 
 it('what a process takes while its sync is on the way still counts', async () => {
-  const [a] = processes(1) as [QuotaCounter];
+  const a = sharedCounters()();
   const now = Date.now();
   for (let i = 0; i < 3; i++) expect(a.take(9, QUOTAS, 'error', 1, now).admit).toBe(true);
   const syncing = a.sync();

@@ -25,9 +25,9 @@ import { Binary, type Db } from 'mongodb';
 import type { HourRollup, ReleaseRollup } from '../domain/release-health.ts';
 import type { AggregateUpdate, SessionStatus, SessionUpdate } from '../domain/sessions.ts';
 import { makeBacklog } from './backlog.ts';
-import { packJson, unpackJson } from './packing.ts';
 import { makePace, type Pace } from './attempts.store.ts';
 import { ensureIndexes, insertOnce, type StoreProfile } from './mongo.ts';
+import { packJson, unpackJson } from './packing.ts';
 import { makeFlushMarks, writeNewer } from './versioned.ts';
 
 export const RETENTION_DAYS = 90;

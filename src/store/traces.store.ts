@@ -24,8 +24,8 @@ import { DAY_MS, HOUR_MS, MINUTE_MS, type Bucket, type GroupParts, type SpanPart
 import type { LogRecord } from '../domain/logs.ts';
 import type { TransactionRecord } from '../domain/transactions.ts';
 import { makeBacklog } from './backlog.ts';
-import { packJson, unpackJson } from './packing.ts';
 import { isDuplicateKey, sortableMs } from './mongo.ts';
+import { packJson, unpackJson } from './packing.ts';
 
 /** One thing the API received: a transaction, vitals of a page, or log lines, with its project. */
 export type Received =
