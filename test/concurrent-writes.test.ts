@@ -1,0 +1,59 @@
+/**
+ * Writes made at the same moment, on the embedded FerretDB, which loses concurrent updates of one document and
+ * does not retry an upsert that lost the race to insert (MongoDB does both right):
+ * - ids drawn at once are distinct (src/store/counters.store.ts): before claims, 100 draws made 50 at a time
+ *   returned 13 distinct numbers, and organisations or projects created together failed on a duplicate id;
+ * - upserts of one document not there yet all succeed, leaving one (`upserted`, src/store/mongo.ts): before, all
+ *   but one failed on the duplicate `_id`.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { MONITOR_DEFAULTS } from '../src/domain/checkins.ts';
+import { nextId } from '../src/store/counters.store.ts';
+import { startTestContext, type TestContext } from './helpers/context.ts';
+
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await startTestContext();
+});
+afterAll(async () => {
+  await ctx?.close();
+});
+
+const AT_ONCE = 8;
+const atOnce = <T>(make: (i: number) => Promise<T>) => Promise.all(Array.from({ length: AT_ONCE }, (_, i) => make(i)));
+
+it('hands each of many callers at once a number of its own', async () => {
+  const drawn: number[] = [];
+  for (let round = 0; round < 2; round++) drawn.push(...(await Promise.all(Array.from({ length: 50 }, () => nextId(ctx.runtime.mongo.db, 'concurrent')))));
+  expect(new Set(drawn).size).toBe(100);
+  expect(Math.min(...drawn)).toBe(1);
+});
+
+it('creates organisations and projects made at once, each with its own id and slug', async () => {
+  const admin = ctx.runtime.admin;
+  const orgs = await atOnce((i) => admin.createOrg({ name: `Org ${i}`, plan: 'business', seats: null }));
+  expect(new Set(orgs.map((o) => o.id)).size).toBe(AT_ONCE);
+  const org = Number(orgs[0]!.id);
+  const projects = await atOnce((i) => admin.createProject({ org, name: `shop ${i}`, securityMonitoring: true }));
+  expect(new Set(projects.map((p) => p.id)).size).toBe(AT_ONCE);
+  for (const p of projects) {
+    const found = await ctx.runtime.stores.projects.byIdOrSlug(org, p.slug!);
+    expect(found?._id).toBe(Number(p.id));
+    expect(found?.name).toBe(`shop ${p.slug!.slice('shop-'.length)}`);
+  }
+});
+
+it('makes one release, one monitor and one regression entry of upserts made at once', async () => {
+  const { sourcemaps, checkins, activity } = ctx.runtime.stores;
+  const now = new Date();
+  const releases = await atOnce(() => sourcemaps.release(1, 'shop@1.0.0', undefined, now));
+  expect(releases.map((r) => r._id)).toEqual(Array(AT_ONCE).fill('1:shop@1.0.0'));
+  expect(await sourcemaps.releasesOf(1)).toHaveLength(1);
+
+  const monitors = await atOnce((i) => checkins.setMonitor(1, 'nightly', { name: `nightly ${i}`, config: MONITOR_DEFAULTS }, now));
+  expect(new Set(monitors.map((m) => m._id))).toEqual(new Set(['1:nightly']));
+
+  await atOnce(() => activity.regressed(1, 7, 1, { at: now, kind: 'regressed', by: null, data: { release: 'shop@1.0.1' } }));
+  const entries = await ctx.runtime.mongo.db.collection('activity').find({ _id: '1:7:r1' as never }).toArray();
+  expect(entries).toHaveLength(1);
+});
