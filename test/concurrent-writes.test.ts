@@ -1,10 +1,9 @@
 /**
- * Writes made at the same moment, on the embedded FerretDB, which loses concurrent updates of one document and
- * does not retry an upsert that lost the race to insert (MongoDB does both right):
- * - ids drawn at once are distinct (src/store/counters.store.ts): before claims, 100 draws made 50 at a time
- *   returned 13 distinct numbers, and organisations or projects created together failed on a duplicate id;
- * - upserts of one document not there yet all succeed, leaving one (`upserted`, src/store/mongo.ts): before, all
- *   but one failed on the duplicate `_id`.
+ * Writes made at the same moment on the embedded FerretDB, whose update and findAndModify read a document and then
+ * write it in two steps: unpatched, 100 counter increments made 50 at a time handed out 13 distinct numbers,
+ * organisations and projects created together failed on a duplicate id, and upserts of one missing document all
+ * but one failed on the duplicate `_id`. Patch 7 of tools/ferretdb/patches.json makes each such command whole to
+ * the others, as MongoDB's are.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { MONITOR_DEFAULTS } from '../src/domain/checkins.ts';

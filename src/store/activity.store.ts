@@ -10,7 +10,6 @@
 import type { Db } from 'mongodb';
 import type { IssueChange } from '../state/issue-changes.ts';
 import { insertNumbered } from './counters.store.ts';
-import { upserted } from './mongo.ts';
 
 export type ActivityKind = 'status' | 'assigned' | 'comment' | 'regressed' | 'unignored' | 'notified';
 
@@ -45,7 +44,7 @@ export function makeActivityStore(db: Db) {
     /** Records the issue's regression number `n` once, however often it is written. */
     async regressed(project: number, issue: number, n: number, entry: NewActivity): Promise<void> {
       const doc: ActivityDoc = { _id: `${project}:${issue}:r${n}`, project_id: project, issue, ...entry };
-      await upserted(() => activity.updateOne({ _id: doc._id }, { $setOnInsert: doc }, { upsert: true }));
+      await activity.updateOne({ _id: doc._id }, { $setOnInsert: doc }, { upsert: true });
     },
     /**
      * What applying occurrences did to issues' statuses (src/state/issue-changes.ts): a regression is written under

@@ -15,7 +15,7 @@ import { MONITOR_DEFAULTS, type CheckIn, type MonitorConfig } from '../domain/ch
 import type { CheckInRecord } from '../domain/monitor-state.ts';
 import { makeBacklog } from './backlog.ts';
 import { groupIdsBefore } from '../util/group-commit.ts';
-import { isDuplicateKey, sortableMs, upserted } from './mongo.ts';
+import { isDuplicateKey, sortableMs } from './mongo.ts';
 
 /** One check-in as received: its project and what it said. */
 export interface ReceivedCheckIn {
@@ -145,7 +145,7 @@ export function makeCheckInsStore(db: Db) {
     /** Makes or replaces a monitor's name and configuration (a person's: the CLI, the dashboard). */
     async setMonitor(project: number, slug: string, set: { name: string; config: MonitorConfig }, now: Date): Promise<MonitorDoc> {
       const _id = `${project}:${slug}`;
-      await upserted(() => monitors.updateOne({ _id }, { $set: { ...set, updated_at: now }, $setOnInsert: { project_id: project, slug, created_at: now } }, { upsert: true }));
+      await monitors.updateOne({ _id }, { $set: { ...set, updated_at: now }, $setOnInsert: { project_id: project, slug, created_at: now } }, { upsert: true });
       return (await monitors.findOne({ _id }))!;
     },
     async setPaused(project: number, slug: string, paused: boolean, now: Date): Promise<MonitorDoc | null> {

@@ -60,21 +60,6 @@ export async function insertOnce<T extends Document>(collection: Collection<T>, 
   }
 }
 
-/**
- * Runs an upsert by `_id` again when it lost the race to insert its document: upserts at once of a document not
- * there yet all try to insert it, and all but one fail on the duplicate `_id`. MongoDB (4.2 and later) retries such
- * an upsert itself; FerretDB does not. The second run finds the document and updates it.
- */
-export async function upserted<T>(upsert: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await upsert();
-    } catch (err) {
-      if (!isDuplicateKey(err) || attempt === 3) throw err;
-    }
-  }
-}
-
 /** An unordered insertMany whose only failures are documents that exist already. */
 export function onlyDuplicates(err: unknown): boolean {
   const writeErrors = (err as { writeErrors?: { code: number }[] }).writeErrors;

@@ -8,7 +8,7 @@
  * older one's; deleting a bundle deletes the entries that still point at it.
  */
 import { Binary, type Db, type IndexDescription } from 'mongodb';
-import { ensureIndexes, isDuplicateKey, onlyDuplicates, upserted } from './mongo.ts';
+import { ensureIndexes, isDuplicateKey, onlyDuplicates } from './mongo.ts';
 
 export interface ChunkDoc {
   /** `<org>:<sha1>` */
@@ -152,12 +152,10 @@ export function makeSourcemapsStore(db: Db) {
     /** Makes a project's release once, or marks it released; answers it as it is now. */
     async release(project: number, version: string, releasedAt: Date | null | undefined, now: Date): Promise<ToolReleaseDoc> {
       const set = releasedAt === undefined ? {} : { released_at: releasedAt };
-      const doc = await upserted(() =>
-        releases.findOneAndUpdate(
-          { _id: `${project}:${version}` },
-          { $setOnInsert: { project_id: project, version, created_at: now, ...(releasedAt === undefined && { released_at: null }) }, ...(releasedAt !== undefined && { $set: set }) },
-          { upsert: true, returnDocument: 'after' },
-        ),
+      const doc = await releases.findOneAndUpdate(
+        { _id: `${project}:${version}` },
+        { $setOnInsert: { project_id: project, version, created_at: now, ...(releasedAt === undefined && { released_at: null }) }, ...(releasedAt !== undefined && { $set: set }) },
+        { upsert: true, returnDocument: 'after' },
       );
       return doc!;
     },
