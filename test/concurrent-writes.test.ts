@@ -2,13 +2,15 @@
  * Writes made at the same moment on the embedded FerretDB, whose update and findAndModify read a document and then
  * write it in two steps: unpatched, 100 counter increments made 50 at a time handed out 13 distinct numbers,
  * organisations and projects created together failed on a duplicate id, and upserts of one missing document all
- * but one failed on the duplicate `_id`. Patch 7 of tools/ferretdb/patches.json makes each such command whole to
+ * but one failed on the duplicate `_id`; a conditional update (an installation's activation) or a versioned write
+ * (the flusher's) could pass for two writers at once. Patch 7 of tools/ferretdb/patches.json makes each such command whole to
  * the others, as MongoDB's are.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { MONITOR_DEFAULTS } from '../src/domain/checkins.ts';
 import { nextId } from '../src/store/counters.store.ts';
-import { startTestContext, type TestContext } from './helpers/context.ts';
+import { writeNewer } from '../src/store/versioned.ts';
+import { call, makeProject, startTestContext, type TestContext } from './helpers/context.ts';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -55,4 +57,17 @@ it('makes one release, one monitor and one regression entry of upserts made at o
   await atOnce(() => activity.regressed(1, 7, 1, { at: now, kind: 'regressed', by: null, data: { release: 'shop@1.0.1' } }));
   const entries = await ctx.runtime.mongo.db.collection('activity').find({ _id: '1:7:r1' as never }).toArray();
   expect(entries).toHaveLength(1);
+});
+
+it('binds a key to one of the installations that activate it at once', async () => {
+  const { secret } = await makeProject(ctx);
+  const answers = await atOnce((i) => call(ctx, 'POST', '/api/v1/sdk/activate', { key: secret, body: { instance_id: `inst-race-${i}` } }));
+  expect(answers.map((a) => a.status).sort()).toEqual([200, ...Array(AT_ONCE - 1).fill(409)]);
+});
+
+it('keeps the newest of versioned writes made at once, whatever their order', async () => {
+  const docs = ctx.runtime.mongo.db.collection<{ _id: string; v: number }>('versioned_race');
+  const versions = [5, 12, 1, 9, 16, 3, 14, 7, 11, 2, 15, 8, 4, 13, 6, 10];
+  await Promise.all(versions.map((v) => writeNewer(docs, [{ _id: 'doc', v }])));
+  expect(await docs.findOne({ _id: 'doc' })).toEqual({ _id: 'doc', v: 16 });
 });
