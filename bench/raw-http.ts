@@ -1,10 +1,10 @@
 /**
- * The load generator's HTTP client: keep-alive connections, one request at a time on each, as an SDK's transport
- * holds them, each request written in one piece and each answer read only for its status, its length and (when
- * asked) its body. Node's own client (`http.request` through an `http.Agent`) cost the generator about 90 µs a
- * request: in bench:storm, 6,000 requests a second took 56–66% of the two cores Lookout runs on, and its own event
- * loop fell 130 ms behind, so the storm measured the generator as much as the stack. The same load through this one
- * costs a fraction of that (docs/performance.md).
+ * The Node load generator's HTTP client (bench/load.ts; bench:storm's is tools/loadgen): keep-alive connections,
+ * one request at a time on each, as an SDK's transport holds them, each request written in one piece and each
+ * answer read only for its status, its length and (when asked) its body. Node's own client (`http.request` through
+ * an `http.Agent`) cost the generator about 90 µs a request: in bench:storm, 6,000 requests a second took 56–66% of
+ * the two cores Lookout runs on, and its own event loop fell 130 ms behind, so the storm measured the generator as
+ * much as the stack. The same load through this one costs a fraction of that (docs/performance.md).
  *
  * Answers carry `Content-Length` or are chunked (Koa's and Node's), or end with the connection. A request that has
  * not been answered `timeoutMs` after it was written fails as `CLIENT_TIMEOUT`, as an SDK gives up.

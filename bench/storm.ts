@@ -6,7 +6,9 @@
  * events a second, then `--storm-rate` for the second phase, then `--base-rate` again, while a calm project
  * sends `--calm-rate` throughout. Half of each are native events (`POST /api/v1/events`, the secret key), half
  * Sentry envelopes (`POST /api/<project>/envelope/`, the DSN's key); about 3.5 KB each. A client gives up on a
- * request after 10 s, as SDKs do. Before the phases, `--warmup` seconds at a fifth of the base rates, not measured
+ * request after 10 s, as SDKs do. The requests come from tools/loadgen (Go, bench/loadgen.ts), a process of its own
+ * for each run of phases (the calibration's connections are not the storm's), its CPU printed as the load
+ * generator's. Before the phases, `--warmup` seconds at a fifth of the base rates, not measured
  * (a new process compiles its code and opens its connections first).
  *
  * Printed per phase: accepted (2xx) and refused (429/503) requests with their p50/p99, per project; `/healthz`'s
@@ -27,11 +29,11 @@
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { realisticErrorEvent } from './events.ts';
 import { clientUrls } from './front.ts';
-import { headLines, rawPool, type RawPool } from './raw-http.ts';
+import { runLoad } from './loadgen.ts';
+import { headLines } from './raw-http.ts';
 import { BENCH_INSTANCE, countedOnce, HOST_CPU, hostUse, hostUseWords, hostWorkMs, NO_ROOM_FROM, openBench, refusalsByReason, report, round, settled, startBareServer, type HostUse } from './lib.ts';
 
 const { values } = parseArgs({
@@ -94,51 +96,28 @@ interface Sent {
   connectMs: number;
   /** whether it opened a new connection (which waits in the API's accept queue) */
   fresh: boolean;
+  /** a refusal's reason as the client reads it (the gate's are in /metrics; a quota's only here), or why there was no answer */
+  reason: string;
 }
 
-/** Where the requests go: the server and the clients' connections to it (bench/raw-http.ts), with the refusals read. */
-interface Target {
-  pool: RawPool;
-  /** refusals by status and reason */
-  reasons: Record<string, number>;
-}
-// at most 2,048 connections: more overflowed the API's listen queue (4,096) while accepted requests held theirs, and
-// the kernel's dropped handshakes left requests unanswered for 10 s (TcpExtListenOverflows)
 const refusal = (status: number) => status === 429 || status === 503;
-const targetOf = (url: string): Target => ({ pool: rawPool(new URL(url), { maxSockets: 2048, timeoutMs: CLIENT_TIMEOUT_MS, bodyOf: refusal }), reasons: {} });
-/** Each sender its own client (the calm project is another application, on other machines): no pool shared with the storm. */
-type Targets = Map<string, Target>;
-const targetsOf = (url: string): Targets => new Map(['storm', 'calm'].map((name) => [name, targetOf(url)]));
-const closeTargets = (targets: Targets) => targets.forEach((t) => t.pool.close());
-function failuresOf(targets: Targets): Record<string, number> {
+/** requests that got no answer, by reason */
+function noAnswer(sent: Sent[]): Record<string, number> {
   const all: Record<string, number> = {};
-  for (const t of targets.values()) for (const [code, n] of Object.entries(t.pool.failures)) all[code] = (all[code] ?? 0) + n;
+  for (const r of sent) if (r.status === 0) all[r.reason] = (all[r.reason] ?? 0) + 1;
+  return all;
+}
+/** refusals by status and reason */
+function reasonsOf(sent: Sent[]): Record<string, number> {
+  const all: Record<string, number> = {};
+  for (const r of sent) if (refusal(r.status)) all[`${r.status} ${r.reason}`] = (all[`${r.status} ${r.reason}`] ?? 0) + 1;
   return all;
 }
 
-/** A request's status (0: no answer) and how long it waited for a connection: a free one of the pool, or a new one's handshake. */
-async function post(to: Target, path: string, head: string, body: string): Promise<{ status: number; connectMs: number; fresh: boolean }> {
-  const a = await to.pool.post(path, head, body);
-  if (refusal(a.status)) {
-    // a refusal's reason, as the client reads it (the gate's are in /metrics; a quota's only here)
-    const reason = `${a.status} ${/"reason":"([^"]*)"/.exec(a.body)?.[1] ?? '?'}`;
-    to.reasons[reason] = (to.reasons[reason] ?? 0) + 1;
-  }
-  return a;
-}
-
-let seq = 0;
 /**
- * The i-th request of a sender: a native event (even) or an envelope with one event (odd); 50 kinds of issue.
- * Each kind's JSON is made once and given a fresh event_id per request: the load generator shares the host's
- * two cores with Lookout, and stringifying 6,000 events a second would take much of one.
+ * Each sender's 50 kinds of issue: each kind's JSON is made once, and the load generator gives it a fresh event_id
+ * per request (stringifying 6,000 events a second would take much of a core the stack needs).
  */
-function request(s: Sender, i: number): [string, string, string] {
-  const id = (++seq).toString(16).padStart(32, '0');
-  const payload = templates(s.name)[i % 50]!.replace(ID, id);
-  if (i % 2 === 0) return ['/api/v1/events', s.native, payload];
-  return [s.envelopePath, s.envelopeHeaders, `{"event_id":"${id}"}\n{"type":"event","length":${Buffer.byteLength(payload)}}\n${payload}\n`];
-}
 const ID = '00000000000000000000000000000000';
 const made = new Map<string, string[]>();
 function templates(release: string): string[] {
@@ -150,56 +129,32 @@ function templates(release: string): string[] {
   return t;
 }
 
+/** event_ids handed out so far: each run of the load generator starts past them */
+let seq = 0;
 /**
- * The phases one after another, each sender at its rate; latency from when a request was due (no coordinated
- * omission). Beside each request, the load generator's own event-loop delay p99 per phase: a request answered
- * while it is busy is timed late, so that delay is the floor under every latency measured in the phase.
+ * The phases one after another, each sender at its rate, from tools/loadgen (bench/loadgen.ts); latency from when a
+ * request was due (no coordinated omission). Each sender is its own client (the calm project is another application,
+ * on other machines): no connection is shared between them, and each holds at most 2,048 (more overflowed the API's
+ * listen queue of 4,096 while accepted requests held theirs, and the kernel's dropped handshakes left requests
+ * unanswered for 10 s). Beside each request, per phase, how late the generator handed requests to a connection past
+ * their due time (p99): the floor under every latency measured in the phase. `onPhase` gets the generator's pid, to
+ * count its CPU.
  */
-async function drive(targets: Targets, senders: Sender[], phases: { seconds: number; rates: Record<string, number> }[], onPhase: (n: number) => void): Promise<{ sent: Sent[]; ownDelayP99Ms: number[] }> {
-  const sent: Sent[] = [];
-  const pending = new Set<Promise<void>>();
-  const ownLoop = monitorEventLoopDelay({ resolution: 5 });
-  const ownDelayP99Ms: number[] = [];
-  const start = performance.now();
-  let phaseStart = 0;
-  for (const [n, phase] of phases.entries()) {
-    onPhase(n);
-    ownLoop.reset();
-    ownLoop.enable();
-    const next = Object.fromEntries(senders.map((s) => [s.name, 0]));
-    const phaseEnd = phaseStart + phase.seconds * 1000;
-    while (performance.now() - start < phaseEnd) {
-      const elapsed = performance.now() - start - phaseStart;
-      for (const s of senders) {
-        const rate = phase.rates[s.name]!;
-        // request k is due at k / rate: sent by the first pass at or after that (not one period later, which
-        // would charge the server a period of the sender's rate: 10 ms at 100 a second)
-        while (next[s.name]! <= Math.floor((elapsed / 1000) * rate) && next[s.name]! < phase.seconds * rate) {
-          const k = next[s.name]!++;
-          const due = phaseStart + (k / rate) * 1000;
-          const record: Sent = { due, phase: n, from: s.name, status: 0, ms: 0, connectMs: NaN, fresh: false };
-          sent.push(record);
-          const [path, headers, body] = request(s, sent.length);
-          const done = post(targets.get(s.name)!, path, headers, body).then(({ status, connectMs, fresh }) => {
-            record.status = status;
-            record.connectMs = connectMs;
-            record.fresh = fresh;
-            record.ms = performance.now() - start - due;
-          });
-          pending.add(done);
-          void done.then(() => pending.delete(done));
-        }
-      }
-      await new Promise((r) => setTimeout(r, 2));
-    }
-    ownDelayP99Ms.push(round(ownLoop.percentile(99) / 1e6, 1));
-    phaseStart = phaseEnd;
-  }
-  ownLoop.disable();
-  onPhase(phases.length);
-  await Promise.all([...pending]);
-  return { sent, ownDelayP99Ms };
+async function drive(url: string, senders: Sender[], phases: { seconds: number; rates: Record<string, number> }[], onPhase: (n: number, generator: number) => void): Promise<{ sent: Sent[]; ownDelayP99Ms: number[] }> {
+  const plan = {
+    url,
+    max_sockets: 2048,
+    timeout_ms: CLIENT_TIMEOUT_MS,
+    seq_start: seq,
+    senders: senders.map((s) => ({ native_head: s.native, envelope_path: s.envelopePath, envelope_head: s.envelopeHeaders, templates: templates(s.name) })),
+    phases: phases.map((p) => ({ seconds: p.seconds, rates: senders.map((s) => p.rates[s.name]!) })),
+  };
+  const { records, lateP99Ms } = await runLoad(plan, onPhase);
+  seq += records.length;
+  return { sent: records.map((r) => ({ ...r, from: senders[r.from]!.name })), ownDelayP99Ms: lateP99Ms };
 }
+/** The stack's processes and the load generator's, for `hostUse`. */
+const withGenerator = (pid: number) => ({ processes: () => [...stack.processes(), { role: 'load generator', pid }] });
 
 /** `/healthz` every 100 ms: the longest time without an answer. */
 function watchHealth() {
@@ -287,17 +242,18 @@ function figures(rs: Sent[]) {
 async function floorRun(senders: Sender[]) {
   progress(`baseline: a bare Node server refusing every request, ${BASELINE_S} s at storm ${STORM_RATE}/s, calm ${CALM_RATE}/s`);
   const bare = await startBareServer('refuse');
-  const to = targetsOf(bare.url);
-  let measure: (() => HostUse) | null = null;
+  const cpu: { measure?: () => HostUse; host?: HostUse } = {};
   try {
     const phases = [
       { seconds: 1, rates: { storm: BASE_RATE, calm: CALM_RATE } },
       { seconds: BASELINE_S, rates: { storm: STORM_RATE, calm: CALM_RATE } },
     ];
-    const { sent, ownDelayP99Ms } = await drive(to, senders, phases, (n) => {
-      if (n === 1) measure = hostUse({ processes: () => [...stack.processes(), { role: 'bare server', pid: bare.pid }] });
+    const { sent, ownDelayP99Ms } = await drive(bare.url, senders, phases, (n, generator) => {
+      if (n === 1) cpu.measure = hostUse({ processes: () => [...withGenerator(generator).processes(), { role: 'bare server', pid: bare.pid }] });
+      // at the end of sending, while the generator is still there to be read
+      if (n === 2) cpu.host = cpu.measure!();
     });
-    const host = measure!();
+    const host = cpu.host!;
     const answered = sent.filter((r) => r.phase === 1 && refused(r)).map((r) => r.ms);
     return {
       sent: sent.filter((r) => r.phase === 1).length,
@@ -305,12 +261,11 @@ async function floorRun(senders: Sender[]) {
       refused_p50_ms: pct(answered, 50),
       refused_p99_ms: pct(answered, 99),
       over_20_ms: answered.filter((ms) => ms > 20).length,
-      no_answer: failuresOf(to),
+      no_answer: noAnswer(sent),
       ...host,
       load_generator_delay_p99_ms: ownDelayP99Ms[1]!,
     };
   } finally {
-    closeTargets(to);
     await bare.stop();
   }
 }
@@ -319,16 +274,19 @@ async function floorRun(senders: Sender[]) {
  * The stack's sustained capacity in this run: the storming project alone at rates rising by CALIBRATE_STEP, 5 s
  * each after a short warm-up, until one is refused anything or answered at p99 ≥ 250 ms; the highest rate before.
  */
-async function calibrate(to: Targets, stormer: Sender) {
+async function calibrate(url: string, stormer: Sender) {
   progress(`calibration: the storming project alone, ${CALIBRATE_STEP}/s more each ${CALIBRATE_S} s, until a refusal or p99 ≥ 250 ms`);
-  await drive(to, [stormer], [{ seconds: WARMUP_S, rates: { storm: BASE_RATE / 5 } }], () => {});
+  await drive(url, [stormer], [{ seconds: WARMUP_S, rates: { storm: BASE_RATE / 5 } }], () => {});
   const steps: { rate: number; accepted: number; refused: number; p99_ms: number | null; room: boolean; cpu_percent: number; api_cpu_percent: number }[] = [];
   for (let rate = CALIBRATE_STEP; ; rate += CALIBRATE_STEP) {
     await new Promise((r) => setTimeout(r, 3000)); // what the last step left is processed
-    const use = hostUse(stack);
-    const { sent } = await drive(to, [stormer], [{ seconds: CALIBRATE_S, rates: { storm: rate } }], () => {});
+    const host: { use?: () => HostUse; used?: HostUse } = {};
+    const { sent } = await drive(url, [stormer], [{ seconds: CALIBRATE_S, rates: { storm: rate } }], (n, generator) => {
+      if (n === 0) host.use = hostUse(withGenerator(generator));
+      else host.used = host.use!();
+    });
     const f = figures(sent);
-    const used = use();
+    const used = host.used!;
     steps.push({ rate, accepted: f.accepted, refused: f.sent - f.accepted, p99_ms: f.accepted_p99_ms, room: used.room, cpu_percent: used.cpu_percent_sum, api_cpu_percent: used.cpu_percent.api ?? 0 });
     progress(`calibration: ${rate}/s: ${f.accepted} of ${f.sent} taken, p99 ${f.accepted_p99_ms} ms; ${hostUseWords(used)}`);
     if (f.accepted < f.sent || (f.accepted_p99_ms ?? Infinity) >= 250 || rate >= STORM_RATE) break;
@@ -343,7 +301,7 @@ try {
   const created = await runtime.admin.createProject({ org: Number((await runtime.admin.listOrgs())[0]!.id), name: 'calm', securityMonitoring: true });
   const calm = await sender('calm', created, 'bench-instance-calm');
   const floor = BASELINE_S > 0 ? await floorRun([storm, calm]) : null;
-  const api = targetsOf((await clientUrls(stack))[0]!);
+  const api = (await clientUrls(stack))[0]!;
   const calibration = CALIBRATE_STEP > 0 ? await calibrate(api, storm) : null;
   const phases = [
     { seconds: WARMUP_S, rates: { storm: BASE_RATE / 5, calm: CALM_RATE / 5 } },
@@ -353,11 +311,11 @@ try {
   ];
   const cpu: HostUse[] = [];
   let measure: (() => HostUse) | null = null;
-  const onPhase = (n: number) => {
+  const onPhase = (n: number, generator: number) => {
     if (measure) cpu.push(measure());
     if (n < phases.length) {
       progress(`${n === 0 ? 'warm-up' : `phase ${n}`}: storm ${phases[n]!.rates.storm}/s, calm ${phases[n]!.rates.calm}/s for ${phases[n]!.seconds} s`);
-      measure = hostUse(stack);
+      measure = hostUse(withGenerator(generator));
     }
   };
   const healthSilence = watchHealth();
@@ -367,9 +325,8 @@ try {
   const { sent, ownDelayP99Ms: ownDelay } = await drive(api, [storm, calm], phases, onPhase);
   acceptQueue.stop();
   const [silence, rssMb] = [await healthSilence(), rss()];
-  closeTargets(api);
 
-  progress(`load over; no answer: ${JSON.stringify(failuresOf(api))}; refusals as the clients read them: ${JSON.stringify(api.get('storm')!.reasons)}; waiting for every accepted event to be applied`);
+  progress(`load over; no answer: ${JSON.stringify(noAnswer(sent))}; refusals as the clients read them: ${JSON.stringify(reasonsOf(sent.filter((r) => r.from === 'storm')))}; waiting for every accepted event to be applied`);
   const refusedBy = await refusalsByReason(stack.apiUrl);
   const settle = await settled(runtime);
   const exact = [];
@@ -433,21 +390,21 @@ try {
     `${f.sent} sent, ${f.accepted} accepted p50 ${f.accepted_p50_ms} / p99 ${f.accepted_p99_ms} ms, ${f.refused} refused p99 ${f.refused_p99_ms} ms, statuses ${JSON.stringify(f.statuses)}`;
   report(
     'bench:storm',
-    { rates: { calm: CALM_RATE, base: BASE_RATE, storm: STORM_RATE }, phases_s: [BEFORE_S, STORM_S, AFTER_S], host_work_ms: hostWork, calibration, storm_taken_per_s: takenPerS, phases: perPhase, refused_by: refusedBy, storm_refusals_slower_than_20_ms: slow, storm_refusals_by_connection: byConnection, api_accept_queue_max: acceptQueueMax, healthz_longest_silence_ms: silence, api_rss_max_mb: rssMb, no_answer: failuresOf(api), baseline_bare_refusals: floor, recovered_after_5_s: recovered, settled_s: settle, exact, targets, latency_judged: judged },
+    { rates: { calm: CALM_RATE, base: BASE_RATE, storm: STORM_RATE }, phases_s: [BEFORE_S, STORM_S, AFTER_S], host_work_ms: hostWork, calibration, storm_taken_per_s: takenPerS, phases: perPhase, refused_by: refusedBy, storm_refusals_slower_than_20_ms: slow, storm_refusals_by_connection: byConnection, api_accept_queue_max: acceptQueueMax, healthz_longest_silence_ms: silence, api_rss_max_mb: rssMb, no_answer: noAnswer(sent), baseline_bare_refusals: floor, recovered_after_5_s: recovered, settled_s: settle, exact, targets, latency_judged: judged },
     [
       ['host', `work baseline ${hostWork} ms; the two cores are ${HOST_CPU}%, a phase at ${NO_ROOM_FROM}% or more had no room`],
       ...(floor
         ? [
             [
               'baseline: bare server refusing',
-              `${floor.refused} of ${floor.sent} refused p50 ${floor.refused_p50_ms} / p99 ${floor.refused_p99_ms} ms, ${floor.over_20_ms} over 20 ms; ${hostUseWords(floor)}; the load generator's own event-loop delay p99 ${floor.load_generator_delay_p99_ms} ms`,
+              `${floor.refused} of ${floor.sent} refused p50 ${floor.refused_p50_ms} / p99 ${floor.refused_p99_ms} ms, ${floor.over_20_ms} over 20 ms; ${hostUseWords(floor)}; the load generator sent late by p99 ${floor.load_generator_delay_p99_ms} ms`,
             ] as [string, string],
           ]
         : []),
       ...perPhase.flatMap((p): [string, string][] => [
         [`phase ${p.phase}: storming project`, line(p.storm)],
         [`phase ${p.phase}: calm project`, line(p.calm)],
-        [`phase ${p.phase}: host`, `${hostUseWords(p)}; the load generator's own event-loop delay p99 ${p.load_generator_delay_p99_ms} ms`],
+        [`phase ${p.phase}: host`, `${hostUseWords(p)}; the load generator sent late by p99 ${p.load_generator_delay_p99_ms} ms`],
       ]),
       ...(calibration
         ? [['capacity (calibration)', `${calibration.capacity_per_s}/s taken with no refusal at p99 < 250 ms (${calibration.steps.map((st) => `${st.rate}/s: p99 ${st.p99_ms} ms, ${st.refused} refused, CPU ${st.cpu_percent}% (api ${st.api_cpu_percent})`).join('; ')})`] as [string, string]]

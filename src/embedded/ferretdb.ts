@@ -16,7 +16,7 @@ import { rootPath } from '../util/paths.ts';
 const SOURCE_DIR = rootPath('tools', 'ferretdb');
 const SOURCES = ['main.go', 'snapshot.go', 'go.mod', 'go.sum', 'patches.json'];
 
-function findGo(): string {
+export function findGo(): string {
   const found = spawnSync('sh', ['-c', 'command -v go'], { encoding: 'utf8' });
   if (found.status === 0 && found.stdout.trim()) return found.stdout.trim();
   if (fs.existsSync('/usr/local/go/bin/go')) return '/usr/local/go/bin/go';

@@ -1,0 +1,3 @@
+module lookout/loadgen
+
+go 1.22
