@@ -253,29 +253,38 @@ export async function startBareServer(answer: 'accept' | 'refuse' = 'accept'): P
 }
 
 /** The machine's CPU time so far, in clock ticks: all of it, and what the hypervisor took for others (steal). */
-function cpuTicks(): { total: number; steal: number } | null {
+/** The host's CPU time so far, from /proc/stat's first line (Linux; null elsewhere), in ticks. */
+function cpuTicks(): { total: number; idle: number; softirq: number; steal: number } | null {
   try {
-    const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-    return { total: fields.slice(0, 8).reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 };
+    // user nice system idle iowait irq softirq steal
+    const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    return { total: f.slice(0, 8).reduce((a, b) => a + b, 0), idle: (f[3] ?? 0) + (f[4] ?? 0), softirq: f[6] ?? 0, steal: f[7] ?? 0 };
   } catch {
     return null; // not Linux
   }
 }
 
 /**
- * The share of the CPU time since `since` that the hypervisor gave to other machines, in percent: a shared host
- * that steals much of it makes every latency of that span longer, whatever Lookout does (null: not known).
+ * What the host did with its CPU time since `since`, in percent of HOST_CPU's scale (each core 100): busy (neither
+ * idle nor stolen), of it softirq (the kernel's network work, which loopback traffic costs and no process is charged
+ * for), and stolen by the hypervisor for other machines (a shared host that steals much makes every latency of that
+ * span longer, whatever Lookout does). Null: not known.
  */
-function stealPercent(since: ReturnType<typeof cpuTicks>): number | null {
+function hostTicks(since: ReturnType<typeof cpuTicks>): { busy: number; softirq: number; steal: number } | null {
   const now = cpuTicks();
   if (!since || !now || now.total === since.total) return null;
-  return round((100 * (now.steal - since.steal)) / (now.total - since.total), 1);
+  const share = (ticks: number) => round((HOST_CPU * ticks) / (now.total - since.total), 0);
+  const steal = now.steal - since.steal;
+  return { busy: share(now.total - since.total - (now.idle - since.idle) - steal), softirq: share(now.softirq - since.softirq), steal: round((100 * steal) / (now.total - since.total), 1) };
 }
 
 /**
  * The host's CPU, each core 100%: a run that used 90% of it or more had no room (every process waits for a core, and a
  * latency says more of the host than of the build), and cannot judge a latency. Measured (docs/performance.md):
  * bench:growth rounds at 150–177% of a fast host ran the events' p99 at 22–104 ms, at 185–193% of a slow one 1.2–9 s.
+ * What is used is the larger of the processes' sum and the host's busy time: a storm's loopback traffic kept the
+ * host 91–100% busy while its processes were charged 150–160%, the rest the kernel's, and the API's thread then
+ * waited for a core 40–55% of the time (its schedstat).
  */
 export const HOST_CPU = os.availableParallelism() * 100;
 export const NO_ROOM_FROM = 0.9 * HOST_CPU;
@@ -283,7 +292,11 @@ export const NO_ROOM_FROM = 0.9 * HOST_CPU;
 export interface HostUse {
   cpu_percent: Record<string, number>;
   cpu_percent_sum: number;
+  /** the host's busy time (null: not known), of it softirq, on the same scale */
+  host_busy_percent: number | null;
+  host_softirq_percent: number | null;
   cpu_steal_percent: number | null;
+  /** whether the larger of the processes' sum and the host's busy time stayed under NO_ROOM_FROM */
   room: boolean;
 }
 
@@ -294,13 +307,24 @@ export function hostUse(stack: Pick<Stack, 'processes'>, more: () => Record<stri
   return () => {
     const used = { ...cpu(), ...more() };
     const sum = Object.values(used).reduce((a, b) => a + b, 0);
-    return { cpu_percent: used, cpu_percent_sum: sum, cpu_steal_percent: stealPercent(ticks), room: sum < NO_ROOM_FROM };
+    const host = hostTicks(ticks);
+    return {
+      cpu_percent: used,
+      cpu_percent_sum: sum,
+      host_busy_percent: host?.busy ?? null,
+      host_softirq_percent: host?.softirq ?? null,
+      cpu_steal_percent: host?.steal ?? null,
+      room: hostPercent({ cpu_percent_sum: sum, host_busy_percent: host?.busy ?? null }) < NO_ROOM_FROM,
+    };
   };
 }
 
+/** What a span used of the host: the larger of its processes' sum and the host's busy time (% of a core). */
+export const hostPercent = (h: Pick<HostUse, 'cpu_percent_sum' | 'host_busy_percent'>): number => Math.max(h.cpu_percent_sum, h.host_busy_percent ?? 0);
+
 export function hostUseWords(h: HostUse): string {
   const roles = Object.entries(h.cpu_percent).map(([role, n]) => `${role} ${n}`).join(', ');
-  return `CPU used ${h.cpu_percent_sum}% of ${HOST_CPU} (${roles}), stolen ${h.cpu_steal_percent ?? '-'}%: ${h.room ? 'room' : 'no room, latency not judged'}`;
+  return `CPU used ${h.cpu_percent_sum}% of ${HOST_CPU} (${roles}), the host busy ${h.host_busy_percent ?? '-'}% (softirq ${h.host_softirq_percent ?? '-'}), stolen ${h.cpu_steal_percent ?? '-'}%: ${h.room ? 'room' : 'no room, latency not judged'}`;
 }
 
 /** CPU time (ms) each process has used so far, from /proc (Linux; null where it cannot be read). */

@@ -34,7 +34,7 @@ import { realisticErrorEvent } from './events.ts';
 import { clientUrls } from './front.ts';
 import { runLoad } from './loadgen.ts';
 import { headLines } from './raw-http.ts';
-import { BENCH_INSTANCE, countedOnce, HOST_CPU, hostUse, hostUseWords, hostWorkMs, NO_ROOM_FROM, openBench, refusalsByReason, report, round, settled, startBareServer, type HostUse } from './lib.ts';
+import { BENCH_INSTANCE, countedOnce, HOST_CPU, hostPercent, hostUse, hostUseWords, hostWorkMs, NO_ROOM_FROM, openBench, refusalsByReason, report, round, settled, startBareServer, type HostUse } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -287,7 +287,7 @@ async function calibrate(url: string, stormer: Sender) {
     });
     const f = figures(sent);
     const used = host.used!;
-    steps.push({ rate, accepted: f.accepted, refused: f.sent - f.accepted, p99_ms: f.accepted_p99_ms, room: used.room, cpu_percent: used.cpu_percent_sum, api_cpu_percent: used.cpu_percent.api ?? 0 });
+    steps.push({ rate, accepted: f.accepted, refused: f.sent - f.accepted, p99_ms: f.accepted_p99_ms, room: used.room, cpu_percent: hostPercent(used), api_cpu_percent: used.cpu_percent.api ?? 0 });
     progress(`calibration: ${rate}/s: ${f.accepted} of ${f.sent} taken, p99 ${f.accepted_p99_ms} ms; ${hostUseWords(used)}`);
     if (f.accepted < f.sent || (f.accepted_p99_ms ?? Infinity) >= 250 || rate >= STORM_RATE) break;
   }

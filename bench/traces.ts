@@ -25,7 +25,7 @@ import { addTransaction, groupKeyOf, type Bucket } from '../src/domain/perf-buck
 import type { TransactionRecord } from '../src/domain/transactions.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, timeKey } from '../src/store/traces.store.ts';
 import { clientUrls } from './front.ts';
-import { BENCH_INSTANCE, HOST_CPU, hostUse, hostUseWords, hostWorkMs, NO_ROOM_FROM, openBench, refusalsByReason, report, round, waitFor, type HostUse } from './lib.ts';
+import { BENCH_INSTANCE, HOST_CPU, hostPercent, hostUse, hostUseWords, hostWorkMs, NO_ROOM_FROM, openBench, refusalsByReason, report, round, waitFor, type HostUse } from './lib.ts';
 import { eventStream, openLoop, type Stream } from './load.ts';
 
 const { values } = parseArgs({
@@ -275,7 +275,7 @@ try {
       ['CPU', hostUseWords(host)],
       ...windows.map((w): [string, string] => [
         `answers due ${w.from_s}–${w.from_s + WINDOW_S} s`,
-        `p50 ${w.p50_ms} / p99 ${w.p99_ms} ms, ${w.over_50_ms} of ${w.answered} over 50 ms; ${w.host ? `CPU ${w.host.cpu_percent_sum}% of ${HOST_CPU}${w.host.room ? '' : ' (no room)'}` : 'CPU not read'}`,
+        `p50 ${w.p50_ms} / p99 ${w.p99_ms} ms, ${w.over_50_ms} of ${w.answered} over 50 ms; ${w.host ? `CPU ${hostPercent(w.host)}% of ${HOST_CPU}${w.host.room ? '' : ' (no room)'}` : 'CPU not read'}`,
       ]),
       ['Performance read counted every transaction after', `${readableAfter ?? '> 120'} s (${counted} of ${acknowledged})`],
       ['aggregates on disk', `${aggregateBytes} B: ${perTx} B per counted transaction`],
