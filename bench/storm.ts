@@ -204,7 +204,8 @@ function watchRss(pid: number) {
 /**
  * The API's accept queue (connections the kernel completed and the process has not accepted yet: the listening
  * socket's Recv-Q), its largest each second since `start`, read with `ss`, which dumps only listening sockets
- * (/proc/net/tcp lists every connection, thousands in a storm, a cost on the load generator's own thread). Node 20's
+ * (/proc/net/tcp lists every connection, thousands in a storm), four times a second: each `ss` costs about 12 ms of
+ * CPU, counted in the host's busy time and no process' (at ten a second it was an eighth of a core). Node 20's
  * libuv accepts one connection per turn of the event loop, so a busy API takes new connections slowly.
  */
 function watchAcceptQueue(port: number, start: number) {
@@ -220,7 +221,7 @@ function watchAcceptQueue(port: number, start: number) {
       const second = Math.floor((performance.now() - start) / 1000);
       largest.set(second, Math.max(largest.get(second) ?? 0, queued));
     });
-  }, 100);
+  }, 250);
   return { largest, stop: () => clearInterval(timer) };
 }
 
