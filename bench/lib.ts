@@ -282,9 +282,10 @@ function hostTicks(since: ReturnType<typeof cpuTicks>): { busy: number; softirq:
  * The host's CPU, each core 100%: a run that used 90% of it or more had no room (every process waits for a core, and a
  * latency says more of the host than of the build), and cannot judge a latency. Measured (docs/performance.md):
  * bench:growth rounds at 150–177% of a fast host ran the events' p99 at 22–104 ms, at 185–193% of a slow one 1.2–9 s.
- * What is used is the larger of the processes' sum and the host's busy time: a storm's loopback traffic kept the
- * host 91–100% busy while its processes were charged 150–160%, the rest the kernel's, and the API's thread then
- * waited for a core 40–55% of the time (its schedstat).
+ * What is used is the larger of the processes' sum and the host's busy time: in a storm the host was 91–100% busy
+ * while the run's processes were charged 150–160% (the rest the kernel's network and disk work and short-lived tools
+ * such as `ss`, charged to no process of the run), and the API's thread waited for a core 40–55% of the time (its
+ * schedstat).
  */
 export const HOST_CPU = os.availableParallelism() * 100;
 export const NO_ROOM_FROM = 0.9 * HOST_CPU;
