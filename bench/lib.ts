@@ -252,7 +252,6 @@ export async function startBareServer(answer: 'accept' | 'refuse' = 'accept'): P
   return { url: `http://127.0.0.1:${port}`, pid: child.pid!, stop: () => stopChild(child) };
 }
 
-/** The machine's CPU time so far, in clock ticks: all of it, and what the hypervisor took for others (steal). */
 /** The host's CPU time so far, from /proc/stat's first line (Linux; null elsewhere), in ticks. */
 function cpuTicks(): { total: number; idle: number; softirq: number; steal: number } | null {
   try {
