@@ -4,11 +4,9 @@
  * at a fraction of the CPU: on two shared cores, every point the load generator takes is one the stack has not.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import crypto from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import { findGo } from '../src/embedded/ferretdb.ts';
+import { builtOnce } from '../src/embedded/go-build.ts';
 import { loadConfig } from '../config/index.ts';
 import { rootPath } from '../src/util/paths.ts';
 
@@ -52,16 +50,15 @@ export interface LoadRecord {
 
 /** The generator's path, built when missing or stale. */
 export function loadgenBinary(): string {
-  const hash = crypto.createHash('sha256');
-  for (const file of SOURCES) hash.update(fs.readFileSync(path.join(SOURCE_DIR, file)));
-  const binary = path.join(loadConfig({}).cacheDir, 'bin', `loadgen-${hash.digest('hex').slice(0, 16)}`);
-  if (fs.existsSync(binary)) return binary;
-  fs.mkdirSync(path.dirname(binary), { recursive: true });
-  const env = { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false', GOTOOLCHAIN: 'local' };
-  const built = spawnSync(findGo(), ['build', '-trimpath', '-o', `${binary}.tmp`, '.'], { cwd: SOURCE_DIR, env, encoding: 'utf8' });
-  if (built.status !== 0) throw new Error(`building tools/loadgen failed:\n${built.stderr}`);
-  fs.renameSync(`${binary}.tmp`, binary);
-  return binary;
+  return builtOnce(
+    loadConfig({}).cacheDir,
+    'loadgen',
+    SOURCES.map((file) => path.join(SOURCE_DIR, file)),
+    ({ go, env, out }) => {
+      const built = spawnSync(go, ['build', '-trimpath', '-o', out, '.'], { cwd: SOURCE_DIR, env, encoding: 'utf8' });
+      if (built.status !== 0) throw new Error(`building tools/loadgen failed:\n${built.stderr}`);
+    },
+  );
 }
 
 /**

@@ -110,7 +110,10 @@ function noAnswer(sent: Sent[]): Record<string, number> {
 /** refusals by status and reason */
 function reasonsOf(sent: Sent[]): Record<string, number> {
   const all: Record<string, number> = {};
-  for (const r of sent) if (refusal(r.status)) all[`${r.status} ${r.reason}`] = (all[`${r.status} ${r.reason}`] ?? 0) + 1;
+  for (const r of sent) {
+    const key = `${r.status} ${r.reason}`;
+    if (refusal(r.status)) all[key] = (all[key] ?? 0) + 1;
+  }
   return all;
 }
 

@@ -6,25 +6,15 @@
  * the wrapper's sources or the patches change.
  */
 import { spawnSync } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { builtOnce } from './go-build.ts';
 import { isOwnStore, StartError } from './instance.ts';
 import { spawnManaged, type ManagedProcess } from './process.ts';
 import { rootPath } from '../util/paths.ts';
 
 const SOURCE_DIR = rootPath('tools', 'ferretdb');
 const SOURCES = ['main.go', 'snapshot.go', 'go.mod', 'go.sum', 'patches.json'];
-
-export function findGo(): string {
-  const found = spawnSync('sh', ['-c', 'command -v go'], { encoding: 'utf8' });
-  if (found.status === 0 && found.stdout.trim()) return found.stdout.trim();
-  if (fs.existsSync('/usr/local/go/bin/go')) return '/usr/local/go/bin/go';
-  throw new StartError(
-    'Go is needed once to build the embedded FerretDB (tools/ferretdb), and none was found. ' +
-      'Install Go 1.22+ or set MONGODB_URL to a MongoDB 6+ server.',
-  );
-}
 
 interface Patches {
   module: string;
@@ -61,35 +51,30 @@ function patchedModule(go: string, env: NodeJS.ProcessEnv, workDir: string): str
 
 /** Returns the path of the FerretDB binary, building it when missing or stale. */
 export function ensureFerretBinary(cacheDir: string, log: (line: string) => void = () => {}): string {
-  const hash = crypto.createHash('sha256');
-  for (const file of SOURCES) hash.update(fs.readFileSync(path.join(SOURCE_DIR, file)));
-  const stamp = hash.digest('hex').slice(0, 16);
-  const binDir = path.join(cacheDir, 'bin');
-  const binary = path.join(binDir, `ferretdb-embedded-${stamp}`);
-  if (fs.existsSync(binary)) return binary;
-
-  fs.mkdirSync(binDir, { recursive: true });
-  const go = findGo();
-  log('building the embedded FerretDB once (a few minutes on a fresh machine)…');
-  const env = { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false', GOTOOLCHAIN: 'local' };
-  const workDir = path.resolve(cacheDir, `ferretdb-build-${stamp}`);
-  const modFile = patchedModule(go, env, workDir);
-  const build = (extra: string[]) =>
-    spawnSync(go, ['build', '-trimpath', `-modfile=${modFile}`, ...extra, '-o', `${binary}.tmp`, '.'], {
-      cwd: SOURCE_DIR,
-      encoding: 'utf8',
-      env,
-      maxBuffer: 64 * 1024 * 1024,
-    });
-  let result = build([]);
-  // Newer Go linkers refuse some //go:linkname references in dependencies.
-  if (result.status !== 0 && /linkname/.test(result.stderr)) result = build(['-ldflags=-checklinkname=0']);
-  fs.rmSync(workDir, { recursive: true, force: true });
-  if (result.status !== 0) {
-    throw new StartError(`building FerretDB failed (or set MONGODB_URL to a MongoDB 6+ server):\n${result.stderr}`);
-  }
-  fs.renameSync(`${binary}.tmp`, binary);
-  return binary;
+  return builtOnce(
+    cacheDir,
+    'ferretdb-embedded',
+    SOURCES.map((file) => path.join(SOURCE_DIR, file)),
+    ({ go, env, out, stamp }) => {
+      log('building the embedded FerretDB once (a few minutes on a fresh machine)…');
+      const workDir = path.resolve(cacheDir, `ferretdb-build-${stamp}`);
+      const modFile = patchedModule(go, env, workDir);
+      const build = (extra: string[]) =>
+        spawnSync(go, ['build', '-trimpath', `-modfile=${modFile}`, ...extra, '-o', out, '.'], {
+          cwd: SOURCE_DIR,
+          encoding: 'utf8',
+          env,
+          maxBuffer: 64 * 1024 * 1024,
+        });
+      let result = build([]);
+      // Newer Go linkers refuse some //go:linkname references in dependencies.
+      if (result.status !== 0 && /linkname/.test(result.stderr)) result = build(['-ldflags=-checklinkname=0']);
+      fs.rmSync(workDir, { recursive: true, force: true });
+      if (result.status !== 0) {
+        throw new StartError(`building FerretDB failed (or set MONGODB_URL to a MongoDB 6+ server):\n${result.stderr}`);
+      }
+    },
+  );
 }
 
 export const ferretPidFile = (dir: string) => path.resolve(dir, 'ferretdb.pid');
