@@ -98,8 +98,8 @@ it('a maintenance window holds what it covers, then reports the true state: an i
   expect(await p.issueOf('still-failing')).toBeUndefined();
   // the window ends; what it held is delivered (the clock does it within a minute: here at once, told it is later)
   await ctx.runtime.monitors.deliverLeftOver(new Date(ends + 60_000));
-  await until(() => p.got('monitor.failed').length === 1);
-  expect(p.got('monitor.failed')[0]!.body).toMatchObject({ monitor: 'still-failing', reason: 'error' });
+  await until(() => p.got('monitor.failed').length > 0);
+  expect(p.got('monitor.failed').map((r) => r.body)).toMatchObject([{ monitor: 'still-failing', reason: 'error' }]);
   expect(await p.issueOf('still-failing')).toMatchObject({ status: 'unresolved', event_count: 1 });
   expect(await p.issueOf('back-in-time')).toBeUndefined();
   expect(p.got('monitor.recovered')).toHaveLength(0);

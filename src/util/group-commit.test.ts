@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeGroupCommit } from './group-commit.ts';
+import { groupTime, makeGroupCommit, newGroupId } from './group-commit.ts';
 
 /** A group commit of one write at a time whose first write waits until `release` is called; its writes, in order. */
 function heldAtFirstWrite(maxItems: number) {
@@ -79,5 +79,18 @@ describe('makeGroupCommit', () => {
     expect(performance.now() - started).toBeLessThan(1000);
     await group.drain();
     expect(writes.flat().sort((a, b) => a - b)).toEqual(Array.from({ length: 13 }, (_, n) => n));
+  });
+});
+
+describe('newGroupId', () => {
+  it('sorts the ids one process makes in the order it made them, many within a millisecond, and names their time', () => {
+    const before = Date.now();
+    const ids = Array.from({ length: 5000 }, () => newGroupId());
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of [ids[0]!, ids.at(-1)!]) {
+      expect(groupTime(id)).toBeGreaterThanOrEqual(before);
+      expect(groupTime(id)).toBeLessThanOrEqual(Date.now());
+    }
   });
 });

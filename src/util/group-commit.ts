@@ -15,9 +15,18 @@
  */
 import crypto from 'node:crypto';
 
-/** An id for a group written at once: time-ordered (base-36 milliseconds), then random. */
+/** The last group id's millisecond and its sequence within it, in this process. */
+let lastId = { ms: 0, seq: 0 };
+
+/**
+ * An id for a group written at once: base-36 milliseconds, a sequence within the millisecond, then random. The ids
+ * one process makes sort in the order it made them (the clock going back holds the last millisecond), so groups
+ * taken one after another sort in the order they were received (workers/digest/checkins.ts relies on it).
+ */
 export function newGroupId(): string {
-  return `${Date.now().toString(36)}${crypto.randomBytes(8).toString('hex')}`;
+  const ms = Date.now();
+  lastId = ms > lastId.ms ? { ms, seq: 0 } : { ms: lastId.ms, seq: lastId.seq + 1 };
+  return `${lastId.ms.toString(36)}${lastId.seq.toString(16).padStart(6, '0')}${crypto.randomBytes(5).toString('hex')}`;
 }
 
 /** The bound below which every group id made before `ms` sorts (ids begin with their time). */
