@@ -27,7 +27,7 @@ const monitor = { project: 7, slug: 'job', environment: 'production' };
 it('two workers applying 40 check-ins of one monitor at once count every one, each once', async () => {
   const state = makeMonitorsState(redis, { prefix: `mon-test-${crypto.randomUUID()}` });
   const apply = (n: number) =>
-    state.update(monitor, { checkIn: `c${n}` }, (s) => applyCheckIn(s, config, checkIn('error'), 10 * M + n, nextRun, `run${n}`));
+    state.update(monitor, { checkIn: `c${n}` }, (s) => applyCheckIn(s, config, checkIn('error'), { at: 10 * M + n, order: `c${String(n).padStart(3, '0')}` }, nextRun, `run${n}`));
   await Promise.all(Array.from({ length: 40 }, (_, n) => apply(n)));
   // the same check-ins again (a job retried): nothing more
   const again = await Promise.all(Array.from({ length: 40 }, (_, n) => apply(n)));
@@ -38,7 +38,7 @@ it('two workers applying 40 check-ins of one monitor at once count every one, ea
 
 it('a minute of the clock is applied once, and the monitor is listed as due by its deadline', async () => {
   const state = makeMonitorsState(redis, { prefix: `mon-test-${crypto.randomUUID()}` });
-  await state.update(monitor, { checkIn: 'c1' }, (s) => applyCheckIn(s, config, checkIn('ok'), 10 * M + 1000, nextRun, 'r1'));
+  await state.update(monitor, { checkIn: 'c1' }, (s) => applyCheckIn(s, config, checkIn('ok'), { at: 10 * M + 1000, order: 'c1' }, nextRun, 'r1'));
   expect(await state.due(7, 11 * M, 10)).toEqual([]);
   expect(await state.due(7, 12 * M, 10)).toEqual([{ slug: 'job', environment: 'production' }]);
   const tick = () => state.update(monitor, { minute: 12 * M }, (s) => applyTick(s, config, 12 * M, nextRun, () => true, () => crypto.randomUUID()));
@@ -50,7 +50,7 @@ it('a minute of the clock is applied once, and the monitor is listed as due by i
 
 it('what a move changed waits in its outbox until settled; one left over is found again, and settling keeps what came meanwhile', async () => {
   const state = makeMonitorsState(redis, { prefix: `mon-test-${crypto.randomUUID()}` });
-  const apply = (n: number) => state.update(monitor, { checkIn: `c${n}` }, (s) => applyCheckIn(s, config, checkIn('error'), 10 * M + n, nextRun, `run${n}`));
+  const apply = (n: number) => state.update(monitor, { checkIn: `c${n}` }, (s) => applyCheckIn(s, config, checkIn('error'), { at: 10 * M + n, order: `c${String(n).padStart(3, '0')}` }, nextRun, `run${n}`));
   const first = await apply(1);
   expect(first?.outbox.map((i) => i.key)).toEqual(['c1']);
   const second = await apply(2);

@@ -19,6 +19,8 @@ const checkIn = (status: CheckIn['status'], over: Partial<CheckIn> = {}): CheckI
 });
 const ID = (n: number) => n.toString(16).padStart(32, '0');
 const seenAll = () => true;
+/** A place in the order stored: these sort as their numbers do. */
+const order = (n: number) => String(n).padStart(8, '0');
 
 /** Applies check-ins (`[at, check-in]`) and ticks (`at` alone) in order; the effects and the last state. */
 function run(config: MonitorConfig, steps: ([number, CheckIn] | number)[]) {
@@ -30,7 +32,7 @@ function run(config: MonitorConfig, steps: ([number, CheckIn] | number)[]) {
     const applied =
       typeof step === 'number'
         ? applyTick(state, config, step, everyMinute, seenAll, () => ID(1000 + made++))
-        : applyCheckIn(state, config, step[1], step[0], everyMinute, ID(2000 + made++));
+        : applyCheckIn(state, config, step[1], { at: step[0], order: order(made) }, everyMinute, ID(2000 + made++));
     state = applied.state;
     effects.push(...applied.effects);
     records.push(...applied.records);
@@ -110,9 +112,64 @@ describe('applyCheckIn', () => {
 
   it('an unknown status is recorded and moves nothing', () => {
     const before = run(cron(), [[M, checkIn('ok')]]).state;
-    const applied = applyCheckIn(before, cron(), checkIn('unknown'), 2 * M, everyMinute, ID(9));
+    const applied = applyCheckIn(before, cron(), checkIn('unknown'), { at: 2 * M, order: order(9) }, everyMinute, ID(9));
     expect(applied.state).toBe(before);
     expect(applied.records[0]!.status).toBe('unknown');
+  });
+});
+
+/** Applies ends (`[order, status]`, received a second apart in that order) in the order listed; the last state and effects. */
+function applyInTurn(config: MonitorConfig, ends: [number, 'ok' | 'error'][]) {
+  let state: MonitorEnvState = NEW_STATE;
+  const effects: MonitorEffect[] = [];
+  for (const [n, status] of ends) {
+    const applied = applyCheckIn(state, config, checkIn(status), { at: 10 * M + n * 1000, order: order(n) }, everyMinute, ID(3000 + n));
+    state = applied.state;
+    effects.push(...applied.effects);
+  }
+  return { state, effects };
+}
+
+describe('applyCheckIn, a check-in applied after one stored later (its job overtaken)', () => {
+  it('an error then an ok, the ok applied first: the error ends its run and raises nothing', () => {
+    const { state, effects } = applyInTurn(cron(), [
+      [2, 'ok'],
+      [1, 'error'],
+    ]);
+    expect(effects).toEqual([]);
+    expect(state).toMatchObject({ status: 'ok', incident: null, failures_in_row: 0, ended: [ID(3002), ID(3001)] });
+  });
+
+  it('an ok then an error, the error applied first: the incident stays open', () => {
+    const { state, effects } = applyInTurn(cron(), [
+      [2, 'error'],
+      [1, 'ok'],
+    ]);
+    expect(effects.map((e) => e.kind)).toEqual(['failed']);
+    expect(state).toMatchObject({ status: 'error', incident: { failures: 1 } });
+  });
+
+  it('a late sign of life does not move the schedule back', () => {
+    const { state } = applyInTurn(cron(), [
+      [130, 'ok'],
+      [10, 'ok'],
+    ]);
+    expect(state).toMatchObject({ last_checkin: 10 * M + 130_000, next_checkin: 13 * M });
+  });
+
+  it('with thresholds over one, a late end is counted as it comes', () => {
+    const { state } = applyInTurn(cron({ failure_issue_threshold: 2 }), [
+      [1, 'error'],
+      [3, 'ok'],
+      [2, 'error'],
+    ]);
+    expect(state).toMatchObject({ status: 'ok', failures_in_row: 1 });
+  });
+
+  it('a state saved before the places were kept takes nothing as late', () => {
+    const { last_ok: _ok, last_error: _error, ...older } = applyInTurn(cron(), [[5, 'ok']]).state;
+    const applied = applyCheckIn(older, cron(), checkIn('error'), { at: 10 * M, order: order(1) }, everyMinute, ID(1));
+    expect(applied.state).toMatchObject({ status: 'error' });
   });
 });
 
@@ -181,7 +238,7 @@ describe('properties (2,000 random sequences)', () => {
         const applied =
           roll === 0
             ? applyTick(state, config, Math.floor(at / M) * M, everyMinute, seenAll, () => ID(500 + step))
-            : applyCheckIn(state, config, checkIn((['in_progress', 'ok', 'error', 'ok'] as const)[roll - 1]!, { check_in_id: id }), at, everyMinute, ID(900 + step));
+            : applyCheckIn(state, config, checkIn((['in_progress', 'ok', 'error', 'ok'] as const)[roll - 1]!, { check_in_id: id }), { at, order: order(step) }, everyMinute, ID(900 + step));
         for (const e of applied.effects) {
           if (e.kind === 'recovered') expect(open).toBe(true);
           if (e.kind === 'failed' && e.first) expect(open).toBe(false);
@@ -192,10 +249,28 @@ describe('properties (2,000 random sequences)', () => {
         expect(state.incident !== null).toBe(open);
         if (roll > 1 && id !== null) {
           // the same end again is a replay
-          const again = applyCheckIn(state, config, checkIn('ok', { check_in_id: id }), at, everyMinute, 'x');
+          const again = applyCheckIn(state, config, checkIn('ok', { check_in_id: id }), { at, order: order(step) }, everyMinute, 'x');
           expect(again.state).toBe(state);
         }
       }
+    }
+  });
+
+  it('with thresholds of one, ends applied with any one overtaken by a later one leave the status of ends applied in order', () => {
+    let seed = 7;
+    const rand = (n: number) => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31), seed % n);
+    for (let i = 0; i < 2000; i++) {
+      const ends = Array.from({ length: 2 + rand(12) }, (_, n): [number, 'ok' | 'error'] => [n, rand(2) ? 'ok' : 'error']);
+      const swapped = [...ends];
+      for (let k = 0; k < 1 + rand(3); k++) {
+        const at = rand(swapped.length - 1);
+        [swapped[at], swapped[at + 1]] = [swapped[at + 1]!, swapped[at]!];
+      }
+      const inOrder = applyInTurn(cron(), ends).state;
+      const overtaken = applyInTurn(cron(), swapped).state;
+      expect(overtaken.status).toBe(inOrder.status);
+      expect(overtaken.incident !== null).toBe(inOrder.incident !== null);
+      expect(overtaken.last_checkin).toBe(inOrder.last_checkin);
     }
   });
 });

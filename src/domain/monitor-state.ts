@@ -3,6 +3,12 @@
  * clock's minute (`applyTick`), as Sentry's monitors consumer and clock tasks decide (docs/decisions.md, "Monitors").
  * Pure: the worker reads the state, applies, and writes it back only if no one else wrote meanwhile
  * (src/state/monitors.state.ts), so one monitor's check-ins and ticks are applied one at a time, each once.
+ * Jobs run side by side, so a check-in can be applied after one stored later (its job overtaken, or retried): each
+ * comes with its place in the order stored. A late sign of life does not move the schedule back; and where one
+ * failure opens an incident and one `ok` ends it (the thresholds' defaults, so the status is the newest end's), a
+ * late `ok` or `error` that a later end of the other kind already answered ends its run, is recorded, and moves
+ * nothing else, as if it had been applied in its place. With other thresholds the counts in a row depend on the
+ * order applied, and a late end is counted as it comes (docs/decisions.md, "Monitors").
  *
  * - Any check-in (`in_progress` too) is a sign of life: the next expected run is the schedule's next time after it,
  *   and a run is missed only if no check-in came by that time plus the margin. A long run is caught by its timeout.
@@ -37,6 +43,12 @@ export interface MonitorEnvState {
   last_ended_started: number | null;
   failures_in_row: number;
   oks_in_row: number;
+  /**
+   * where the newest `ok` and `error` applied were stored (`CheckInPlace.order`): a late one of the other kind is
+   * answered by them (absent in states saved before they were kept: nothing is taken as late)
+   */
+  last_ok?: string | null;
+  last_error?: string | null;
   /** the open incident: when it began and how many failures it holds */
   incident: { since: number; failures: number } | null;
 }
@@ -88,13 +100,22 @@ export const NEW_STATE: MonitorEnvState = {
   last_ended_started: null,
   failures_in_row: 0,
   oks_in_row: 0,
+  last_ok: null,
+  last_error: null,
   incident: null,
 };
 
+/** When a check-in was received (ms), and where it was stored: `order`s sort in the order check-ins were stored. */
+export interface CheckInPlace {
+  at: number;
+  order: string;
+}
+
 const floorMinute = (ms: number) => ms - (ms % MINUTE);
 
-/** Where the next run is expected after a sign of life at `at`. */
+/** Where the next run is expected after a sign of life at `at` (one older than the last moves nothing). */
 function expectNext(state: MonitorEnvState, config: MonitorConfig, at: number, next: NextRun): MonitorEnvState {
+  if (state.last_checkin !== null && at < state.last_checkin) return state;
   const expected = config.schedule ? next(config, at) : null;
   return {
     ...state,
@@ -123,15 +144,19 @@ function succeeded(state: MonitorEnvState, config: MonitorConfig, at: number, id
   return { state: { ...s, status: 'ok', incident: null }, effects: [{ kind: 'recovered', id, at, since: s.incident.since }] };
 }
 
+const newest = (mark: string | null | undefined, order: string) => (mark != null && mark > order ? mark : order);
+
 function remember(ended: string[], id: string): string[] {
   return [...ended.filter((e) => e !== id), id].slice(-MAX_ENDED);
 }
 
 /**
- * One check-in, received at `at` (ms). `newId` names a run that came without an id. A late `in_progress` of a run
- * that ended, and an end of one that already ended, change nothing.
+ * One check-in, received and stored at `place`. `newId` names a run that came without an id. A late `in_progress`
+ * of a run that ended, and an end of one that already ended, change nothing; with thresholds of one, a late `ok`
+ * after a later `error` was applied, or a late `error` after a later `ok`, ends its run and moves nothing else.
  */
-export function applyCheckIn(state: MonitorEnvState, config: MonitorConfig, checkIn: CheckIn, at: number, next: NextRun, newId: string): Applied {
+export function applyCheckIn(state: MonitorEnvState, config: MonitorConfig, checkIn: CheckIn, place: CheckInPlace, next: NextRun, newId: string): Applied {
+  const { at, order } = place;
   const none: Applied = { state, records: [], effects: [] };
   const open = checkIn.check_in_id === null ? state.open.at(-1) : state.open.find((r) => r.id === checkIn.check_in_id);
   const id = checkIn.check_in_id ?? open?.id ?? newId;
@@ -163,7 +188,10 @@ export function applyCheckIn(state: MonitorEnvState, config: MonitorConfig, chec
     ended: remember(alive.ended, id),
     last_ended_started: Math.max(alive.last_ended_started ?? started, started),
   };
-  const moved = checkIn.status === 'ok' ? succeeded(ended, config, at, id) : failed(ended, config, 'error', at, id);
+  const answeredBy = checkIn.status === 'ok' ? ended.last_error : ended.last_ok;
+  const marked: MonitorEnvState = checkIn.status === 'ok' ? { ...ended, last_ok: newest(ended.last_ok, order) } : { ...ended, last_error: newest(ended.last_error, order) };
+  const byNewest = config.failure_issue_threshold === 1 && config.recovery_threshold === 1;
+  const moved = byNewest && answeredBy != null && answeredBy > order ? { state: marked, effects: [] } : checkIn.status === 'ok' ? succeeded(marked, config, at, id) : failed(marked, config, 'error', at, id);
   return { state: moved.state, records: [{ id, status: checkIn.status, started, ended: at, duration_ms: duration, expected: null }], effects: moved.effects };
 }
 

@@ -106,10 +106,6 @@ export function makeBacklog(db: Db, name: string, opts: WriteAhead = WRITE_AHEAD
     olderThan(olderThan: Date, limit: number): Promise<Pick<Marker, '_id'>[]> {
       return markers.find({ received_at: { $lt: olderThan } }, { projection: { _id: 1 } }).limit(limit).toArray();
     },
-    /** The `limit` markers whose ids sort nearest before `id` (groups taken earlier), newest first. */
-    before(id: string, limit: number): Promise<Pick<Marker, '_id'>[]> {
-      return markers.find({ _id: { $lt: id } }, { projection: { _id: 1 } }).sort({ _id: -1 }).limit(limit).toArray();
-    },
     /** Which of the groups are still on the backlog (read by `_id`, 1,000 at a time). */
     async waiting(ids: string[]): Promise<Set<string>> {
       const found = new Set<string>();

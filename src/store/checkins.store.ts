@@ -61,6 +61,8 @@ const historyPrefix = (project: number, slug: string, environment: string) => `$
 
 /** A stored check-in's id: its group's and its place there. */
 export const storedCheckInId = (group: string, index: number) => `${group}.${index}`;
+/** Where a check-in was stored, as a string that sorts in the order check-ins were stored (group ids sort so). */
+export const checkInOrder = (group: string, index: number) => `${group}.${String(index).padStart(4, '0')}`;
 
 export function makeCheckInsStore(db: Db) {
   const raw = db.collection<CheckInGroupDoc>('checkin_raw');
