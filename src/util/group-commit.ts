@@ -21,7 +21,7 @@ let lastId = { ms: 0, seq: 0 };
 /**
  * An id for a group written at once: base-36 milliseconds, a sequence within the millisecond, then random. The ids
  * one process makes sort in the order it made them (the clock going back holds the last millisecond), so groups
- * taken one after another sort in the order they were received (workers/digest/checkins.ts relies on it).
+ * taken one after another sort in the order they were received (a check-in's place, src/store/checkins.store.ts).
  */
 export function newGroupId(): string {
   const ms = Date.now();
