@@ -188,10 +188,12 @@ export function applyCheckIn(state: MonitorEnvState, config: MonitorConfig, chec
     ended: remember(alive.ended, id),
     last_ended_started: Math.max(alive.last_ended_started ?? started, started),
   };
-  const answeredBy = checkIn.status === 'ok' ? ended.last_error : ended.last_ok;
   const marked: MonitorEnvState = checkIn.status === 'ok' ? { ...ended, last_ok: newest(ended.last_ok, order) } : { ...ended, last_error: newest(ended.last_error, order) };
+  // with thresholds of one the status is the newest end's: a later end of the other kind already answered this one
   const byNewest = config.failure_issue_threshold === 1 && config.recovery_threshold === 1;
-  const moved = byNewest && answeredBy != null && answeredBy > order ? { state: marked, effects: [] } : checkIn.status === 'ok' ? succeeded(marked, config, at, id) : failed(marked, config, 'error', at, id);
+  const answeredBy = checkIn.status === 'ok' ? ended.last_error : ended.last_ok;
+  const answered = byNewest && answeredBy != null && answeredBy > order;
+  const moved = answered ? { state: marked, effects: [] } : checkIn.status === 'ok' ? succeeded(marked, config, at, id) : failed(marked, config, 'error', at, id);
   return { state: moved.state, records: [{ id, status: checkIn.status, started, ended: at, duration_ms: duration, expected: null }], effects: moved.effects };
 }
 
