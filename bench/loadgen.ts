@@ -58,6 +58,7 @@ export function loadgenBinary(): string {
       const built = spawnSync(go, ['build', '-trimpath', '-o', out, '.'], { cwd: SOURCE_DIR, env, encoding: 'utf8' });
       if (built.status !== 0) throw new Error(`building tools/loadgen failed:\n${built.stderr}`);
     },
+    { what: "bench:storm's load generator (tools/loadgen)" },
   );
 }
 

@@ -74,6 +74,7 @@ export function ensureFerretBinary(cacheDir: string, log: (line: string) => void
         throw new StartError(`building FerretDB failed (or set MONGODB_URL to a MongoDB 6+ server):\n${result.stderr}`);
       }
     },
+    { what: 'the embedded FerretDB (tools/ferretdb)', otherwise: ' or set MONGODB_URL to a MongoDB 6+ server' },
   );
 }
 
